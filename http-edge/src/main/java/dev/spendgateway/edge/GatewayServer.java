@@ -1,0 +1,51 @@
+package dev.spendgateway.edge;
+
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Binds the gateway's route and ties its life to CoordinatedShutdown: on shutdown it first stops
+ * accepting connections, then lets in-flight calls (open streams included) finish within the drain
+ * time, so their reservations are settled before the ledger stops.
+ */
+public final class GatewayServer {
+  private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+
+  private GatewayServer() {}
+
+  public static CompletionStage<ServerBinding> bind(
+      ActorSystem<?> system, GatewaySettings settings, Route route) {
+    return Http.get(system)
+        .newServerAt(settings.host(), settings.port())
+        .bind(route)
+        .thenApply(binding -> registerShutdown(system, binding, settings.shutdownDrain()));
+  }
+
+  private static ServerBinding registerShutdown(
+      ActorSystem<?> system, ServerBinding binding, Duration drain) {
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseServiceUnbind(),
+        "gateway-unbind",
+        () -> {
+          log.info("shutting down: no longer accepting connections on {}", binding.localAddress());
+          return binding.unbind().thenApply(ignored -> Done.getInstance());
+        });
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseServiceRequestsDone(),
+        "gateway-drain",
+        () -> {
+          log.info("shutting down: waiting up to {} for in-flight calls", drain);
+          return binding.terminate(drain).thenApply(ignored -> Done.getInstance());
+        });
+    return binding;
+  }
+}
