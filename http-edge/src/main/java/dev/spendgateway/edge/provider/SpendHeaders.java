@@ -1,0 +1,155 @@
+package dev.spendgateway.edge.provider;
+
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.money.Micros;
+import java.math.BigDecimal;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the spend headers every provider call carries (SPEC §2) into a {@link SpendContext}, or
+ * names the first header that is missing or malformed. Pure: the caller passes a header lookup.
+ */
+public final class SpendHeaders {
+  public static final String LANE = "x-spend-lane";
+  public static final String BRAND = "x-spend-brand";
+  public static final String BRAND_MONTHLY = "x-spend-brand-monthly-usd";
+  public static final String BRAND_DAILY = "x-spend-brand-daily-usd";
+  public static final String REQUEST_ID = "x-request-id";
+  public static final String CONVERSATION_ID = "x-conversation-id";
+  public static final String PRIORITY = "x-priority";
+
+  /** Ids end up in logs, metrics labels and journal events: keep them short and inert. */
+  private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9._:@/+=-]{1,128}");
+
+  /** A brand cap above this is certainly a unit mistake (cents sent as dollars). */
+  private static final BigDecimal MAX_CAP_USD = new BigDecimal("1000000");
+
+  private SpendHeaders() {}
+
+  /** Whether a call is interactive (default) or batch work; they get separate pools. */
+  public enum Priority {
+    INTERACTIVE,
+    BATCH
+  }
+
+  /**
+   * @param subject brand id ({@code app}) or preview id ({@code trial}); null for {@code free}
+   * @param brandDailyMicros the brand's daily cap ({@code app} only, else 0)
+   * @param brandMonthlyMicros the brand's monthly cap ({@code app} only, else 0)
+   */
+  public record SpendContext(
+      Lane lane,
+      String subject,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      String requestId,
+      Optional<String> conversationId,
+      Priority priority) {}
+
+  /** The first problem found, naming the header. */
+  public record HeaderViolation(String header, String message) {}
+
+  /** Either a context or a violation; exactly one is present. */
+  public record Result(Optional<SpendContext> context, Optional<HeaderViolation> violation) {
+    static Result ok(SpendContext c) {
+      return new Result(Optional.of(c), Optional.empty());
+    }
+
+    static Result bad(String header, String message) {
+      return new Result(Optional.empty(), Optional.of(new HeaderViolation(header, message)));
+    }
+  }
+
+  public static Result read(Function<String, Optional<String>> header) {
+    Optional<String> requestIdHeader = header.apply(REQUEST_ID);
+    if (requestIdHeader.isPresent() && !SAFE_ID.matcher(requestIdHeader.get()).matches()) {
+      return Result.bad(REQUEST_ID, "x-request-id must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
+    }
+    String requestId = requestIdHeader.orElseGet(() -> UUID.randomUUID().toString());
+
+    Optional<String> conversation = header.apply(CONVERSATION_ID);
+    if (conversation.isPresent() && !SAFE_ID.matcher(conversation.get()).matches()) {
+      return Result.bad(
+          CONVERSATION_ID, "x-conversation-id must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
+    }
+
+    Priority priority = Priority.INTERACTIVE;
+    Optional<String> priorityHeader = header.apply(PRIORITY);
+    if (priorityHeader.isPresent()) {
+      switch (priorityHeader.get()) {
+        case "interactive" -> priority = Priority.INTERACTIVE;
+        case "batch" -> priority = Priority.BATCH;
+        default -> {
+          return Result.bad(PRIORITY, "x-priority must be `interactive` or `batch`");
+        }
+      }
+    }
+
+    Optional<String> laneHeader = header.apply(LANE);
+    if (laneHeader.isEmpty()) {
+      return Result.bad(LANE, "x-spend-lane is required: one of app, trial, free");
+    }
+    Optional<Lane> lane = Lane.fromWireName(laneHeader.get());
+    if (lane.isEmpty()) {
+      return Result.bad(LANE, "x-spend-lane must be one of app, trial, free");
+    }
+
+    String subject = null;
+    if (lane.get().needsSubject()) {
+      Optional<String> brand = header.apply(BRAND);
+      if (brand.isEmpty()) {
+        return Result.bad(
+            BRAND,
+            "x-spend-brand is required on the "
+                + lane.get().wireName()
+                + " lane (the "
+                + (lane.get() == Lane.APP ? "brand id" : "preview id")
+                + ")");
+      }
+      if (!SAFE_ID.matcher(brand.get()).matches()) {
+        return Result.bad(BRAND, "x-spend-brand must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
+      }
+      subject = brand.get();
+    }
+
+    long daily = 0;
+    long monthly = 0;
+    if (lane.get() == Lane.APP) {
+      Optional<Long> monthlyCap = usd(header.apply(BRAND_MONTHLY));
+      if (monthlyCap.isEmpty()) {
+        return Result.bad(
+            BRAND_MONTHLY,
+            "x-spend-brand-monthly-usd is required on the app lane: a dollar amount from 0 to 1000000 with at most 6 decimals");
+      }
+      Optional<Long> dailyCap = usd(header.apply(BRAND_DAILY));
+      if (dailyCap.isEmpty()) {
+        return Result.bad(
+            BRAND_DAILY,
+            "x-spend-brand-daily-usd is required on the app lane: a dollar amount from 0 to 1000000 with at most 6 decimals");
+      }
+      monthly = monthlyCap.get();
+      daily = dailyCap.get();
+    }
+    return Result.ok(
+        new SpendContext(lane.get(), subject, daily, monthly, requestId, conversation, priority));
+  }
+
+  /** A non-negative dollar amount with at most six decimals, as micros; empty when malformed. */
+  static Optional<Long> usd(Optional<String> value) {
+    if (value.isEmpty() || value.get().length() > 32) {
+      return Optional.empty();
+    }
+    try {
+      BigDecimal usd = new BigDecimal(value.get().trim());
+      if (usd.signum() < 0 || usd.compareTo(MAX_CAP_USD) > 0 || usd.scale() > 6) {
+        return Optional.empty();
+      }
+      return Optional.of(Micros.ofUsdExact(usd));
+    } catch (NumberFormatException | ArithmeticException e) {
+      return Optional.empty();
+    }
+  }
+}
