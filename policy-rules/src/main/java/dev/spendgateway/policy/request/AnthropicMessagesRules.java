@@ -200,7 +200,12 @@ final class AnthropicMessagesRules {
     }
     return (int)
         BodyRules.boundedWholeNumber(
-                (ObjectNode) tool, "max_uses", 1, limits.webSearchMaxUses(), "web_search_max_uses")
+                (ObjectNode) tool,
+                "max_uses",
+                field + ".max_uses",
+                1,
+                limits.webSearchMaxUses(),
+                "web_search_max_uses")
             .getAsLong();
   }
 

@@ -153,7 +153,13 @@ final class BodyRules {
    */
   static OptionalLong boundedWholeNumber(
       ObjectNode body, String field, long min, long max, String rule) {
-    JsonNode value = body.get(field);
+    return boundedWholeNumber(body, field, field, min, max, rule);
+  }
+
+  /** As above, naming the field by its full path ({@code tools[0].max_uses}) in the violation. */
+  static OptionalLong boundedWholeNumber(
+      ObjectNode body, String key, String field, long min, long max, String rule) {
+    JsonNode value = body.get(key);
     if (value == null || value.isNull()) {
       return OptionalLong.empty();
     }
