@@ -51,7 +51,11 @@ final class AnthropicMessagesRules {
           "container", "containers are the code execution sandbox",
           "context_management", "it edits tool results, and the only tool allowed is web search");
 
-  /** The one tool allowed: Anthropic's server-side web search, at the version whose cost we know. */
+  /**
+   * The one tool allowed: Anthropic's basic server-side web search. Later versions
+   * (web_search_20260209 and on) add "dynamic filtering", in which Claude writes and runs code over
+   * the results: that is code execution on our key, so they are refused.
+   */
   static final Set<String> WEB_SEARCH_TOOL_TYPES = Set.of("web_search_20250305");
 
   static final String WEB_SEARCH_TOOL_NAME = "web_search";
@@ -64,6 +68,7 @@ final class AnthropicMessagesRules {
           "allowed_domains",
           "blocked_domains",
           "user_location",
+          "strict",
           "cache_control");
 
   /** Priority capacity is billed differently; only the standard tiers are priced in the catalog. */

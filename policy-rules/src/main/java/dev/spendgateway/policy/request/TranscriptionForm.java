@@ -1,5 +1,6 @@
 package dev.spendgateway.policy.request;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,7 +35,7 @@ public record TranscriptionForm(List<Part> parts) {
     }
 
     public static Part text(String name, String value) {
-      return new Part(name, false, value.length(), value);
+      return new Part(name, false, value.getBytes(StandardCharsets.UTF_8).length, value);
     }
 
     public static Part file(String name, long sizeBytes) {
