@@ -1,0 +1,18 @@
+package dev.spendgateway.policy.failover;
+
+/** What the failover router does with a provider's answer (SPEC section 7). */
+public enum Classification {
+  /** 2xx: not an error. */
+  SUCCESS,
+  /** An outage, limit or account problem on this provider: the other provider can serve the call. */
+  FAILOVER,
+  /** Rate limited with a wait we can afford: retry here (Retry-After or backoff), then fail over. */
+  RETRY_THEN_FAILOVER,
+  /** 410 Gone: the model is retired. No retry; open its circuit, alarm, use the profile's fallback. */
+  MODEL_GONE,
+  /**
+   * Hand the answer to the caller as is, no failover: an invalid request or a content refusal would
+   * fail the same way on the other side.
+   */
+  CALLER_ERROR
+}

@@ -1,0 +1,78 @@
+package dev.spendgateway.policy.failover;
+
+import dev.spendgateway.policy.catalog.Provider;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Decides, from a provider's answer, whether the failover router switches provider (SPEC section 7,
+ * decision record K42 in seed 000). Kept deliberately narrow: only outages, limits and account
+ * problems switch; anything the other provider would refuse the same way goes back to the caller.
+ */
+public final class ErrorClassifier {
+  /** Status standing for "no HTTP answer at all" (connection refused, reset, TLS or DNS failure). */
+  public static final int CONNECTION_ERROR = 0;
+
+  /** Statuses that switch provider on both sides. */
+  private static final Set<Integer> FAILOVER_STATUSES = Set.of(401, 402, 403, 408, 409);
+
+  /** Anthropic's "overloaded" status. */
+  private static final int ANTHROPIC_OVERLOADED = 529;
+
+  /** Anthropic answers an empty balance with this 400 instead of a 402; it is an outage for us. */
+  private static final String CREDIT_BALANCE_TOO_LOW = "credit balance is too low";
+
+  private ErrorClassifier() {}
+
+  /** A call that got no HTTP answer: always an outage on that side. */
+  public static Classification classifyConnectionError(Provider provider) {
+    return Classification.FAILOVER;
+  }
+
+  /**
+   * Classifies one provider answer.
+   *
+   * @param status the HTTP status, or {@link #CONNECTION_ERROR} when there was no answer
+   * @param body the error body (may be null); only read for Anthropic's credit-balance 400
+   * @param retryAfter the answer's Retry-After, when it had one
+   * @param maxRetryAfter the longest wait worth taking before failing over instead
+   */
+  public static Classification classify(
+      Provider provider,
+      int status,
+      String body,
+      Optional<Duration> retryAfter,
+      Duration maxRetryAfter) {
+    if (status == CONNECTION_ERROR) {
+      return classifyConnectionError(provider);
+    }
+    if (status >= 200 && status <= 299) {
+      return Classification.SUCCESS;
+    }
+    if (status == 410) {
+      return Classification.MODEL_GONE;
+    }
+    if (status == 429) {
+      // Retry-After beyond what we can wait means the other side answers sooner; no header means
+      // capped exponential backoff here first.
+      boolean waitAffordable = retryAfter.map(wait -> wait.compareTo(maxRetryAfter) <= 0).orElse(true);
+      return waitAffordable ? Classification.RETRY_THEN_FAILOVER : Classification.FAILOVER;
+    }
+    if (FAILOVER_STATUSES.contains(status) || (status >= 500 && status <= 504)) {
+      return Classification.FAILOVER;
+    }
+    if (provider == Provider.ANTHROPIC && status == ANTHROPIC_OVERLOADED) {
+      return Classification.FAILOVER;
+    }
+    if (provider == Provider.ANTHROPIC && status == 400 && saysCreditBalanceTooLow(body)) {
+      return Classification.FAILOVER;
+    }
+    return Classification.CALLER_ERROR;
+  }
+
+  private static boolean saysCreditBalanceTooLow(String body) {
+    return body != null && body.toLowerCase(Locale.ROOT).contains(CREDIT_BALANCE_TOO_LOW);
+  }
+}

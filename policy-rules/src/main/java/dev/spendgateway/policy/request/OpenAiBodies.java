@@ -1,0 +1,22 @@
+package dev.spendgateway.policy.request;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+
+/** Rewrites shared by both OpenAI JSON routes. */
+final class OpenAiBodies {
+  private OpenAiBodies() {}
+
+  /**
+   * Every OpenAI body gets {@code store: false} (SPEC section 3): nothing a caller sends through our
+   * key is kept on OpenAI's side. A caller who asked for storage is told it was overridden.
+   */
+  static void forceStoreFalse(ObjectNode upstream, List<String> warnings) {
+    JsonNode store = upstream.get("store");
+    if (store != null && store.asBoolean(false)) {
+      warnings.add("'store' was set to false: the gateway never lets OpenAI store calls");
+    }
+    upstream.put("store", false);
+  }
+}

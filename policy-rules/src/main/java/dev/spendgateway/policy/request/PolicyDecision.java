@@ -1,0 +1,60 @@
+package dev.spendgateway.policy.request;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.policy.catalog.ModelInfo;
+import dev.spendgateway.policy.cost.WorstCase;
+import java.util.List;
+import java.util.Objects;
+
+/** What the request policy decided about one JSON provider call. */
+public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDecision.Violation {
+
+  /**
+   * The call may go upstream once its worst case is reserved.
+   *
+   * @param upstreamBody the body to send: a rewritten copy of the caller's (e.g. {@code store: false},
+   *     the assumed output cap written in); the caller's tree is never modified
+   * @param model the model id
+   * @param modelInfo its catalog entry (prices for settling)
+   * @param worstCase the reservation and the assumptions behind it
+   * @param stream whether the caller asked for SSE
+   * @param warnings things the caller should know but that do not block the call (deprecated model,
+   *     a field the gateway overrode); sent back as a response header and logged
+   */
+  record Allowed(
+      ObjectNode upstreamBody,
+      String model,
+      ModelInfo modelInfo,
+      WorstCase worstCase,
+      boolean stream,
+      List<String> warnings)
+      implements PolicyDecision {
+    public Allowed {
+      Objects.requireNonNull(upstreamBody, "upstreamBody");
+      Objects.requireNonNull(model, "model");
+      Objects.requireNonNull(modelInfo, "modelInfo");
+      Objects.requireNonNull(worstCase, "worstCase");
+      warnings = List.copyOf(warnings);
+    }
+  }
+
+  /**
+   * The call breaks a rule and never reaches the provider.
+   *
+   * @param rule the rule's name (stable, snake_case; listed in policy-rules/README.md)
+   * @param field the request field at fault, as the caller wrote it ({@code tools[1].type})
+   * @param message a sentence for the caller naming the field, the rule and what is allowed
+   * @param httpStatus 400, or 413 for size limits
+   */
+  record Violation(String rule, String field, String message, int httpStatus)
+      implements PolicyDecision, TranscriptionDecision {
+    public Violation {
+      Objects.requireNonNull(rule, "rule");
+      Objects.requireNonNull(field, "field");
+      Objects.requireNonNull(message, "message");
+      if (httpStatus != 400 && httpStatus != 413) {
+        throw new IllegalArgumentException("a policy violation is 400 or 413, not " + httpStatus);
+      }
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package dev.spendgateway.policy.request;
+
+import dev.spendgateway.policy.config.ConfigMaps;
+import dev.spendgateway.policy.money.Micros;
+import java.math.BigDecimal;
+import java.util.Map;
+
+/**
+ * The numeric limits of the request policy and the worst-case estimate (conf/policy.conf). Defaults
+ * are the values SPEC section 3 names.
+ *
+ * @param maxBodyBytes largest request body; larger is 413
+ * @param minMessages fewest conversation entries
+ * @param maxMessages most conversation entries
+ * @param anthropicMaxTokens cap on Anthropic {@code max_tokens}
+ * @param openAiMaxTokens cap on OpenAI output tokens; also what is assumed and written when absent
+ * @param maxChoices most OpenAI chat choices ({@code n}); the output reservation is multiplied by n
+ * @param webSearchMaxUses most web searches per call
+ * @param webSearchMicrosPerUse price of one web search
+ * @param webSearchInputTokensPerUse input tokens reserved per allowed search for the results read back
+ * @param transcriptionMaxFileBytes largest audio upload; larger is 413
+ * @param bytesPerToken request bytes counted as one input token in the estimate
+ * @param audioMinBitsPerSecond lowest bitrate assumed when bounding an upload's duration
+ */
+public record PolicyLimits(
+    long maxBodyBytes,
+    int minMessages,
+    int maxMessages,
+    long anthropicMaxTokens,
+    long openAiMaxTokens,
+    int maxChoices,
+    int webSearchMaxUses,
+    long webSearchMicrosPerUse,
+    long webSearchInputTokensPerUse,
+    long transcriptionMaxFileBytes,
+    long bytesPerToken,
+    long audioMinBitsPerSecond) {
+
+  private static final String PATH = "policy";
+
+  public PolicyLimits {
+    if (maxBodyBytes <= 0
+        || minMessages < 0
+        || maxMessages < minMessages
+        || anthropicMaxTokens <= 0
+        || openAiMaxTokens <= 0
+        || maxChoices <= 0
+        || webSearchMaxUses < 0
+        || webSearchMicrosPerUse < 0
+        || webSearchInputTokensPerUse < 0
+        || transcriptionMaxFileBytes <= 0
+        || bytesPerToken <= 0
+        || audioMinBitsPerSecond <= 0) {
+      throw new IllegalArgumentException("policy limits out of range: " + this);
+    }
+  }
+
+  /** SPEC section 3 values; the same numbers conf/policy.conf ships with. */
+  public static PolicyLimits defaults() {
+    return new PolicyLimits(
+        4L * 1024 * 1024,
+        1,
+        12,
+        64_000,
+        32_000,
+        4,
+        8,
+        10_000,
+        4_000,
+        25L * 1024 * 1024,
+        3,
+        8_000);
+  }
+
+  /**
+   * Reads the unwrapped {@code policy} object of conf/policy.conf:
+   * {@code ConfigFactory.load().getConfig("policy").root().unwrapped()}. A missing key keeps its
+   * default, so an override file only names what it changes.
+   */
+  public static PolicyLimits fromMap(Map<String, Object> root) {
+    PolicyLimits d = defaults();
+    return new PolicyLimits(
+        whole(root, "max-body-bytes", d.maxBodyBytes),
+        (int) whole(root, "min-messages", d.minMessages),
+        (int) whole(root, "max-messages", d.maxMessages),
+        whole(root, "anthropic-max-tokens", d.anthropicMaxTokens),
+        whole(root, "openai-max-tokens", d.openAiMaxTokens),
+        (int) whole(root, "max-choices", d.maxChoices),
+        (int) whole(root, "web-search-max-uses", d.webSearchMaxUses),
+        ConfigMaps.decimal(root, "web-search-usd-per-use", PATH)
+            .map(PolicyLimits::micros)
+            .orElse(d.webSearchMicrosPerUse),
+        whole(root, "web-search-input-tokens-per-use", d.webSearchInputTokensPerUse),
+        whole(root, "transcription-max-file-bytes", d.transcriptionMaxFileBytes),
+        whole(root, "bytes-per-token", d.bytesPerToken),
+        whole(root, "audio-min-bits-per-second", d.audioMinBitsPerSecond));
+  }
+
+  private static long whole(Map<String, Object> root, String key, long fallback) {
+    return ConfigMaps.wholeNumber(root, key, PATH).orElse(fallback);
+  }
+
+  private static long micros(BigDecimal usd) {
+    try {
+      return Micros.ofUsdExact(usd);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(PATH + ".web-search-usd-per-use has more than six decimals");
+    }
+  }
+}
