@@ -85,8 +85,8 @@ public final class UpstreamClient {
 
   private HttpRequest toHttpRequest(Pool pool, String path, UpstreamRequest request) {
     List<org.apache.pekko.http.javadsl.model.HttpHeader> headers =
-        HeaderPolicy.upstreamRequestHeaders(pool.provider(), request.callerHeaders());
-    return HttpRequest.create(pool.provider().baseUrl() + path)
+        HeaderPolicy.upstreamRequestHeaders(pool.config(), request.callerHeaders());
+    return HttpRequest.create(pool.config().baseUrl() + path)
         .withMethod(request.method())
         .withHeaders(headers)
         .withEntity(UpstreamBody.toEntity(request.body()));
@@ -97,7 +97,7 @@ public final class UpstreamClient {
         () -> result.complete(new UpstreamResult.ConnectionFailed(SafeErrors.RESPONSE_START_TIMEOUT));
     return system
         .scheduler()
-        .scheduleOnce(pool.provider().responseStartTimeout(), expire, system.executionContext());
+        .scheduleOnce(pool.config().responseStartTimeout(), expire, system.executionContext());
   }
 
   private void onResponse(
@@ -148,5 +148,5 @@ public final class UpstreamClient {
 
   /** One provider's pool: its settings, and the TLS context (ignored for http base URLs). */
   private record Pool(
-      ProviderSettings provider, ConnectionPoolSettings settings, HttpsConnectionContext https) {}
+      ProviderSettings config, ConnectionPoolSettings settings, HttpsConnectionContext https) {}
 }

@@ -1,6 +1,7 @@
 package dev.spendgateway.upstream.stream;
 
 import dev.spendgateway.upstream.client.SafeErrors;
+import dev.spendgateway.upstream.client.UpstreamSettings;
 import dev.spendgateway.upstream.sse.SseDecoder;
 import dev.spendgateway.upstream.sse.SseLimits;
 import dev.spendgateway.upstream.stream.MeterReading.MeterSignal;
@@ -74,6 +75,11 @@ public final class StreamMeter {
    */
   public static StreamMeter create(ActorSystem<?> system, SseLimits limits, Duration drainTimeout) {
     return new StreamMeter(system, limits, drainTimeout);
+  }
+
+  /** The meter configured from {@code providers.*}: SSE bounds and drain timeout. */
+  public static StreamMeter create(ActorSystem<?> system, UpstreamSettings settings) {
+    return new StreamMeter(system, settings.sseLimits(), settings.drainTimeout());
   }
 
   /**

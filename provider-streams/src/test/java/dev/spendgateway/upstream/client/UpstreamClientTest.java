@@ -129,7 +129,7 @@ class UpstreamClientTest {
         Map.of("request-id", "req_stub_1", "anthropic-ratelimit-requests-remaining", "99"),
         byName(responded.headersToPassBack()));
 
-    StreamMeter meter = StreamMeter.create(testKit.system(), client.settings().sseLimits(), client.settings().drainTimeout());
+    StreamMeter meter = StreamMeter.create(testKit.system(), client.settings());
     MeteredStream metered = meter.meter(responded.body(), ApiKind.ANTHROPIC_MESSAGES);
     ByteString toClient =
         await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, MAT));
