@@ -1,0 +1,87 @@
+package dev.spendgateway.upstream.client;
+
+import com.typesafe.config.Config;
+import dev.spendgateway.policy.catalog.Provider;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * One provider's upstream settings ({@code providers.openai} / {@code providers.anthropic} in
+ * {@code conf/providers.conf}). The key is a {@link Secret}, so printing these is safe.
+ *
+ * @param baseUrl scheme, host, port and optional path prefix, without trailing slash
+ * @param apiKey the real provider key; empty when none is configured (e.g. the demo simulator)
+ * @param anthropicVersion {@code anthropic-version} sent when the caller sent none (Anthropic)
+ * @param allowedBetas {@code anthropic-beta} values a caller may switch on (Anthropic)
+ */
+public record ProviderSettings(
+    Provider provider,
+    String baseUrl,
+    Optional<Secret> apiKey,
+    Duration connectTimeout,
+    Duration responseStartTimeout,
+    Duration idleTimeout,
+    int maxConnections,
+    int maxOpenRequests,
+    String anthropicVersion,
+    Set<String> allowedBetas) {
+
+  public static final String DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
+
+  public ProviderSettings {
+    URI uri = URI.create(baseUrl);
+    if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
+      throw new IllegalArgumentException(provider.wireName() + ".base-url must be http(s)");
+    }
+    if (uri.getHost() == null || uri.getRawQuery() != null || uri.getUserInfo() != null) {
+      throw new IllegalArgumentException(
+          provider.wireName() + ".base-url needs a host and no query or user-info");
+    }
+    baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    if (idleTimeout.compareTo(responseStartTimeout) < 0) {
+      throw new IllegalArgumentException(
+          provider.wireName() + ".idle-timeout must be >= response-start-timeout");
+    }
+    if (maxConnections < 1 || maxOpenRequests < 1 || Integer.bitCount(maxOpenRequests) != 1) {
+      throw new IllegalArgumentException(
+          provider.wireName() + ": max-connections >= 1, max-open-requests a power of two");
+    }
+    allowedBetas = Set.copyOf(allowedBetas);
+  }
+
+  /** Reads one provider block, e.g. {@code config.getConfig("providers.openai")}. */
+  public static ProviderSettings fromConfig(Provider provider, Config c) {
+    return new ProviderSettings(
+        provider,
+        c.getString("base-url"),
+        Secret.of(c.getString("api-key")),
+        c.getDuration("connect-timeout"),
+        c.getDuration("response-start-timeout"),
+        c.getDuration("idle-timeout"),
+        c.getInt("max-connections"),
+        c.getInt("max-open-requests"),
+        c.hasPath("default-version") ? c.getString("default-version") : DEFAULT_ANTHROPIC_VERSION,
+        c.hasPath("allowed-betas") ? Set.copyOf(c.getStringList("allowed-betas")) : Set.of());
+  }
+
+  public boolean isTls() {
+    return baseUrl.startsWith("https:");
+  }
+
+  /** A copy with another base URL (tests, simulator). */
+  public ProviderSettings withBaseUrl(String url) {
+    return new ProviderSettings(
+        provider, url, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
+        maxOpenRequests, anthropicVersion, allowedBetas);
+  }
+
+  /** A copy with another response-start timeout (and an idle timeout at least as long). */
+  public ProviderSettings withResponseStartTimeout(Duration timeout) {
+    Duration idle = idleTimeout.compareTo(timeout) < 0 ? timeout : idleTimeout;
+    return new ProviderSettings(
+        provider, baseUrl, apiKey, connectTimeout, timeout, idle, maxConnections, maxOpenRequests,
+        anthropicVersion, allowedBetas);
+  }
+}

@@ -1,0 +1,85 @@
+package dev.spendgateway.upstream.client;
+
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import javax.net.ssl.SSLException;
+import org.apache.pekko.stream.BufferOverflowException;
+import org.apache.pekko.stream.StreamLimitReachedException;
+import org.apache.pekko.stream.StreamTcpException;
+
+/**
+ * Turns an upstream failure into a short, safe error class for logs, metrics and {@link
+ * UpstreamResult.ConnectionFailed}. Exception <em>messages</em> are never used: they can hold
+ * URLs, host names or, from careless libraries, header values.
+ *
+ * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_failed}, {@code
+ * pool_overflow} (the provider's pool queue is full: answer "try later"), {@code idle_timeout},
+ * {@code response_start_timeout}, {@code connection_closed}, {@code drain_timeout}, {@code
+ * too_large}, otherwise {@code error:<SimpleClassName>}.
+ */
+public final class SafeErrors {
+
+  public static final String RESPONSE_START_TIMEOUT = "response_start_timeout";
+  public static final String POOL_OVERFLOW = "pool_overflow";
+  public static final String CONNECT_FAILED = "connect_failed";
+
+  private SafeErrors() {}
+
+  /** Strips the future wrappers ({@link CompletionException}, {@link ExecutionException}). */
+  public static Throwable unwrap(Throwable error) {
+    Throwable e = error;
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
+      e = e.getCause();
+    }
+    return e;
+  }
+
+  /** The safe class of {@code error}, looking through its cause chain. */
+  public static String classify(Throwable error) {
+    Throwable e = unwrap(error);
+    String fallback = "error:" + e.getClass().getSimpleName();
+    for (int depth = 0; e != null && depth < 8; depth++, e = e.getCause()) {
+      String known = known(e);
+      if (known != null) {
+        return known;
+      }
+    }
+    return fallback;
+  }
+
+  private static String known(Throwable e) {
+    String simpleName = e.getClass().getSimpleName();
+    if (e instanceof UnknownHostException) {
+      return "dns_failed";
+    }
+    if (e instanceof SSLException) {
+      return "tls_failed";
+    }
+    if (e instanceof BufferOverflowException) {
+      return POOL_OVERFLOW;
+    }
+    if (e instanceof StreamLimitReachedException) {
+      return "too_large";
+    }
+    if (simpleName.contains("IdleTimeout")) {
+      return "idle_timeout";
+    }
+    if (simpleName.equals("DrainTimeoutException")) {
+      return "drain_timeout";
+    }
+    if (simpleName.contains("ConnectionClosure") || simpleName.contains("EntityStream")) {
+      return "connection_closed";
+    }
+    if (e instanceof ConnectException || e instanceof StreamTcpException) {
+      return CONNECT_FAILED;
+    }
+    if (e instanceof TimeoutException) {
+      return "timeout";
+    }
+    return null;
+  }
+}

@@ -1,0 +1,67 @@
+package dev.spendgateway.upstream.client;
+
+import java.util.List;
+import org.apache.pekko.http.javadsl.model.ContentType;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+
+/** What an upstream call gave: a response (any status), or no response at all. */
+public sealed interface UpstreamResult {
+
+  /**
+   * The provider answered. The body streams from the pooled connection and <b>must</b> be
+   * consumed or discarded exactly once (pass it on, {@code StreamMeter.meter}, {@code
+   * BodyCollector.collect}, or {@link #discardBody}); an unread body holds the connection until
+   * the pool's subscription timeout.
+   *
+   * @param status HTTP status, passed through to the caller as is
+   * @param headersToPassBack the allow-listed response headers ({@link HeaderPolicy})
+   * @param contentType the body's content type
+   * @param body the body bytes, unchanged
+   */
+  record Responded(
+      int status, List<HttpHeader> headersToPassBack, ContentType contentType, Source<ByteString, ?> body)
+      implements UpstreamResult {
+
+    public boolean isSuccess() {
+      return status >= 200 && status < 300;
+    }
+
+    /** A {@code text/event-stream} body: meter it with {@code StreamMeter}. */
+    public boolean isEventStream() {
+      return contentType.mediaType().equals(MediaTypes.TEXT_EVENT_STREAM);
+    }
+
+    /** Reads and drops the body, freeing the connection. */
+    public void discardBody(Materializer materializer) {
+      body.runWith(Sink.ignore(), materializer);
+    }
+  }
+
+  /**
+   * No response: connect/TLS/DNS failure, full pool queue ({@link SafeErrors#POOL_OVERFLOW}),
+   * response-start timeout, connection lost before the status line.
+   *
+   * @param safeErrorClass see {@link SafeErrors}; never an exception message
+   */
+  record ConnectionFailed(String safeErrorClass) implements UpstreamResult {
+
+    private static final java.util.Set<String> NEVER_SENT =
+        java.util.Set.of(
+            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, "dns_failed", "tls_failed");
+
+    /**
+     * Whether the request may have reached the provider (and been billed): false only for
+     * failures before any byte was sent (connect, DNS, TLS, full pool) — those settle at 0. A
+     * response-start timeout or a connection lost mid-request may have been processed: keep the
+     * worst case.
+     */
+    public boolean mayHaveReachedProvider() {
+      return !NEVER_SENT.contains(safeErrorClass);
+    }
+  }
+}

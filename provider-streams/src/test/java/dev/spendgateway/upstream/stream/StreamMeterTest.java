@@ -1,0 +1,198 @@
+package dev.spendgateway.upstream.stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.upstream.Fixtures;
+import dev.spendgateway.upstream.sse.SseLimits;
+import dev.spendgateway.upstream.usage.ApiKind;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.SinkQueueWithCancel;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class StreamMeterTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+  private static final SseLimits LIMITS = new SseLimits(1 << 20, 1 << 20);
+  private static final ByteString ANTHROPIC = Fixtures.bytes(Fixtures.ANTHROPIC);
+
+  @AfterAll
+  static void cleanup() {
+    testKit.shutdownTestKit();
+  }
+
+  private static StreamMeter meter(Duration drainTimeout) {
+    return StreamMeter.create(testKit.system(), LIMITS, drainTimeout);
+  }
+
+  private static <T> T await(CompletionStage<T> stage) throws Exception {
+    return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private static final ByteString POISON = ByteString.fromString("poison");
+
+  /** Fails the stream where a connection reset would, after the bytes before it went through. */
+  private static ByteString failOnPoison(ByteString chunk) {
+    if (chunk == POISON) {
+      throw new IllegalStateException("https://api.example?key=sk-secret");
+    }
+    return chunk;
+  }
+
+  /** One SSE event per chunk, so the client can stop between events. */
+  private static List<ByteString> eventChunks(ByteString body) {
+    return java.util.Arrays.stream(body.utf8String().split("(?<=\n\n)"))
+        .map(ByteString::fromString)
+        .toList();
+  }
+
+  @Test
+  void aCompleteStreamReachesTheClientUnchangedAndSettlesItsUsage() throws Exception {
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5))
+            .meter(Source.from(Fixtures.chunks(ANTHROPIC, 17)), ApiKind.ANTHROPIC_MESSAGES);
+
+    ByteString received =
+        await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(ANTHROPIC, received);
+    assertEquals(Termination.COMPLETED, outcome.termination());
+    assertTrue(outcome.usageSettled());
+    assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
+    assertEquals(ANTHROPIC.size(), outcome.bytes());
+    assertEquals(8, outcome.events());
+    assertFalse(outcome.clientDisconnected());
+  }
+
+  @Test
+  void anUpstreamFailureCutsTheClientAndKeepsTheWorstCase() throws Exception {
+    ByteString firstPart = Fixtures.until(ANTHROPIC, "event: message_delta");
+    Source<ByteString, ?> upstream =
+        Source.from(Fixtures.chunks(firstPart, 50))
+            .concat(Source.single(POISON))
+            .map(StreamMeterTest::failOnPoison);
+    MeteredStream metered = meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
+
+    CompletionStage<List<ByteString>> client = metered.toClient().runWith(Sink.seq(), testKit.system());
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertThrows(ExecutionException.class, () -> await(client));
+    assertEquals(Termination.UPSTREAM_FAILED, outcome.termination());
+    assertFalse(outcome.usageSettled());
+    assertEquals(Optional.of("error:IllegalStateException"), outcome.errorClass());
+    assertEquals(1, outcome.usageDocument().orElseThrow().get("output_tokens").asLong(), "partial");
+  }
+
+  @Test
+  void anUpstreamThatEndsBeforeTheFinalEventIsCut() throws Exception {
+    ByteString firstPart = Fixtures.until(ANTHROPIC, "event: message_stop");
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(Source.single(firstPart), ApiKind.ANTHROPIC_MESSAGES);
+
+    await(metered.toClient().runWith(Sink.ignore(), testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(Termination.ENDED_EARLY, outcome.termination());
+    assertFalse(outcome.usageSettled());
+  }
+
+  @Test
+  void aClientLeavingEarlyStillGetsTheRealUsageDrained() throws Exception {
+    Source<ByteString, ?> upstream =
+        Source.from(eventChunks(ANTHROPIC)).throttle(1, Duration.ofMillis(20));
+    MeteredStream metered = meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
+
+    List<ByteString> seen = await(metered.toClient().take(2).runWith(Sink.seq(), testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(2, seen.size());
+    assertTrue(outcome.clientDisconnected());
+    assertEquals(Termination.COMPLETED, outcome.termination());
+    assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
+    assertEquals(ANTHROPIC.size(), outcome.bytes());
+  }
+
+  @Test
+  void aStreamTheEdgeNeverSendsIsStillDrainedWhenCancelled() throws Exception {
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5))
+            .meter(Source.from(eventChunks(Fixtures.bytes(Fixtures.OPENAI_CHAT))), ApiKind.OPENAI_CHAT_COMPLETIONS);
+
+    metered.toClient().runWith(Sink.cancelled(), testKit.system());
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertTrue(outcome.usageSettled());
+    assertEquals(23, outcome.usageDocument().orElseThrow().get("total_tokens").asLong());
+  }
+
+  @Test
+  void drainingAnAbandonedStreamStopsAtTheDrainTimeout() throws Exception {
+    List<ByteString> events = eventChunks(ANTHROPIC);
+    Source<ByteString, ?> upstream = Source.from(events.subList(0, 3)).concat(Source.never());
+    MeteredStream metered =
+        meter(Duration.ofMillis(300)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
+
+    long start = System.nanoTime();
+    await(metered.toClient().take(1).runWith(Sink.seq(), testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+    assertEquals(Termination.DRAIN_TIMEOUT, outcome.termination());
+    assertTrue(outcome.clientDisconnected());
+    assertEquals(Optional.of("drain_timeout"), outcome.errorClass());
+    assertTrue(outcome.usageDocument().isPresent(), "partial usage from message_start");
+    assertTrue(tookMs >= 250 && tookMs < 5_000, "took " + tookMs + " ms");
+  }
+
+  @Test
+  void aSlowClientSlowsTheUpstreamReadInsteadOfBuffering() throws Exception {
+    AtomicInteger pulled = new AtomicInteger();
+    ByteString event = ByteString.fromString("event: ping\ndata: {\"type\":\"ping\"}\n\n");
+    Iterator<ByteString> endless =
+        new Iterator<>() {
+          @Override
+          public boolean hasNext() {
+            return true;
+          }
+
+          @Override
+          public ByteString next() {
+            pulled.incrementAndGet();
+            return event;
+          }
+        };
+    MeteredStream metered =
+        meter(Duration.ofMillis(200))
+            .meter(Source.fromIterator(() -> endless), ApiKind.ANTHROPIC_MESSAGES);
+    SinkQueueWithCancel<ByteString> client =
+        metered.toClient().runWith(Sink.queue(), testKit.system());
+
+    for (int i = 0; i < 5; i++) {
+      assertEquals(event, await(client.pull()).orElseThrow());
+    }
+    Thread.sleep(300);
+    int afterPause = pulled.get();
+    assertTrue(afterPause < 64, "upstream read ahead " + afterPause + " chunks for 5 consumed");
+    Thread.sleep(200);
+    assertEquals(afterPause, pulled.get(), "no reading while the client waits");
+
+    client.cancel();
+    StreamOutcome outcome = await(metered.outcome());
+    assertEquals(Termination.DRAIN_TIMEOUT, outcome.termination());
+  }
+}
