@@ -1,0 +1,44 @@
+package dev.spendgateway.edge.demo;
+
+/**
+ * What {@code bin/gateway --demo} prints once the gateway is ready: the demo token and commands a
+ * new user can paste as they are. Printed on stdout, once, at start — the only place a token is
+ * ever printed, and only the throwaway demo token.
+ */
+public final class DemoBanner {
+  private DemoBanner() {}
+
+  public static String render(String baseUrl, String token, String simulatorUrl) {
+    return """
+
+        ==== spend gateway demo ====
+        Gateway:   %1$s   (upstreams: built-in provider simulator at %3$s)
+        Token:     export GATEWAY_TOKEN=%2$s
+
+        Ask Claude (through the gateway, billed to brand "acme"):
+          curl -s %1$s/anthropic/v1/messages \\
+            -H "x-api-key: %2$s" -H "anthropic-version: 2023-06-01" -H "content-type: application/json" \\
+            -H "x-spend-lane: app" -H "x-spend-brand: acme" \\
+            -H "x-spend-brand-monthly-usd: 50" -H "x-spend-brand-daily-usd: 5" \\
+            -d '{"model":"claude-opus-5-5","max_tokens":256,"messages":[{"role":"user","content":"Hello"}]}'
+
+        See what it cost and what is left under every cap:
+          curl -s %1$s/usage -H "x-api-key: %2$s"
+
+        Reserve and settle directly in the ledger:
+          curl -s %1$s/ledger/reservations -H "x-api-key: %2$s" -H "content-type: application/json" \\
+            -d '{"id":"r-1","lane":"app","brand":"acme","amountUsd":0.30,"brandDailyUsd":5,"brandMonthlyUsd":50}'
+
+        With the official OpenAI Java SDK (only the base URL and key change):
+          OpenAIClient client = OpenAIOkHttpClient.builder()
+              .baseUrl("%1$s/openai/v1").apiKey("%2$s").build();
+          client.chat().completions().create(ChatCompletionCreateParams.builder()
+              .model("gpt-6.1-sol").addUserMessage("Hello").maxCompletionTokens(256)
+              .putAdditionalHeader("x-spend-lane", "free").build());
+
+        Stop with Ctrl-C (or SIGTERM): in-flight calls finish, then it exits 0.
+        ============================
+        """
+        .formatted(baseUrl, token, simulatorUrl);
+  }
+}

@@ -1,0 +1,32 @@
+package dev.spendgateway.edge.provider;
+
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.request.RequestPolicy;
+import dev.spendgateway.upstream.client.UpstreamClient;
+import dev.spendgateway.upstream.stream.StreamMeter;
+import java.time.Clock;
+import java.time.Duration;
+import org.apache.pekko.stream.Materializer;
+
+/**
+ * Everything a provider call needs, built once at start and shared by all calls.
+ *
+ * @param policy request policy (pure)
+ * @param cost actual-cost arithmetic (pure)
+ * @param ledger the GlobalBudget, reached only through its client
+ * @param upstream pooled provider connections
+ * @param meter splits streamed answers into client bytes and a usage count
+ * @param clock the time source (UTC day for the catalog's lifecycle checks)
+ * @param materializer runs the per-call streams
+ * @param bodyReadTimeout how long a caller may take to send its request body
+ */
+public record CallServices(
+    RequestPolicy policy,
+    CostCalculator cost,
+    LedgerClient ledger,
+    UpstreamClient upstream,
+    StreamMeter meter,
+    Clock clock,
+    Materializer materializer,
+    Duration bodyReadTimeout) {}

@@ -1,0 +1,158 @@
+package dev.spendgateway.edge.provider;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UsageParsers;
+import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.policy.request.PolicyDecision;
+import dev.spendgateway.policy.request.RequestPolicy;
+import dev.spendgateway.upstream.client.UpstreamBody;
+import dev.spendgateway.upstream.usage.ApiKind;
+import java.time.LocalDate;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * The JSON provider APIs the gateway passes through. Each names its route, its request policy and
+ * its usage parser; reading the body strictly and vetting it is the same for all.
+ */
+enum Dialect implements CallKind {
+  ANTHROPIC_MESSAGES("/anthropic/v1/messages", ApiKind.ANTHROPIC_MESSAGES, Shape.ANTHROPIC) {
+    @Override
+    PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
+      return policy.anthropicMessages(body, bytes, today);
+    }
+
+    @Override
+    public UsageReport usageOfStream(JsonNode document) {
+      return UsageParsers.anthropic(document);
+    }
+
+    @Override
+    Optional<PolicyDecision.Violation> vetHeaders(HttpRequest request, RequestPolicy policy) {
+      // Betas are how code execution, computer use and MCP are switched on: vet them too.
+      return request.getHeader("anthropic-beta").flatMap(h -> policy.anthropicBetaHeader(h.value()));
+    }
+  },
+  OPENAI_CHAT("/openai/v1/chat/completions", ApiKind.OPENAI_CHAT_COMPLETIONS, Shape.OPENAI) {
+    @Override
+    PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
+      return policy.openAiChatCompletions(body, bytes, today);
+    }
+
+    @Override
+    public UsageReport usageOfStream(JsonNode document) {
+      return UsageParsers.openAiChat(document);
+    }
+  },
+  OPENAI_RESPONSES("/openai/v1/responses", ApiKind.OPENAI_RESPONSES, Shape.OPENAI) {
+    @Override
+    PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
+      return policy.openAiResponses(body, bytes, today);
+    }
+
+    @Override
+    public UsageReport usageOfStream(JsonNode document) {
+      return UsageParsers.openAiResponses(document);
+    }
+  };
+
+  private final String route;
+  private final ApiKind kind;
+  private final Shape errorShape;
+
+  Dialect(String route, ApiKind kind, Shape errorShape) {
+    this.route = route;
+    this.kind = kind;
+    this.errorShape = errorShape;
+  }
+
+  /** Runs this API's request policy on a parsed body. */
+  abstract PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today);
+
+  /** Header rules beyond the body's; none by default. */
+  Optional<PolicyDecision.Violation> vetHeaders(HttpRequest request, RequestPolicy policy) {
+    return Optional.empty();
+  }
+
+  @Override
+  public String route() {
+    return route;
+  }
+
+  @Override
+  public Provider provider() {
+    return kind.provider();
+  }
+
+  @Override
+  public String upstreamPath() {
+    return kind.path();
+  }
+
+  @Override
+  public Shape errorShape() {
+    return errorShape;
+  }
+
+  @Override
+  public Optional<ApiKind> streamKind() {
+    return Optional.of(kind);
+  }
+
+  @Override
+  public UsageReport usageOfAnswer(JsonNode answer) {
+    return kind.extractor()
+        .fromJsonAnswer(answer)
+        .map(this::usageOfStream)
+        .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
+  }
+
+  @Override
+  public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
+    long limit = services.policy().limits().maxBodyBytes();
+    return EntityBodies.readStrict(request.entity(), limit, services)
+        .thenApply(body -> prepareBody(request, body, services.policy(), today));
+  }
+
+  private Preparation prepareBody(HttpRequest request, EntityBodies.Body body, RequestPolicy policy, LocalDate today) {
+    if (body instanceof EntityBodies.TooLarge tooLarge) {
+      return rejected(
+          "max_body_bytes", "body", "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", 413, null);
+    }
+    ByteString bytes = ((EntityBodies.Read) body).bytes();
+    JsonNode json;
+    try {
+      json = RequestJson.parse(bytes);
+    } catch (JsonProcessingException e) {
+      return rejected("json", "body", "The request body is not valid JSON: " + RequestJson.safeReason(e) + ".", 400, null);
+    }
+    if (!json.isObject()) {
+      return rejected("json", "body", "The request body must be a JSON object.", 400, null);
+    }
+    String model = json.path("model").isTextual() ? json.get("model").asText() : null;
+    Optional<PolicyDecision.Violation> headerViolation = vetHeaders(request, policy);
+    if (headerViolation.isPresent()) {
+      return new Preparation.Rejected(headerViolation.get(), model);
+    }
+    PolicyDecision decision = vet(policy, json, bytes.size(), today);
+    if (decision instanceof PolicyDecision.Violation v) {
+      return new Preparation.Rejected(v, model);
+    }
+    PolicyDecision.Allowed allowed = (PolicyDecision.Allowed) decision;
+    UpstreamBody upstreamBody =
+        new UpstreamBody.Strict(
+            ContentTypes.APPLICATION_JSON, ByteString.fromArray(RequestJson.bytes(allowed.upstreamBody())));
+    return new Preparation.Prepared(
+        allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody);
+  }
+
+  static Preparation.Rejected rejected(String rule, String field, String message, int status, String model) {
+    return new Preparation.Rejected(new PolicyDecision.Violation(rule, field, message, status), model);
+  }
+}

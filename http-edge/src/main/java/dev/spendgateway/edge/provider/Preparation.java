@@ -1,0 +1,25 @@
+package dev.spendgateway.edge.provider;
+
+import dev.spendgateway.policy.catalog.ModelInfo;
+import dev.spendgateway.policy.cost.WorstCase;
+import dev.spendgateway.policy.request.PolicyDecision;
+import dev.spendgateway.upstream.client.UpstreamBody;
+import java.util.List;
+
+/** What vetting a caller's request gave: a call ready to reserve and send, or a violation. */
+sealed interface Preparation {
+
+  /**
+   * @param model the model id (for the log)
+   * @param modelInfo its catalog entry (prices for settling)
+   * @param worstCase what to reserve
+   * @param warnings non-blocking notes sent back as {@code x-gateway-warning}
+   * @param upstreamBody the rewritten body to send
+   */
+  record Prepared(
+      String model, ModelInfo modelInfo, WorstCase worstCase, List<String> warnings, UpstreamBody upstreamBody)
+      implements Preparation {}
+
+  /** @param model the model the caller asked for, when known (for the log) */
+  record Rejected(PolicyDecision.Violation violation, String model) implements Preparation {}
+}

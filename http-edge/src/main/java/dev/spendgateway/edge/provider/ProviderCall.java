@@ -1,0 +1,366 @@
+package dev.spendgateway.edge.provider;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.errors.GatewayErrors;
+import dev.spendgateway.edge.log.AccessLog;
+import dev.spendgateway.edge.log.AccessRecord;
+import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.policy.money.Micros;
+import dev.spendgateway.policy.request.PolicyDecision;
+import dev.spendgateway.upstream.client.UpstreamRequest;
+import dev.spendgateway.upstream.client.UpstreamResult;
+import dev.spendgateway.upstream.stream.BodyCollector;
+import dev.spendgateway.upstream.stream.CollectedBody;
+import dev.spendgateway.upstream.stream.MeteredStream;
+import dev.spendgateway.upstream.stream.StreamOutcome;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.util.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One JSON provider call, start to end: spend headers, body, policy, worst-case reserve, upstream,
+ * settle, access log. The reservation is always made before the provider is called and always
+ * closed afterwards (settled, voided, or left at its worst case) — or, if the gateway dies in
+ * between, expired by the ledger at its worst case.
+ *
+ * <p>Settlement rules (issue 5): success with usage → actual cost; upstream error status → 0 (not
+ * billed); connection failure before the request was sent → 0; a cut stream, a failure after the
+ * request may have reached the provider, or an unreadable success → worst case.
+ */
+final class ProviderCall {
+  private static final Logger log = LoggerFactory.getLogger(ProviderCall.class);
+
+  private final CallServices services;
+  private final CallKind kind;
+  private final HttpRequest request;
+  private final Instant started;
+  private final long startedNanos = System.nanoTime();
+
+  // Filled in as the call proceeds (on whichever thread runs the next stage); read by the access
+  // log line, which is written exactly once: when the reservation is closed, or at the refusal.
+  private volatile SpendContext spend;
+  private volatile String model;
+  private volatile int status;
+  private volatile long reservedMicros = -1;
+  private volatile long settledMicros = -1;
+  private volatile String errorClass;
+  private final AtomicBoolean logged = new AtomicBoolean();
+
+  ProviderCall(CallServices services, CallKind kind, HttpRequest request) {
+    this.services = services;
+    this.kind = kind;
+    this.request = request;
+    this.started = services.clock().instant();
+  }
+
+  /** Runs the call; the returned response is what the caller gets (never a failed stage). */
+  CompletionStage<HttpResponse> run() {
+    SpendHeaders.Result headers = SpendHeaders.read(name -> request.getHeader(name).map(HttpHeader::value));
+    if (headers.violation().isPresent()) {
+      SpendHeaders.HeaderViolation v = headers.violation().get();
+      errorClass = "bad_header";
+      return finish(error(400, "invalid_request_error", v.message(), v.header()));
+    }
+    this.spend = headers.context().get();
+    LocalDate today = LocalDate.ofInstant(services.clock().instant(), ZoneOffset.UTC);
+    return kind.prepare(request, services, today)
+        .thenCompose(this::withPreparation)
+        .exceptionally(this::internalError)
+        .thenApply(this::withRequestId);
+  }
+
+  private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {
+    if (preparation instanceof Preparation.Rejected rejected) {
+      model = rejected.model();
+      return finish(policyError(rejected.violation()));
+    }
+    return reserveAndCall((Preparation.Prepared) preparation);
+  }
+
+  private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared) {
+    model = prepared.model();
+    String reservationId = "gw-" + UUID.randomUUID();
+    ReserveRequest reserve =
+        new ReserveRequest(
+            reservationId,
+            spend.lane(),
+            spend.subject(),
+            prepared.worstCase().micros(),
+            spend.brandDailyMicros(),
+            spend.brandMonthlyMicros());
+    return services
+        .ledger()
+        .reserve(reserve)
+        .handle((reply, failure) -> failure == null ? reply : null)
+        .thenCompose(
+            reply -> {
+              if (reply instanceof GlobalBudget.Reserved reserved) {
+                reservedMicros = reserved.amountMicros();
+                Reservation held = new Reservation(reservationId, prepared, reservedMicros);
+                return callUpstream(held).thenApply(r -> withWarnings(r, prepared.warnings()));
+              }
+              return finish(refusal(reply));
+            });
+  }
+
+  /** A reservation this call holds and must close. */
+  private record Reservation(String id, Preparation.Prepared prepared, long worstCaseMicros) {}
+
+  private CompletionStage<HttpResponse> callUpstream(Reservation held) {
+    UpstreamRequest upstreamRequest =
+        new UpstreamRequest(HttpMethods.POST, headerList(), held.prepared().upstreamBody());
+    return services
+        .upstream()
+        .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
+        .thenCompose(result -> onUpstream(held, result));
+  }
+
+  private CompletionStage<HttpResponse> onUpstream(Reservation held, UpstreamResult result) {
+    if (result instanceof UpstreamResult.ConnectionFailed failed) {
+      errorClass = "upstream_" + failed.safeErrorClass();
+      HttpResponse response =
+          error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null);
+      if (failed.mayHaveReachedProvider()) {
+        settle(held, held.worstCaseMicros());
+      } else {
+        voidReservation(held);
+      }
+      return CompletableFuture.completedFuture(response);
+    }
+    UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
+    status = responded.status();
+    if (!responded.isSuccess()) {
+      // The provider does not bill an error answer: close at 0 and pass it through as it is.
+      errorClass = "upstream_" + responded.status();
+      voidReservation(held);
+      return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
+    }
+    if (responded.isEventStream() && kind.streamKind().isPresent()) {
+      return CompletableFuture.completedFuture(streamed(held, responded));
+    }
+    return collected(held, responded);
+  }
+
+  private HttpResponse streamed(Reservation held, UpstreamResult.Responded responded) {
+    MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
+    metered.outcome().thenAccept(outcome -> settleStream(held, outcome));
+    return passThrough(responded, metered.toClient());
+  }
+
+  private void settleStream(Reservation held, StreamOutcome outcome) {
+    if (outcome.usageSettled()) {
+      settleFromUsage(held, kind.usageOfStream(outcome.usageDocument().get()));
+    } else {
+      errorClass = outcome.errorClass().map(c -> "usage_missing:" + c).orElse("usage_missing");
+      settle(held, held.worstCaseMicros());
+    }
+  }
+
+  private CompletionStage<HttpResponse> collected(Reservation held, UpstreamResult.Responded responded) {
+    long max = services.upstream().settings().maxResponseBytes();
+    return BodyCollector.collect(responded.body(), max, services.materializer())
+        .thenApply(
+            body -> {
+              if (body instanceof CollectedBody.Complete complete) {
+                settleFromUsage(
+                    held,
+                    complete.json()
+                        .map(kind::usageOfAnswer)
+                        .orElseGet(() -> new UsageReport.NotReported("answer is not JSON")));
+                return passThrough(responded, org.apache.pekko.stream.javadsl.Source.single(complete.bytes()));
+              }
+              errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
+              settle(held, held.worstCaseMicros());
+              return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
+            });
+  }
+
+  private void settleFromUsage(Reservation held, UsageReport report) {
+    if (report instanceof UsageReport.Reported reported) {
+      long actual = services.cost().actualMicros(held.prepared().modelInfo(), reported.usage());
+      settle(held, actual);
+    } else {
+      errorClass = "usage_missing";
+      settle(held, held.worstCaseMicros());
+    }
+  }
+
+  private void settle(Reservation held, long actualMicros) {
+    if (actualMicros > held.worstCaseMicros()) {
+      log.warn(
+          "settled above reserve: reservation {} reserved {} actual {} (model {})",
+          held.id(),
+          Micros.toUsd(held.worstCaseMicros()),
+          Micros.toUsd(actualMicros),
+          model);
+    }
+    services
+        .ledger()
+        .settle(held.id(), actualMicros)
+        .whenComplete((reply, failure) -> closed(held, actualMicros, failure));
+  }
+
+  private void voidReservation(Reservation held) {
+    services.ledger().voidReservation(held.id()).whenComplete((reply, failure) -> closed(held, 0, failure));
+  }
+
+  private void closed(Reservation held, long actualMicros, Throwable failure) {
+    if (failure != null) {
+      // The ledger will expire the reservation at its worst case: money is never under-counted.
+      log.warn("could not close reservation {}: {}; it will expire at its worst case", held.id(), failure.getClass().getSimpleName());
+      errorClass = errorClass == null ? "settle_failed" : errorClass;
+    } else {
+      settledMicros = actualMicros;
+    }
+    logLine();
+  }
+
+  private HttpResponse passThrough(UpstreamResult.Responded responded, org.apache.pekko.stream.javadsl.Source<ByteString, ?> body) {
+    return HttpResponse.create()
+        .withStatus(StatusCodes.get(responded.status()))
+        .addHeaders(responded.headersToPassBack())
+        .withEntity(HttpEntities.create(responded.contentType(), body));
+  }
+
+  private HttpResponse refusal(GlobalBudget.ReserveReply reply) {
+    if (reply instanceof GlobalBudget.Refused refused) {
+      errorClass = "budget_exceeded";
+      status = 402;
+      String cap = refused.cap().wireName();
+      ObjectNode extra = RequestJson.object();
+      extra.put("cap", cap);
+      if (refused.subject() == null) {
+        extra.putNull("subject");
+      } else {
+        extra.put("subject", refused.subject());
+      }
+      extra.put("headroom_usd", Micros.toUsd(refused.headroomMicros()));
+      return GatewayErrors.error(
+          kind.errorShape(),
+          402,
+          "budget_exceeded",
+          "Budget cap "
+              + cap
+              + (refused.subject() == null ? "" : " for " + refused.subject())
+              + " would be exceeded: $"
+              + Micros.toUsd(refused.headroomMicros()).toPlainString()
+              + " of headroom left, this call needs up to $"
+              + Micros.toUsd(reservedOrZero()).toPlainString()
+              + ".",
+          extra,
+          List.of());
+    }
+    if (reply == null) {
+      errorClass = "ledger_unavailable";
+      return error(503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.", null);
+    }
+    errorClass = "ledger_rejected";
+    return error(500, "ledger_rejected", "The budget ledger rejected the reservation.", null);
+  }
+
+  private long reservedOrZero() {
+    return reservedMicros < 0 ? 0 : reservedMicros;
+  }
+
+  private HttpResponse policyError(PolicyDecision.Violation v) {
+    errorClass = "policy:" + v.rule();
+    String type =
+        v.httpStatus() == 413 && kind.errorShape() == GatewayErrors.Shape.ANTHROPIC
+            ? "request_too_large"
+            : "invalid_request_error";
+    return error(v.httpStatus(), type, v.message(), v.field());
+  }
+
+  private HttpResponse error(int httpStatus, String type, String message, String param) {
+    status = httpStatus;
+    if (errorClass == null) {
+      errorClass = type;
+    }
+    ObjectNode extra = RequestJson.object();
+    if (param != null && kind.errorShape() == GatewayErrors.Shape.OPENAI) {
+      extra.put("param", param);
+    }
+    return GatewayErrors.error(kind.errorShape(), httpStatus, type, message, extra, List.of());
+  }
+
+  private HttpResponse internalError(Throwable failure) {
+    log.error("provider call failed inside the gateway: {}", failure.getClass().getName());
+    errorClass = "internal";
+    HttpResponse response = error(500, "internal_error", "The gateway failed to handle this call.", null);
+    logLine();
+    return response;
+  }
+
+  private CompletionStage<HttpResponse> finish(HttpResponse response) {
+    status = response.status().intValue();
+    logLine();
+    return CompletableFuture.completedFuture(response);
+  }
+
+  private HttpResponse withWarnings(HttpResponse response, List<String> warnings) {
+    if (warnings.isEmpty()) {
+      return response;
+    }
+    List<HttpHeader> headers = new ArrayList<>();
+    for (String w : warnings) {
+      headers.add(RawHeader.create("x-gateway-warning", w));
+    }
+    return response.addHeaders(headers);
+  }
+
+  private List<HttpHeader> headerList() {
+    List<HttpHeader> headers = new ArrayList<>();
+    request.getHeaders().forEach(headers::add);
+    return headers;
+  }
+
+  private HttpResponse withRequestId(HttpResponse response) {
+    return spend == null
+        ? response
+        : response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, spend.requestId()));
+  }
+
+  private void logLine() {
+    if (!logged.compareAndSet(false, true)) {
+      return;
+    }
+    AccessLog.write(
+        new AccessRecord(
+            started,
+            spend == null ? null : spend.requestId(),
+            kind.route(),
+            kind.provider().wireName(),
+            spend == null ? null : spend.lane().wireName(),
+            spend == null ? null : spend.subject(),
+            model,
+            status,
+            reservedMicros < 0 ? null : Micros.toUsd(reservedMicros).toPlainString(),
+            settledMicros < 0 ? null : Micros.toUsd(settledMicros).toPlainString(),
+            (System.nanoTime() - startedNanos) / 1_000_000,
+            errorClass,
+            false));
+  }
+}

@@ -1,0 +1,147 @@
+package dev.spendgateway.edge.provider;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UsageParsers;
+import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.policy.request.PolicyDecision;
+import dev.spendgateway.policy.request.TranscriptionDecision;
+import dev.spendgateway.policy.request.TranscriptionForm;
+import dev.spendgateway.upstream.client.UpstreamBody;
+import dev.spendgateway.upstream.usage.ApiKind;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.http.javadsl.model.Multipart;
+import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * {@code POST /openai/v1/audio/transcriptions}: the caller's multipart form is read (bounded by the
+ * transcription file limit), vetted, and rebuilt from the five vetted fields only — nothing else the
+ * caller sent reaches the provider.
+ */
+enum Transcription implements CallKind {
+  INSTANCE;
+
+  /** Form overhead allowed on top of the file limit (boundaries, part headers, the text fields). */
+  private static final long FORM_OVERHEAD_BYTES = 64 * 1024;
+
+  @Override
+  public String route() {
+    return "/openai/v1/audio/transcriptions";
+  }
+
+  @Override
+  public Provider provider() {
+    return Provider.OPENAI;
+  }
+
+  @Override
+  public String upstreamPath() {
+    return "/v1/audio/transcriptions";
+  }
+
+  @Override
+  public Shape errorShape() {
+    return Shape.OPENAI;
+  }
+
+  @Override
+  public Optional<ApiKind> streamKind() {
+    return Optional.empty();
+  }
+
+  @Override
+  public UsageReport usageOfAnswer(JsonNode answer) {
+    return UsageParsers.transcription(answer);
+  }
+
+  @Override
+  public UsageReport usageOfStream(JsonNode document) {
+    return UsageParsers.transcription(document);
+  }
+
+  @Override
+  public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
+    if (!request.entity().getContentType().mediaType().equals(MediaTypes.MULTIPART_FORM_DATA)) {
+      return CompletableFuture.completedFuture(
+          Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
+    }
+    long limit = services.policy().limits().maxTranscriptionFileBytes() + FORM_OVERHEAD_BYTES;
+    return EntityBodies.readStrict(request.entity(), limit, services)
+        .thenCompose(body -> readForm(request, body, services))
+        .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))
+        .exceptionally(failure -> unreadable());
+  }
+
+  private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(
+      HttpRequest request, EntityBodies.Body body, CallServices services) {
+    if (body instanceof EntityBodies.TooLarge) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    HttpEntity.Strict strict =
+        HttpEntities.create(request.entity().getContentType(), ((EntityBodies.Read) body).bytes());
+    return Unmarshaller.entityToMultipartFormData()
+        .unmarshal(strict, services.materializer())
+        .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()))
+        .thenApply(Optional::of);
+  }
+
+  private static Preparation unreadable() {
+    return Dialect.rejected(
+        "multipart", "body", "The upload is not a readable multipart form within the size limit.", 413, null);
+  }
+
+  private Preparation vet(Multipart.FormData.Strict form, CallServices services, LocalDate today) {
+    List<TranscriptionForm.Part> parts = new ArrayList<>();
+    Map<String, Multipart.FormData.BodyPart.Strict> byName = new HashMap<>();
+    for (Multipart.FormData.BodyPart.Strict part : form.getStrictParts()) {
+      ByteString data = part.getEntity().getData();
+      boolean file = part.getFilename().isPresent();
+      parts.add(
+          file
+              ? TranscriptionForm.Part.file(part.getName(), data.size())
+              : TranscriptionForm.Part.text(part.getName(), data.decodeString(StandardCharsets.UTF_8)));
+      byName.putIfAbsent(part.getName(), part);
+    }
+    TranscriptionDecision decision;
+    try {
+      decision = services.policy().openAiTranscription(new TranscriptionForm(parts), today);
+    } catch (IllegalArgumentException malformedForm) {
+      return Dialect.rejected("multipart", "body", "The multipart form is malformed: " + malformedForm.getMessage(), 400, null);
+    }
+    if (decision instanceof PolicyDecision.Violation v) {
+      return new Preparation.Rejected(v, null);
+    }
+    TranscriptionDecision.TranscriptionAllowed allowed = (TranscriptionDecision.TranscriptionAllowed) decision;
+    List<Multipart.FormData.BodyPart.Strict> vetted = new ArrayList<>();
+    for (String name : allowed.forwardFields()) {
+      vetted.add(rebuilt(byName.get(name)));
+    }
+    Multipart.FormData.Strict rebuilt =
+        Multipart.FormData.createStrict(vetted.toArray(Multipart.FormData.BodyPart.Strict[]::new));
+    HttpEntity.Strict entity = rebuilt.toEntity();
+    UpstreamBody body = new UpstreamBody.Strict(entity.getContentType(), entity.getData());
+    return new Preparation.Prepared(
+        allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), body);
+  }
+
+  /** A fresh part carrying only the name, the filename (OpenAI reads the format from it) and data. */
+  private static Multipart.FormData.BodyPart.Strict rebuilt(Multipart.FormData.BodyPart.Strict part) {
+    Map<String, String> disposition =
+        part.getFilename().map(f -> Map.of("filename", f)).orElse(Map.of());
+    return Multipart.FormData.BodyPart.Strict.create(part.getName(), part.getEntity(), disposition);
+  }
+}

@@ -1,0 +1,122 @@
+package dev.spendgateway.edge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Starts the packaged gateway.jar as a separate process, the way bin/gateway does, and checks the
+ * start/stop contract: --demo becomes ready and prints a working curl; SIGTERM exits 0; no token
+ * outside demo refuses with one clear line.
+ */
+class GatewayProcessIT {
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  @TempDir Path dataDir;
+
+  @Test
+  void demoBecomesReadyAnswersThePrintedCurlAndStopsCleanlyOnSigterm() throws Exception {
+    int port = freePort();
+    Path out = dataDir.resolve("stdout.txt");
+    Process gateway =
+        start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), out);
+    try {
+      String base = "http://127.0.0.1:" + port;
+      waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), gateway);
+      assertEquals(200, get(base + "/healthz", Map.of()).statusCode());
+
+      String printed = Files.readString(out, StandardCharsets.UTF_8);
+      Matcher token = Pattern.compile("GATEWAY_TOKEN=(\\S+)").matcher(printed);
+      assertTrue(token.find(), "demo prints its token: " + printed);
+      assertTrue(printed.contains("curl"), "demo prints a curl example");
+
+      // The printed token opens the authenticated routes; no token does not.
+      assertEquals(200, get(base + "/usage", Map.of("x-api-key", token.group(1))).statusCode());
+      assertEquals(401, get(base + "/usage", Map.of()).statusCode());
+
+      gateway.destroy(); // SIGTERM
+      assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
+      assertEquals(0, gateway.exitValue(), "clean shutdown exits 0");
+    } finally {
+      gateway.destroyForcibly();
+    }
+  }
+
+  @Test
+  void withoutATokenOutsideDemoItRefusesWithOneClearLine() throws Exception {
+    Path out = dataDir.resolve("refusal.txt");
+    Process gateway = start(List.of(), Map.of("GATEWAY_TOKEN", ""), out);
+    assertTrue(gateway.waitFor(30, TimeUnit.SECONDS));
+    assertFalse(gateway.exitValue() == 0, "refuses to start");
+    String printed = Files.readString(out, StandardCharsets.UTF_8).strip();
+    assertTrue(printed.contains("GATEWAY_TOKEN"), printed);
+    assertEquals(1, printed.lines().count(), "one clear line: " + printed);
+  }
+
+  private Process start(List<String> args, Map<String, String> env, Path out) throws IOException {
+    String jar = System.getProperty("gateway.jar", "target/gateway.jar");
+    Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Dconfig.file=" + root.resolve("conf/application.conf"));
+    cmd.add("-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"));
+    cmd.add("-jar");
+    cmd.add(jar);
+    cmd.addAll(args);
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+    pb.environment().put("GATEWAY_DATA_DIR", dataDir.resolve("data").toString());
+    pb.environment().remove("GATEWAY_TOKEN");
+    pb.environment().putAll(env);
+    return pb.start();
+  }
+
+  private static void waitForStatus(String url, int status, Duration max, Process p)
+      throws Exception {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      assertTrue(p.isAlive(), "gateway exited early with " + (p.isAlive() ? "" : p.exitValue()));
+      try {
+        if (get(url, Map.of()).statusCode() == status) {
+          return;
+        }
+      } catch (IOException notYetListening) {
+        // keep polling
+      }
+      Thread.sleep(200);
+    }
+    throw new AssertionError(url + " never answered " + status);
+  }
+
+  private static HttpResponse<String> get(String url, Map<String, String> headers)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5));
+    headers.forEach(b::header);
+    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+}
