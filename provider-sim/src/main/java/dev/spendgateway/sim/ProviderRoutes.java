@@ -112,7 +112,7 @@ final class ProviderRoutes extends AllDirectives {
   }
 
   private CompletionStage<Part> readPart(Multipart.FormData.BodyPart part) {
-    if (part.getFilename().isPresent()) {
+    if (isFile(part)) {
       return part.getEntity()
           .getDataBytes()
           .runFold(0L, (size, chunk) -> size + chunk.size(), materializer)
@@ -122,6 +122,16 @@ final class ProviderRoutes extends AllDirectives {
       String value = strict.getEntity().getData().utf8String();
       return new Part(part.getName(), false, value.length(), value);
     });
+  }
+
+  /**
+   * A part is a file when it has a filename, is named {@code file} (some clients send the audio
+   * without a filename) or is not text; files are only measured, never buffered.
+   */
+  private static boolean isFile(Multipart.FormData.BodyPart part) {
+    return part.getFilename().isPresent()
+        || part.getName().equals("file")
+        || !part.getEntity().getContentType().mediaType().isText();
   }
 
   private CompletionStage<HttpResponse> onForm(SimRoute route, HttpRequest request, List<Part> parts) {
