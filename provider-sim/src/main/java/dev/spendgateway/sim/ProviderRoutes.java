@@ -173,14 +173,14 @@ final class ProviderRoutes extends AllDirectives {
     if (expected.isEmpty()) {
       return true;
     }
-    String presented =
-        route.provider() == SimRoute.Provider.ANTHROPIC
-            ? headers.get("x-api-key")
-            : Optional.ofNullable(headers.get("authorization"))
-                .filter(a -> a.regionMatches(true, 0, "Bearer ", 0, 7))
-                .map(a -> a.substring(7))
-                .orElse(null);
-    return expected.get().equals(presented);
+    Optional<String> bearer = Optional.ofNullable(headers.get("authorization"))
+        .filter(a -> a.regionMatches(true, 0, "Bearer ", 0, 7))
+        .map(a -> a.substring(7));
+    // Anthropic takes x-api-key, and a bearer token (which its Java SDK 3.x sends); OpenAI only bearer.
+    if (route.provider() == SimRoute.Provider.ANTHROPIC && headers.containsKey("x-api-key")) {
+      return expected.get().equals(headers.get("x-api-key"));
+    }
+    return bearer.map(expected.get()::equals).orElse(false);
   }
 
   private void record(

@@ -18,6 +18,7 @@ import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.pattern.Patterns;
@@ -213,7 +214,7 @@ final class Responder {
     }
     HttpResponse response =
         HttpResponse.create()
-            .withStatus(StatusCodes.get(s.status()))
+            .withStatus(statusCode(s.status()))
             .withEntity(contentType, body)
             .addHeaders(headers);
     boolean ownRequestId = s.headers().keySet().stream().anyMatch(k -> k.equalsIgnoreCase(requestIdHeader(route)));
@@ -248,13 +249,19 @@ final class Responder {
     String requestId = requestId(route);
     return withRequestId(
         HttpResponse.create()
-            .withStatus(StatusCodes.get(status))
+            .withStatus(statusCode(status))
             .withEntity(ContentTypes.APPLICATION_JSON, write(errorBody(route, status, message, requestId))),
         route,
         requestId);
   }
 
   // ---------------- helpers ----------------
+
+  /** Pekko knows the IANA codes only; provider codes like Anthropic's 529 are registered ad hoc. */
+  static StatusCode statusCode(int status) {
+    return StatusCodes.lookup(status)
+        .orElseGet(() -> StatusCodes.custom(status, status == 529 ? "Overloaded" : "Status " + status, "", false, true));
+  }
 
   private static boolean looksLikeJson(String body) {
     String t = body.stripLeading();
