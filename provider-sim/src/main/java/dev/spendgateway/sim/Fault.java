@@ -103,6 +103,28 @@ public sealed interface Fault {
     }
   }
 
+  /**
+   * A 200 stream that, after {@code afterEvents} events, carries the provider's in-stream error
+   * event for {@code status} and ends: Anthropic {@code event: error} with {@code
+   * {"type":"error","error":{…}}} (e.g. overloaded_error mid-answer), OpenAI a {@code data:
+   * {"error":{…}}} line. For a JSON request it behaves like {@link Status}.
+   */
+  record StreamError(int afterEvents, int status) implements Fault {
+    public StreamError {
+      if (afterEvents < 0) {
+        throw new IllegalArgumentException("afterEvents must be >= 0");
+      }
+      if (status < 400 || status > 599) {
+        throw new IllegalArgumentException("status out of range: " + status);
+      }
+    }
+
+    @Override
+    public String kind() {
+      return "streamError";
+    }
+  }
+
   /** A 200 with {@code content-type: application/json} and a body that is not valid JSON. */
   record InvalidJson() implements Fault {
     @Override
@@ -175,6 +197,10 @@ public sealed interface Fault {
 
   static MalformedSse malformedSse(int afterEvents) {
     return new MalformedSse(afterEvents);
+  }
+
+  static StreamError streamError(int afterEvents, int status) {
+    return new StreamError(afterEvents, status);
   }
 
   static InvalidJson invalidJson() {

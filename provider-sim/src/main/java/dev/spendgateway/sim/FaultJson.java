@@ -61,10 +61,11 @@ final class FaultJson {
         case "streamCut" -> new Fault.StreamCut(requiredInt(n, "afterEvents"), n.path("abort").asBoolean(true));
         case "slowDrip" -> Fault.slowDrip(Duration.ofMillis(requiredInt(n, "intervalMs")));
         case "malformedSse" -> Fault.malformedSse(n.path("afterEvents").asInt(0));
+        case "streamError" -> Fault.streamError(n.path("afterEvents").asInt(0), n.path("status").asInt(529));
         case "invalidJson" -> Fault.invalidJson();
         default -> throw new BadScript(
             "unknown 'kind' '" + kind + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
-                + " overloaded, reset, streamCut, slowDrip, malformedSse, invalidJson");
+                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson");
       };
     } catch (IllegalArgumentException e) {
       throw new BadScript(e.getMessage());

@@ -74,6 +74,9 @@ final class Responder {
     if (fault instanceof Fault.InvalidJson) {
       return done(invalidJson(call.route(), requestId));
     }
+    if (fault instanceof Fault.StreamError se && !call.stream()) {
+      return done(statusResponse(call.route(), Fault.status(se.status()), requestId));
+    }
     Usage usage = fault instanceof Fault.Normal n ? n.usage().orElse(defaults.usage()) : defaults.usage();
     if (!call.stream()) {
       return done(jsonAnswer(call, fault, usage, requestId));
@@ -122,6 +125,10 @@ final class Responder {
     } else if (fault instanceof Fault.MalformedSse m) {
       List<ByteString> bytes = toBytes(events.subList(0, Math.min(m.afterEvents(), events.size())));
       bytes.add(malformedEvent(call.route()));
+      body = Source.from(bytes);
+    } else if (fault instanceof Fault.StreamError se) {
+      List<ByteString> bytes = toBytes(events.subList(0, Math.min(se.afterEvents(), events.size())));
+      bytes.add(errorEvent(call.route(), se.status(), requestId));
       body = Source.from(bytes);
     } else if (fault instanceof Fault.SlowDrip drip) {
       body = Source.from(toBytes(events)).throttle(1, drip.interval());
@@ -182,6 +189,30 @@ final class Responder {
           default -> "data: {\"id\":\"chatcmpl-malformed\",\"object\":\"chat.completion.chunk\",\"choices\":[{\n\n";
         };
     return ByteString.fromString(text);
+  }
+
+  /** The provider's in-stream error: Anthropic's {@code event: error}, OpenAI's {@code data: {"error":…}}. */
+  private ByteString errorEvent(SimRoute route, int status, String requestId) {
+    String json = new String(write(errorBody(route, status, null, requestId)), StandardCharsets.UTF_8);
+    SseEvent event =
+        switch (route) {
+          case ANTHROPIC_MESSAGES -> SseEvent.named("error", json);
+          case OPENAI_RESPONSES -> SseEvent.named("error", responsesError(status));
+          default -> SseEvent.data(json);
+        };
+    return event.toBytes();
+  }
+
+  /** The Responses API streams errors as a flat {@code {"type":"error","code","message","param"}}. */
+  private String responsesError(int status) {
+    JsonNode err = OpenAiWire.error(status, null).get("error");
+    com.fasterxml.jackson.databind.node.ObjectNode e = mapper.createObjectNode();
+    e.put("type", "error");
+    e.set("code", err.get("code"));
+    e.set("message", err.get("message"));
+    e.set("param", err.get("param"));
+    e.put("sequence_number", 0);
+    return e.toString();
   }
 
   private static List<ByteString> toBytes(List<SseEvent> events) {

@@ -251,6 +251,20 @@ class AnthropicSdkTest {
   }
 
   @Test
+  void inStreamOverloadedErrorSurfacesAsAServiceError() {
+    sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.streamError(3, 529));
+    List<RawMessageStreamEvent> got = new ArrayList<>();
+
+    AnthropicException e = assertThrows(AnthropicException.class, () -> {
+      try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
+        stream.stream().forEach(got::add);
+      }
+    });
+    assertTrue(e.getMessage().contains("overloaded_error"), e.getMessage());
+    assertEquals(2, got.size());
+  }
+
+  @Test
   void invalidJsonWith200FailsToParse() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.invalidJson());
 

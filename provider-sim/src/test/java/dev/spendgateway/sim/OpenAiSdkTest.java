@@ -314,6 +314,34 @@ class OpenAiSdkTest {
   }
 
   @Test
+  void inStreamErrorSurfacesAsAnSdkError() {
+    sim.script(SimRoute.OPENAI_CHAT, Fault.streamError(2, 500));
+    List<ChatCompletionChunk> got = new ArrayList<>();
+
+    assertThrows(OpenAIException.class, () -> {
+      try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
+        stream.stream().forEach(got::add);
+      }
+    });
+    assertEquals(2, got.size());
+  }
+
+  @Test
+  void responsesInStreamErrorArrivesAsAnErrorEvent() {
+    sim.script(SimRoute.OPENAI_RESPONSES, Fault.streamError(3, 500));
+    List<ResponseStreamEvent> events = new ArrayList<>();
+    try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(webSearch())) {
+      stream.stream().forEach(events::add);
+    }
+    // The Responses stream reports errors as a typed event, which the SDK hands over as such.
+    assertEquals(4, events.size());
+    ResponseStreamEvent last = events.get(3);
+    assertTrue(last.isError());
+    assertTrue(last.asError().message().contains("server had an error"));
+    assertTrue(events.stream().noneMatch(ResponseStreamEvent::isCompleted));
+  }
+
+  @Test
   void invalidJsonWith200FailsToParse() {
     sim.script(SimRoute.OPENAI_CHAT, Fault.invalidJson());
 
