@@ -15,6 +15,9 @@ public final class ProviderSimMain {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "provider-sim-logback.xml");
     }
+    // Initialise logging before Pekko starts logging from several threads at once (else SLF4J
+    // prints a "replayed calls" warning on every start).
+    org.slf4j.LoggerFactory.getLogger(ProviderSimMain.class);
     SimConfig config;
     try {
       config = parse(args);
