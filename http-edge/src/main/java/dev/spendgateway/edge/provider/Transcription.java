@@ -79,7 +79,7 @@ enum Transcription implements CallKind {
       return CompletableFuture.completedFuture(
           Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
     }
-    long limit = services.policy().limits().maxTranscriptionFileBytes() + FORM_OVERHEAD_BYTES;
+    long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
     return EntityBodies.readStrict(request.entity(), limit, services)
         .thenCompose(body -> readForm(request, body, services))
         .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))

@@ -1,0 +1,81 @@
+package dev.spendgateway.edge;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.edge.ops.HealthRoutes;
+import dev.spendgateway.edge.provider.CallServices;
+import dev.spendgateway.edge.provider.ProviderRoutes;
+import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.policy.catalog.ModelCatalog;
+import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.request.PolicyLimits;
+import dev.spendgateway.policy.request.RequestPolicy;
+import dev.spendgateway.upstream.client.UpstreamClient;
+import dev.spendgateway.upstream.client.UpstreamSettings;
+import dev.spendgateway.upstream.stream.StreamMeter;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.stream.Materializer;
+
+/**
+ * The composition root: builds every component from the resolved config and binds the HTTP edge.
+ * The edge reaches the ledger only through the {@link ActorRef} it is given here, so a cluster
+ * singleton proxy can replace it later (SPEC §9).
+ */
+public final class Gateway {
+  private final GatewaySettings settings;
+  private final LedgerClient ledger;
+  private final CompletableFuture<Done> ledgerReady;
+  private final Route route;
+
+  private Gateway(ActorSystem<?> system, Config config, Clock clock) {
+    this.settings = GatewaySettings.fromConfig(config);
+    LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
+    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef = Ledger.spawn(system, ledgerSettings, clock);
+    this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings);
+    this.ledgerReady = ledger.awaitReady().toCompletableFuture();
+
+    PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
+    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
+    UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
+    CallServices services =
+        new CallServices(
+            new RequestPolicy(catalog, limits),
+            CostCalculator.of(limits),
+            ledger,
+            UpstreamClient.create(system, upstreamSettings),
+            StreamMeter.create(system, upstreamSettings),
+            clock,
+            Materializer.matFromSystem(system),
+            config.getDuration("gateway.body-read-timeout"));
+
+    GatewayAuth auth = new GatewayAuth(settings.token());
+    HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
+    ProviderRoutes providers = new ProviderRoutes(services, auth);
+    LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper());
+    this.route =
+        GatewayRoutes.compose(
+            auth, List.of(health.route()), List.of(providers.route()), List.of(ledgerRoutes.route()));
+  }
+
+  /** Builds the gateway on {@code system} and binds it; completes once listening. */
+  public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
+    Gateway gateway = new Gateway(system, config, clock);
+    return GatewayServer.bind(system, gateway.settings, gateway.route);
+  }
+
+  private CompletionStage<Boolean> isReady() {
+    return CompletableFuture.completedFuture(ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally());
+  }
+}
