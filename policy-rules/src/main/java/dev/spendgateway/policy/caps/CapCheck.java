@@ -54,6 +54,16 @@ public final class CapCheck {
   }
 
   /**
+   * The keys a reservation's spend is counted under (the windows of {@link #capsFor}, limits aside):
+   * what a settle, void, expiry or adjustment moves.
+   */
+  public static List<CapKey> keysFor(Lane lane, String subject, Instant reservedAt) {
+    return capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS).stream().map(Applicable::key).toList();
+  }
+
+  private static final CapLimits NO_LIMITS = new CapLimits(0, 0, 0, 0, 0);
+
+  /**
    * The first cap in {@code caps} whose headroom is below {@code amountMicros}, or empty when all
    * admit it.
    *
