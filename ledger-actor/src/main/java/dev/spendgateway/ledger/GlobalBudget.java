@@ -1,5 +1,6 @@
 package dev.spendgateway.ledger;
 
+import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
@@ -222,6 +223,7 @@ public final class GlobalBudget
   public record BrandCaps(long dailyMicros, long monthlyMicros) {}
 
   /** Immutable ledger state: every known reservation id, spend per cap window, open reservations. */
+  @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.NONE)
   public static final class State implements LedgerSerializable {
     private final PersistentMap<String, Reservation> reservations;
     private final PersistentMap<String, Reservation> open;
