@@ -466,15 +466,15 @@ class GlobalBudgetTest {
   @Test
   void recoveryFromSnapshotAndJournalReproducesTheSameState() {
     kit = newKit(5);
+    clock.set("2026-11-30T23:50:00Z");
     for (int i = 0; i < 6; i++) {
       reserveApp("a" + i, Lane.APP, "b" + (i % 2), "1.10", "5", "50");
     }
     settle("a0", "0.40");
     kit.<CloseReply>runCommand(replyTo -> new VoidReservation("a1", replyTo));
     reserve("t1", Lane.TRIAL, "p1", "0.70"); // refused: preview lifetime
-    clock.set("2026-11-30T23:58:00Z"); // open ones stay unexpired; the next reserve is on a new day
     settle("a2", "1.10");
-    clock.set("2026-12-01T00:01:00Z");
+    clock.set("2026-12-01T00:01:00Z"); // a new day; the open ones are not yet expired
     reserve("f1", Lane.FREE, null, "0.30");
     kit.<Adjusted>runCommand(replyTo -> new Adjust("adj-1", "ops", "credit", Lane.FREE, null, -usd("0.10"), replyTo));
     State before = kit.getState();
