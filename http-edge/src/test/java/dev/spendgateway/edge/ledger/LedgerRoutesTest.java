@@ -1,0 +1,297 @@
+package dev.spendgateway.edge.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.policy.caps.CapWindows;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every status and body shape of the ledger API, over real HTTP against a real (in-memory H2) ledger. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LedgerRoutesTest {
+  private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+  private final HttpClient http = HttpClient.newHttpClient();
+  private ActorSystem<Void> system;
+  private ServerBinding binding;
+  private String base;
+
+  @BeforeAll
+  void start() throws Exception {
+    Config config = ConfigFactory.parseResources(LedgerRoutesTest.class, "ledger-routes-test.conf")
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    system = ActorSystem.create(Behaviors.empty(), "ledger-routes-test", config);
+    LedgerSettings settings = LedgerSettings.fromConfig(config);
+    LedgerClient client = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
+    client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    binding = bind(new LedgerRoutes(client, mapper));
+    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
+
+  private ServerBinding bind(LedgerRoutes routes) throws Exception {
+    return Http.get(system).newServerAt("127.0.0.1", 0).bind(routes.route()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
+
+  private Answer post(String path, String body) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create(base + path))
+        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+  }
+
+  private Answer get(String path) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).GET().build());
+  }
+
+  private Answer send(HttpRequest request) throws Exception {
+    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
+  }
+
+  private static void assertUsd(String expected, JsonNode actual) {
+    assertTrue(actual.isNumber(), () -> "not a number: " + actual);
+    assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
+  }
+
+  private static void assertGatewayError(Answer a) {
+    assertEquals("true", a.raw().headers().firstValue("x-gateway-error").orElse(null));
+  }
+
+  @Test
+  void reserveAnswers201AndTheSameAgainForTheSameId() throws Exception {
+    String body = "{\"id\":\"r-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":0.30,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}";
+    Answer first = post("/ledger/reservations", body);
+    assertEquals(201, first.status());
+    assertEquals("r-1", first.body().get("id").textValue());
+    assertEquals("reserved", first.body().get("status").textValue());
+    assertUsd("0.30", first.body().get("amountUsd"));
+    assertEquals(3, first.body().size());
+
+    Answer again = post("/ledger/reservations", body);
+    assertEquals(201, again.status());
+    assertEquals(first.body(), again.body());
+  }
+
+  @Test
+  void sameIdWithDifferentFieldsIs409() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"c-1\",\"lane\":\"free\",\"amountUsd\":0.01}");
+    Answer conflict = post("/ledger/reservations", "{\"id\":\"c-1\",\"lane\":\"free\",\"amountUsd\":0.02}");
+    assertEquals(409, conflict.status());
+    assertEquals("conflict", conflict.body().at("/error/type").textValue());
+    assertGatewayError(conflict);
+  }
+
+  @Test
+  void refusalIs402NamingTheCapAndHeadroom() throws Exception {
+    assertEquals(201, post("/ledger/reservations",
+        "{\"id\":\"p-1\",\"lane\":\"trial\",\"brand\":\"preview-9\",\"amountUsd\":0.40}").status());
+    Answer refused = post("/ledger/reservations",
+        "{\"id\":\"p-2\",\"lane\":\"trial\",\"brand\":\"preview-9\",\"amountUsd\":0.30}");
+    assertEquals(402, refused.status());
+    JsonNode error = refused.body().get("error");
+    assertEquals("budget_exceeded", error.get("type").textValue());
+    assertEquals("preview_lifetime", error.get("cap").textValue());
+    assertEquals("preview-9", error.get("subject").textValue());
+    assertTrue(error.get("message").textValue().contains("preview_lifetime"));
+    assertTrue(error.get("message").textValue().contains("$0.2 headroom"), error.get("message").textValue());
+    assertGatewayError(refused);
+  }
+
+  @Test
+  void refusalOfAGlobalCapHasANullSubject() throws Exception {
+    Answer refused = post("/ledger/reservations",
+        "{\"id\":\"g-1\",\"lane\":\"app\",\"brand\":\"b9\",\"amountUsd\":41,\"brandDailyUsd\":100,\"brandMonthlyUsd\":100}");
+    assertEquals(402, refused.status());
+    assertEquals("global_daily", refused.body().at("/error/cap").textValue());
+    assertTrue(refused.body().get("error").has("subject"));
+    assertTrue(refused.body().at("/error/subject").isNull());
+    // the refused id stays refused, and it shows as such
+    assertEquals(402, post("/ledger/reservations",
+        "{\"id\":\"g-1\",\"lane\":\"app\",\"brand\":\"b9\",\"amountUsd\":41,\"brandDailyUsd\":100,\"brandMonthlyUsd\":100}").status());
+    assertEquals("refused", get("/ledger/reservations/g-1").body().get("status").textValue());
+  }
+
+  @Test
+  void settleAnswers200WithTheActualAndTheFirstResultAgain() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"s-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    Answer settled = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.12}");
+    assertEquals(200, settled.status());
+    assertEquals("s-1", settled.body().get("id").textValue());
+    assertEquals("settled", settled.body().get("status").textValue());
+    assertUsd("0.12", settled.body().get("actualUsd"));
+
+    Answer again = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.20}");
+    assertEquals(200, again.status());
+    assertUsd("0.12", again.body().get("actualUsd"));
+  }
+
+  @Test
+  void voidAnswers200AtZero() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"v-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    Answer voided = post("/ledger/reservations/v-1/void", "");
+    assertEquals(200, voided.status());
+    assertEquals("voided", voided.body().get("status").textValue());
+    assertUsd("0", voided.body().get("actualUsd"));
+  }
+
+  @Test
+  void settlingARefusedIdIs409() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"rf-1\",\"lane\":\"free\",\"amountUsd\":3.5}");
+    Answer a = post("/ledger/reservations/rf-1/settle", "{\"actualUsd\":0.1}");
+    assertEquals(409, a.status());
+  }
+
+  @Test
+  void unknownIdsAre404() throws Exception {
+    assertEquals(404, get("/ledger/reservations/nope").status());
+    assertEquals(404, post("/ledger/reservations/nope/settle", "{\"actualUsd\":0.1}").status());
+    Answer voided = post("/ledger/reservations/nope/void", "");
+    assertEquals(404, voided.status());
+    assertEquals("not_found", voided.body().at("/error/type").textValue());
+  }
+
+  @Test
+  void getShowsTheReservationWithActualNullWhileOpen() throws Exception {
+    post("/ledger/reservations",
+        "{\"id\":\"q-1\",\"lane\":\"app\",\"brand\":\"b2\",\"amountUsd\":0.30,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}");
+    JsonNode open = get("/ledger/reservations/q-1").body();
+    assertEquals("q-1", open.get("id").textValue());
+    assertEquals("reserved", open.get("status").textValue());
+    assertEquals("app", open.get("lane").textValue());
+    assertEquals("b2", open.get("brand").textValue());
+    assertUsd("0.30", open.get("amountUsd"));
+    assertTrue(open.has("actualUsd") && open.get("actualUsd").isNull());
+
+    post("/ledger/reservations/q-1/settle", "{\"actualUsd\":0.12}");
+    JsonNode settled = get("/ledger/reservations/q-1").body();
+    assertEquals("settled", settled.get("status").textValue());
+    assertUsd("0.12", settled.get("actualUsd"));
+  }
+
+  @Test
+  void usageShowsEveryCapWindow() throws Exception {
+    post("/ledger/reservations",
+        "{\"id\":\"u-1\",\"lane\":\"app\",\"brand\":\"ub\",\"amountUsd\":1.50,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}");
+    Answer usage = get("/usage?brand=ub");
+    assertEquals(200, usage.status());
+    JsonNode caps = usage.body().get("caps");
+    JsonNode global = caps.get(0);
+    assertEquals("global_daily", global.get("cap").textValue());
+    assertTrue(global.get("subject").isNull());
+    assertEquals(CapWindows.dayKey(Instant.now()), global.get("window").textValue());
+    assertUsd("40", global.get("limitUsd"));
+    BigDecimal remaining = global.get("limitUsd").decimalValue()
+        .subtract(global.get("spentUsd").decimalValue()).subtract(global.get("reservedUsd").decimalValue());
+    assertUsd(remaining.toPlainString(), global.get("remainingUsd"));
+    JsonNode brandDaily = null;
+    for (JsonNode cap : caps) {
+      if (cap.get("cap").textValue().equals("brand_daily")) {
+        brandDaily = cap;
+      }
+    }
+    assertEquals("ub", brandDaily.get("subject").textValue());
+    assertUsd("5", brandDaily.get("limitUsd"));
+    assertUsd("1.5", brandDaily.get("reservedUsd"));
+    assertUsd("3.5", brandDaily.get("remainingUsd"));
+    assertTrue(usage.body().get("openReservations").asInt() >= 1);
+    assertEquals(200, get("/usage").status());
+  }
+
+  static Stream<Arguments> malformed() {
+    String tooLong = "x".repeat(200);
+    return Stream.of(
+        Arguments.of("{not json", "body"),
+        Arguments.of("[1,2]", "body"),
+        Arguments.of("{\"lane\":\"free\",\"amountUsd\":1}", "id"),
+        Arguments.of("{\"id\":\"" + tooLong + "\",\"lane\":\"free\",\"amountUsd\":1}", "id"),
+        Arguments.of("{\"id\":\"a b\",\"lane\":\"free\",\"amountUsd\":1}", "id"),
+        Arguments.of("{\"id\":\"m-1\",\"amountUsd\":1}", "lane"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"gold\",\"amountUsd\":1}", "lane"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"app\",\"amountUsd\":1,\"brandDailyUsd\":5,\"brandMonthlyUsd\":5}", "brand"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"trial\",\"brand\":\"" + tooLong + "\",\"amountUsd\":0.1}", "brand"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\"}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":-0.30}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":\"NaN\"}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":NaN}", "body"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1e12}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":0.0000001}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":1,\"brandMonthlyUsd\":5}", "brandDailyUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":1,\"brandDailyUsd\":5}", "brandMonthlyUsd"));
+  }
+
+  @ParameterizedTest(name = "{0} -> 400 naming {1}")
+  @MethodSource("malformed")
+  void malformedReservationsAre400NamingTheFieldAndChangeNothing(String body, String field) throws Exception {
+    JsonNode before = get("/usage").body();
+    Answer bad = post("/ledger/reservations", body);
+    assertEquals(400, bad.status());
+    assertEquals("invalid_request", bad.body().at("/error/type").textValue());
+    assertEquals(field, bad.body().at("/error/field").textValue());
+    assertTrue(bad.body().at("/error/message").textValue().contains(field));
+    assertGatewayError(bad);
+    assertEquals(before, get("/usage").body());
+    assertEquals(404, get("/ledger/reservations/m-1").status());
+  }
+
+  @Test
+  void malformedSettlesAre400() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"ms-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    assertEquals("actualUsd", post("/ledger/reservations/ms-1/settle", "{\"actualUsd\":-1}").body().at("/error/field").textValue());
+    assertEquals("actualUsd", post("/ledger/reservations/ms-1/settle", "{}").body().at("/error/field").textValue());
+    assertEquals("body", post("/ledger/reservations/ms-1/settle", "nope").body().at("/error/field").textValue());
+    assertEquals(400, post("/ledger/reservations/" + "y".repeat(200) + "/settle", "{\"actualUsd\":1}").status());
+    assertEquals("reserved", get("/ledger/reservations/ms-1").body().get("status").textValue());
+  }
+
+  @Test
+  void aLedgerThatDoesNotAnswerIs503() throws Exception {
+    TestProbe<GlobalBudget.Command> silent = TestProbe.create(system);
+    LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), Duration.ofMillis(200));
+    ServerBinding other = bind(new LedgerRoutes(client, mapper));
+    try {
+      HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(503, response.statusCode());
+      assertEquals("ledger_unavailable", mapper.readTree(response.body()).at("/error/type").textValue());
+    } finally {
+      other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+}

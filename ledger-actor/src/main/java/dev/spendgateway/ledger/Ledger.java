@@ -1,0 +1,39 @@
+package dev.spendgateway.ledger;
+
+import java.time.Clock;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
+
+/**
+ * Starts the ledger. The returned ref is all the edge needs (wrap it in a {@link LedgerClient}); a
+ * cluster singleton proxy can replace it later without the edge noticing.
+ *
+ * <p>Before {@link GlobalBudget} recovers, the plugin's own DDL for the configured database is run
+ * with {@link SchemaUtils#createIfNotExists} (each statement is tried and existing objects are left
+ * alone, so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
+ * the recovery from the journal are done.
+ */
+public final class Ledger {
+  public static final String ACTOR_NAME = "ledger";
+
+  private Ledger() {}
+
+  /** Spawns the ledger as a top-level actor of {@code system}. */
+  public static ActorRef<GlobalBudget.Command> spawn(ActorSystem<?> system, LedgerSettings settings, Clock clock) {
+    return system.systemActorOf(behavior(system, settings, clock), ACTOR_NAME, Props.empty());
+  }
+
+  /** Spawns the ledger as a child of {@code context} (e.g. the guardian of the main app). */
+  public static ActorRef<GlobalBudget.Command> spawn(ActorContext<?> context, LedgerSettings settings, Clock clock) {
+    return context.spawn(behavior(context.getSystem(), settings, clock), ACTOR_NAME);
+  }
+
+  private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> behavior(
+      ActorSystem<?> system, LedgerSettings settings, Clock clock) {
+    return ReservationBatcher.create(settings, clock,
+        settings.createSchema() ? () -> SchemaUtils.createIfNotExists(system) : null);
+  }
+}

@@ -1,0 +1,72 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.ledger.GlobalBudget.CloseReply;
+import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
+import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
+import dev.spendgateway.ledger.GlobalBudget.Usage;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/**
+ * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
+ * with the ledger's answer (given only after the event is durable) or fails with a
+ * {@code TimeoutException} after the ask timeout ({@code ledger.ask-timeout}).
+ */
+public final class LedgerClient {
+  private final ActorRef<GlobalBudget.Command> ledger;
+  private final Scheduler scheduler;
+  private final Duration askTimeout;
+
+  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Duration askTimeout) {
+    this.ledger = ledger;
+    this.scheduler = scheduler;
+    this.askTimeout = askTimeout;
+  }
+
+  public static LedgerClient of(ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
+    return new LedgerClient(ledger, system.scheduler(), settings.askTimeout());
+  }
+
+  public CompletionStage<ReserveReply> reserve(ReserveRequest r) {
+    return ask(replyTo -> new GlobalBudget.Reserve(r.id(), r.lane(), r.subject(), r.amountMicros(),
+        r.brandDailyMicros(), r.brandMonthlyMicros(), replyTo));
+  }
+
+  public CompletionStage<CloseReply> settle(String id, long actualMicros) {
+    return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, replyTo));
+  }
+
+  /** The provider did not bill: close at zero. */
+  public CompletionStage<CloseReply> voidReservation(String id) {
+    return ask(replyTo -> new GlobalBudget.VoidReservation(id, replyTo));
+  }
+
+  public CompletionStage<ReservationReply> get(String id) {
+    return ask(replyTo -> new GlobalBudget.GetReservation(id, replyTo));
+  }
+
+  /** @param subject a brand or preview id to narrow the per-subject caps to */
+  public CompletionStage<Usage> usage(Optional<String> subject) {
+    return ask(replyTo -> new GlobalBudget.GetUsage(subject, replyTo));
+  }
+
+  /**
+   * Completes once the ledger has created its schema and recovered from the journal (asks again
+   * after each ask timeout, so a long recovery is waited out). {@code /readyz} depends on it.
+   */
+  public CompletionStage<Done> awaitReady() {
+    CompletionStage<GlobalBudget.Ready> ready = ask(GlobalBudget.AwaitReady::new);
+    return ready.handle((r, failure) -> failure == null)
+        .thenCompose(ok -> ok ? java.util.concurrent.CompletableFuture.completedFuture(Done.getInstance()) : awaitReady());
+  }
+
+  private <R> CompletionStage<R> ask(org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message) {
+    return AskPattern.ask(ledger, message, askTimeout, scheduler);
+  }
+}

@@ -1,0 +1,66 @@
+package dev.spendgateway.ledger;
+
+import com.typesafe.config.Config;
+import dev.spendgateway.policy.caps.CapLimits;
+import dev.spendgateway.policy.money.Micros;
+import java.math.BigDecimal;
+import java.time.Duration;
+
+/**
+ * The ledger's settings, read from the {@code ledger} block of the config (see
+ * {@code conf/ledger.conf} for what each key means and why it has its default).
+ */
+public record LedgerSettings(
+    CapLimits caps,
+    Duration reservationTimeout,
+    Duration expiryCheckInterval,
+    int snapshotEvery,
+    Duration retention,
+    Duration compactionInterval,
+    Duration askTimeout,
+    int maxBatch,
+    boolean createSchema) {
+
+  public LedgerSettings {
+    if (snapshotEvery < 1 || maxBatch < 1) {
+      throw new IllegalArgumentException("ledger.snapshot-every and ledger.max-batch must be >= 1");
+    }
+    if (reservationTimeout.isNegative() || reservationTimeout.isZero()) {
+      throw new IllegalArgumentException("ledger.reservation-timeout must be positive");
+    }
+  }
+
+  /** Reads the {@code ledger} block; {@code config} is the whole (resolved) application config. */
+  public static LedgerSettings fromConfig(Config config) {
+    Config ledger = config.getConfig("ledger");
+    Config caps = ledger.getConfig("caps");
+    return new LedgerSettings(
+        new CapLimits(
+            usd(caps, "global-daily-usd"),
+            usd(caps, "global-monthly-usd"),
+            usd(caps, "free-daily-usd"),
+            usd(caps, "trial-daily-usd"),
+            usd(caps, "preview-lifetime-usd")),
+        ledger.getDuration("reservation-timeout"),
+        ledger.getDuration("expiry-check-interval"),
+        ledger.getInt("snapshot-every"),
+        ledger.getDuration("retention"),
+        ledger.getDuration("compaction-interval"),
+        ledger.getDuration("ask-timeout"),
+        ledger.getInt("max-batch"),
+        ledger.getBoolean("create-schema"));
+  }
+
+  public LedgerSettings withCaps(CapLimits newCaps) {
+    return new LedgerSettings(newCaps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
+        compactionInterval, askTimeout, maxBatch, createSchema);
+  }
+
+  private static long usd(Config caps, String key) {
+    try {
+      return Micros.ofUsdExact(new BigDecimal(caps.getString(key)));
+    } catch (ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException("ledger.caps." + key + " must be a dollar amount with at most 6 decimals", e);
+    }
+  }
+}

@@ -1,0 +1,553 @@
+package dev.spendgateway.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.GlobalBudget.Adjust;
+import dev.spendgateway.ledger.GlobalBudget.Adjusted;
+import dev.spendgateway.ledger.GlobalBudget.Batch;
+import dev.spendgateway.ledger.GlobalBudget.BatchWritten;
+import dev.spendgateway.ledger.GlobalBudget.CapUsage;
+import dev.spendgateway.ledger.GlobalBudget.CloseReply;
+import dev.spendgateway.ledger.GlobalBudget.Closed;
+import dev.spendgateway.ledger.GlobalBudget.Command;
+import dev.spendgateway.ledger.GlobalBudget.Compact;
+import dev.spendgateway.ledger.GlobalBudget.Compacted;
+import dev.spendgateway.ledger.GlobalBudget.Conflict;
+import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.GlobalBudget.ExpireDue;
+import dev.spendgateway.ledger.GlobalBudget.GetReservation;
+import dev.spendgateway.ledger.GlobalBudget.GetUsage;
+import dev.spendgateway.ledger.GlobalBudget.Invalid;
+import dev.spendgateway.ledger.GlobalBudget.NotFound;
+import dev.spendgateway.ledger.GlobalBudget.NotOpen;
+import dev.spendgateway.ledger.GlobalBudget.Refused;
+import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
+import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
+import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
+import dev.spendgateway.ledger.GlobalBudget.ReservationRefused;
+import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
+import dev.spendgateway.ledger.GlobalBudget.ReservationView;
+import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
+import dev.spendgateway.ledger.GlobalBudget.Reserve;
+import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
+import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.GlobalBudget.Settle;
+import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
+import dev.spendgateway.ledger.GlobalBudget.State;
+import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.GlobalBudget.VoidReservation;
+import dev.spendgateway.ledger.Reservation.Status;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.caps.CapLimits;
+import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.Spend;
+import dev.spendgateway.policy.money.Micros;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit.CommandResult;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit.CommandResultWithReply;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** One test per command and per refusal reason: reply, event and new state together. */
+@ExtendWith(TestKitJUnit5Extension.class)
+@ExtendWith(LogCapturingExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class GlobalBudgetTest {
+
+  @JUnit5TestKit
+  final ActorTestKit testKit = new JUnit5TestKitBuilder()
+      .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
+      .build();
+
+  static final CapLimits CAPS = new CapLimits(usd("40"), usd("600"), usd("3"), usd("25"), usd("0.60"));
+
+  static LedgerSettings settings(int snapshotEvery) {
+    return new LedgerSettings(CAPS, Duration.ofMinutes(15), Duration.ofHours(1), snapshotEvery, Duration.ofDays(35),
+        Duration.ofHours(1), Duration.ofSeconds(5), 1000, false);
+  }
+
+  private final TestClock clock = TestClock.at("2026-11-30T10:00:00Z");
+  private EventSourcedBehaviorTestKit<Command, Event, State> kit;
+
+  @BeforeEach
+  void setUp() {
+    clock.set("2026-11-30T10:00:00Z");
+    kit = newKit(1000);
+  }
+
+  private EventSourcedBehaviorTestKit<Command, Event, State> newKit(int snapshotEvery) {
+    EventSourcedBehaviorTestKit<Command, Event, State> k = EventSourcedBehaviorTestKit.create(
+        testKit.system(), GlobalBudget.create(settings(snapshotEvery), clock),
+        EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
+    k.clear();
+    return k;
+  }
+
+  static long usd(String amount) {
+    return Micros.ofUsdExact(new BigDecimal(amount));
+  }
+
+  private CommandResultWithReply<Command, Event, State, ReserveReply> reserve(
+      String id, Lane lane, String subject, String amount) {
+    return reserveApp(id, lane, subject, amount, "0", "0");
+  }
+
+  private CommandResultWithReply<Command, Event, State, ReserveReply> reserveApp(
+      String id, Lane lane, String subject, String amount, String brandDaily, String brandMonthly) {
+    return kit.runCommand(replyTo -> new Reserve(id, lane, subject, usd(amount), usd(brandDaily), usd(brandMonthly), replyTo));
+  }
+
+  private CommandResultWithReply<Command, Event, State, CloseReply> settle(String id, String actual) {
+    return kit.runCommand(replyTo -> new Settle(id, usd(actual), replyTo));
+  }
+
+  private static Spend spend(State state, CapName cap, String subject, String window) {
+    return state.spendOn(new CapKey(cap, subject, window));
+  }
+
+  private static final String DAY = "2026-11-30";
+  private static final String MONTH = "2026-11";
+
+  // --- reserve ---------------------------------------------------------------------------------
+
+  @Test
+  void reserveHoldsTheAmountOnEveryCapOfTheLane() {
+    var result = reserveApp("r-1", Lane.APP, "b1", "0.30", "5", "50");
+
+    assertEquals(new Reserved("r-1", usd("0.30")), result.reply());
+    ReservationMade made = result.eventOfType(ReservationMade.class);
+    assertEquals(new ReservationMade("r-1", Lane.APP, "b1", usd("0.30"), usd("5"), usd("50"),
+        clock.instant(), clock.instant().plus(Duration.ofMinutes(15))), made);
+    State state = result.state();
+    assertEquals(Status.RESERVED, state.reservation("r-1").orElseThrow().status());
+    assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_DAILY, null, DAY));
+    assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_MONTHLY, null, MONTH));
+    assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.BRAND_DAILY, "b1", DAY));
+    assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.BRAND_MONTHLY, "b1", MONTH));
+    assertEquals(1, state.openReservations());
+  }
+
+  @Test
+  void refusedByGlobalDailyNamingItsHeadroom() {
+    reserve("big", Lane.FREE, null, "2.80");
+    reserveApp("big2", Lane.APP, "b1", "37.00", "100", "100");
+
+    var result = reserveApp("r-1", Lane.APP, "b1", "0.30", "100", "100");
+
+    assertEquals(new Refused("r-1", CapName.GLOBAL_DAILY, null, usd("0.20")), result.reply());
+    ReservationRefused refused = result.eventOfType(ReservationRefused.class);
+    assertEquals(CapName.GLOBAL_DAILY, refused.cap());
+    assertEquals(usd("0.20"), refused.headroomMicros());
+    assertEquals(usd("40"), refused.limitMicros());
+    assertEquals(Status.REFUSED, result.state().reservation("r-1").orElseThrow().status());
+    assertEquals(new Spend(0, usd("39.80")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+  }
+
+  @Test
+  void refusedByGlobalMonthlyAfterFifteenFullDays() {
+    for (int day = 1; day <= 15; day++) {
+      clock.set(String.format("2026-11-%02dT12:00:00Z", day));
+      assertInstanceOf(Reserved.class, reserveApp("d" + day, Lane.APP, "b1", "40", "40", "1000").reply());
+    }
+    clock.set("2026-11-16T12:00:00Z");
+    var result = reserveApp("r-1", Lane.APP, "b1", "0.30", "40", "1000");
+    assertEquals(new Refused("r-1", CapName.GLOBAL_MONTHLY, null, 0), result.reply());
+    assertEquals(CapName.GLOBAL_MONTHLY, result.eventOfType(ReservationRefused.class).cap());
+  }
+
+  @Test
+  void refusedByFreeDaily() {
+    reserve("f1", Lane.FREE, null, "2.80");
+    var result = reserve("f2", Lane.FREE, null, "0.30");
+    assertEquals(new Refused("f2", CapName.FREE_DAILY, null, usd("0.20")), result.reply());
+    assertEquals(CapName.FREE_DAILY, result.eventOfType(ReservationRefused.class).cap());
+    assertEquals(new Spend(0, usd("2.80")), spend(result.state(), CapName.FREE_DAILY, null, DAY));
+  }
+
+  @Test
+  void refusedByTrialDailyAcrossPreviews() {
+    for (int p = 1; p <= 41; p++) {
+      assertInstanceOf(Reserved.class, reserve("t" + p, Lane.TRIAL, "p" + p, "0.60").reply());
+    }
+    var result = reserve("t42", Lane.TRIAL, "p42", "0.60");
+    assertEquals(new Refused("t42", CapName.TRIAL_DAILY, null, usd("0.40")), result.reply());
+    assertEquals(CapName.TRIAL_DAILY, result.eventOfType(ReservationRefused.class).cap());
+  }
+
+  @Test
+  void refusedByPreviewLifetimeEvenOnALaterDay() {
+    reserve("t1", Lane.TRIAL, "p1", "0.40");
+    var result = reserve("t2", Lane.TRIAL, "p1", "0.30");
+    assertEquals(new Refused("t2", CapName.PREVIEW_LIFETIME, "p1", usd("0.20")), result.reply());
+    assertEquals("lifetime", result.eventOfType(ReservationRefused.class).window());
+
+    clock.set("2027-02-01T00:00:00Z");
+    assertEquals(new Refused("t3", CapName.PREVIEW_LIFETIME, "p1", usd("0.20")),
+        reserve("t3", Lane.TRIAL, "p1", "0.30").reply());
+    assertInstanceOf(Reserved.class, reserve("t4", Lane.TRIAL, "p2", "0.30").reply());
+  }
+
+  @Test
+  void refusedByBrandDaily() {
+    reserveApp("a1", Lane.APP, "b1", "4.80", "5", "50");
+    var result = reserveApp("a2", Lane.APP, "b1", "0.30", "5", "50");
+    assertEquals(new Refused("a2", CapName.BRAND_DAILY, "b1", usd("0.20")), result.reply());
+    assertEquals(CapName.BRAND_DAILY, result.eventOfType(ReservationRefused.class).cap());
+    // another brand is not affected
+    assertInstanceOf(Reserved.class, reserveApp("a3", Lane.APP, "b2", "0.30", "5", "50").reply());
+  }
+
+  @Test
+  void refusedByBrandMonthly() {
+    reserveApp("a1", Lane.APP, "b1", "9.90", "20", "10");
+    clock.set("2026-11-30T23:00:00Z");
+    var result = reserveApp("a2", Lane.APP, "b1", "0.30", "20", "10");
+    assertEquals(new Refused("a2", CapName.BRAND_MONTHLY, "b1", usd("0.10")), result.reply());
+  }
+
+  @Test
+  void invalidReserveChangesNothing() {
+    var negative = reserve("r-1", Lane.FREE, null, "0").state();
+    var result = kit.<ReserveReply>runCommand(replyTo -> new Reserve("r-2", Lane.FREE, null, -1, 0, 0, replyTo));
+    assertEquals("amountUsd", ((Invalid) result.reply()).field());
+    assertTrue(result.hasNoEvents());
+    var noBrand = kit.<ReserveReply>runCommand(replyTo -> new Reserve("r-3", Lane.APP, null, 1, 5, 5, replyTo));
+    assertEquals("brand", ((Invalid) noBrand.reply()).field());
+    assertEquals(negative, noBrand.state());
+  }
+
+  // --- windows ---------------------------------------------------------------------------------
+
+  @Test
+  void dailyCapsRollOverAtUtcMidnight() {
+    reserveApp("a1", Lane.APP, "b1", "40", "100", "1000");
+    assertInstanceOf(Refused.class, reserveApp("a2", Lane.APP, "b1", "0.01", "100", "1000").reply());
+
+    clock.set("2026-12-01T00:00:00Z");
+    var nextDay = reserveApp("a3", Lane.APP, "b1", "0.01", "100", "1000");
+    assertInstanceOf(Reserved.class, nextDay.reply());
+    assertEquals(new Spend(0, usd("0.01")), spend(nextDay.state(), CapName.GLOBAL_DAILY, null, "2026-12-01"));
+    assertEquals(new Spend(0, usd("0.01")), spend(nextDay.state(), CapName.GLOBAL_MONTHLY, null, "2026-12"));
+  }
+
+  @Test
+  void monthlyCapsRollOverOnTheFirst() {
+    reserveApp("a1", Lane.APP, "b1", "10", "20", "10");
+    clock.set("2026-11-30T23:59:59Z");
+    assertEquals(CapName.BRAND_MONTHLY,
+        ((Refused) reserveApp("a2", Lane.APP, "b1", "1", "20", "10").reply()).cap());
+    clock.set("2026-12-01T00:00:00Z");
+    assertInstanceOf(Reserved.class, reserveApp("a3", Lane.APP, "b1", "1", "20", "10").reply());
+  }
+
+  @Test
+  void spendCountsInTheWindowWhereItWasReserved() {
+    clock.set("2026-11-30T23:59:00Z");
+    reserve("r-1", Lane.FREE, null, "1.00");
+    clock.set("2026-12-01T00:05:00Z");
+    State state = settle("r-1", "0.70").state();
+    assertEquals(new Spend(usd("0.70"), 0), spend(state, CapName.GLOBAL_DAILY, null, DAY));
+    assertEquals(new Spend(usd("0.70"), 0), spend(state, CapName.GLOBAL_MONTHLY, null, MONTH));
+    assertEquals(Spend.NONE, spend(state, CapName.GLOBAL_DAILY, null, "2026-12-01"));
+  }
+
+  // --- settle and void -------------------------------------------------------------------------
+
+  @Test
+  void settleClosesAtTheRealCost() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var result = settle("r-1", "0.12");
+
+    assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), result.reply());
+    ReservationSettled settled = result.eventOfType(ReservationSettled.class);
+    assertEquals(usd("0.30"), settled.reservedMicros());
+    assertEquals(usd("0.12"), settled.actualMicros());
+    assertEquals(new Spend(usd("0.12"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
+    assertEquals(0, result.state().openReservations());
+  }
+
+  @Test
+  void settleAboveReserveIsRecordedAsIs() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var result = settle("r-1", "0.45");
+    assertEquals(new Closed("r-1", Status.SETTLED, usd("0.45")), result.reply());
+    assertTrue(result.eventOfType(ReservationSettled.class).overReserve());
+    assertEquals(new Spend(usd("0.45"), 0), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+  }
+
+  @Test
+  void voidClosesAtZero() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var result = kit.<CloseReply>runCommand(replyTo -> new VoidReservation("r-1", replyTo));
+    assertEquals(new Closed("r-1", Status.VOIDED, 0), result.reply());
+    assertEquals(usd("0.30"), result.eventOfType(ReservationVoided.class).reservedMicros());
+    assertEquals(new Spend(0, 0), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+  }
+
+  @Test
+  void settlingTwiceReturnsTheFirstResult() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    settle("r-1", "0.12");
+    var again = settle("r-1", "0.20");
+    assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), again.reply());
+    assertTrue(again.hasNoEvents());
+    var voidAfter = kit.<CloseReply>runCommand(replyTo -> new VoidReservation("r-1", replyTo));
+    assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), voidAfter.reply());
+    assertTrue(voidAfter.hasNoEvents());
+  }
+
+  @Test
+  void settleOfUnknownOrRefusedIdChangesNothing() {
+    var unknown = settle("nope", "0.10");
+    assertEquals(new NotFound("nope"), unknown.reply());
+    assertTrue(unknown.hasNoEvents());
+
+    reserve("big", Lane.FREE, null, "3");
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var refused = settle("r-1", "0.10");
+    assertEquals(new NotOpen("r-1", Status.REFUSED), refused.reply());
+    assertTrue(refused.hasNoEvents());
+  }
+
+  // --- idempotency -----------------------------------------------------------------------------
+
+  @Test
+  void sameIdSameRequestGetsTheSameAnswerAndHoldsOnce() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var again = reserve("r-1", Lane.FREE, null, "0.30");
+    assertEquals(new Reserved("r-1", usd("0.30")), again.reply());
+    assertTrue(again.hasNoEvents());
+    assertEquals(new Spend(0, usd("0.30")), spend(again.state(), CapName.FREE_DAILY, null, DAY));
+    // still the same answer once settled
+    settle("r-1", "0.10");
+    assertEquals(new Reserved("r-1", usd("0.30")), reserve("r-1", Lane.FREE, null, "0.30").reply());
+  }
+
+  @Test
+  void sameIdDifferentFieldsIsAConflict() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    var result = reserve("r-1", Lane.FREE, null, "0.31");
+    assertInstanceOf(Conflict.class, result.reply());
+    assertTrue(result.hasNoEvents());
+    assertInstanceOf(Conflict.class, reserveApp("r-1", Lane.APP, "b1", "0.30", "5", "5").reply());
+  }
+
+  @Test
+  void aRefusedIdStaysRefusedWhenRoomFreesUp() {
+    reserve("big", Lane.FREE, null, "3");
+    Refused first = (Refused) reserve("r-1", Lane.FREE, null, "0.30").reply();
+    kit.<CloseReply>runCommand(replyTo -> new VoidReservation("big", replyTo));
+
+    var again = reserve("r-1", Lane.FREE, null, "0.30");
+    assertEquals(first, again.reply());
+    assertTrue(again.hasNoEvents());
+  }
+
+  @Test
+  void idempotencyHoldsAcrossARestart() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    reserve("big", Lane.FREE, null, "3");
+    kit.restart();
+    assertEquals(new Reserved("r-1", usd("0.30")), reserve("r-1", Lane.FREE, null, "0.30").reply());
+    assertInstanceOf(Refused.class, reserve("big", Lane.FREE, null, "3").reply());
+    assertEquals(new Spend(0, usd("0.30")), spend(kit.getState(), CapName.FREE_DAILY, null, DAY));
+  }
+
+  // --- group commit ----------------------------------------------------------------------------
+
+  @Test
+  void aBatchIsDecidedInOrderAndWrittenOnce() {
+    TestProbe<ReserveReply> a = testKit.createTestProbe();
+    TestProbe<ReserveReply> b = testKit.createTestProbe();
+    TestProbe<ReserveReply> dup = testKit.createTestProbe();
+    TestProbe<CloseReply> s = testKit.createTestProbe();
+    var result = kit.<BatchWritten>runCommand(replyTo -> new Batch(List.of(
+        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, a.ref()),
+        new Reserve("b", Lane.FREE, null, usd("1.50"), 0, 0, b.ref()),
+        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, dup.ref()),
+        new Settle("a", usd("0.50"), s.ref())), replyTo));
+
+    assertEquals(new BatchWritten(4, 3), result.reply());
+    assertEquals(3, result.events().size());
+    assertEquals(new Reserved("a", usd("2.00")), a.receiveMessage());
+    assertEquals(new Refused("b", CapName.FREE_DAILY, null, usd("1.00")), b.receiveMessage());
+    assertEquals(new Reserved("a", usd("2.00")), dup.receiveMessage());
+    assertEquals(new Closed("a", Status.SETTLED, usd("0.50")), s.receiveMessage());
+    assertEquals(new Spend(usd("0.50"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
+  }
+
+  @Test
+  void aCrashBetweenDecidingAndWritingAdmitsNothingAndLosesNothingAcknowledged() {
+    reserve("acked", Lane.FREE, null, "1.00");
+    var ledger = testKit.spawn(GlobalBudget.create(settings(1000), clock));
+    TestProbe<ReserveReply> caller = testKit.createTestProbe();
+    TestProbe<BatchWritten> batcher = testKit.createTestProbe();
+    TestProbe<ReservationReply> query = testKit.createTestProbe();
+    ledger.tell(new GetReservation("acked", query.ref()));
+    assertInstanceOf(ReservationView.class, query.receiveMessage());
+
+    // The batch is decided in memory (the reservation fits), then its journal write fails: the
+    // ledger restarts and replays the journal.
+    kit.persistenceTestKit().failNextPersisted();
+    ledger.tell(new Batch(List.of(new Reserve("lost", Lane.FREE, null, usd("1.00"), 0, 0, caller.ref())), batcher.ref()));
+    caller.expectNoMessage(Duration.ofMillis(500));
+    batcher.expectNoMessage(Duration.ZERO);
+
+    ledger.tell(new GetReservation("lost", query.ref()));
+    assertEquals(new NotFound("lost"), query.receiveMessage(Duration.ofSeconds(5)));
+    ledger.tell(new GetReservation("acked", query.ref()));
+    assertEquals(Status.RESERVED, ((ReservationView) query.receiveMessage()).status());
+
+    // A retry of the unanswered id is decided afresh, once.
+    ledger.tell(new Reserve("lost", Lane.FREE, null, usd("1.00"), 0, 0, caller.ref()));
+    assertEquals(new Reserved("lost", usd("1.00")), caller.receiveMessage());
+    TestProbe<Usage> usage = testKit.createTestProbe();
+    ledger.tell(new GetUsage(Optional.empty(), usage.ref()));
+    assertEquals(usd("2.00"), usage.receiveMessage().caps().get(0).reservedMicros());
+    testKit.stop(ledger);
+  }
+
+  // --- expiry ----------------------------------------------------------------------------------
+
+  @Test
+  void anOpenReservationExpiresAtItsWorstCase() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    clock.advance(Duration.ofMinutes(14));
+    assertTrue(kit.runCommand(new ExpireDue()).hasNoEvents());
+
+    clock.advance(Duration.ofMinutes(1));
+    CommandResult<Command, Event, State> result = kit.runCommand(new ExpireDue());
+    ReservationExpired expired = result.eventOfType(ReservationExpired.class);
+    assertEquals(usd("0.30"), expired.reservedMicros());
+    assertEquals(Status.EXPIRED, result.state().reservation("r-1").orElseThrow().status());
+    assertEquals(new Spend(usd("0.30"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
+    // a late settle gets the first result
+    assertEquals(new Closed("r-1", Status.EXPIRED, usd("0.30")), settle("r-1", "0.10").reply());
+  }
+
+  @Test
+  void expiryIsReArmedAfterARestart() throws Exception {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    reserve("r-2", Lane.FREE, null, "0.20");
+    settle("r-2", "0.05");
+    clock.advance(Duration.ofMinutes(16));
+    kit.restart();
+    // recovery itself never expires (replay reads no clock); the ledger then checks at once
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (kit.getState().reservation("r-1").orElseThrow().isOpen() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    State state = kit.getState();
+    assertEquals(Status.EXPIRED, state.reservation("r-1").orElseThrow().status());
+    assertEquals(Status.SETTLED, state.reservation("r-2").orElseThrow().status());
+    assertEquals(new Spend(usd("0.35"), 0), spend(state, CapName.FREE_DAILY, null, DAY));
+  }
+
+  // --- recovery --------------------------------------------------------------------------------
+
+  @Test
+  void recoveryFromSnapshotAndJournalReproducesTheSameState() {
+    kit = newKit(5);
+    clock.set("2026-11-30T23:50:00Z");
+    for (int i = 0; i < 6; i++) {
+      reserveApp("a" + i, Lane.APP, "b" + (i % 2), "1.10", "5", "50");
+    }
+    settle("a0", "0.40");
+    kit.<CloseReply>runCommand(replyTo -> new VoidReservation("a1", replyTo));
+    reserve("t1", Lane.TRIAL, "p1", "0.70"); // refused: preview lifetime
+    settle("a2", "1.10");
+    clock.set("2026-12-01T00:01:00Z"); // a new day; the open ones are not yet expired
+    reserve("f1", Lane.FREE, null, "0.30");
+    kit.<Adjusted>runCommand(replyTo -> new Adjust("adj-1", "ops", "credit", Lane.FREE, null, -usd("0.10"), replyTo));
+    State before = kit.getState();
+    assertTrue(kit.snapshotTestKit().isPresent());
+
+    State fromSnapshot = kit.restart().state();
+    assertEquals(before, fromSnapshot);
+
+    kit.snapshotTestKit().orElseThrow().clearAll();
+    State fromJournalOnly = kit.restart().state();
+    assertEquals(before, fromJournalOnly);
+  }
+
+  // --- operator, queries, compaction ------------------------------------------------------------
+
+  @Test
+  void anOperatorCreditLowersSettledSpend() {
+    reserve("f1", Lane.FREE, null, "3");
+    settle("f1", "3");
+    assertInstanceOf(Refused.class, reserve("f2", Lane.FREE, null, "0.50").reply());
+    var result = kit.<Adjusted>runCommand(replyTo -> new Adjust("adj-1", "alice", "refund", Lane.FREE, null, -usd("1"), replyTo));
+    assertEquals(new Adjusted("adj-1", -usd("1")), result.reply());
+    SpendAdjusted adjusted = result.eventOfType(SpendAdjusted.class);
+    assertEquals("alice", adjusted.operator());
+    assertEquals(new Spend(usd("2"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
+    assertInstanceOf(Reserved.class, reserve("f3", Lane.FREE, null, "0.50").reply());
+  }
+
+  @Test
+  void usageListsEveryCurrentCapWindow() {
+    reserveApp("a1", Lane.APP, "b1", "0.50", "5", "50");
+    settle("a1", "0.25");
+    reserveApp("a2", Lane.APP, "b1", "0.50", "5", "50");
+    reserve("t1", Lane.TRIAL, "p1", "0.10");
+
+    Usage all = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), replyTo)).reply();
+    assertEquals(2, all.openReservations());
+    CapUsage global = all.caps().get(0);
+    assertEquals(new CapUsage(CapName.GLOBAL_DAILY, null, DAY, usd("40"), usd("0.25"), usd("0.60")), global);
+    assertEquals(usd("39.15"), global.remainingMicros());
+    assertEquals(List.of("global_daily", "global_monthly", "free_daily", "trial_daily", "brand_daily", "brand_monthly",
+        "preview_lifetime"), all.caps().stream().map(c -> c.cap().wireName()).toList());
+
+    Usage b1 = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.of("b1"), replyTo)).reply();
+    assertEquals(new CapUsage(CapName.BRAND_MONTHLY, "b1", MONTH, usd("50"), usd("0.25"), usd("0.50")),
+        b1.caps().get(b1.caps().size() - 1));
+    assertFalse(b1.caps().stream().anyMatch(c -> c.cap() == CapName.PREVIEW_LIFETIME));
+  }
+
+  @Test
+  void getReservationShowsStatusAndActual() {
+    reserve("r-1", Lane.FREE, null, "0.30");
+    ReservationReply open = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
+    assertEquals(new ReservationView("r-1", Status.RESERVED, Lane.FREE, null, usd("0.30"), Optional.empty()), open);
+    settle("r-1", "0.12");
+    ReservationReply settled = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
+    assertEquals(Optional.of(usd("0.12")), ((ReservationView) settled).actualMicros());
+    assertEquals(new NotFound("x"), kit.<ReservationReply>runCommand(replyTo -> new GetReservation("x", replyTo)).reply());
+  }
+
+  @Test
+  void compactionForgetsClosedReservationsAfterTheRetention() {
+    reserve("old", Lane.FREE, null, "0.30");
+    settle("old", "0.10");
+    clock.advance(Duration.ofDays(34));
+    reserve("open", Lane.FREE, null, "0.30");
+    assertTrue(kit.runCommand(new Compact()).hasNoEvents());
+
+    clock.advance(Duration.ofDays(2));
+    var result = kit.runCommand(new Compact());
+    assertInstanceOf(Compacted.class, result.event());
+    assertTrue(result.state().reservation("old").isEmpty());
+    assertEquals(Spend.NONE, spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+    assertTrue(result.state().reservation("open").orElseThrow().isOpen());
+  }
+}

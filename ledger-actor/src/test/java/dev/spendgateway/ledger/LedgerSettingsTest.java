@@ -1,0 +1,39 @@
+package dev.spendgateway.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.policy.caps.CapLimits;
+import java.io.File;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The shipped conf/ledger.conf parses into the documented defaults and points H2 at the data dir. */
+class LedgerSettingsTest {
+  private static Config shipped(Map<String, Object> overrides) {
+    return ConfigFactory.parseMap(overrides)
+        .withFallback(ConfigFactory.parseFile(new File("../conf/ledger.conf")))
+        .resolve();
+  }
+
+  @Test
+  void defaultsAreTheSpecCaps() {
+    LedgerSettings s = LedgerSettings.fromConfig(shipped(Map.of()));
+    assertEquals(new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000), s.caps());
+    assertEquals(Duration.ofMinutes(15), s.reservationTimeout());
+    assertEquals(1000, s.maxBatch());
+    assertTrue(s.createSchema());
+  }
+
+  @Test
+  void theJournalIsAnH2FileUnderTheDataDir() {
+    Config c = shipped(Map.of("gateway.data-dir", "/var/lib/gw"));
+    assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=0",
+        c.getString("pekko-persistence-jdbc.shared-databases.slick.db.url"));
+    assertEquals("jdbc-journal", c.getString("pekko.persistence.journal.plugin"));
+    assertEquals("slick", c.getString("jdbc-journal.use-shared-db"));
+  }
+}

@@ -1,0 +1,83 @@
+package dev.spendgateway.policy.caps;
+
+import dev.spendgateway.policy.access.Lane;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Pure cap rules. {@link #capsFor} lists, in checking order, the caps a reservation on a lane is
+ * held against; {@link #firstFailing} picks the first of them that cannot take the amount.
+ *
+ * <p>Order: the global caps first (they protect the company), then the lane's pool, then the
+ * subject's own caps. The trial lane never touches a brand cap and the app lane never touches the
+ * trial pool, so unpaid use cannot spend a paid brand's budget.
+ */
+public final class CapCheck {
+  private CapCheck() {}
+
+  /** A cap key together with its limit for one reservation. */
+  public record Applicable(CapKey key, long limitMicros) {}
+
+  /** The first cap that refuses, with the headroom it had left (never below zero). */
+  public record Failure(CapKey key, long limitMicros, long headroomMicros) {}
+
+  /**
+   * The caps a reservation is held against, in checking order.
+   *
+   * @param subject brand id (app) or preview id (trial); ignored for free
+   * @param brandDailyMicros brand daily cap from the request (app lane only)
+   * @param brandMonthlyMicros brand monthly cap from the request (app lane only)
+   */
+  public static List<Applicable> capsFor(
+      Lane lane, String subject, long brandDailyMicros, long brandMonthlyMicros, Instant reservedAt, CapLimits limits) {
+    String day = CapWindows.dayKey(reservedAt);
+    String month = CapWindows.monthKey(reservedAt);
+    List<Applicable> caps = new ArrayList<>(4);
+    caps.add(new Applicable(new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
+    caps.add(new Applicable(new CapKey(CapName.GLOBAL_MONTHLY, null, month), limits.globalMonthlyMicros()));
+    switch (lane) {
+      case FREE -> caps.add(new Applicable(new CapKey(CapName.FREE_DAILY, null, day), limits.freeDailyMicros()));
+      case TRIAL -> {
+        caps.add(new Applicable(new CapKey(CapName.TRIAL_DAILY, null, day), limits.trialDailyMicros()));
+        caps.add(new Applicable(
+            new CapKey(CapName.PREVIEW_LIFETIME, subject, CapWindows.LIFETIME), limits.previewLifetimeMicros()));
+      }
+      case APP -> {
+        caps.add(new Applicable(new CapKey(CapName.BRAND_DAILY, subject, day), brandDailyMicros));
+        caps.add(new Applicable(new CapKey(CapName.BRAND_MONTHLY, subject, month), brandMonthlyMicros));
+      }
+    }
+    return caps;
+  }
+
+  /**
+   * The keys a reservation's spend is counted under (the windows of {@link #capsFor}, limits aside):
+   * what a settle, void, expiry or adjustment moves.
+   */
+  public static List<CapKey> keysFor(Lane lane, String subject, Instant reservedAt) {
+    return capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS).stream().map(Applicable::key).toList();
+  }
+
+  private static final CapLimits NO_LIMITS = new CapLimits(0, 0, 0, 0, 0);
+
+  /**
+   * The first cap in {@code caps} whose headroom is below {@code amountMicros}, or empty when all
+   * admit it.
+   *
+   * @param spent the totals per cap key ({@link Spend#NONE} for a key never used)
+   */
+  public static Optional<Failure> firstFailing(
+      List<Applicable> caps, long amountMicros, Function<CapKey, Spend> spent) {
+    for (Applicable cap : caps) {
+      Spend s = spent.apply(cap.key());
+      CapUse use = new CapUse(cap.key(), cap.limitMicros(), s.settledMicros(), s.reservedMicros());
+      if (!use.admits(amountMicros)) {
+        return Optional.of(new Failure(cap.key(), cap.limitMicros(), Math.max(0, use.headroomMicros())));
+      }
+    }
+    return Optional.empty();
+  }
+}
