@@ -190,7 +190,10 @@ final class ProviderCall {
                     complete.json()
                         .map(kind::usageOfAnswer)
                         .orElseGet(() -> new UsageReport.NotReported("answer is not JSON")));
-                return passThrough(responded, org.apache.pekko.stream.javadsl.Source.single(complete.bytes()));
+                return HttpResponse.create()
+                    .withStatus(StatusCodes.get(responded.status()))
+                    .addHeaders(responded.headersToPassBack())
+                    .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
               }
               errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
               settle(held, held.worstCaseMicros());

@@ -131,7 +131,7 @@ enum Transcription implements CallKind {
       vetted.add(rebuilt(byName.get(name)));
     }
     Multipart.FormData.Strict rebuilt =
-        Multipart.FormData.createStrict(vetted.toArray(Multipart.FormData.BodyPart.Strict[]::new));
+        org.apache.pekko.http.javadsl.model.Multiparts.createStrictFormDataFromParts(vetted.toArray(Multipart.FormData.BodyPart.Strict[]::new));
     HttpEntity.Strict entity = rebuilt.toEntity();
     UpstreamBody body = new UpstreamBody.Strict(entity.getContentType(), entity.getData());
     return new Preparation.Prepared(
@@ -142,6 +142,6 @@ enum Transcription implements CallKind {
   private static Multipart.FormData.BodyPart.Strict rebuilt(Multipart.FormData.BodyPart.Strict part) {
     Map<String, String> disposition =
         part.getFilename().map(f -> Map.of("filename", f)).orElse(Map.of());
-    return Multipart.FormData.BodyPart.Strict.create(part.getName(), part.getEntity(), disposition);
+    return org.apache.pekko.http.javadsl.model.Multiparts.createFormDataBodyPartStrict(part.getName(), part.getEntity(), disposition);
   }
 }
