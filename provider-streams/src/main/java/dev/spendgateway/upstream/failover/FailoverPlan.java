@@ -37,9 +37,9 @@ import java.util.function.Predicate;
  *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
  *       no fallback, its model circuit open or retired, or the request needs something the fallback
  *       lacks): a transient fault (429, 408, 409, 5xx, 529, connection error) retries here while the
- *       budget allows; otherwise {@link GiveUp}: 429 {@code rate_limited} after a 429, 400 {@code
- *       fallback_unsupported} naming the missing feature when only that blocked the switch, else
- *       503 {@code upstream_unavailable}.
+ *       budget allows; otherwise {@link GiveUp}: 429 {@code rate_limited} after a 429, 503 {@code
+ *       fallback_unsupported} naming the missing feature when the request itself blocked the switch
+ *       (the outage is transient, so not a 400), else 503 {@code upstream_unavailable}.
  * </ol>
  */
 public final class FailoverPlan {
@@ -228,10 +228,9 @@ public final class FailoverPlan {
     if (a.status() == 429) {
       return new GiveUp(429, "rate_limited", why);
     }
-    if (isOnPrimary(ctx, a) && ctx.profile().fallback().isPresent() && featureOrTranslationBlocked(ctx)) {
-      return new GiveUp(400, "fallback_unsupported", why);
-    }
-    return new GiveUp(503, "upstream_unavailable", why);
+    boolean blockedByRequest =
+        isOnPrimary(ctx, a) && ctx.profile().fallback().isPresent() && featureOrTranslationBlocked(ctx);
+    return new GiveUp(503, blockedByRequest ? "fallback_unsupported" : "upstream_unavailable", why);
   }
 
   /** Why the call cannot switch now, or empty when it can. */
