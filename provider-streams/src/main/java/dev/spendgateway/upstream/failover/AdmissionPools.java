@@ -169,6 +169,9 @@ public final class AdmissionPools {
           inFlight++;
           return CompletableFuture.completedFuture(new Permit(this, Duration.ZERO));
         }
+        if (queue.size() >= queueSize) {
+          queue.removeIf(w -> w.future().isCancelled()); // callers that gave up hold no place
+        }
         if (queue.size() < queueSize) {
           CompletableFuture<Permit> future = new CompletableFuture<>();
           queue.addLast(new Waiter(future, nanoTime.getAsLong()));
