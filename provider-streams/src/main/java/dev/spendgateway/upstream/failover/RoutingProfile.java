@@ -1,6 +1,7 @@
 package dev.spendgateway.upstream.failover;
 
 import dev.spendgateway.policy.catalog.ModelInfo;
+import dev.spendgateway.policy.catalog.Provider;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -29,7 +30,7 @@ public record RoutingProfile(
   }
 
   /** The model this profile uses on a provider, when it has one there. */
-  public Optional<ModelInfo> modelOn(dev.spendgateway.policy.catalog.Provider provider) {
+  public Optional<ModelInfo> modelOn(Provider provider) {
     if (primary.provider() == provider) {
       return Optional.of(primary);
     }

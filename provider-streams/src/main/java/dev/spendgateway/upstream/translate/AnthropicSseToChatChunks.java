@@ -55,6 +55,7 @@ public final class AnthropicSseToChatChunks {
   private boolean started;
   private boolean finishSent;
   private boolean finished;
+  private boolean failed;
   private String stopReason;
   private JsonNode startUsage;
   private JsonNode deltaUsage;
@@ -145,8 +146,6 @@ public final class AnthropicSseToChatChunks {
   public boolean isComplete() {
     return finished && finishSent && !failed;
   }
-
-  private boolean failed;
 
   /** What Anthropic reported so far ({@code message_start} + last {@code message_delta}). */
   public UsageReport usage() {
