@@ -1,0 +1,296 @@
+package dev.spendgateway.upstream.failover;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.policy.catalog.ModelInfo;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.failover.Classification;
+import dev.spendgateway.policy.failover.ErrorClassifier;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * The failover router's decisions, as pure functions (SPEC §7, issue 6): where the first attempt
+ * goes ({@link #start}) and what follows an attempt's outcome ({@link #next}). The router executes
+ * the {@link Step}; everything stateful (budget, circuits, stickiness, random backoff) is read by the
+ * router and handed in as plain values, so every rule here is table-tested.
+ *
+ * <p>Rules, in order, for {@link #next}:
+ *
+ * <ol>
+ *   <li>2xx → {@link Deliver}.
+ *   <li>Bytes already reached the client → {@link CutStream}: no failover after the first byte.
+ *   <li>OpenAI rejected the strict schema (400) → {@link RetryAsJsonObject}; Claude's "compiled
+ *       grammar is too large" (400) → {@link RetryWithSchemaInPrompt}; once per call each.
+ *   <li>Caller error (invalid request, content refusal, any other 4xx) → {@link Deliver}: the other
+ *       side would refuse it the same way.
+ *   <li>410 → the model is retired ({@link Decision#modelGone()}: open its circuit, alarm); switch to
+ *       the fallback if usable, else {@link GiveUp} 503 {@code model_retired} naming model and profile.
+ *   <li>429 with an affordable wait ({@link Attempt#affordableRetryWait()}) → {@link RetrySame}; 429
+ *       past the wait or the budget, and every other failover class (connection error, 401, 402,
+ *       403, 408, 409, 500–504, Anthropic 529 and "credit balance is too low") → {@link SwitchTo} the
+ *       fallback when the switch is allowed.
+ *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
+ *       no fallback, its model circuit open or retired, or the request needs something the fallback
+ *       lacks): a transient fault (429, 408, 409, 5xx, 529, connection error) retries here while the
+ *       budget allows; otherwise {@link GiveUp}: 429 {@code rate_limited} after a 429, 503 {@code
+ *       fallback_unsupported} naming the missing feature when the request itself blocked the switch
+ *       (the outage is transient, so not a 400), else 503 {@code upstream_unavailable}.
+ * </ol>
+ */
+public final class FailoverPlan {
+  private FailoverPlan() {}
+
+  /** What the router does next. */
+  public sealed interface Step {}
+
+  /** Make the call on this provider and model; {@code failover} is the {@code x-gateway-failover} value. */
+  public record Call(Provider provider, String model, boolean failover) implements Step {}
+
+  /** Retry on the same provider and model after {@code delay}. */
+  public record RetrySame(Duration delay) implements Step {}
+
+  /** Fail over: the same turn on the fallback (translated), after which the call never switches back. */
+  public record SwitchTo(Provider provider, String model) implements Step {}
+
+  /** OpenAI refused the strict schema: the same turn again in json_object mode; remember the schema. */
+  public record RetryAsJsonObject() implements Step {}
+
+  /** Claude refused the grammar: the same turn again with the schema in the system prompt. */
+  public record RetryWithSchemaInPrompt() implements Step {}
+
+  /** Hand the upstream answer (success or caller error) to the caller as it is. */
+  public record Deliver() implements Step {}
+
+  /** Stop with a gateway-made error in the OpenAI error shape. */
+  public record GiveUp(int status, String errorType, String message) implements Step {}
+
+  /** Bytes already went out: end the stream with an error event; never retried or switched. */
+  public record CutStream(String errorType, String message) implements Step {}
+
+  /**
+   * A step plus the classification behind it. {@code modelGone} tells the router to open the
+   * attempt model's circuit ({@link ModelCircuits#onModelGone}) before acting.
+   */
+  public record Decision(Classification classification, boolean modelGone, Step step) {}
+
+  /**
+   * What the router knows about the call, fixed for its whole life.
+   *
+   * @param profile the routing profile
+   * @param requestFeatures catalog features the request uses ({@link #featuresOf})
+   * @param fallbackBlocker why this request cannot be translated to the fallback (a {@code
+   *     TranslationError} message), checked before any switch; empty when it can
+   * @param stickyProvider the provider the conversation is stuck to, if any
+   * @param modelOpen whether a model's 410 circuit is open
+   * @param today for catalog lifecycle (retired / end of support)
+   * @param maxRetryAfter the longest Retry-After worth waiting for ({@code failover.max-retry-after})
+   */
+  public record Context(
+      RoutingProfile profile,
+      Set<String> requestFeatures,
+      Optional<String> fallbackBlocker,
+      Optional<Provider> stickyProvider,
+      Predicate<String> modelOpen,
+      LocalDate today,
+      Duration maxRetryAfter) {
+    public Context {
+      Objects.requireNonNull(profile, "profile");
+      requestFeatures = Set.copyOf(requestFeatures);
+      Objects.requireNonNull(fallbackBlocker, "fallbackBlocker");
+      Objects.requireNonNull(stickyProvider, "stickyProvider");
+      Objects.requireNonNull(modelOpen, "modelOpen");
+      Objects.requireNonNull(today, "today");
+      Objects.requireNonNull(maxRetryAfter, "maxRetryAfter");
+    }
+  }
+
+  /**
+   * The outcome of one attempt.
+   *
+   * @param provider where it went
+   * @param model which model
+   * @param status HTTP status, or {@link ErrorClassifier#CONNECTION_ERROR} (0) for no answer (an open
+   *     provider breaker counts as that too)
+   * @param body the error body (null for success); read for credit balance and schema refusals
+   * @param retryAfter the answer's parsed Retry-After
+   * @param affordableRetryWait the wait {@link RetryPolicy#affordableWait} grants for one more
+   *     attempt here; empty when the budget or the advised wait rules a retry out
+   * @param bytesSent true when part of the answer already reached the client
+   * @param structuredDowngradeDone true when this call already retried with json_object / a prompt schema
+   */
+  public record Attempt(
+      Provider provider,
+      String model,
+      int status,
+      String body,
+      Optional<Duration> retryAfter,
+      Optional<Duration> affordableRetryWait,
+      boolean bytesSent,
+      boolean structuredDowngradeDone) {
+    public Attempt {
+      Objects.requireNonNull(provider, "provider");
+      Objects.requireNonNull(model, "model");
+      Objects.requireNonNull(retryAfter, "retryAfter");
+      Objects.requireNonNull(affordableRetryWait, "affordableRetryWait");
+    }
+  }
+
+  /**
+   * Catalog features an OpenAI chat request relies on: {@code streaming} for {@code stream: true},
+   * {@code json_schema} for a json_schema response format. ({@code json_object} is not listed: Claude
+   * serves it by instruction, and the catalog does not list it for Claude models.)
+   */
+  public static Set<String> featuresOf(JsonNode chatRequest) {
+    Set<String> features = new LinkedHashSet<>();
+    if (chatRequest.path("stream").asBoolean(false)) {
+      features.add("streaming");
+    }
+    if ("json_schema".equals(chatRequest.path("response_format").path("type").asText())) {
+      features.add("json_schema");
+    }
+    return features;
+  }
+
+  /**
+   * Where the first attempt goes: the fallback when the conversation is stuck to it (and it can serve
+   * this request) or when the primary's model is retired / its circuit open; else the primary. With
+   * neither usable: 503 {@code model_retired}.
+   */
+  public static Step start(Context ctx) {
+    RoutingProfile p = ctx.profile();
+    Optional<String> fallbackProblem = fallbackProblem(ctx);
+    boolean primaryUsable = usable(p.primary(), ctx);
+    boolean stuckToFallback =
+        ctx.stickyProvider().isPresent()
+            && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
+    if ((stuckToFallback || !primaryUsable) && fallbackProblem.isEmpty()) {
+      ModelInfo f = p.fallback().orElseThrow();
+      return new Call(f.provider(), f.name(), true);
+    }
+    if (primaryUsable) {
+      return new Call(p.primary().provider(), p.primary().name(), false);
+    }
+    return modelRetired(p.primary().name(), ctx, fallbackProblem);
+  }
+
+  /** What to do after {@code attempt}. */
+  public static Decision next(Context ctx, Attempt attempt) {
+    Classification c =
+        attempt.status() == ErrorClassifier.CONNECTION_ERROR
+            ? ErrorClassifier.classifyConnectionError(attempt.provider())
+            : ErrorClassifier.classify(
+                attempt.provider(), attempt.status(), attempt.body(), attempt.retryAfter(), ctx.maxRetryAfter());
+    boolean gone = c == Classification.MODEL_GONE;
+    return new Decision(c, gone, step(ctx, attempt, c));
+  }
+
+  private static Step step(Context ctx, Attempt a, Classification c) {
+    if (c == Classification.SUCCESS) {
+      return new Deliver();
+    }
+    if (a.bytesSent()) {
+      return new CutStream(
+          "upstream_cut",
+          a.provider().wireName() + " stopped mid-answer (" + describe(a.status()) + "); the answer is incomplete");
+    }
+    if (!a.structuredDowngradeDone() && ctx.requestFeatures().contains("json_schema")) {
+      if (a.provider() == Provider.OPENAI && StructuredOutputFallback.isStrictSchemaRejection(a.status(), a.body())) {
+        return new RetryAsJsonObject();
+      }
+      if (a.provider() == Provider.ANTHROPIC && StructuredOutputFallback.isGrammarTooLarge(a.status(), a.body())) {
+        return new RetryWithSchemaInPrompt();
+      }
+    }
+    if (c == Classification.CALLER_ERROR) {
+      return new Deliver();
+    }
+    if (c == Classification.RETRY_THEN_FAILOVER && a.affordableRetryWait().isPresent()) {
+      return new RetrySame(a.affordableRetryWait().get());
+    }
+    Optional<String> switchProblem = switchProblem(ctx, a);
+    if (switchProblem.isEmpty()) {
+      ModelInfo f = ctx.profile().fallback().orElseThrow();
+      return new SwitchTo(f.provider(), f.name());
+    }
+    if (c == Classification.MODEL_GONE) {
+      return modelRetired(a.model(), ctx, switchProblem);
+    }
+    if (isTransient(a.status()) && a.affordableRetryWait().isPresent()) {
+      return new RetrySame(a.affordableRetryWait().get());
+    }
+    String why = a.provider().wireName() + " answered " + describe(a.status())
+        + " for profile '" + ctx.profile().name() + "' and there is no failover: " + switchProblem.get();
+    if (a.status() == 429) {
+      return new GiveUp(429, "rate_limited", why);
+    }
+    boolean blockedByRequest =
+        isOnPrimary(ctx, a) && ctx.profile().fallback().isPresent() && featureOrTranslationBlocked(ctx);
+    return new GiveUp(503, blockedByRequest ? "fallback_unsupported" : "upstream_unavailable", why);
+  }
+
+  /** Why the call cannot switch now, or empty when it can. */
+  private static Optional<String> switchProblem(Context ctx, Attempt a) {
+    if (!isOnPrimary(ctx, a)) {
+      return Optional.of("the call is already on the fallback (a call switches provider at most once)");
+    }
+    return fallbackProblem(ctx);
+  }
+
+  private static boolean isOnPrimary(Context ctx, Attempt a) {
+    return a.provider() == ctx.profile().primary().provider();
+  }
+
+  /** Why the profile's fallback cannot serve this request, or empty when it can. */
+  private static Optional<String> fallbackProblem(Context ctx) {
+    Optional<ModelInfo> fallback = ctx.profile().fallback();
+    if (fallback.isEmpty()) {
+      return Optional.of("the profile has no fallback");
+    }
+    ModelInfo f = fallback.get();
+    if (!usable(f, ctx)) {
+      return Optional.of("the fallback model '" + f.name() + "' is retired");
+    }
+    for (String feature : ctx.requestFeatures()) {
+      if (!f.hasFeature(feature)) {
+        return Optional.of(
+            "the request uses " + feature + ", which the fallback model '" + f.name() + "' does not support");
+      }
+    }
+    return ctx.fallbackBlocker().map(reason -> "the request cannot go to the fallback: " + reason);
+  }
+
+  private static boolean featureOrTranslationBlocked(Context ctx) {
+    ModelInfo f = ctx.profile().fallback().orElseThrow();
+    return usable(f, ctx)
+        && (ctx.fallbackBlocker().isPresent()
+            || !ctx.requestFeatures().stream().allMatch(f::hasFeature));
+  }
+
+  private static boolean usable(ModelInfo model, Context ctx) {
+    return !model.isRetiredOn(ctx.today()) && !ctx.modelOpen().test(model.name());
+  }
+
+  private static GiveUp modelRetired(String model, Context ctx, Optional<String> fallbackProblem) {
+    return new GiveUp(
+        503,
+        "model_retired",
+        "model '" + model + "' of profile '" + ctx.profile().name() + "' is retired and "
+            + fallbackProblem.orElse("no fallback is usable"));
+  }
+
+  /** Faults worth retrying on the same side when there is nowhere else to go. */
+  private static boolean isTransient(int status) {
+    return status == ErrorClassifier.CONNECTION_ERROR
+        || status == 408 || status == 409 || status == 429 || status == 529
+        || (status >= 500 && status <= 504);
+  }
+
+  private static String describe(int status) {
+    return status == ErrorClassifier.CONNECTION_ERROR ? "a connection error" : "HTTP " + status;
+  }
+}

@@ -1,0 +1,121 @@
+package dev.spendgateway.upstream.failover;
+
+import dev.spendgateway.policy.catalog.Provider;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BiConsumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.pattern.CircuitBreaker;
+import org.apache.pekko.pattern.CircuitBreakerOpenException;
+
+/**
+ * One Pekko {@link CircuitBreaker} per provider: {@code max-failures} consecutive failures open it;
+ * while open every call fails at once with {@link CircuitBreakerOpenException} (the router treats
+ * that like a connection error: fail over, no upstream traffic); after {@code reset-timeout} one
+ * half-open probe is let through — success closes it, failure re-opens it with the timeout doubled up
+ * to {@code max-reset-timeout}.
+ *
+ * <p>What counts as a failure is the caller's call: pass a predicate on the answer (an HTTP 5xx, 529
+ * or exhausted 429 is a failure; a caller error 400 is NOT — the provider is healthy). The call
+ * timeout applies to the supplied stage: for streams, complete the stage at the response headers,
+ * not at the end of the body.
+ */
+public final class ProviderBreakers {
+
+  /** {@code failover.breaker} settings. */
+  public record Settings(
+      int maxFailures, Duration callTimeout, Duration resetTimeout, Duration maxResetTimeout) {
+    public Settings {
+      if (maxFailures < 1) {
+        throw new IllegalArgumentException("breaker.max-failures must be >= 1");
+      }
+    }
+  }
+
+  /** Breaker state for metrics ({@code gateway_circuit_state{provider}}). */
+  public enum State {
+    CLOSED,
+    OPEN,
+    HALF_OPEN
+  }
+
+  private final Map<Provider, CircuitBreaker> breakers = new EnumMap<>(Provider.class);
+
+  /**
+   * @param scheduler the classic scheduler ({@code system.classicSystem().scheduler()})
+   * @param onStateChange told on every transition (for logs and metrics); may be a no-op
+   */
+  public ProviderBreakers(
+      org.apache.pekko.actor.Scheduler scheduler,
+      Settings settings,
+      BiConsumer<Provider, State> onStateChange) {
+    for (Provider provider : Provider.values()) {
+      CircuitBreaker breaker =
+          CircuitBreaker.create(
+                  scheduler, settings.maxFailures(), settings.callTimeout(), settings.resetTimeout())
+              .withExponentialBackoff(settings.maxResetTimeout());
+      breaker.addOnOpenListener(() -> onStateChange.accept(provider, State.OPEN));
+      breaker.addOnHalfOpenListener(() -> onStateChange.accept(provider, State.HALF_OPEN));
+      breaker.addOnCloseListener(() -> onStateChange.accept(provider, State.CLOSED));
+      breakers.put(provider, breaker);
+    }
+  }
+
+  /** Convenience for a typed actor system. */
+  public static ProviderBreakers create(
+      ActorSystem<?> system, Settings settings, BiConsumer<Provider, State> onStateChange) {
+    return new ProviderBreakers(system.classicSystem().scheduler(), settings, onStateChange);
+  }
+
+  /**
+   * Runs {@code call} through the provider's breaker. The returned stage fails with {@link
+   * CircuitBreakerOpenException} without calling when the breaker is open (or half-open with its
+   * probe already in flight).
+   *
+   * @param isFailure which successful answers still count as a provider failure
+   */
+  public <T> CompletionStage<T> withBreaker(
+      Provider provider, Supplier<CompletionStage<T>> call, Predicate<T> isFailure) {
+    Callable<CompletionStage<T>> body = call::get;
+    return breakers
+        .get(provider)
+        .callWithCircuitBreakerCS(
+            body, (result, error) -> error.isPresent() || result.map(isFailure::test).orElse(false));
+  }
+
+  /** {@link #withBreaker(Provider, Supplier, Predicate)} where only a failed stage is a failure. */
+  public <T> CompletionStage<T> withBreaker(Provider provider, Supplier<CompletionStage<T>> call) {
+    return withBreaker(provider, call, result -> false);
+  }
+
+  /**
+   * False while the breaker is open: a cheap pre-check (e.g. to go straight to the fallback). A
+   * half-open breaker answers true; only {@link #withBreaker} enforces its single probe.
+   */
+  public boolean isCallAllowed(Provider provider) {
+    return !breakers.get(provider).isOpen();
+  }
+
+  /** Records a success observed outside {@link #withBreaker} (e.g. a stream that completed). */
+  public void onSuccess(Provider provider) {
+    breakers.get(provider).succeed();
+  }
+
+  /** Records a failure observed outside {@link #withBreaker} (e.g. a stream cut mid-way). */
+  public void onFailure(Provider provider) {
+    breakers.get(provider).fail();
+  }
+
+  public State state(Provider provider) {
+    CircuitBreaker b = breakers.get(provider);
+    if (b.isOpen()) {
+      return State.OPEN;
+    }
+    return b.isHalfOpen() ? State.HALF_OPEN : State.CLOSED;
+  }
+}

@@ -1,0 +1,257 @@
+package dev.spendgateway.upstream.failover;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.failover.FailoverPlan.Attempt;
+import dev.spendgateway.upstream.failover.FailoverPlan.Call;
+import dev.spendgateway.upstream.failover.FailoverPlan.Context;
+import dev.spendgateway.upstream.failover.FailoverPlan.CutStream;
+import dev.spendgateway.upstream.failover.FailoverPlan.Decision;
+import dev.spendgateway.upstream.failover.FailoverPlan.Deliver;
+import dev.spendgateway.upstream.failover.FailoverPlan.GiveUp;
+import dev.spendgateway.upstream.failover.FailoverPlan.RetryAsJsonObject;
+import dev.spendgateway.upstream.failover.FailoverPlan.RetrySame;
+import dev.spendgateway.upstream.failover.FailoverPlan.RetryWithSchemaInPrompt;
+import dev.spendgateway.upstream.failover.FailoverPlan.Step;
+import dev.spendgateway.upstream.failover.FailoverPlan.SwitchTo;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** (primary fault, fallback state) → decision; every row reads as a sentence. */
+class FailoverPlanTest {
+  private static final RoutingProfiles PROFILES = RoutingProfiles.fromConfig(Confs.shipped());
+  private static final RoutingProfile FAST = PROFILES.find("fast-summary").orElseThrow();
+  private static final RoutingProfile STRUCTURED = PROFILES.find("structured-analysis").orElseThrow();
+  private static final RoutingProfile NO_FALLBACK =
+      new RoutingProfile("solo", FAST.primary(), Optional.empty(), 200_000, Set.of(), Pool.INTERACTIVE, 1024);
+  private static final LocalDate TODAY = LocalDate.parse("2026-11-30");
+  private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(20);
+  private static final Duration ONE_S = Duration.ofSeconds(1);
+
+  private static final String INVALID =
+      "{\"error\":{\"message\":\"messages: at least one message is required\",\"type\":\"invalid_request_error\"}}";
+  private static final String CREDIT =
+      "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.\"}}";
+  private static final String STRICT =
+      "{\"error\":{\"message\":\"Invalid schema for response_format 'r': In context=(), 'additionalProperties' is required to be supplied and to be false.\",\"type\":\"invalid_request_error\",\"param\":\"response_format\",\"code\":null}}";
+  private static final String GRAMMAR =
+      "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"The compiled grammar is too large, which would cause performance issues. Simplify your tool schemas or reduce the number of strict tools.\"}}";
+
+  /** The state of the fallback side for one row. */
+  enum Fallback {
+    HEALTHY,
+    NONE,
+    MODEL_CIRCUIT_OPEN,
+    REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS,
+    REQUEST_HAS_TOOLS
+  }
+
+  private static final SwitchTo TO_HAIKU = new SwitchTo(Provider.ANTHROPIC, "claude-haiku-5-5");
+
+  static Stream<Arguments> afterPrimaryAttempt() {
+    return Stream.of(
+        row("OpenAI 200 is delivered", openAi(200, null), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI connection error fails over", openAi(0, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 401 fails over", openAi(401, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 402 fails over", openAi(402, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 403 fails over", openAi(403, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 408 fails over", openAi(408, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 409 fails over", openAi(409, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 500 fails over", openAi(500, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 502 fails over", openAi(502, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 503 fails over", openAi(503, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 504 fails over", openAi(504, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 429 with an affordable wait retries here", openAi(429, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
+        row("OpenAI 429 with the budget spent fails over", openAi(429, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 429 asking 120 s (over the max) fails over", openAi(429, null).retryAfter(Duration.ofSeconds(120)), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 400 invalid request is the caller's", openAi(400, INVALID), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI 404 is the caller's", openAi(404, null), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI 413 is the caller's", openAi(413, null), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI 422 content refusal is the caller's", openAi(422, null), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI 400 saying credit balance is too low is the caller's on the OpenAI side", openAi(400, CREDIT), Fallback.HEALTHY, new Deliver()),
+        row("OpenAI 410 switches to the fallback", openAi(410, null), Fallback.HEALTHY, TO_HAIKU),
+        row("OpenAI 410 with no fallback is model_retired", openAi(410, null), Fallback.NONE, new GiveUp(503, "model_retired", "")),
+        row("OpenAI 410 with the fallback's circuit open is model_retired", openAi(410, null), Fallback.MODEL_CIRCUIT_OPEN, new GiveUp(503, "model_retired", "")),
+        row("OpenAI 503 with no fallback retries while the budget allows", openAi(503, null).waitAllowed(ONE_S), Fallback.NONE, new RetrySame(ONE_S)),
+        row("OpenAI 503 with no fallback and no budget gives up", openAi(503, null), Fallback.NONE, new GiveUp(503, "upstream_unavailable", "")),
+        row("OpenAI 401 with no fallback gives up without retrying", openAi(401, null).waitAllowed(ONE_S), Fallback.NONE, new GiveUp(503, "upstream_unavailable", "")),
+        row("OpenAI 429 with no fallback and no budget is rate_limited", openAi(429, null), Fallback.NONE, new GiveUp(429, "rate_limited", "")),
+        row("OpenAI 503 for a json_schema request the fallback lacks is a clear error", openAi(503, null), Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS, new GiveUp(503, "fallback_unsupported", "")),
+        row("OpenAI 503 for a request with tools is a clear error", openAi(503, null), Fallback.REQUEST_HAS_TOOLS, new GiveUp(503, "fallback_unsupported", "")),
+        row("OpenAI cut after the first byte ends the stream", openAi(0, null).sent(), Fallback.HEALTHY, new CutStream("upstream_cut", "")),
+        row("OpenAI 200 after bytes were sent is delivered", openAi(200, null).sent(), Fallback.HEALTHY, new Deliver()),
+        row("Claude 529 after the switch retries there while the budget allows", claude(529, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
+        row("Claude 529 after the switch with no budget gives up", claude(529, null), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
+        row("Claude 'credit balance is too low' gives up, never switches back", claude(400, CREDIT).waitAllowed(ONE_S), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
+        row("Claude 400 invalid request is the caller's", claude(400, INVALID), Fallback.HEALTHY, new Deliver()),
+        row("Claude 429 with an affordable wait retries there", claude(429, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
+        row("Claude 429 with no budget is rate_limited", claude(429, null), Fallback.HEALTHY, new GiveUp(429, "rate_limited", "")),
+        row("Claude connection error with no budget gives up", claude(0, null), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
+        row("Claude cut after the first byte ends the stream", claude(0, null).sent(), Fallback.HEALTHY, new CutStream("upstream_cut", "")),
+        row("Claude 410 after the switch is model_retired", claude(410, null), Fallback.HEALTHY, new GiveUp(503, "model_retired", "")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("afterPrimaryAttempt")
+  void decidesAfterAnAttempt(String sentence, AttemptRow attempt, Fallback fallback, Step expected) {
+    Decision d = FailoverPlan.next(context(FAST, fallback, Optional.empty()), attempt.build(FAST));
+    assertSameStep(expected, d.step(), sentence);
+    assertEquals(attempt.status == 410, d.modelGone(), "only a 410 opens a model circuit");
+  }
+
+  static Stream<Arguments> structuredOutput() {
+    return Stream.of(
+        row("OpenAI strict schema rejected retries in json_object mode", openAi(400, STRICT), false, new RetryAsJsonObject()),
+        row("OpenAI strict schema rejected twice is the caller's", openAi(400, STRICT), true, new Deliver()),
+        row("Claude grammar too large retries with the schema in the prompt", claude(400, GRAMMAR), false, new RetryWithSchemaInPrompt()),
+        row("Claude grammar too large twice is the caller's", claude(400, GRAMMAR), true, new Deliver()));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("structuredOutput")
+  void downgradesStructuredOutputOnce(String sentence, AttemptRow attempt, boolean alreadyDone, Step expected) {
+    Context ctx =
+        new Context(STRUCTURED, Set.of("json_schema"), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER);
+    AttemptRow row = alreadyDone ? attempt.downgraded() : attempt;
+    assertSameStep(expected, FailoverPlan.next(ctx, row.build(STRUCTURED)).step(), sentence);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("structuredOutput")
+  void noDowngradeWithoutASchema(String sentence, AttemptRow attempt, boolean alreadyDone, Step ignored) {
+    Context ctx = new Context(STRUCTURED, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER);
+    assertSameStep(new Deliver(), FailoverPlan.next(ctx, attempt.build(STRUCTURED)).step(), sentence);
+  }
+
+  static Stream<Arguments> firstAttempt() {
+    return Stream.of(
+        Arguments.of("a fresh call goes to the primary", FAST, Fallback.HEALTHY, Optional.empty(), Set.of(), new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        Arguments.of("a conversation stuck to Claude stays there", FAST, Fallback.HEALTHY, Optional.of(Provider.ANTHROPIC), Set.of(), new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
+        Arguments.of("a stuck conversation needing json_schema the fallback lacks goes to the primary", FAST, Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS, Optional.of(Provider.ANTHROPIC), Set.of(), new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        Arguments.of("a retired primary (circuit open) goes straight to the fallback", FAST, Fallback.HEALTHY, Optional.empty(), Set.of("gpt-6.1-sol-mini"), new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
+        Arguments.of("a retired primary with no fallback is model_retired", NO_FALLBACK, Fallback.NONE, Optional.empty(), Set.of("gpt-6.1-sol-mini"), new GiveUp(503, "model_retired", "")),
+        Arguments.of("both models' circuits open is model_retired", FAST, Fallback.HEALTHY, Optional.empty(), Set.of("gpt-6.1-sol-mini", "claude-haiku-5-5"), new GiveUp(503, "model_retired", "")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("firstAttempt")
+  void choosesTheFirstTarget(
+      String sentence, RoutingProfile profile, Fallback fallback, Optional<Provider> sticky, Set<String> openModels, Step expected) {
+    Context base = context(profile, fallback, sticky);
+    Context ctx =
+        new Context(profile, base.requestFeatures(), base.fallbackBlocker(), sticky, openModels::contains, TODAY, MAX_RETRY_AFTER);
+    assertSameStep(expected, FailoverPlan.start(ctx), sentence);
+  }
+
+  @org.junit.jupiter.api.Test
+  void modelRetiredNamesModelAndProfile() {
+    Step step = FailoverPlan.next(context(NO_FALLBACK, Fallback.NONE, Optional.empty()), openAi(410, null).build(NO_FALLBACK)).step();
+    GiveUp g = (GiveUp) step;
+    assertEquals(
+        "model 'gpt-6.1-sol-mini' of profile 'solo' is retired and the profile has no fallback", g.message());
+  }
+
+  @org.junit.jupiter.api.Test
+  void featuresOfARequest() {
+    assertEquals(
+        Set.of("streaming", "json_schema"),
+        FailoverPlan.featuresOf(
+            dev.spendgateway.upstream.translate.JsonForTests.parse(
+                "{\"stream\":true,\"response_format\":{\"type\":\"json_schema\"}}")));
+  }
+
+  // ---- helpers ----
+
+  private static Context context(RoutingProfile profile, Fallback fallback, Optional<Provider> sticky) {
+    RoutingProfile p = fallback == Fallback.NONE ? NO_FALLBACK : profile;
+    Set<String> features = fallback == Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS ? Set.of("json_schema") : Set.of();
+    Optional<String> blocker =
+        fallback == Fallback.REQUEST_HAS_TOOLS ? Optional.of("tools are not translated to the Claude fallback") : Optional.empty();
+    Set<String> open = fallback == Fallback.MODEL_CIRCUIT_OPEN ? Set.of("claude-haiku-5-5") : Set.of();
+    return new Context(p, features, blocker, sticky, open::contains, TODAY, MAX_RETRY_AFTER);
+  }
+
+  /** Compares the step kind and its status/type/targets; free-text messages are checked separately. */
+  private static void assertSameStep(Step expected, Step actual, String sentence) {
+    if (expected instanceof GiveUp e && actual instanceof GiveUp a) {
+      assertEquals(e.status() + " " + e.errorType(), a.status() + " " + a.errorType(), sentence + " — " + a.message());
+    } else if (expected instanceof CutStream e && actual instanceof CutStream a) {
+      assertEquals(e.errorType(), a.errorType(), sentence);
+    } else {
+      assertEquals(expected, actual, sentence);
+    }
+  }
+
+  private static Arguments row(String sentence, Object... rest) {
+    Object[] all = new Object[rest.length + 1];
+    all[0] = sentence;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return Arguments.of(all);
+  }
+
+  private static AttemptRow openAi(int status, String body) {
+    return new AttemptRow(Provider.OPENAI, status, body);
+  }
+
+  private static AttemptRow claude(int status, String body) {
+    return new AttemptRow(Provider.ANTHROPIC, status, body);
+  }
+
+  /** A readable attempt builder for the rows. */
+  static final class AttemptRow {
+    final Provider provider;
+    final int status;
+    final String body;
+    Optional<Duration> retryAfter = Optional.empty();
+    Optional<Duration> affordable = Optional.empty();
+    boolean sent;
+    boolean downgraded;
+
+    AttemptRow(Provider provider, int status, String body) {
+      this.provider = provider;
+      this.status = status;
+      this.body = body;
+    }
+
+    AttemptRow waitAllowed(Duration d) {
+      affordable = Optional.of(d);
+      return this;
+    }
+
+    AttemptRow retryAfter(Duration d) {
+      retryAfter = Optional.of(d);
+      return this;
+    }
+
+    AttemptRow sent() {
+      sent = true;
+      return this;
+    }
+
+    AttemptRow downgraded() {
+      AttemptRow copy = new AttemptRow(provider, status, body);
+      copy.retryAfter = retryAfter;
+      copy.affordable = affordable;
+      copy.sent = sent;
+      copy.downgraded = true;
+      return copy;
+    }
+
+    Attempt build(RoutingProfile profile) {
+      String model = profile.modelOn(provider).map(m -> m.name()).orElse("unknown");
+      return new Attempt(provider, model, status, body, retryAfter, affordable, sent, downgraded);
+    }
+
+    @Override
+    public String toString() {
+      return provider.wireName() + " " + status;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package dev.spendgateway.upstream.failover;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.policy.catalog.ModelCatalog;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class RoutingProfilesTest {
+  private static final Config SHIPPED = Confs.shipped();
+  private static final ModelCatalog CATALOG =
+      ModelCatalog.fromMap(SHIPPED.getConfig("models").root().unwrapped());
+
+  @Test
+  void theShippedProfilesAreValid() {
+    RoutingProfiles profiles = RoutingProfiles.fromConfig(SHIPPED);
+    assertEquals(List.of("fast-summary", "long-draft", "structured-analysis"), profiles.names());
+    RoutingProfile fast = profiles.find("fast-summary").orElseThrow();
+    assertEquals("gpt-6.1-sol-mini", fast.primary().name());
+    assertEquals("claude-haiku-5-5", fast.fallback().orElseThrow().name());
+    assertEquals(Set.of("streaming"), fast.features());
+    assertEquals(Pool.INTERACTIVE, fast.pool());
+    assertEquals(200_000, fast.contextLimit());
+    assertEquals(Pool.BATCH, profiles.find("structured-analysis").orElseThrow().pool());
+    assertEquals(Optional.empty(), profiles.find("gpt-6.1-sol"));
+  }
+
+  @Test
+  void theShippedFailoverSettingsAreRead() {
+    FailoverSettings s = FailoverSettings.fromConfig(SHIPPED);
+    assertEquals(new AttemptBudget.Limits(4, Duration.ofSeconds(30)), s.budgets().get(Pool.INTERACTIVE));
+    assertEquals(new AttemptBudget.Limits(8, Duration.ofMinutes(10)), s.budgets().get(Pool.BATCH));
+    assertEquals(Duration.ofSeconds(20), s.retryPolicy().maxRetryAfter());
+    assertEquals(Optional.empty(), s.modelGoneOpenFor());
+    assertEquals(200, s.pools().pools().get(Pool.INTERACTIVE).queueSize());
+  }
+
+  @Test
+  void modelGoneOpenForMayBeADuration() {
+    Config c = ConfigFactory.parseString("failover.model-gone-open-for = 1h").withFallback(SHIPPED);
+    assertEquals(Optional.of(Duration.ofHours(1)), FailoverSettings.fromConfig(c).modelGoneOpenFor());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          an unknown primary is named                  | p { primary = "gpt-9", fallback = "claude-haiku-5-5" }                          | profile 'p' primary model 'gpt-9' is not in conf/models.conf
+          an unknown fallback is named                 | p { primary = "gpt-6.1-sol", fallback = "claude-9" }                            | profile 'p' fallback model 'claude-9' is not in conf/models.conf
+          a Claude primary is refused                  | p { primary = "claude-haiku-5-5" }                                                | profile 'p' primary model 'claude-haiku-5-5' must be a openai chat model
+          an OpenAI fallback is refused                | p { primary = "gpt-6.1-sol", fallback = "gpt-6.1-sol-mini" }                     | profile 'p' fallback model 'gpt-6.1-sol-mini' must be a anthropic chat model
+          a transcription primary is refused           | p { primary = "gpt-6-transcribe" }                                                | profile 'p' primary model 'gpt-6-transcribe' must be a openai chat model
+          a feature the fallback lacks is refused      | p { primary = "gpt-6.1-sol", fallback = "claude-haiku-5-5", features = [json_schema] } | profile 'p' requires feature 'json_schema' but model 'claude-haiku-5-5' does not have it
+          a context limit beyond a model is refused    | p { primary = "gpt-6.1-sol", fallback = "claude-haiku-5-5", context-limit = 300000 }  | profile 'p' context-limit 300000 exceeds model 'claude-haiku-5-5' context window 200000
+          an unknown pool is refused                   | p { primary = "gpt-6.1-sol", pool = urgent }                                      | unknown pool 'urgent'
+          a missing primary is named                   | p { fallback = "claude-haiku-5-5" }                                               | profile 'p':
+          """)
+  void aBadProfileStopsTheStartNamingIt(String what, String profiles, String message) {
+    Config c = ConfigFactory.parseString("profiles { " + profiles + " }");
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> RoutingProfiles.fromConfig(c, CATALOG));
+    assertTrue(e.getMessage().contains(message), what + ": " + e.getMessage());
+  }
+
+  @Test
+  void withoutAFallbackTheContextLimitDefaultsToThePrimaryWindow() {
+    Config c = ConfigFactory.parseString("profiles { solo { primary = \"gpt-6.1-sol\" } }");
+    RoutingProfile solo = RoutingProfiles.fromConfig(c, CATALOG).find("solo").orElseThrow();
+    assertEquals(Optional.empty(), solo.fallback());
+    assertEquals(400_000, solo.contextLimit());
+    assertEquals(4096, solo.defaultMaxTokens());
+  }
+
+  @Test
+  void deprecatedProfileModelsAreWarnedWithDaysLeft() {
+    Config c = ConfigFactory.parseString("profiles { old { primary = \"gpt-6-sol\" } }");
+    assertEquals(
+        List.of(new RoutingProfiles.LifecycleWarning("old", "gpt-6-sol", Optional.of(90L))),
+        RoutingProfiles.fromConfig(c, CATALOG).lifecycleWarnings(LocalDate.parse("2026-11-30")));
+  }
+}
