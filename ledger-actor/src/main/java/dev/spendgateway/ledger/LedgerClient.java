@@ -6,7 +6,9 @@ import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
 import dev.spendgateway.ledger.GlobalBudget.Usage;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -17,20 +19,29 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
  * with the ledger's answer (given only after the event is durable) or fails with a
  * {@code TimeoutException} after the ask timeout ({@code ledger.ask-timeout}).
+ *
+ * <p>The returned stages are plain {@link CompletableFuture}s completed on {@code executor} (the
+ * actor system's dispatcher). Pekko's own ask stage runs every dependent stage asynchronously on
+ * {@code ForkJoinPool.commonPool()}, which on a 2-core machine has parallelism 1 and so makes the
+ * JDK start a new thread per callback; completing on the dispatcher avoids that and keeps caller
+ * code off the ledger's thread.
  */
 public final class LedgerClient {
   private final ActorRef<GlobalBudget.Command> ledger;
   private final Scheduler scheduler;
+  private final Executor executor;
   private final Duration askTimeout;
 
-  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Duration askTimeout) {
+  /** @param executor where answers complete, normally {@code system.executionContext()} */
+  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout) {
     this.ledger = ledger;
     this.scheduler = scheduler;
+    this.executor = executor;
     this.askTimeout = askTimeout;
   }
 
   public static LedgerClient of(ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
-    return new LedgerClient(ledger, system.scheduler(), settings.askTimeout());
+    return new LedgerClient(ledger, system.scheduler(), system.executionContext(), settings.askTimeout());
   }
 
   public CompletionStage<ReserveReply> reserve(ReserveRequest r) {
@@ -63,10 +74,18 @@ public final class LedgerClient {
   public CompletionStage<Done> awaitReady() {
     CompletionStage<GlobalBudget.Ready> ready = ask(GlobalBudget.AwaitReady::new);
     return ready.handle((r, failure) -> failure == null)
-        .thenCompose(ok -> ok ? java.util.concurrent.CompletableFuture.completedFuture(Done.getInstance()) : awaitReady());
+        .thenCompose(ok -> ok ? CompletableFuture.completedFuture(Done.getInstance()) : awaitReady());
   }
 
   private <R> CompletionStage<R> ask(org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message) {
-    return AskPattern.ask(ledger, message, askTimeout, scheduler);
+    CompletableFuture<R> answer = new CompletableFuture<>();
+    AskPattern.ask(ledger, message, askTimeout, scheduler).whenCompleteAsync((reply, failure) -> {
+      if (failure == null) {
+        answer.complete(reply);
+      } else {
+        answer.completeExceptionally(failure);
+      }
+    }, executor);
+    return answer;
   }
 }

@@ -35,7 +35,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   private record SchemaReady(Throwable failure) {}
 
-  private record WriteDone(int commands, Throwable failure) {}
+  private record WriteDone(int commands, long startedNanos, Throwable failure) {}
 
   private final ActorRef<GlobalBudget.Command> ledger;
   private final int maxBatch;
@@ -108,6 +108,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       getContext().getLog().warn("ledger batch of {} commands got no write confirmation: {}",
           done.commands(), done.failure().toString());
     }
+    if (getContext().getLog().isDebugEnabled()) {
+      getContext().getLog().debug("batch of {} commands written in {} us, {} queued",
+          done.commands(), (System.nanoTime() - done.startedNanos()) / 1000, queued.size());
+    }
     writing = false;
     if (!queued.isEmpty()) {
       sendBatch();
@@ -126,8 +130,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       batch.add(queued.poll());
     }
     writing = true;
+    long started = System.nanoTime();
     getContext().ask(BatchWritten.class, ledger, writeTimeout,
         replyTo -> new Batch(List.copyOf(batch), replyTo),
-        (written, failure) -> new WriteDone(batch.size(), failure));
+        (written, failure) -> new WriteDone(batch.size(), started, failure));
   }
 }

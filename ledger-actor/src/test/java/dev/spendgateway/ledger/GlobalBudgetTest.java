@@ -49,7 +49,6 @@ import dev.spendgateway.policy.caps.Spend;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;

@@ -41,7 +41,7 @@ class LedgerCrashTest {
       while ((line = out.readLine()) != null) {
         if (line.startsWith("ACK ")) {
           acked.add(line.substring(4));
-          if (acked.size() == 3000) {
+          if (acked.size() == 1000) {
             victim.toHandle().destroyForcibly(); // SIGKILL (streams stay open to read what it printed): no shutdown hook, no flush, whatever batch is in flight
           }
         }
@@ -50,7 +50,7 @@ class LedgerCrashTest {
       victim.destroyForcibly();
       victim.waitFor(10, TimeUnit.SECONDS);
     }
-    assertTrue(acked.size() >= 3000, "victim acknowledged only " + acked.size());
+    assertTrue(acked.size() >= 1000, "victim acknowledged only " + acked.size());
 
     try (H2Ledger ledger = H2Ledger.start(dataDir, CrashVictim.CAPS)) {
       for (String id : acked) {

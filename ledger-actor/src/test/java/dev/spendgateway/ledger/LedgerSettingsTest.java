@@ -25,6 +25,7 @@ class LedgerSettingsTest {
     assertEquals(new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000), s.caps());
     assertEquals(Duration.ofMinutes(15), s.reservationTimeout());
     assertEquals(1000, s.maxBatch());
+    assertEquals(100_000, s.snapshotEvery());
     assertTrue(s.createSchema());
   }
 

@@ -282,7 +282,7 @@ class LedgerRoutesTest {
   @Test
   void aLedgerThatDoesNotAnswerIs503() throws Exception {
     TestProbe<GlobalBudget.Command> silent = TestProbe.create(system);
-    LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), Duration.ofMillis(200));
+    LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), system.executionContext(), Duration.ofMillis(200));
     ServerBinding other = bind(new LedgerRoutes(client, mapper));
     try {
       HttpResponse<String> response = http.send(HttpRequest.newBuilder(

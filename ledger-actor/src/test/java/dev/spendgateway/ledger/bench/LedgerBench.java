@@ -65,7 +65,8 @@ public final class LedgerBench {
       results.add(benchLedger(callers, warmup, seconds));
       System.out.println(results.get(results.size() - 1).row());
     }
-    for (int callers : levels) {
+    boolean baseline = Boolean.parseBoolean(System.getProperty("bench.baseline", "true"));
+    for (int callers : baseline ? levels : new int[0]) {
       results.add(NaiveBaseline.run(callers, warmup, seconds));
       System.out.println(results.get(results.size() - 1).row());
     }
@@ -73,7 +74,7 @@ public final class LedgerBench {
     System.out.println("| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors |");
     System.out.println("|---|---:|---:|---:|---:|---:|---:|");
     results.forEach(r -> System.out.println(r.row()));
-    for (int callers : levels) {
+    for (int callers : baseline ? levels : new int[0]) {
       Result ledger = results.stream().filter(r -> r.target().equals("GlobalBudget") && r.callers() == callers).findFirst().orElseThrow();
       Result naive = results.stream().filter(r -> r.target().equals("naive SELECT FOR UPDATE") && r.callers() == callers).findFirst().orElseThrow();
       System.out.printf("speed-up at %d callers: %.1fx%n", callers, ledger.pairsPerSecond() / naive.pairsPerSecond());
@@ -83,11 +84,11 @@ public final class LedgerBench {
 
   static Config ledgerConfig(Path dataDir) {
     File shipped = new File("conf/ledger.conf").exists() ? new File("conf/ledger.conf") : new File("../conf/ledger.conf");
-    return ConfigFactory.parseMap(Map.of(
+    return ConfigFactory.systemProperties().withFallback(ConfigFactory.parseMap(Map.of(
             "gateway.data-dir", dataDir.toString(),
             "ledger.caps.global-daily-usd", "1000000000",
             "ledger.caps.global-monthly-usd", "1000000000",
-            "pekko.loglevel", "WARNING"))
+            "pekko.loglevel", "WARNING")))
         .withFallback(ConfigFactory.parseFile(shipped))
         .withFallback(ConfigFactory.defaultReference())
         .resolve();

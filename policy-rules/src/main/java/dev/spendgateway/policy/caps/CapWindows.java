@@ -18,9 +18,9 @@ public final class CapWindows {
     return LocalDate.ofInstant(at, ZoneOffset.UTC).toString();
   }
 
+  /** {@code yyyy-MM}: the first seven characters of the ISO day (on the ledger's hot path, so no format()). */
   public static String monthKey(Instant at) {
-    LocalDate d = LocalDate.ofInstant(at, ZoneOffset.UTC);
-    return String.format("%04d-%02d", d.getYear(), d.getMonthValue());
+    return dayKey(at).substring(0, 7);
   }
 
   /** The window of {@code cap} that {@code at} falls in. */

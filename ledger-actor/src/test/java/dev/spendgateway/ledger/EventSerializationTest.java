@@ -1,0 +1,67 @@
+package dev.spendgateway.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
+import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
+import java.time.Instant;
+import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.apache.pekko.serialization.Serializers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every event is Jackson CBOR (never Java serialization), carries its schema version and round-trips. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EventSerializationTest {
+  private static final Instant AT = Instant.parse("2026-11-30T10:00:00Z");
+  private ActorTestKit testKit;
+  private Serialization serialization;
+
+  @BeforeAll
+  void start() {
+    testKit = ActorTestKit.create();
+    serialization = SerializationExtension.get(Adapter.toClassic(testKit.system()));
+  }
+
+  @AfterAll
+  void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  static Stream<Event> events() {
+    return Stream.of(
+        new GlobalBudget.ReservationMade("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900)),
+        new GlobalBudget.ReservationRefused("r-2", Lane.TRIAL, "p1", 300_000, 0, 0, CapName.PREVIEW_LIFETIME, "p1",
+            "lifetime", 600_000, 200_000, AT),
+        new GlobalBudget.ReservationSettled("r-1", Lane.APP, "b1", AT, 300_000, 120_000, AT.plusSeconds(3)),
+        new GlobalBudget.ReservationVoided("r-3", Lane.FREE, null, AT, 300_000, AT.plusSeconds(3)),
+        new GlobalBudget.ReservationExpired("r-4", Lane.FREE, null, AT, 300_000, AT.plusSeconds(901)),
+        new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT),
+        new GlobalBudget.Compacted(AT.minusSeconds(86_400 * 35), AT));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("events")
+  void isVersionedCborAndRoundTrips(Event event) throws Exception {
+    var serializer = serialization.findSerializerFor(event);
+    assertEquals("JacksonCborSerializer", serializer.getClass().getSimpleName());
+    byte[] bytes = serialization.serialize(event).get();
+
+    JsonNode tree = new ObjectMapper(new CBORFactory()).readTree(bytes);
+    assertEquals(1, tree.get("v").asInt());
+
+    String manifest = Serializers.manifestFor(serializer, event);
+    assertEquals(event, serialization.deserialize(bytes, serializer.identifier(), manifest).get());
+  }
+}
