@@ -2,6 +2,7 @@ package dev.spendgateway.ledger;
 
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.spendgateway.ledger.Reservation.Refusal;
@@ -106,6 +107,16 @@ public final class GlobalBudget
       ActorRef<Adjusted> replyTo)
       implements Command {}
 
+  /**
+   * Operator's settle through the running actor: like {@link Settle}, and the event records who
+   * and why. Not group-committed (rare), decided in order with the batches.
+   */
+  public record OperatorSettle(String id, long actualMicros, String operator, String reason, ActorRef<CloseReply> replyTo)
+      implements Command {}
+
+  /** Operator's void through the running actor: like {@link VoidReservation}, with who and why. */
+  public record OperatorVoid(String id, String operator, String reason, ActorRef<CloseReply> replyTo) implements Command {}
+
   /** Spend against every current cap window, optionally narrowed to one brand or preview id. */
   public record GetUsage(Optional<String> subject, ActorRef<Usage> replyTo) implements Command {}
 
@@ -190,18 +201,41 @@ public final class GlobalBudget
       CapName cap, String capSubject, String window, long limitMicros, long headroomMicros, Instant at)
       implements Event {}
 
-  /** Event: closed at its real cost; {@code actualMicros > reservedMicros} is recorded as is. */
+  /**
+   * Event: closed at its real cost; {@code actualMicros > reservedMicros} is recorded as is.
+   * {@code operator} and {@code reason} are set only when an operator settled it (added after v1:
+   * absent, i.e. null, in older events).
+   */
   public record ReservationSettled(
-      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, long actualMicros, Instant at)
+      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, long actualMicros, Instant at,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String reason)
       implements Event {
+    /** A settle by the caller that reserved (no operator). */
+    public ReservationSettled(
+        String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, long actualMicros, Instant at) {
+      this(id, lane, subject, reservedAt, reservedMicros, actualMicros, at, null, null);
+    }
+
     public boolean overReserve() {
       return actualMicros > reservedMicros;
     }
   }
 
-  /** Event: closed at zero, the provider did not bill. */
-  public record ReservationVoided(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at)
-      implements Event {}
+  /**
+   * Event: closed at zero, the provider did not bill. {@code operator} and {@code reason} as in
+   * {@link ReservationSettled}.
+   */
+  public record ReservationVoided(
+      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String reason)
+      implements Event {
+    /** A void by the caller that reserved (no operator). */
+    public ReservationVoided(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at) {
+      this(id, lane, subject, reservedAt, reservedMicros, at, null, null);
+    }
+  }
 
   /** Event: left open past the timeout, closed at its worst case. */
   public record ReservationExpired(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at)
@@ -273,6 +307,35 @@ public final class GlobalBudget
     public boolean hasClosedBefore(Instant cutoff) {
       return reservations.values().stream().anyMatch(r -> !r.isOpen() && r.closedAt().isBefore(cutoff))
           || spend.asMap().keySet().stream().anyMatch(k -> windowEndedBefore(k, cutoff));
+    }
+
+    /**
+     * The state after {@code event}: the one fold used by the actor, its recovery and the audit
+     * tools ({@code dev.spendgateway.ledger.audit}). Throws {@link IllegalStateException} on an
+     * event that cannot follow this state (closing a reservation that is not open).
+     */
+    public State applied(Event event) {
+      if (event instanceof ReservationMade e) {
+        return withReservation(e);
+      } else if (event instanceof ReservationRefused e) {
+        return withRefusal(e);
+      } else if (event instanceof ReservationSettled e) {
+        return withClosed(e.id(), Status.SETTLED, e.actualMicros(), e.at());
+      } else if (event instanceof ReservationVoided e) {
+        return withClosed(e.id(), Status.VOIDED, 0, e.at());
+      } else if (event instanceof ReservationExpired e) {
+        return withClosed(e.id(), Status.EXPIRED, e.reservedMicros(), e.at());
+      } else if (event instanceof SpendAdjusted e) {
+        return withAdjustment(e);
+      } else if (event instanceof Compacted e) {
+        return compactedBefore(e.cutoff());
+      }
+      throw new IllegalArgumentException("unknown event " + event.getClass().getName());
+    }
+
+    /** Whether {@code id} is an open reservation. */
+    public boolean isOpen(String id) {
+      return open.get(id) != null;
     }
 
     State withReservation(ReservationMade e) {
@@ -459,6 +522,7 @@ public final class GlobalBudget
   private final ActorContext<Command> context;
   private final LedgerSettings settings;
   private final Clock clock;
+  private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
 
   /**
@@ -466,9 +530,14 @@ public final class GlobalBudget
    * write fails (the callers of that write get no answer: their asks time out, nothing was acked).
    */
   public static Behavior<Command> create(LedgerSettings settings, Clock clock) {
+    return create(settings, clock, LedgerObserver.NONE);
+  }
+
+  /** As {@link #create(LedgerSettings, Clock)}, telling {@code observer} about every durable write. */
+  public static Behavior<Command> create(LedgerSettings settings, Clock clock, LedgerObserver observer) {
     return Behaviors.setup(context -> Behaviors.withTimers(timers -> {
       startTimers(timers, settings);
-      return new GlobalBudget(context, settings, clock);
+      return new GlobalBudget(context, settings, clock, observer);
     }));
   }
 
@@ -477,11 +546,12 @@ public final class GlobalBudget
     timers.startTimerWithFixedDelay("compact", new Compact(), settings.compactionInterval());
   }
 
-  private GlobalBudget(ActorContext<Command> context, LedgerSettings settings, Clock clock) {
+  private GlobalBudget(ActorContext<Command> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     super(PERSISTENCE_ID, SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
     this.context = context;
     this.settings = settings;
     this.clock = clock;
+    this.observer = observer;
   }
 
   @Override
@@ -502,8 +572,10 @@ public final class GlobalBudget
   }
 
   private void onRecoveryCompleted(State state) {
+    Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
     context.getLog().info("ledger recovered in {} ms: {} reservation ids known, {} open",
-        Duration.ofNanos(System.nanoTime() - startedNanos).toMillis(), state.knownReservations(), state.openReservations());
+        took.toMillis(), state.knownReservations(), state.openReservations());
+    tellObserver(() -> observer.recovered(took, state.knownReservations(), state.openReservations()));
     // Re-arm expiry at once: reservations that timed out while the ledger was down expire now.
     context.getSelf().tell(new ExpireDue());
   }
@@ -519,6 +591,8 @@ public final class GlobalBudget
         .onCommand(ExpireDue.class, this::onExpireDue)
         .onCommand(Compact.class, this::onCompact)
         .onCommand(Adjust.class, this::onAdjust)
+        .onCommand(OperatorSettle.class, this::onOperatorSettle)
+        .onCommand(OperatorVoid.class, this::onOperatorVoid)
         .onCommand(GetUsage.class, this::onGetUsage)
         .onCommand(GetReservation.class, this::onGetReservation)
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))
@@ -554,9 +628,11 @@ public final class GlobalBudget
       answers.forEach(Runnable::run);
       return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
     }
+    long writeStarted = System.nanoTime();
     var effect = Effect().persist(events).thenRun(newState -> {
       answers.forEach(Runnable::run);
       logOverReserve(events);
+      observePersisted(events, writeStarted);
     });
     return batch.replyTo() == null ? effect.thenNoReply() : effect.thenReply(batch.replyTo(), s -> written);
   }
@@ -565,9 +641,9 @@ public final class GlobalBudget
     if (command instanceof Reserve r) {
       return decideReserve(state, r, now);
     } else if (command instanceof Settle s) {
-      return decideClose(state, s.id(), Status.SETTLED, s.actualMicros(), now, s.replyTo());
+      return decideClose(state, s.id(), Status.SETTLED, s.actualMicros(), now, null, null, s.replyTo());
     } else if (command instanceof VoidReservation v) {
-      return decideClose(state, v.id(), Status.VOIDED, 0, now, v.replyTo());
+      return decideClose(state, v.id(), Status.VOIDED, 0, now, null, null, v.replyTo());
     }
     throw new IllegalArgumentException("not batchable: " + command);
   }
@@ -633,8 +709,8 @@ public final class GlobalBudget
     return Optional.empty();
   }
 
-  private Decision decideClose(
-      State state, String id, Status closeAs, long actualMicros, Instant now, ActorRef<CloseReply> replyTo) {
+  private Decision decideClose(State state, String id, Status closeAs, long actualMicros, Instant now,
+      String operator, String reason, ActorRef<CloseReply> replyTo) {
     if (actualMicros < 0) {
       return Decision.answer(() -> replyTo.tell(new Invalid(id, "actualUsd", "actualUsd must not be negative")));
     }
@@ -651,8 +727,9 @@ public final class GlobalBudget
       return Decision.answer(() -> replyTo.tell(first));
     }
     Event closed = closeAs == Status.SETTLED
-        ? new ReservationSettled(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), actualMicros, now)
-        : new ReservationVoided(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now);
+        ? new ReservationSettled(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), actualMicros, now,
+            operator, reason)
+        : new ReservationVoided(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now, operator, reason);
     Closed reply = new Closed(id, closeAs, actualMicros);
     return new Decision(List.of(closed), () -> replyTo.tell(reply));
   }
@@ -674,8 +751,12 @@ public final class GlobalBudget
     if (expired.isEmpty()) {
       return Effect().noReply();
     }
+    long writeStarted = System.nanoTime();
     return Effect().persist(expired)
-        .thenRun(s -> context.getLog().info("expired {} reservations at their worst case", expired.size()))
+        .thenRun(s -> {
+          context.getLog().info("expired {} reservations at their worst case", expired.size());
+          observePersisted(expired, writeStarted);
+        })
         .thenNoReply();
   }
 
@@ -685,15 +766,61 @@ public final class GlobalBudget
     if (!state.hasClosedBefore(cutoff)) {
       return Effect().noReply();
     }
-    return Effect().persist(new Compacted(cutoff, now)).thenNoReply();
+    Event compacted = new Compacted(cutoff, now);
+    long writeStarted = System.nanoTime();
+    return Effect().persist(compacted).thenRun(s -> observePersisted(List.of(compacted), writeStarted)).thenNoReply();
   }
 
   private ReplyEffect<Event, State> onAdjust(State state, Adjust cmd) {
     Instant now = clock.instant();
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
+    Event adjusted =
+        new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject, cmd.deltaMicros(), now);
+    long writeStarted = System.nanoTime();
+    context.getLog().info("operator adjustment: id={} operator={} lane={} subject={} deltaUsd={} reason={}",
+        cmd.adjustmentId(), cmd.operator(), cmd.lane().wireName(), subject, Micros.toUsd(cmd.deltaMicros()), cmd.reason());
     return Effect()
-        .persist(new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject, cmd.deltaMicros(), now))
+        .persist(adjusted)
+        .thenRun(s -> observePersisted(List.of(adjusted), writeStarted))
         .thenReply(cmd.replyTo(), s -> new Adjusted(cmd.adjustmentId(), cmd.deltaMicros()));
+  }
+
+  private ReplyEffect<Event, State> onOperatorSettle(State state, OperatorSettle cmd) {
+    return onOperatorClose(state, decideClose(state, cmd.id(), Status.SETTLED, cmd.actualMicros(), clock.instant(),
+        cmd.operator(), cmd.reason(), cmd.replyTo()));
+  }
+
+  private ReplyEffect<Event, State> onOperatorVoid(State state, OperatorVoid cmd) {
+    return onOperatorClose(state, decideClose(state, cmd.id(), Status.VOIDED, 0, clock.instant(),
+        cmd.operator(), cmd.reason(), cmd.replyTo()));
+  }
+
+  /** Persists an operator's close (if it closes anything), then answers; same rules as a caller's close. */
+  private ReplyEffect<Event, State> onOperatorClose(State state, Decision decision) {
+    if (decision.events().isEmpty()) {
+      decision.answer().run();
+      return Effect().noReply();
+    }
+    long writeStarted = System.nanoTime();
+    return Effect().persist(decision.events()).thenRun(s -> {
+      decision.answer().run();
+      logOverReserve(decision.events());
+      observePersisted(decision.events(), writeStarted);
+    }).thenNoReply();
+  }
+
+  private void observePersisted(List<Event> events, long writeStartedNanos) {
+    Duration took = Duration.ofNanos(System.nanoTime() - writeStartedNanos);
+    tellObserver(() -> observer.persisted(events, took));
+  }
+
+  /** Metrics must never break the ledger: whatever the observer throws is logged and dropped. */
+  private void tellObserver(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      context.getLog().warn("ledger observer failed: {}", e.toString());
+    }
   }
 
   private ReplyEffect<Event, State> onGetUsage(State state, GetUsage cmd) {
@@ -716,23 +843,11 @@ public final class GlobalBudget
   public EventHandler<State, Event> eventHandler() {
     return newEventHandlerBuilder()
         .forAnyState()
-        .onEvent(ReservationMade.class, State::withReservation)
-        .onEvent(ReservationRefused.class, State::withRefusal)
-        .onEvent(ReservationSettled.class, (state, e) -> state.withClosed(e.id(), Status.SETTLED, e.actualMicros(), e.at()))
-        .onEvent(ReservationVoided.class, (state, e) -> state.withClosed(e.id(), Status.VOIDED, 0, e.at()))
-        .onEvent(ReservationExpired.class, (state, e) -> state.withClosed(e.id(), Status.EXPIRED, e.reservedMicros(), e.at()))
-        .onEvent(SpendAdjusted.class, State::withAdjustment)
-        .onEvent(Compacted.class, (state, e) -> state.compactedBefore(e.cutoff()))
-        .build();
+        .onAnyEvent(State::applied);
   }
 
   /** The same fold the journal replays, used to decide later commands of a batch. */
-  private State apply(State state, Event event) {
-    if (fold == null) {
-      fold = eventHandler();
-    }
-    return fold.apply(state, event);
+  private static State apply(State state, Event event) {
+    return state.applied(event);
   }
-
-  private EventHandler<State, Event> fold;
 }

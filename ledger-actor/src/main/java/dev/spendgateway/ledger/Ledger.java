@@ -23,17 +23,23 @@ public final class Ledger {
 
   /** Spawns the ledger as a top-level actor of {@code system}. */
   public static ActorRef<GlobalBudget.Command> spawn(ActorSystem<?> system, LedgerSettings settings, Clock clock) {
-    return system.systemActorOf(behavior(system, settings, clock), ACTOR_NAME, Props.empty());
+    return spawn(system, settings, clock, LedgerObserver.NONE);
+  }
+
+  /** As above; {@code observer} (metrics) is told about every durable journal write and the recovery. */
+  public static ActorRef<GlobalBudget.Command> spawn(
+      ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    return system.systemActorOf(behavior(system, settings, clock, observer), ACTOR_NAME, Props.empty());
   }
 
   /** Spawns the ledger as a child of {@code context} (e.g. the guardian of the main app). */
   public static ActorRef<GlobalBudget.Command> spawn(ActorContext<?> context, LedgerSettings settings, Clock clock) {
-    return context.spawn(behavior(context.getSystem(), settings, clock), ACTOR_NAME);
+    return context.spawn(behavior(context.getSystem(), settings, clock, LedgerObserver.NONE), ACTOR_NAME);
   }
 
   private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> behavior(
-      ActorSystem<?> system, LedgerSettings settings, Clock clock) {
+      ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     return ReservationBatcher.create(settings, clock,
-        settings.createSchema() ? () -> SchemaUtils.createIfNotExists(system) : null);
+        settings.createSchema() ? () -> SchemaUtils.createIfNotExists(system) : null, observer);
   }
 }

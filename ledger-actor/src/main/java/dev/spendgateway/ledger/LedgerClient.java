@@ -58,6 +58,26 @@ public final class LedgerClient {
     return ask(replyTo -> new GlobalBudget.VoidReservation(id, replyTo));
   }
 
+  /** Operator's settle: journaled with {@code operator} and {@code reason}. */
+  public CompletionStage<CloseReply> operatorSettle(String id, long actualMicros, String operator, String reason) {
+    return ask(replyTo -> new GlobalBudget.OperatorSettle(id, actualMicros, operator, reason, replyTo));
+  }
+
+  /** Operator's void: journaled with {@code operator} and {@code reason}. */
+  public CompletionStage<CloseReply> operatorVoid(String id, String operator, String reason) {
+    return ask(replyTo -> new GlobalBudget.OperatorVoid(id, operator, reason, replyTo));
+  }
+
+  /**
+   * Operator's correction of settled spend on the lane's current cap windows ({@code deltaMicros}
+   * negative = credit), journaled as {@code SpendAdjusted} with who and why.
+   */
+  public CompletionStage<GlobalBudget.Adjusted> adjust(
+      String adjustmentId, String operator, String reason, dev.spendgateway.policy.access.Lane lane, String subject,
+      long deltaMicros) {
+    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, replyTo));
+  }
+
   public CompletionStage<ReservationReply> get(String id) {
     return ask(replyTo -> new GlobalBudget.GetReservation(id, replyTo));
   }

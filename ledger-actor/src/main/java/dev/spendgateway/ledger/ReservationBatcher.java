@@ -49,18 +49,25 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
    */
   static Behavior<GlobalBudget.Command> create(
       LedgerSettings settings, Clock clock, Supplier<CompletionStage<Done>> schema) {
+    return create(settings, clock, schema, LedgerObserver.NONE);
+  }
+
+  /** As above; {@code observer} is told about every durable write and the recovery. */
+  static Behavior<GlobalBudget.Command> create(
+      LedgerSettings settings, Clock clock, Supplier<CompletionStage<Done>> schema, LedgerObserver observer) {
     Behavior<Object> behavior = Behaviors.withStash(10_000, stash -> Behaviors.setup(context -> {
       if (schema == null) {
-        return new ReservationBatcher(context, settings, clock);
+        return new ReservationBatcher(context, settings, clock, observer);
       }
       context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
-      return creatingSchema(context, stash, settings, clock);
+      return creatingSchema(context, stash, settings, clock, observer);
     }));
     return behavior.narrow();
   }
 
   private static Behavior<Object> creatingSchema(
-      ActorContext<Object> context, StashBuffer<Object> stash, LedgerSettings settings, Clock clock) {
+      ActorContext<Object> context, StashBuffer<Object> stash, LedgerSettings settings, Clock clock,
+      LedgerObserver observer) {
     return Behaviors.receive(Object.class)
         .onMessage(SchemaReady.class, ready -> {
           if (ready.failure() != null) {
@@ -68,7 +75,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
                 ready.failure());
             return Behaviors.stopped();
           }
-          return stash.unstashAll(new ReservationBatcher(context, settings, clock));
+          return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
         })
         .onAnyMessage(message -> {
           stash.stash(message);
@@ -77,9 +84,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         .build();
   }
 
-  private ReservationBatcher(ActorContext<Object> context, LedgerSettings settings, Clock clock) {
+  private ReservationBatcher(
+      ActorContext<Object> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     super(context);
-    Behavior<GlobalBudget.Command> budget = Behaviors.supervise(GlobalBudget.create(settings, clock))
+    Behavior<GlobalBudget.Command> budget = Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
         .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
     this.ledger = context.spawn(budget, "global-budget");
     this.maxBatch = settings.maxBatch();

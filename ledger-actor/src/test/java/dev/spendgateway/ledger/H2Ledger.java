@@ -11,10 +11,10 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /** A ledger on an H2 FILE journal in {@code dataDir}: its own actor system, ledger and client. */
-final class H2Ledger implements AutoCloseable {
-  final ActorSystem<Void> system;
-  final LedgerSettings settings;
-  final LedgerClient client;
+public final class H2Ledger implements AutoCloseable {
+  public final ActorSystem<Void> system;
+  public final LedgerSettings settings;
+  public final LedgerClient client;
 
   private H2Ledger(Config config, Clock clock) {
     this.system = ActorSystem.create(Behaviors.empty(), "ledger-h2", config);
@@ -23,13 +23,18 @@ final class H2Ledger implements AutoCloseable {
   }
 
   /** Starts the ledger and waits until it has recovered. */
-  static H2Ledger start(Path dataDir, Map<String, Object> overrides) throws Exception {
-    H2Ledger ledger = new H2Ledger(config(dataDir, overrides), Clock.systemUTC());
+  public static H2Ledger start(Path dataDir, Map<String, Object> overrides) throws Exception {
+    return start(dataDir, overrides, Clock.systemUTC());
+  }
+
+  /** As above, deciding with {@code clock}. */
+  public static H2Ledger start(Path dataDir, Map<String, Object> overrides, Clock clock) throws Exception {
+    H2Ledger ledger = new H2Ledger(config(dataDir, overrides), clock);
     ledger.client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return ledger;
   }
 
-  static Config config(Path dataDir, Map<String, Object> overrides) {
+  public static Config config(Path dataDir, Map<String, Object> overrides) {
     Map<String, Object> values = new HashMap<>(overrides);
     values.put("gateway.data-dir", dataDir.toAbsolutePath().toString());
     return ConfigFactory.parseMap(values)

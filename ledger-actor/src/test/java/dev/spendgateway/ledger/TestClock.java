@@ -8,22 +8,22 @@ import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicReference;
 
 /** A clock the test moves by hand (the ledger reads it only when deciding a command). */
-final class TestClock extends Clock {
+public final class TestClock extends Clock {
   private final AtomicReference<Instant> now;
 
-  TestClock(Instant start) {
+  public TestClock(Instant start) {
     this.now = new AtomicReference<>(start);
   }
 
-  static TestClock at(String isoInstant) {
+  public static TestClock at(String isoInstant) {
     return new TestClock(Instant.parse(isoInstant));
   }
 
-  void set(String isoInstant) {
+  public void set(String isoInstant) {
     now.set(Instant.parse(isoInstant));
   }
 
-  void advance(Duration d) {
+  public void advance(Duration d) {
     now.updateAndGet(t -> t.plus(d));
   }
 

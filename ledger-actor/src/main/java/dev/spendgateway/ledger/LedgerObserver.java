@@ -1,0 +1,30 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.ledger.GlobalBudget.Event;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Told what the ledger did, for metrics. Called on the ledger's thread only after the events are
+ * durable in the journal (never from an event handler, never during recovery), so an
+ * implementation must be quick and must not block; anything it throws is logged and ignored.
+ */
+public interface LedgerObserver {
+  /** Observes nothing: the default for callers that do not collect metrics. */
+  LedgerObserver NONE = new LedgerObserver() {};
+
+  /**
+   * One journal write completed.
+   *
+   * @param events the events of the write, in order (a group commit holds many)
+   * @param writeTime from asking the journal to write to its confirmation
+   */
+  default void persisted(List<Event> events, Duration writeTime) {}
+
+  /**
+   * The ledger finished recovering from its latest snapshot and the journal after it.
+   *
+   * @param took from the ledger actor's start to the end of recovery
+   */
+  default void recovered(Duration took, int knownReservations, int openReservations) {}
+}

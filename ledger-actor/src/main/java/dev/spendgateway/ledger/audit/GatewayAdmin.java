@@ -1,0 +1,542 @@
+package dev.spendgateway.ledger.audit;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bin/gateway-admin}: the operator's CLI. Read verbs ({@code replay}, {@code verify},
+ * {@code export}, {@code tail}) read the journal in the data directory (read-only, also while the
+ * gateway runs); write verbs ({@code credit}, {@code adjust}, {@code settle}, {@code void}) go
+ * through the running gateway's {@code /admin} API, never to the journal directly.
+ *
+ * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage
+ * or the journal/gateway could not be reached.
+ */
+@Command(
+    name = "gateway-admin",
+    mixinStandardHelpOptions = true,
+    version = "gateway-admin 0.1",
+    description = "Operate the spend gateway: replay, verify, export and tail the ledger journal; credit, adjust, "
+        + "settle and void through the running gateway.",
+    subcommands = {
+      GatewayAdmin.Replay.class,
+      GatewayAdmin.Verify.class,
+      GatewayAdmin.Export.class,
+      GatewayAdmin.Tail.class,
+      GatewayAdmin.Credit.class,
+      GatewayAdmin.Adjust.class,
+      GatewayAdmin.Settle.class,
+      GatewayAdmin.VoidReservation.class,
+      CommandLine.HelpCommand.class
+    })
+public final class GatewayAdmin implements Callable<Integer> {
+  static final int VIOLATION = 1;
+  static final int FAILED = 2;
+
+  @Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    if (System.getProperty("logback.configurationFile") == null) {
+      System.setProperty("logback.configurationFile", "dev/spendgateway/ledger/audit/gateway-admin-logback.xml");
+    }
+    System.exit(commandLine().execute(args));
+  }
+
+  /** The configured command line (also what the tests run). */
+  public static CommandLine commandLine() {
+    return new CommandLine(new GatewayAdmin())
+        .setExecutionExceptionHandler((e, cmd, parsed) -> {
+          cmd.getErr().println("gateway-admin: " + e.getMessage());
+          return FAILED;
+        });
+  }
+
+  @Override
+  public Integer call() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+    return FAILED;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Journal access (read verbs)
+  // ---------------------------------------------------------------------------------------------
+
+  /** Where the journal is: the data dir and the config naming the database. */
+  static final class JournalOptions {
+    @Option(names = "--data-dir", paramLabel = "DIR",
+        description = "Directory holding the H2 journal (ledger.mv.db). Default: $GATEWAY_DATA_DIR, else ./data.")
+    Path dataDir;
+
+    @Option(names = "--config", paramLabel = "FILE",
+        description = "HOCON config naming the journal database and the caps. Default: the gateway's "
+            + "conf/application.conf (bin/gateway-admin passes it).")
+    Path config;
+
+    Config load() {
+      Map<String, Object> flags = new HashMap<>();
+      flags.put("pekko.loglevel", "WARNING");
+      flags.put("pekko.stdout-loglevel", "WARNING");
+      flags.put("pekko.coordinated-shutdown.exit-jvm", "off");
+      flags.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+      if (dataDir != null) {
+        flags.put("gateway.data-dir", dataDir.toAbsolutePath().toString());
+      }
+      ConfigFactory.invalidateCaches();
+      Config app = config != null ? ConfigFactory.parseFile(config.toFile()) : ConfigFactory.defaultApplication();
+      Config resolved = ConfigFactory.parseMap(flags)
+          .withFallback(ConfigFactory.defaultOverrides())
+          .withFallback(app)
+          .withFallback(ConfigFactory.defaultReference())
+          .resolve();
+      if (!resolved.hasPath("ledger.caps")) {
+        throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
+            + "(bin/gateway-admin does)");
+      }
+      requireJournalFile(resolved);
+      return resolved;
+    }
+
+    /** An H2 file URL for a file that does not exist would create an empty database: refuse instead. */
+    private static void requireJournalFile(Config config) {
+      String urlKey = "pekko-persistence-jdbc.shared-databases.slick.db.url";
+      if (!config.hasPath(urlKey) || !config.hasPath("gateway.data-dir")) {
+        return;
+      }
+      String url = config.getString(urlKey);
+      if (url.startsWith("jdbc:h2:file:")) {
+        Path file = Path.of(config.getString("gateway.data-dir"), "ledger.mv.db");
+        if (!Files.exists(file)) {
+          throw new IllegalStateException("no journal at " + file.toAbsolutePath()
+              + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
+        }
+      }
+    }
+  }
+
+  /** An actor system for reading the journal, shut down when closed. */
+  static final class JournalSession implements AutoCloseable {
+    final ActorSystem<Void> system;
+    final Config config;
+    final JournalReader reader;
+
+    JournalSession(JournalOptions options) {
+      this.config = options.load();
+      this.system = ActorSystem.create(Behaviors.empty(), "gateway-admin", config);
+      this.reader = new JournalReader(system);
+    }
+
+    LedgerAudit newAudit() {
+      return new LedgerAudit(LedgerSettings.fromConfig(config).caps());
+    }
+
+    <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+      return stage.toCompletableFuture().get(7, TimeUnit.DAYS);
+    }
+
+    @Override
+    public void close() throws Exception {
+      system.terminate();
+      system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Command(name = "replay", mixinStandardHelpOptions = true,
+      description = {
+        "Rebuild the ledger state from the journal and print every cap like GET /usage.",
+        "Reads the journal read-only; works while the gateway runs and on a copied data dir.",
+        "Progress (events/s) goes to stderr every second."})
+  static final class Replay implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--until", paramLabel = "TIME",
+        description = "Stop after the last event at or before TIME (ISO-8601 instant, e.g. 2026-11-30T12:00:00Z) "
+            + "and show the cap windows of TIME. Default: every event, windows of now.")
+    Instant until;
+
+    @Option(names = "--json", description = "Print the JSON body GET /usage would answer.")
+    boolean json;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal)) {
+        Progress progress = new Progress(errStream(spec), "replay");
+        LedgerAudit audit = session.await(AuditRuns.replay(session.system, session.reader.current(1),
+            Optional.ofNullable(until), session.newAudit(), progress));
+        progress.finish();
+        var usage = audit.usage(until != null ? until : Clock.systemUTC().instant());
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? UsageReport.json(usage) + "\n" : UsageReport.table(usage));
+        out.flush();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "verify", mixinStandardHelpOptions = true,
+      description = {
+        "Replay the journal and check the ledger's invariants at every event:",
+        "  no reservation accepted past a cap (global, pool, preview, brand as sent),",
+        "  every reservation closed at most once,",
+        "  the replayed totals equal the latest snapshot's at its sequence number.",
+        "Exit 0 when all hold; exit 1 naming the first violating event (sequence number and what broke).",
+        "Caps are checked against the configured ones: verify with the caps the journal was written under."})
+  static final class Verify implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--input", paramLabel = "FILE",
+        description = "Verify an export (export --format jsonl) instead of the journal; no snapshot check.")
+    Path input;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal)) {
+        Progress progress = new Progress(errStream(spec), "verify");
+        Optional<Snapshot> snapshot = Optional.empty();
+        Source<Journaled, NotUsed> events;
+        Stream<Journaled> file = null;
+        if (input != null) {
+          file = new JsonlEvents().read(input);
+          Stream<Journaled> lines = file;
+          events = Source.fromJavaStream(() -> lines);
+        } else {
+          snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          events = session.reader.current(1);
+        }
+        LedgerAudit audit = session.newAudit();
+        Optional<Violation> violation;
+        try {
+          violation = session.await(AuditRuns.verify(session.system, events, snapshot, audit, progress));
+        } finally {
+          if (file != null) {
+            file.close();
+          }
+        }
+        progress.finish();
+        PrintWriter out = spec.commandLine().getOut();
+        if (violation.isPresent()) {
+          out.println("VIOLATION at " + violation.get());
+          out.flush();
+          return VIOLATION;
+        }
+        out.printf("OK: %d events verified (last sequence number %d)%s%n", audit.events(), audit.lastSequenceNr(),
+            snapshot.map(s -> s.sequenceNr() <= audit.lastSequenceNr()
+                ? "; totals equal the snapshot at " + s.sequenceNr()
+                : "; snapshot at " + s.sequenceNr() + " is past the journal's end").orElse("; no snapshot"));
+        out.flush();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "export", mixinStandardHelpOptions = true,
+      description = {
+        "Write journal events one per line: {\"seq\":N,\"type\":\"ReservationMade\",\"event\":{...}}.",
+        "Money in integer micro-dollars, instants ISO-8601 UTC; every event carries its schema version v."})
+  static final class Export implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--format", defaultValue = "jsonl", paramLabel = "FORMAT", description = "Only jsonl.")
+    String format;
+
+    @Option(names = "--from", defaultValue = "1", paramLabel = "SEQ", description = "First sequence number (default 1).")
+    long from;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write here instead of stdout.")
+    Path output;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      if (!format.equals("jsonl")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--format: only jsonl is supported");
+      }
+      try (JournalSession session = new JournalSession(journal);
+          PrintWriter out = output == null ? null : new PrintWriter(Files.newBufferedWriter(output))) {
+        PrintWriter target = out != null ? out : spec.commandLine().getOut();
+        JsonlEvents jsonl = new JsonlEvents();
+        Progress progress = new Progress(errStream(spec), "export");
+        session.await(session.reader.current(from).runWith(Sink.foreach(j -> {
+          target.println(jsonl.line(j));
+          progress.tick();
+        }), session.system));
+        target.flush();
+        progress.finish();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "tail", mixinStandardHelpOptions = true,
+      description = {
+        "Follow the journal: print new events as JSON lines (same format as export) as they are written.",
+        "Polls every jdbc-read-journal.refresh-interval (1s). Stop with Ctrl-C."})
+  static final class Tail implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--from", paramLabel = "SEQ",
+        description = "Start at this sequence number. Default: after the last event now in the journal.")
+    Long from;
+
+    @Option(names = "--limit", paramLabel = "N", description = "Stop after N events (default: follow forever).")
+    Long limit;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal)) {
+        long start = from != null ? from : lastSequenceNr(session) + 1;
+        PrintWriter out = spec.commandLine().getOut();
+        JsonlEvents jsonl = new JsonlEvents();
+        Source<Journaled, NotUsed> live = session.reader.live(start);
+        if (limit != null) {
+          live = live.take(limit);
+        }
+        session.await(live.runWith(Sink.foreach(j -> {
+          out.println(jsonl.line(j));
+          out.flush();
+        }), session.system));
+        return 0;
+      }
+    }
+
+    private static long lastSequenceNr(JournalSession session) throws Exception {
+      return session.await(session.reader.current(1).runWith(Sink.fold(0L, (last, j) -> j.sequenceNr()),
+          session.system));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Write verbs: through the running gateway's /admin API
+  // ---------------------------------------------------------------------------------------------
+
+  /** How to reach the running gateway. */
+  static final class GatewayOptions {
+    @Option(names = "--host", paramLabel = "HOST", description = "Gateway host. Default: $GATEWAY_HOST, else 127.0.0.1.")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "Gateway port. Default: $GATEWAY_PORT, else 8787.")
+    Integer port;
+
+    @Option(names = "--token", paramLabel = "TOKEN", description = "Gateway token. Default: $GATEWAY_TOKEN.")
+    String token;
+
+    @Option(names = "--operator", paramLabel = "NAME",
+        description = "Who does this (journaled). Default: $USER.")
+    String operator;
+
+    URI uri(String path) {
+      String h = host != null ? host : env("GATEWAY_HOST", "127.0.0.1");
+      int p = port != null ? port : Integer.parseInt(env("GATEWAY_PORT", "8787"));
+      return URI.create("http://" + (h.contains(":") ? "[" + h + "]" : h) + ":" + p + path);
+    }
+
+    String token() {
+      String t = token != null ? token : System.getenv("GATEWAY_TOKEN");
+      if (t == null || t.isBlank()) {
+        throw new IllegalStateException("no gateway token: set GATEWAY_TOKEN or pass --token");
+      }
+      return t;
+    }
+
+    String operator() {
+      return operator != null ? operator : env("USER", System.getProperty("user.name", "operator"));
+    }
+
+    private static String env(String name, String fallback) {
+      String v = System.getenv(name);
+      return v == null || v.isBlank() ? fallback : v;
+    }
+  }
+
+  /** POSTs {@code body} (JSON) to the gateway; prints the answer; 0 on 2xx, 1 otherwise. */
+  static int post(CommandLine.Model.CommandSpec spec, GatewayOptions gateway, String path, Map<String, Object> body)
+      throws IOException, InterruptedException {
+    String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(body);
+    HttpRequest request = HttpRequest.newBuilder(gateway.uri(path))
+        .timeout(Duration.ofSeconds(30))
+        .header("authorization", "Bearer " + gateway.token())
+        .header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8))
+        .build();
+    HttpResponse<String> response;
+    try {
+      response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.ConnectException e) {
+      throw new IllegalStateException("cannot reach the gateway at " + gateway.uri("") + " (is it running? "
+          + "GATEWAY_HOST/GATEWAY_PORT or --host/--port)");
+    }
+    PrintWriter out = response.statusCode() / 100 == 2 ? spec.commandLine().getOut() : spec.commandLine().getErr();
+    out.println(response.statusCode() / 100 == 2 ? response.body() : "HTTP " + response.statusCode() + " " + response.body());
+    out.flush();
+    return response.statusCode() / 100 == 2 ? 0 : VIOLATION;
+  }
+
+  @Command(name = "credit", mixinStandardHelpOptions = true,
+      description = {
+        "Give a brand money back: lowers its settled spend (and the global caps') in the current day and",
+        "month windows by USD. Journaled as SpendAdjusted with operator and reason, through the running gateway."})
+  static final class Credit implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Option(names = "--brand", required = true, paramLabel = "BRAND", description = "The brand id.")
+    String brand;
+
+    @Option(names = "--usd", required = true, paramLabel = "USD", description = "Amount to credit (positive).")
+    BigDecimal usd;
+
+    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
+    String reason;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("usd", usd);
+      body.put("reason", reason);
+      body.put("operator", gateway.operator());
+      return post(spec, gateway, "/admin/brands/" + encode(brand) + "/credit", body);
+    }
+  }
+
+  @Command(name = "adjust", mixinStandardHelpOptions = true,
+      description = {
+        "Move settled spend on a lane's current cap windows by a signed USD amount (positive = charge a missed",
+        "cost, negative = credit). Journaled as SpendAdjusted with operator and reason."})
+  static final class Adjust implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Option(names = "--lane", defaultValue = "app", paramLabel = "LANE", description = "app, trial or free (default app).")
+    String lane;
+
+    @Option(names = "--brand", paramLabel = "SUBJECT", description = "Brand (app) or preview id (trial).")
+    String brand;
+
+    @Option(names = "--usd", required = true, paramLabel = "USD", description = "Signed amount.")
+    BigDecimal usd;
+
+    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
+    String reason;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("lane", lane);
+      body.put("brand", brand);
+      body.put("deltaUsd", usd);
+      body.put("reason", reason);
+      body.put("operator", gateway.operator());
+      return post(spec, gateway, "/admin/adjustments", body);
+    }
+  }
+
+  @Command(name = "settle", mixinStandardHelpOptions = true,
+      description = "Settle an open reservation at USD on the caller's behalf. Journaled with operator and reason.")
+  static final class Settle implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "Reservation id.")
+    String id;
+
+    @Option(names = "--usd", required = true, paramLabel = "USD", description = "Actual cost.")
+    BigDecimal usd;
+
+    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
+    String reason;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("actualUsd", usd);
+      body.put("reason", reason);
+      body.put("operator", gateway.operator());
+      return post(spec, gateway, "/admin/reservations/" + encode(id) + "/settle", body);
+    }
+  }
+
+  @Command(name = "void", mixinStandardHelpOptions = true,
+      description = "Void an open reservation (close at $0: the provider did not bill). Journaled with operator and reason.")
+  static final class VoidReservation implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "Reservation id.")
+    String id;
+
+    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
+    String reason;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("reason", reason);
+      body.put("operator", gateway.operator());
+      return post(spec, gateway, "/admin/reservations/" + encode(id) + "/void", body);
+    }
+  }
+
+  private static String encode(String segment) {
+    return java.net.URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  private static PrintStream errStream(CommandLine.Model.CommandSpec spec) {
+    PrintWriter err = spec.commandLine().getErr();
+    return new PrintStream(new java.io.OutputStream() {
+      @Override
+      public void write(int b) {
+        err.write(b);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) {
+        err.write(new String(b, off, len, StandardCharsets.UTF_8));
+        err.flush();
+      }
+    }, true, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,82 @@
+package dev.spendgateway.ledger.audit;
+
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.GlobalBudget.State;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.pattern.Patterns;
+import org.apache.pekko.persistence.Persistence;
+import org.apache.pekko.persistence.SelectedSnapshot;
+import org.apache.pekko.persistence.SnapshotProtocol;
+import org.apache.pekko.persistence.SnapshotSelectionCriteria;
+import org.apache.pekko.persistence.jdbc.query.javadsl.JdbcReadJournal;
+import org.apache.pekko.persistence.query.EventEnvelope;
+import org.apache.pekko.persistence.query.PersistenceQuery;
+import org.apache.pekko.stream.javadsl.Source;
+
+/**
+ * Reads the ledger's journal (persistence id {@code global}) and its latest snapshot through the
+ * configured pekko-persistence-jdbc plugins, read-only: the query side of the same database the
+ * gateway writes (H2 with {@code AUTO_SERVER=TRUE} lets both open the file at once).
+ */
+public final class JournalReader {
+  private static final String PERSISTENCE_ID = GlobalBudget.PERSISTENCE_ID.id();
+
+  private final ActorSystem<?> system;
+  private final JdbcReadJournal journal;
+
+  public JournalReader(ActorSystem<?> system) {
+    this.system = system;
+    this.journal = PersistenceQuery.get(Adapter.toClassic(system))
+        .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
+  }
+
+  /** Every event from {@code fromSequenceNr} that is in the journal now; completes at the end. */
+  public Source<Journaled, NotUsed> current(long fromSequenceNr) {
+    return journal.currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
+        .map(JournalReader::journaled);
+  }
+
+  /** As {@link #current}, then every new event as it is written (polled every refresh-interval); never completes. */
+  public Source<Journaled, NotUsed> live(long fromSequenceNr) {
+    return journal.eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
+        .map(JournalReader::journaled);
+  }
+
+  /** A snapshot of the ledger state and the sequence number it was taken at. */
+  public record Snapshot(long sequenceNr, State state) {}
+
+  /**
+   * The latest snapshot in the snapshot store, loaded by the store plugin itself (same
+   * deserialization as the ledger's recovery).
+   */
+  public Optional<Snapshot> latestSnapshot(Duration timeout) throws Exception {
+    String pluginId = system.settings().config().getString("pekko.persistence.snapshot-store.plugin");
+    ActorRef store = Persistence.get(Adapter.toClassic(system))
+        .snapshotStoreFor(pluginId, com.typesafe.config.ConfigFactory.empty());
+    Object reply = Patterns.ask(store,
+            new SnapshotProtocol.LoadSnapshot(PERSISTENCE_ID, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
+            timeout)
+        .toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    if (reply instanceof SnapshotProtocol.LoadSnapshotResult result) {
+      if (result.snapshot().isEmpty()) {
+        return Optional.empty();
+      }
+      SelectedSnapshot selected = result.snapshot().get();
+      return Optional.of(new Snapshot(selected.metadata().sequenceNr(), (State) selected.snapshot()));
+    }
+    if (reply instanceof SnapshotProtocol.LoadSnapshotFailed failed) {
+      throw new IllegalStateException("cannot load the latest snapshot", failed.cause());
+    }
+    throw new IllegalStateException("unexpected snapshot store reply " + reply);
+  }
+
+  private static Journaled journaled(EventEnvelope envelope) {
+    return new Journaled(envelope.sequenceNr(), (GlobalBudget.Event) envelope.event());
+  }
+}

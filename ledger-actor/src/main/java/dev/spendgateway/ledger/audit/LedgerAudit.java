@@ -1,0 +1,154 @@
+package dev.spendgateway.ledger.audit;
+
+import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
+import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
+import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
+import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
+import dev.spendgateway.ledger.GlobalBudget.State;
+import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.policy.caps.CapCheck;
+import dev.spendgateway.policy.caps.CapLimits;
+import dev.spendgateway.policy.money.Micros;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Replays the journal with the ledger's own fold ({@link State#applied}) and checks, before each
+ * event is applied, that it could have been written by a correct ledger:
+ *
+ * <ul>
+ *   <li>a {@code ReservationMade} fits under every cap it is held against (the same
+ *       {@link CapCheck} rules the actor decides with, against the state before it);
+ *   <li>a reservation id is not reserved again while it is open;
+ *   <li>a settle, void or expiry closes a reservation that is open: each reservation is closed at
+ *       most once;
+ *   <li>at the latest snapshot's sequence number, the replayed state equals the snapshot.
+ * </ul>
+ *
+ * Cap limits come from the configuration given (the running gateway's, normally): the journal
+ * does not record global and pool limits on accepted reservations, so verify a journal with the
+ * caps it was written under (see docs/OPERATIONS.md after a cap change). Brand caps travel with
+ * each reservation and are always checked as sent.
+ */
+public final class LedgerAudit {
+  private final CapLimits limits;
+  private State state = State.empty();
+  private long events;
+  private long lastSequenceNr;
+  private Instant lastAt;
+  /** id → sequence number of the event that closed it (until a later reservation reuses the id). */
+  private final Map<String, Long> closedAt = new HashMap<>();
+
+  public LedgerAudit(CapLimits limits) {
+    this.limits = limits;
+  }
+
+  /** Applies {@code j}; checks the invariants first. The state is left unchanged by a violating event. */
+  public Optional<Violation> accept(Journaled j) {
+    Event event = j.event();
+    Optional<String> broken = check(event);
+    if (broken.isPresent()) {
+      return Optional.of(new Violation(j.sequenceNr(), j.type(), broken.get()));
+    }
+    try {
+      state = state.applied(event);
+    } catch (RuntimeException e) {
+      return Optional.of(new Violation(j.sequenceNr(), j.type(), "cannot be applied: " + e.getMessage()));
+    }
+    if (event instanceof ReservationMade m) {
+      closedAt.remove(m.id());
+    } else if (isClose(event)) {
+      closedAt.put(closedId(event), j.sequenceNr());
+    }
+    events++;
+    lastSequenceNr = j.sequenceNr();
+    lastAt = event.at();
+    return Optional.empty();
+  }
+
+  /** Only replays: no invariant checks (the {@code replay} verb). A broken journal still fails on apply. */
+  public void apply(Journaled j) {
+    state = state.applied(j.event());
+    events++;
+    lastSequenceNr = j.sequenceNr();
+    lastAt = j.event().at();
+  }
+
+  /** Compares the replayed state with a snapshot taken at the current sequence number. */
+  public Optional<Violation> checkSnapshot(long snapshotSequenceNr, State snapshot, String lastType) {
+    if (snapshotSequenceNr != lastSequenceNr) {
+      throw new IllegalStateException("snapshot at " + snapshotSequenceNr + " checked at " + lastSequenceNr);
+    }
+    return state.equals(snapshot)
+        ? Optional.empty()
+        : Optional.of(new Violation(snapshotSequenceNr, lastType,
+            "replayed totals differ from the snapshot taken at this sequence number: replayed " + state
+                + ", snapshot " + snapshot));
+  }
+
+  private Optional<String> check(Event event) {
+    if (event instanceof ReservationMade m) {
+      if (state.isOpen(m.id())) {
+        return Optional.of("reservation " + m.id() + " reserved again while still open");
+      }
+      var caps = CapCheck.capsFor(m.lane(), m.subject(), m.brandDailyMicros(), m.brandMonthlyMicros(), m.at(), limits);
+      return CapCheck.firstFailing(caps, m.amountMicros(), state::spendOn)
+          .map(f -> String.format("reservation %s of $%s accepted past cap %s%s (window %s): limit $%s, headroom $%s",
+              m.id(), usd(m.amountMicros()), f.key().cap().wireName(),
+              f.key().subject() == null ? "" : " for " + f.key().subject(), f.key().window(),
+              usd(f.limitMicros()), usd(f.headroomMicros())));
+    }
+    if (isClose(event)) {
+      String id = closedId(event);
+      if (!state.isOpen(id)) {
+        Long first = closedAt.get(id);
+        return Optional.of(first != null
+            ? "reservation " + id + " closed twice (first closed by event " + first + ")"
+            : "reservation " + id + " closed but it is not open (never reserved, refused, or forgotten)");
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static boolean isClose(Event e) {
+    return e instanceof ReservationSettled || e instanceof ReservationVoided || e instanceof ReservationExpired;
+  }
+
+  private static String closedId(Event e) {
+    if (e instanceof ReservationSettled s) {
+      return s.id();
+    } else if (e instanceof ReservationVoided v) {
+      return v.id();
+    }
+    return ((ReservationExpired) e).id();
+  }
+
+  private static String usd(long micros) {
+    return Micros.toUsd(micros).toPlainString();
+  }
+
+  public State state() {
+    return state;
+  }
+
+  /** {@code /usage} of the replayed state as of {@code at}. */
+  public Usage usage(Instant at) {
+    return state.usage(Optional.empty(), at, limits);
+  }
+
+  public long events() {
+    return events;
+  }
+
+  public long lastSequenceNr() {
+    return lastSequenceNr;
+  }
+
+  /** Instant of the last applied event; empty before the first. */
+  public Optional<Instant> lastAt() {
+    return Optional.ofNullable(lastAt);
+  }
+}

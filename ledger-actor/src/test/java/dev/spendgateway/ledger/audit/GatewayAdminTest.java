@@ -1,0 +1,209 @@
+package dev.spendgateway.ledger.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.H2Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.access.Lane;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The read verbs of {@code gateway-admin} against the H2 FILE journal of a ledger that keeps
+ * running (AUTO_SERVER): replay equals the live {@code /usage}, verify passes on it and fails,
+ * naming the first bad event, on corrupted exports; export round-trips; tail follows.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class GatewayAdminTest {
+  @TempDir static Path dataDir;
+  @TempDir static Path work;
+  private H2Ledger ledger;
+  private Path config;
+
+  @BeforeAll
+  void runALedger() throws Exception {
+    ledger = H2Ledger.start(dataDir, Map.of());
+    config = Path.of(GatewayAdminTest.class.getResource("/ledger-h2-file-test.conf").toURI());
+    LedgerClient client = ledger.client;
+    // 150 reservations (snapshot-every = 100 in the test config, so a snapshot exists), settled,
+    // voided, refused, an operator adjustment and an operator settle.
+    List<CompletionStage<?>> calls = new ArrayList<>();
+    for (int i = 0; i < 150; i++) {
+      calls.add(client.reserve(new ReserveRequest("r-" + i, Lane.APP, "b" + (i % 3), 10_000, 1_000_000, 10_000_000)));
+    }
+    awaitAll(calls);
+    calls.clear();
+    for (int i = 0; i < 100; i++) {
+      calls.add(i % 4 == 0 ? client.voidReservation("r-" + i) : client.settle("r-" + i, 7_000 + i));
+    }
+    calls.add(client.reserve(new ReserveRequest("big", Lane.APP, "b0", 2_000_000, 1_000_000, 10_000_000)));
+    calls.add(client.reserve(new ReserveRequest("free-1", Lane.FREE, null, 40_000, 0, 0)));
+    calls.add(client.adjust("adj-1", "alice", "refund", Lane.APP, "b1", -30_000));
+    calls.add(client.operatorSettle("r-120", 5_000, "bob", "caller lost the answer"));
+    awaitAll(calls);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    ledger.close();
+  }
+
+  private record Run(int exit, String out, String err) {}
+
+  private Run admin(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    var cli = GatewayAdmin.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    int exit = cli.execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  private String[] journalArgs(String verb, String... more) {
+    List<String> args = new ArrayList<>(List.of(verb, "--config", config.toString(), "--data-dir", dataDir.toString()));
+    args.addAll(List.of(more));
+    return args.toArray(String[]::new);
+  }
+
+  @Test
+  void replayOfTheRunningLedgersJournalEqualsItsUsage() throws Exception {
+    GlobalBudget.Usage live = ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Run run = admin(journalArgs("replay", "--json"));
+    assertEquals(0, run.exit(), run.err());
+    assertEquals(UsageReport.json(live), run.out().trim());
+    assertTrue(run.err().contains("replay: "), run.err());
+
+    Run table = admin(journalArgs("replay"));
+    assertEquals(0, table.exit(), table.err());
+    assertTrue(table.out().contains("brand_daily      b1"), table.out());
+  }
+
+  @Test
+  void verifyPassesOnTheJournalAndChecksTheSnapshot() {
+    Run run = admin(journalArgs("verify"));
+    assertEquals(0, run.exit(), run.out() + run.err());
+    assertTrue(run.out().startsWith("OK: "), run.out());
+    assertTrue(run.out().contains("totals equal the snapshot at"), run.out());
+  }
+
+  @Test
+  void verifyOfAnExportEditedToSettleTwiceFailsAtTheDuplicate() throws Exception {
+    List<String> lines = export();
+    JsonlEvents jsonl = new JsonlEvents();
+    int settleIndex = indexOf(lines, "\"type\":\"ReservationSettled\"");
+    Journaled settle = jsonl.parse(lines.get(settleIndex));
+    long badSeq = jsonl.parse(lines.get(lines.size() - 1)).sequenceNr() + 1;
+    List<String> corrupt = new ArrayList<>(lines);
+    corrupt.add(jsonl.line(new Journaled(badSeq, settle.event())));
+    Path file = Files.write(work.resolve("double-settle.jsonl"), corrupt);
+
+    Run run = admin(journalArgs("verify", "--input", file.toString()));
+    assertEquals(1, run.exit(), run.out() + run.err());
+    String id = ((GlobalBudget.ReservationSettled) settle.event()).id();
+    assertEquals("VIOLATION at event " + badSeq + " (ReservationSettled): reservation " + id
+        + " closed twice (first closed by event " + settle.sequenceNr() + ")", run.out().trim());
+  }
+
+  @Test
+  void verifyOfAnExportWithAnOverCapReservationFailsAtIt() throws Exception {
+    List<String> lines = export();
+    JsonlEvents jsonl = new JsonlEvents();
+    int at = indexOf(lines, "\"type\":\"ReservationMade\"");
+    Journaled made = jsonl.parse(lines.get(at));
+    GlobalBudget.ReservationMade m = (GlobalBudget.ReservationMade) made.event();
+    // Same event, but $50: past the $40 global daily cap.
+    var over = new GlobalBudget.ReservationMade(m.id(), m.lane(), m.subject(), 50_000_000, 100_000_000, 100_000_000,
+        m.at(), m.expiresAt());
+    List<String> corrupt = new ArrayList<>(lines);
+    corrupt.set(at, jsonl.line(new Journaled(made.sequenceNr(), over)));
+    Path file = Files.write(work.resolve("over-cap.jsonl"), corrupt);
+
+    Run run = admin(journalArgs("verify", "--input", file.toString()));
+    assertEquals(1, run.exit(), run.out() + run.err());
+    assertTrue(run.out().startsWith("VIOLATION at event " + made.sequenceNr() + " (ReservationMade): reservation "
+        + m.id() + " of $50 accepted past cap global_daily"), run.out());
+  }
+
+  @Test
+  void exportRoundTripsAndStartsAtFrom() throws Exception {
+    List<String> lines = export();
+    JsonlEvents jsonl = new JsonlEvents();
+    for (String line : lines) {
+      assertEquals(line, jsonl.line(jsonl.parse(line)));
+      assertTrue(line.contains("\"v\":1"), line);
+    }
+    assertTrue(lines.stream().anyMatch(l -> l.contains("\"operator\":\"bob\"") && l.contains("caller lost the answer")));
+    Run from = admin(journalArgs("export", "--format", "jsonl", "--from", "10"));
+    assertEquals(0, from.exit(), from.err());
+    assertTrue(from.out().startsWith("{\"seq\":10,"), from.out().substring(0, 40));
+    assertEquals(lines.size() - 9, from.out().lines().count());
+  }
+
+  @Test
+  void tailPrintsEventsWrittenAfterItStarted() throws Exception {
+    var tail = java.util.concurrent.CompletableFuture.supplyAsync(() -> admin(journalArgs("tail", "--limit", "1")));
+    Thread.sleep(3_000);
+    ledger.client.reserve(new ReserveRequest("tailed", Lane.FREE, null, 1_000, 0, 0))
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Run run = tail.get(30, TimeUnit.SECONDS);
+    assertEquals(0, run.exit(), run.err());
+    assertTrue(run.out().contains("\"id\":\"tailed\""), run.out());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"replay", "verify", "export", "tail", "credit", "adjust", "settle", "void"})
+  void everyVerbHasHelp(String verb) {
+    Run run = admin(verb, "--help");
+    assertEquals(0, run.exit(), run.err());
+    assertTrue(run.out().startsWith("Usage: gateway-admin " + verb), run.out());
+  }
+
+  @Test
+  void aMissingJournalIsReportedNotCreated() throws Exception {
+    Path empty = Files.createDirectory(work.resolve("empty"));
+    Run run = admin("replay", "--config", config.toString(), "--data-dir", empty.toString());
+    assertEquals(2, run.exit());
+    assertTrue(run.err().contains("no journal at"), run.err());
+    assertTrue(Files.notExists(empty.resolve("ledger.mv.db")));
+  }
+
+  private List<String> export() {
+    Run run = admin(journalArgs("export", "--format", "jsonl"));
+    assertEquals(0, run.exit(), run.err());
+    return run.out().lines().toList();
+  }
+
+  private static int indexOf(List<String> lines, String needle) {
+    for (int i = 0; i < lines.size(); i++) {
+      if (lines.get(i).contains(needle)) {
+        return i;
+      }
+    }
+    throw new AssertionError("no line with " + needle);
+  }
+
+  private static void awaitAll(List<CompletionStage<?>> calls) throws Exception {
+    for (CompletionStage<?> c : calls) {
+      c.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+  }
+}
