@@ -2,8 +2,11 @@ package dev.spendgateway.edge;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
+import dev.spendgateway.edge.admin.AdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.edge.metrics.GatewayMetrics;
+import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
@@ -19,6 +22,7 @@ import dev.spendgateway.upstream.client.UpstreamSettings;
 import dev.spendgateway.upstream.stream.StreamMeter;
 import java.time.Clock;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
@@ -38,16 +42,19 @@ public final class Gateway {
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
   private final Route route;
+  private final GatewayMetrics metrics = new GatewayMetrics();
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock) {
     this.settings = GatewaySettings.fromConfig(config);
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
-    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef = Ledger.spawn(system, ledgerSettings, clock);
+    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef = Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
     this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
+    // Router wiring: pass its AdmissionPools, ProviderBreakers and ModelCircuits here instead of empty.
+    metrics.withLedger(ledger).withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
         new CallServices(
@@ -64,9 +71,14 @@ public final class Gateway {
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
     ProviderRoutes providers = new ProviderRoutes(services, auth);
     LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper());
+    AdminRoutes adminRoutes = new AdminRoutes(ledger, new ObjectMapper());
+    MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
     this.route =
         GatewayRoutes.compose(
-            auth, List.of(health.route()), List.of(providers.route()), List.of(ledgerRoutes.route()));
+            auth,
+            List.of(health.route()),
+            List.of(providers.route()),
+            List.of(ledgerRoutes.route(), adminRoutes.route(), metricsRoutes.route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

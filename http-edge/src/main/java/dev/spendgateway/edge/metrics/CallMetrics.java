@@ -1,0 +1,47 @@
+package dev.spendgateway.edge.metrics;
+
+import java.time.Duration;
+
+/**
+ * What the provider routes and the failover router report per call, for {@code /metrics}.
+ * Implementations must be cheap and thread-safe and never throw. Provider and model are the wire
+ * names ({@code openai}, {@code gpt-4o-mini}); model is the one actually called upstream.
+ */
+public interface CallMetrics {
+  /** Reports nothing: for tests and for code built without metrics. */
+  CallMetrics NONE = new CallMetrics() {};
+
+  /** An upstream answered with {@code status} (each attempt, failovers included). */
+  default void upstreamStatus(String provider, String model, int status) {}
+
+  /** An attempt could not get an HTTP answer (connect error, timeout, reset): {@code cause} is a short class. */
+  default void upstreamFailure(String provider, String model, String cause) {}
+
+  /** From sending the upstream request to the end of its response (last byte of a stream). */
+  default void upstreamLatency(String provider, String model, Duration latency) {}
+
+  /** From sending the upstream request to its first response byte (streams and plain answers). */
+  default void timeToFirstByte(String provider, String model, Duration ttfb) {}
+
+  /**
+   * The gateway's own time on a call: total time minus the upstream time (policy, reserve,
+   * settle, queueing aside from admission). {@code route} is the route family ({@code chat}, {@code messages}, …).
+   */
+  default void gatewayOverhead(String route, Duration overhead) {}
+
+  /** A streamed answer started flowing to the caller. Pair every call with {@link #streamClosed}. */
+  default void streamOpened(String provider) {}
+
+  /** A stream ended (completed, cut, or cancelled by the caller). */
+  default void streamClosed(String provider) {}
+
+  /** The edge settled a call above its reservation (the real usage exceeded the worst case estimate). */
+  default void settledAboveReserve(String provider, String model, long overMicros) {}
+
+  /**
+   * A request named a model whose lifecycle needs attention: {@code lifecycle} is
+   * {@code deprecated} (served, callers should move), {@code retired} (refused) or {@code gone}
+   * (the provider answered that the model no longer exists: its circuit opened).
+   */
+  default void modelLifecycleAlarm(String model, String lifecycle) {}
+}

@@ -1,0 +1,65 @@
+package dev.spendgateway.edge.metrics;
+
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerObserver;
+import dev.spendgateway.policy.catalog.ModelCatalog;
+import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.ModelCircuits;
+import dev.spendgateway.upstream.failover.ProviderBreakers;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The gateway's one Prometheus registry and what feeds it: the ledger observer (durable writes),
+ * the call metrics (provider routes and router), and the gauges read at scrape time (ledger usage,
+ * admission pools, breakers, model circuits, catalog lifecycle). Built in two steps because the
+ * ledger observer is needed before the ledger exists and the usage gauges need the ledger.
+ */
+public final class GatewayMetrics {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final MicrometerLedgerObserver ledgerObserver = new MicrometerLedgerObserver(registry);
+  private final MicrometerCallMetrics calls = new MicrometerCallMetrics(registry);
+  private volatile LedgerUsageGauges usage;
+  private volatile FailoverGauges failover;
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** Pass to {@code Ledger.spawn}. */
+  public LedgerObserver ledgerObserver() {
+    return ledgerObserver;
+  }
+
+  /** Pass to the provider routes and the router. */
+  public CallMetrics calls() {
+    return calls;
+  }
+
+  /** Spend, reserved and remaining per cap window from the running ledger, read at each scrape. */
+  public GatewayMetrics withLedger(LedgerClient ledger) {
+    this.usage = new LedgerUsageGauges(ledger, registry);
+    return this;
+  }
+
+  /** Queue depth/age, circuit states and model lifecycle gauges; each source optional. */
+  public GatewayMetrics withFailover(Optional<AdmissionPools> pools, Optional<ProviderBreakers> breakers,
+      Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
+    this.failover = new FailoverGauges(registry, pools, breakers, circuits, catalog);
+    return this;
+  }
+
+  /** Refreshes the scrape-time gauges, then renders the Prometheus text format. */
+  public CompletionStage<String> scrape() {
+    FailoverGauges f = failover;
+    if (f != null) {
+      f.refresh();
+    }
+    LedgerUsageGauges u = usage;
+    CompletionStage<Void> refreshed = u == null ? CompletableFuture.completedFuture(null) : u.refresh();
+    return refreshed.thenApply(done -> registry.scrape());
+  }
+}

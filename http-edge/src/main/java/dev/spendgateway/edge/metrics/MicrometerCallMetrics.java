@@ -1,0 +1,109 @@
+package dev.spendgateway.edge.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * {@link CallMetrics} on Micrometer. Series (Prometheus names):
+ * {@code gateway_upstream_responses_total{provider,model,status}},
+ * {@code gateway_upstream_failures_total{provider,model,cause}},
+ * {@code gateway_upstream_latency_seconds{provider,model}} (histogram),
+ * {@code gateway_upstream_ttfb_seconds{provider,model}} (histogram),
+ * {@code gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}},
+ * {@code gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}},
+ * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}}.
+ */
+public final class MicrometerCallMetrics implements CallMetrics {
+  private static final Duration[] LATENCY_BUCKETS = {
+    Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100),
+    Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
+    Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60), Duration.ofSeconds(120)
+  };
+  private static final Duration[] OVERHEAD_BUCKETS = {
+    Duration.ofNanos(250_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
+    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofSeconds(1)
+  };
+
+  private final MeterRegistry registry;
+  private final Map<String, AtomicInteger> openStreams = new ConcurrentHashMap<>();
+
+  public MicrometerCallMetrics(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
+  public void upstreamStatus(String provider, String model, int status) {
+    Counter.builder("gateway.upstream.responses").description("Upstream HTTP answers by status, every attempt")
+        .tags("provider", provider, "model", model, "status", Integer.toString(status))
+        .register(registry).increment();
+  }
+
+  @Override
+  public void upstreamFailure(String provider, String model, String cause) {
+    Counter.builder("gateway.upstream.failures").description("Upstream attempts without an HTTP answer")
+        .tags("provider", provider, "model", model, "cause", cause)
+        .register(registry).increment();
+  }
+
+  @Override
+  public void upstreamLatency(String provider, String model, Duration latency) {
+    Timer.builder("gateway.upstream.latency").description("Upstream request to last response byte")
+        .tags("provider", provider, "model", model).serviceLevelObjectives(LATENCY_BUCKETS)
+        .register(registry).record(latency);
+  }
+
+  @Override
+  public void timeToFirstByte(String provider, String model, Duration ttfb) {
+    Timer.builder("gateway.upstream.ttfb").description("Upstream request to first response byte")
+        .tags("provider", provider, "model", model).serviceLevelObjectives(LATENCY_BUCKETS)
+        .register(registry).record(ttfb);
+  }
+
+  @Override
+  public void gatewayOverhead(String route, Duration overhead) {
+    Timer.builder("gateway.overhead").description("Time a call spends in the gateway itself (total minus upstream)")
+        .tags("route", route).serviceLevelObjectives(OVERHEAD_BUCKETS)
+        .register(registry).record(overhead);
+  }
+
+  @Override
+  public void streamOpened(String provider) {
+    streams(provider).incrementAndGet();
+  }
+
+  @Override
+  public void streamClosed(String provider) {
+    streams(provider).decrementAndGet();
+  }
+
+  private AtomicInteger streams(String provider) {
+    return openStreams.computeIfAbsent(provider, p -> {
+      AtomicInteger count = new AtomicInteger();
+      Gauge.builder("gateway.open.streams", count, AtomicInteger::get).description("Streams flowing to callers now")
+          .tag("provider", p).register(registry);
+      return count;
+    });
+  }
+
+  @Override
+  public void settledAboveReserve(String provider, String model, long overMicros) {
+    Counter.builder("gateway.edge.settled.above.reserve").description("Calls settled above their reservation")
+        .tags("provider", provider, "model", model).register(registry).increment();
+    DistributionSummary.builder("gateway.edge.settled.above.reserve.usd").baseUnit("usd")
+        .description("By how much calls were settled above their reservation")
+        .tags("provider", provider, "model", model).register(registry).record(overMicros / 1_000_000.0);
+  }
+
+  @Override
+  public void modelLifecycleAlarm(String model, String lifecycle) {
+    Counter.builder("gateway.model.lifecycle.alarms").description("Requests for deprecated, retired or gone models")
+        .tags("model", model, "lifecycle", lifecycle).register(registry).increment();
+  }
+}

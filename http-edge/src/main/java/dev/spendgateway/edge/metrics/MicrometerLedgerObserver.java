@@ -1,0 +1,100 @@
+package dev.spendgateway.edge.metrics;
+
+import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
+import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
+import dev.spendgateway.ledger.GlobalBudget.ReservationRefused;
+import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
+import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
+import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The ledger's durable writes as Micrometer series (Prometheus names):
+ * {@code gateway_ledger_reservations_total{lane}} (accepted),
+ * {@code gateway_ledger_refusals_total{lane,cap}}, {@code gateway_ledger_closes_total{status,by}}
+ * (settled/voided/expired, by caller/operator/timeout), {@code gateway_ledger_settled_above_reserve_total{lane}}
+ * and {@code gateway_ledger_settled_above_reserve_usd_total{lane}},
+ * {@code gateway_ledger_adjustments_total{lane}}, {@code gateway_ledger_journal_batch_events} (summary),
+ * {@code gateway_ledger_journal_write_seconds} (histogram), {@code gateway_ledger_recovery_seconds}.
+ */
+public final class MicrometerLedgerObserver implements LedgerObserver {
+  private static final Duration[] WRITE_BUCKETS = {
+    Duration.ofNanos(500_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
+    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofSeconds(1)
+  };
+
+  private final MeterRegistry registry;
+  private final DistributionSummary batchSize;
+  private final Timer writeTime;
+  private final AtomicLong recoveryMillis = new AtomicLong(-1);
+
+  public MicrometerLedgerObserver(MeterRegistry registry) {
+    this.registry = registry;
+    this.batchSize = DistributionSummary.builder("gateway.ledger.journal.batch.events")
+        .description("Events per journal write (group commit)")
+        .serviceLevelObjectives(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000)
+        .register(registry);
+    this.writeTime = Timer.builder("gateway.ledger.journal.write")
+        .description("From asking the journal to write a batch to its confirmation")
+        .serviceLevelObjectives(WRITE_BUCKETS)
+        .register(registry);
+    Gauge.builder("gateway.ledger.recovery", recoveryMillis, m -> m.get() < 0 ? Double.NaN : m.get() / 1000.0)
+        .baseUnit("seconds").description("How long the last ledger recovery (snapshot + journal) took")
+        .register(registry);
+  }
+
+  @Override
+  public void persisted(List<Event> events, Duration took) {
+    batchSize.record(events.size());
+    writeTime.record(took);
+    for (Event e : events) {
+      count(e);
+    }
+  }
+
+  @Override
+  public void recovered(Duration took, int knownReservations, int openReservations) {
+    recoveryMillis.set(took.toMillis());
+  }
+
+  private void count(Event event) {
+    if (event instanceof ReservationMade m) {
+      counter("gateway.ledger.reservations", "Reservations accepted", "lane", m.lane().wireName()).increment();
+    } else if (event instanceof ReservationRefused r) {
+      counter("gateway.ledger.refusals", "Reservations refused, by the first cap that refused",
+          "lane", r.lane().wireName(), "cap", r.cap().wireName()).increment();
+    } else if (event instanceof ReservationSettled s) {
+      closed("settled", s.operator());
+      if (s.overReserve()) {
+        counter("gateway.ledger.settled.above.reserve", "Reservations settled above their amount",
+            "lane", s.lane().wireName()).increment();
+        counter("gateway.ledger.settled.above.reserve.usd", "USD settled above reservations",
+            "lane", s.lane().wireName()).increment((s.actualMicros() - s.reservedMicros()) / 1_000_000.0);
+      }
+    } else if (event instanceof ReservationVoided v) {
+      closed("voided", v.operator());
+    } else if (event instanceof ReservationExpired) {
+      counter("gateway.ledger.closes", "Reservations closed", "status", "expired", "by", "timeout").increment();
+    } else if (event instanceof SpendAdjusted a) {
+      counter("gateway.ledger.adjustments", "Operator adjustments", "lane", a.lane().wireName()).increment();
+    }
+  }
+
+  private void closed(String status, String operator) {
+    counter("gateway.ledger.closes", "Reservations closed", "status", status, "by", operator == null ? "caller" : "operator")
+        .increment();
+  }
+
+  private Counter counter(String name, String description, String... tags) {
+    return Counter.builder(name).description(description).tags(tags).register(registry);
+  }
+}
