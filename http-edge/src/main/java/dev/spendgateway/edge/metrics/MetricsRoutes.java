@@ -1,10 +1,10 @@
 package dev.spendgateway.edge.metrics;
 
+import java.nio.charset.StandardCharsets;
 import org.apache.pekko.http.javadsl.model.ContentType;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.MediaTypes;
-import org.apache.pekko.http.javadsl.model.HttpCharsets;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
@@ -14,9 +14,7 @@ import org.apache.pekko.http.javadsl.server.Route;
  */
 public final class MetricsRoutes extends AllDirectives {
   /** {@code text/plain; version=0.0.4; charset=utf-8}. */
-  static final ContentType PROMETHEUS_TEXT = MediaTypes.TEXT_PLAIN
-      .withParams(java.util.Map.of("version", "0.0.4"))
-      .toContentType(HttpCharsets.UTF_8);
+  static final ContentType PROMETHEUS_TEXT = ContentTypes.parse("text/plain; version=0.0.4; charset=utf-8");
 
   private final GatewayMetrics metrics;
 
@@ -26,6 +24,6 @@ public final class MetricsRoutes extends AllDirectives {
 
   public Route route() {
     return path("metrics", () -> get(() -> completeWithFuture(
-        metrics.scrape().thenApply(text -> HttpResponse.create().withEntity(HttpEntities.create(PROMETHEUS_TEXT, text))))));
+        metrics.scrape().thenApply(text -> HttpResponse.create().withEntity(HttpEntities.create(PROMETHEUS_TEXT, text.getBytes(StandardCharsets.UTF_8)))))));
   }
 }

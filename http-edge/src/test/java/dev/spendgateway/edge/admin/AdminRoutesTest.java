@@ -1,0 +1,197 @@
+package dev.spendgateway.edge.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.GatewayRoutes;
+import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.audit.JournalReader;
+import dev.spendgateway.ledger.audit.Journaled;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The admin API over real HTTP, behind the token, against a real ledger (in-memory H2): each
+ * write is in the journal with its operator and reason, and shows in {@code /usage}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AdminRoutesTest {
+  private static final String TOKEN = "admin-test-token";
+  private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+  private final HttpClient http = HttpClient.newHttpClient();
+  private ActorSystem<Void> system;
+  private ServerBinding binding;
+  private String base;
+
+  @BeforeAll
+  void start() throws Exception {
+    Config config = ConfigFactory.parseResources(AdminRoutesTest.class, "admin-routes-test.conf")
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    system = ActorSystem.create(Behaviors.empty(), "admin-routes-test", config);
+    LedgerSettings settings = LedgerSettings.fromConfig(config);
+    LedgerClient client = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
+    client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    var route = GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(),
+        List.of(new LedgerRoutes(client, mapper).route(), new AdminRoutes(client, mapper).route()));
+    binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
+
+  private Answer post(String path, String body, String token) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      b.header("authorization", "Bearer " + token);
+    }
+    HttpResponse<String> response = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
+  }
+
+  private Answer post(String path, String body) throws Exception {
+    return post(path, body, TOKEN);
+  }
+
+  private Answer get(String path) throws Exception {
+    HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + path))
+        .header("x-api-key", TOKEN).GET().build(), HttpResponse.BodyHandlers.ofString());
+    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
+  }
+
+  private List<GlobalBudget.Event> journal() throws Exception {
+    return new JournalReader(system).current(1).map(Journaled::event).runWith(Sink.seq(), system)
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private static JsonNode cap(JsonNode usage, String cap, String subject) {
+    for (JsonNode c : usage.get("caps")) {
+      String s = c.get("subject").isNull() ? "null" : c.get("subject").textValue();
+      if (c.get("cap").textValue().equals(cap) && subject.equals(s)) {
+        return c;
+      }
+    }
+    throw new AssertionError("no " + cap + " for " + subject + " in " + usage);
+  }
+
+  private static void assertUsd(String expected, JsonNode actual) {
+    assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
+  }
+
+  @Test
+  void creditIsJournaledWithOperatorAndReasonAndShowsInUsage() throws Exception {
+    String reserve = "{\"id\":\"c-r1\",\"lane\":\"app\",\"brand\":\"credit-b\",\"amountUsd\":1.00,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}";
+    assertEquals(201, post("/ledger/reservations", reserve).status());
+    assertEquals(200, post("/ledger/reservations/c-r1/settle", "{\"actualUsd\":0.80}").status());
+
+    Answer credit = post("/admin/brands/credit-b/credit",
+        "{\"usd\":0.30,\"operator\":\"alice\",\"reason\":\"refund: duplicate call\"}");
+    assertEquals(200, credit.status(), credit.raw().body());
+    assertEquals("app", credit.body().get("lane").textValue());
+    assertEquals("credit-b", credit.body().get("brand").textValue());
+    assertUsd("-0.30", credit.body().get("deltaUsd"));
+    String adjustmentId = credit.body().get("adjustmentId").textValue();
+
+    JsonNode usage = get("/usage?brand=credit-b").body();
+    assertUsd("0.50", cap(usage, "brand_daily", "credit-b").get("spentUsd"));
+    assertUsd("0.50", cap(usage, "brand_monthly", "credit-b").get("spentUsd"));
+
+    GlobalBudget.SpendAdjusted adjusted = journal().stream()
+        .filter(e -> e instanceof GlobalBudget.SpendAdjusted a && a.adjustmentId().equals(adjustmentId))
+        .map(GlobalBudget.SpendAdjusted.class::cast).findFirst().orElseThrow();
+    assertEquals("alice", adjusted.operator());
+    assertEquals("refund: duplicate call", adjusted.reason());
+    assertEquals(-300_000, adjusted.deltaMicros());
+  }
+
+  @Test
+  void operatorSettleAndVoidAreJournaledWithWhoAndWhy() throws Exception {
+    for (String id : List.of("o-1", "o-2")) {
+      assertEquals(201, post("/ledger/reservations",
+          "{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"ops-b\",\"amountUsd\":0.40,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}").status());
+    }
+    Answer settled = post("/admin/reservations/o-1/settle",
+        "{\"actualUsd\":0.25,\"operator\":\"bob\",\"reason\":\"caller crashed; invoice says 0.25\"}");
+    assertEquals(200, settled.status(), settled.raw().body());
+    assertEquals("settled", settled.body().get("status").textValue());
+    Answer voided = post("/admin/reservations/o-2/void", "{\"operator\":\"bob\",\"reason\":\"provider did not bill\"}");
+    assertEquals(200, voided.status(), voided.raw().body());
+    assertEquals("voided", voided.body().get("status").textValue());
+
+    JsonNode usage = get("/usage?brand=ops-b").body();
+    assertUsd("0.25", cap(usage, "brand_daily", "ops-b").get("spentUsd"));
+    assertUsd("0", cap(usage, "brand_daily", "ops-b").get("reservedUsd"));
+
+    List<GlobalBudget.Event> events = journal();
+    var settle = events.stream().filter(e -> e instanceof GlobalBudget.ReservationSettled s && s.id().equals("o-1"))
+        .map(GlobalBudget.ReservationSettled.class::cast).findFirst().orElseThrow();
+    assertEquals("bob", settle.operator());
+    assertEquals("caller crashed; invoice says 0.25", settle.reason());
+    var voidEvent = events.stream().filter(e -> e instanceof GlobalBudget.ReservationVoided v && v.id().equals("o-2"))
+        .map(GlobalBudget.ReservationVoided.class::cast).findFirst().orElseThrow();
+    assertEquals("provider did not bill", voidEvent.reason());
+
+    // A second close gets the first result and writes nothing.
+    Answer again = post("/admin/reservations/o-1/void", "{\"operator\":\"bob\",\"reason\":\"oops\"}");
+    assertEquals(200, again.status());
+    assertEquals("settled", again.body().get("status").textValue());
+    assertEquals(events.size(), journal().size());
+  }
+
+  @Test
+  void adjustmentOnTheFreeLaneMovesTheGlobalAndPoolCaps() throws Exception {
+    JsonNode before = get("/usage").body();
+    Answer adjusted = post("/admin/adjustments",
+        "{\"lane\":\"free\",\"deltaUsd\":0.10,\"operator\":\"carol\",\"reason\":\"missed invoice line\"}");
+    assertEquals(200, adjusted.status(), adjusted.raw().body());
+    JsonNode after = get("/usage").body();
+    BigDecimal freeBefore = cap(before, "free_daily", "null").get("spentUsd").decimalValue();
+    assertEquals(0, freeBefore.add(new BigDecimal("0.10"))
+        .compareTo(cap(after, "free_daily", "null").get("spentUsd").decimalValue()));
+  }
+
+  @Test
+  void refusesWithoutTokenOperatorOrReasonAndOnUnknownIds() throws Exception {
+    assertEquals(401, post("/admin/brands/b/credit", "{\"usd\":1,\"operator\":\"a\",\"reason\":\"r\"}", null).status());
+    Answer noReason = post("/admin/brands/b/credit", "{\"usd\":1,\"operator\":\"a\"}");
+    assertEquals(400, noReason.status());
+    assertEquals("reason", noReason.body().at("/error/field").textValue());
+    assertEquals("true", noReason.raw().headers().firstValue("x-gateway-error").orElse(null));
+    Answer noOperator = post("/admin/reservations/x/void", "{\"reason\":\"r\"}");
+    assertEquals("operator", noOperator.body().at("/error/field").textValue());
+    assertEquals(400, post("/admin/brands/b/credit", "{\"usd\":-1,\"operator\":\"a\",\"reason\":\"r\"}").status());
+    assertEquals(404, post("/admin/reservations/nope/void", "{\"operator\":\"a\",\"reason\":\"r\"}").status());
+  }
+}

@@ -1,0 +1,177 @@
+package dev.spendgateway.edge.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.GatewayRoutes;
+import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.policy.caps.CapWindows;
+import dev.spendgateway.policy.catalog.ModelCatalog;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * {@code GET /metrics} behind the token, against a real ledger (in-memory H2) wired with the
+ * Micrometer observer: the body parses as Prometheus text and the key series move after a few
+ * ledger calls and call-metrics reports.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MetricsRoutesTest {
+  private static final String TOKEN = "metrics-test-token";
+  private final HttpClient http = HttpClient.newHttpClient();
+  private ActorSystem<Void> system;
+  private ServerBinding binding;
+  private String base;
+  private GatewayMetrics metrics;
+
+  @BeforeAll
+  void start() throws Exception {
+    Config config = ConfigFactory.parseResources(MetricsRoutesTest.class, "metrics-routes-test.conf")
+        .withFallback(ConfigFactory.defaultReference()).resolve();
+    system = ActorSystem.create(Behaviors.empty(), "metrics-routes-test", config);
+    LedgerSettings settings = LedgerSettings.fromConfig(config);
+    metrics = new GatewayMetrics();
+    LedgerClient client = LedgerClient.of(system,
+        Ledger.spawn(system, settings, Clock.systemUTC(), metrics.ledgerObserver()), settings);
+    client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    ModelCatalog catalog = ModelCatalog.fromMap(Map.of());
+    metrics.withLedger(client).withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
+    var route = GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(),
+        List.of(new LedgerRoutes(client, new ObjectMapper()).route(), new MetricsRoutes(metrics).route()));
+    binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private HttpResponse<String> send(String method, String path, String body, boolean withToken) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+        .header("content-type", "application/json");
+    if (withToken) {
+      b.header("authorization", "Bearer " + TOKEN);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private Map<String, Double> scrape() throws Exception {
+    HttpResponse<String> response = send("GET", "/metrics", null, true);
+    assertEquals(200, response.statusCode());
+    assertEquals("text/plain; version=0.0.4; charset=UTF-8",
+        response.headers().firstValue("content-type").orElse(""));
+    return PrometheusText.parse(response.body());
+  }
+
+  private static double value(Map<String, Double> samples, String key) {
+    return samples.getOrDefault(key, 0.0);
+  }
+
+  private void reserve(String id, String amount) throws Exception {
+    send("POST", "/ledger/reservations", "{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"m1\",\"amountUsd\":" + amount
+        + ",\"brandDailyUsd\":1,\"brandMonthlyUsd\":10}", true);
+  }
+
+  @Test
+  void needsTheToken() throws Exception {
+    assertEquals(401, send("GET", "/metrics", null, false).statusCode());
+  }
+
+  @Test
+  void parsesAsPrometheusTextAndTheLedgerSeriesMove() throws Exception {
+    Map<String, Double> before = scrape();
+    assertTrue(before.containsKey("gateway_ledger_recovery_seconds"), before.keySet().toString());
+
+    reserve("m-1", "0.30");
+    reserve("m-2", "0.20");
+    reserve("m-3", "0.10");
+    reserve("m-big", "0.90"); // refused: brand daily cap of $1
+    send("POST", "/ledger/reservations/m-1/settle", "{\"actualUsd\":0.35}", true); // above its reserve
+    send("POST", "/ledger/reservations/m-2/settle", "{\"actualUsd\":0.05}", true);
+    send("POST", "/ledger/reservations/m-3/void", null, true);
+
+    Map<String, Double> after = scrape();
+    assertEquals(3.0, value(after, "gateway_ledger_reservations_total{lane=\"app\"}")
+        - value(before, "gateway_ledger_reservations_total{lane=\"app\"}"));
+    assertEquals(1.0, value(after, "gateway_ledger_refusals_total{cap=\"brand_daily\",lane=\"app\"}"));
+    assertEquals(2.0, value(after, "gateway_ledger_closes_total{by=\"caller\",status=\"settled\"}"));
+    assertEquals(1.0, value(after, "gateway_ledger_closes_total{by=\"caller\",status=\"voided\"}"));
+    assertEquals(1.0, value(after, "gateway_ledger_settled_above_reserve_total{lane=\"app\"}"));
+    assertEquals(0.05, value(after, "gateway_ledger_settled_above_reserve_usd_total{lane=\"app\"}"), 1e-9);
+    assertTrue(value(after, "gateway_ledger_journal_batch_events_count") >= 1);
+    assertTrue(value(after, "gateway_ledger_journal_write_seconds_count") >= 1);
+    assertTrue(after.containsKey("gateway_ledger_journal_write_seconds_bucket{le=\"+Inf\"}"));
+
+    String today = CapWindows.dayKey(Instant.now());
+    assertEquals(0.40, value(after, "gateway_cap_spent_usd{cap=\"brand_daily\",subject=\"m1\",window=\"" + today + "\"}"), 1e-9);
+    assertEquals(0.60, value(after, "gateway_cap_remaining_usd{cap=\"brand_daily\",subject=\"m1\",window=\"" + today + "\"}"), 1e-9);
+    assertEquals(40.0, value(after, "gateway_cap_limit_usd{cap=\"global_daily\",subject=\"\",window=\"" + today + "\"}"), 1e-9);
+    assertEquals(0.0, value(after, "gateway_ledger_open_reservations"));
+  }
+
+  @Test
+  void callMetricsShowUpByProviderAndModel() throws Exception {
+    CallMetrics calls = metrics.calls();
+    calls.upstreamStatus("openai", "gpt-4o-mini", 200);
+    calls.upstreamStatus("openai", "gpt-4o-mini", 429);
+    calls.upstreamStatus("openai", "gpt-4o-mini", 429);
+    calls.upstreamLatency("openai", "gpt-4o-mini", Duration.ofMillis(300));
+    calls.timeToFirstByte("openai", "gpt-4o-mini", Duration.ofMillis(80));
+    calls.gatewayOverhead("chat", Duration.ofMillis(2));
+    calls.streamOpened("anthropic");
+    calls.streamOpened("anthropic");
+    calls.streamClosed("anthropic");
+    calls.modelLifecycleAlarm("claude-2", "retired");
+
+    Map<String, Double> s = scrape();
+    assertEquals(2.0, value(s, "gateway_upstream_responses_total{model=\"gpt-4o-mini\",provider=\"openai\",status=\"429\"}"));
+    assertEquals(1.0, value(s, "gateway_upstream_latency_seconds_count{model=\"gpt-4o-mini\",provider=\"openai\"}"));
+    assertEquals(1.0, value(s,
+        "gateway_upstream_ttfb_seconds_bucket{le=\"0.1\",model=\"gpt-4o-mini\",provider=\"openai\"}"));
+    assertEquals(1.0, value(s, "gateway_overhead_seconds_count{route=\"chat\"}"));
+    assertEquals(1.0, value(s, "gateway_open_streams{provider=\"anthropic\"}"));
+    assertEquals(1.0, value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"retired\",model=\"claude-2\"}"));
+  }
+
+  @Test
+  void theParserRejectsWhatPrometheusWouldReject() {
+    assertFalse(PrometheusText.parse("a_total 1\n").isEmpty());
+    for (String bad : List.of("a b\n", "a{x=1} 2\n", "1a 2\n", "a{x=\"1\" 2\n")) {
+      try {
+        PrometheusText.parse(bad);
+        throw new AssertionError("accepted " + bad);
+      } catch (IllegalArgumentException expected) {
+        // rejected, as it should be
+      }
+    }
+  }
+}
