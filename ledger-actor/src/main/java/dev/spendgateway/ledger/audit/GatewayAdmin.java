@@ -120,6 +120,8 @@ public final class GatewayAdmin implements Callable<Integer> {
       Config resolved = ConfigFactory.parseMap(flags)
           .withFallback(ConfigFactory.defaultOverrides())
           .withFallback(app)
+          // Replay reads pages of this many events per query (plugin default 500): fewer round trips.
+          .withFallback(ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
           .withFallback(ConfigFactory.defaultReference())
           .resolve();
       if (!resolved.hasPath("ledger.caps")) {
