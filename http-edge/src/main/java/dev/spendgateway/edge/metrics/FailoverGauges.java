@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>{@code gateway_queue_depth{pool,provider}}, {@code gateway_queue_oldest_wait_seconds{pool,provider}},
  *       {@code gateway_pool_in_flight{pool,provider}}, {@code gateway_pool_limit{pool,provider}} from
- *       {@link AdmissionPools#stats()};
+ *       {@link AdmissionPools#stats()} (or the router's lane stats);
  *   <li>{@code gateway_circuit_state{provider}}: 0 closed, 1 half-open, 2 open, from
  *       {@link ProviderBreakers#state};
  *   <li>{@code gateway_model_circuit_open{model}} = 1 for each model whose circuit is open (the
@@ -33,7 +33,7 @@ import java.util.function.Supplier;
  * </ul>
  */
 public final class FailoverGauges {
-  private final Optional<AdmissionPools> pools;
+  private final Optional<Supplier<List<AdmissionPools.LaneStats>>> lanes;
   private final Optional<ModelCircuits> circuits;
   private final Optional<ModelCatalog> catalog;
   private final Supplier<LocalDate> today;
@@ -44,9 +44,13 @@ public final class FailoverGauges {
   private final MultiGauge modelOpen;
   private final MultiGauge lifecycle;
 
-  public FailoverGauges(MeterRegistry registry, Optional<AdmissionPools> pools, Optional<ProviderBreakers> breakers,
-      Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
-    this.pools = pools;
+  /**
+   * @param lanes the admission pools' stats ({@code AdmissionPools::stats}, or the router's
+   *     {@code laneStats}), read at each scrape
+   */
+  public FailoverGauges(MeterRegistry registry, Optional<Supplier<List<AdmissionPools.LaneStats>>> lanes,
+      Optional<ProviderBreakers> breakers, Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
+    this.lanes = lanes;
     this.circuits = circuits;
     this.catalog = catalog;
     this.today = () -> LocalDate.now(ZoneOffset.UTC);
@@ -81,12 +85,12 @@ public final class FailoverGauges {
 
   /** Re-reads every source; called before each scrape. */
   public void refresh() {
-    pools.ifPresent(p -> {
+    lanes.ifPresent(p -> {
       List<MultiGauge.Row<?>> d = new ArrayList<>();
       List<MultiGauge.Row<?>> w = new ArrayList<>();
       List<MultiGauge.Row<?>> f = new ArrayList<>();
       List<MultiGauge.Row<?>> l = new ArrayList<>();
-      for (AdmissionPools.LaneStats s : p.stats()) {
+      for (AdmissionPools.LaneStats s : p.get()) {
         Tags tags = Tags.of("pool", s.pool().wireName(), "provider", s.provider().wireName());
         d.add(MultiGauge.Row.of(tags, s.depth()));
         w.add(MultiGauge.Row.of(tags, s.oldestWait().toNanos() / 1e9));

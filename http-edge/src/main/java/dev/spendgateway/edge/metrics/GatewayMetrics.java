@@ -8,7 +8,9 @@ import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -45,11 +47,21 @@ public final class GatewayMetrics {
     return this;
   }
 
-  /** Queue depth/age, circuit states and model lifecycle gauges; each source optional. */
-  public GatewayMetrics withFailover(Optional<AdmissionPools> pools, Optional<ProviderBreakers> breakers,
-      Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
-    this.failover = new FailoverGauges(registry, pools, breakers, circuits, catalog);
+  /**
+   * Queue depth/age, circuit states and model lifecycle gauges; each source optional. With the
+   * failover router: {@code withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
+   * Optional.of(router.modelCircuits()), Optional.of(catalog))}.
+   */
+  public GatewayMetrics withFailover(Optional<Supplier<List<AdmissionPools.LaneStats>>> lanes,
+      Optional<ProviderBreakers> breakers, Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
+    this.failover = new FailoverGauges(registry, lanes, breakers, circuits, catalog);
     return this;
+  }
+
+  /** As above, reading the pools' own {@link AdmissionPools#stats()}. */
+  public GatewayMetrics withFailover(AdmissionPools pools, ProviderBreakers breakers, ModelCircuits circuits,
+      ModelCatalog catalog) {
+    return withFailover(Optional.of(pools::stats), Optional.of(breakers), Optional.of(circuits), Optional.of(catalog));
   }
 
   /** Refreshes the scrape-time gauges, then renders the Prometheus text format. */

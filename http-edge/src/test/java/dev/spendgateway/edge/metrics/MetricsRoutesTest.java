@@ -15,6 +15,11 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.catalog.ModelCatalog;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.ModelCircuits;
+import dev.spendgateway.upstream.failover.Pool;
+import dev.spendgateway.upstream.failover.ProviderBreakers;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -160,6 +165,37 @@ class MetricsRoutesTest {
     assertEquals(1.0, value(s, "gateway_overhead_seconds_count{route=\"chat\"}"));
     assertEquals(1.0, value(s, "gateway_open_streams{provider=\"anthropic\"}"));
     assertEquals(1.0, value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"retired\",model=\"claude-2\"}"));
+  }
+
+  @Test
+  void queueCircuitAndModelGaugesAreReadAtScrapeTime() throws Exception {
+    var limits = new AdmissionPools.PoolLimits(4, Map.of(Provider.OPENAI, 1, Provider.ANTHROPIC, 1));
+    AdmissionPools pools = new AdmissionPools(new AdmissionPools.Settings(
+        Map.of(Pool.INTERACTIVE, limits, Pool.BATCH, limits), Duration.ofSeconds(1), Duration.ofSeconds(10)),
+        System::nanoTime);
+    ProviderBreakers breakers = new ProviderBreakers(
+        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system).scheduler(),
+        new ProviderBreakers.Settings(1, Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofMinutes(5)),
+        (provider, state) -> {});
+    ModelCircuits circuits = new ModelCircuits(Optional.empty(), System::nanoTime, model -> {});
+    ModelCatalog catalog = ModelCatalog.fromMap(
+        ConfigFactory.parseResources("models-metrics-test.conf").resolve().getConfig("models").root().unwrapped());
+    GatewayMetrics own = new GatewayMetrics().withFailover(pools, breakers, circuits, catalog);
+
+    var held = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture().get(1, TimeUnit.SECONDS);
+    pools.admit(Pool.INTERACTIVE, Provider.OPENAI); // waits behind the held slot
+    breakers.onFailure(Provider.ANTHROPIC); // max-failures 1: opens
+    circuits.onModelGone("gpt-old");
+
+    Map<String, Double> s = PrometheusText.parse(own.scrape().toCompletableFuture().get(5, TimeUnit.SECONDS));
+    assertEquals(1.0, value(s, "gateway_pool_in_flight{pool=\"interactive\",provider=\"openai\"}"));
+    assertEquals(1.0, value(s, "gateway_queue_depth{pool=\"interactive\",provider=\"openai\"}"));
+    assertTrue(s.containsKey("gateway_queue_oldest_wait_seconds{pool=\"interactive\",provider=\"openai\"}"));
+    assertEquals(2.0, value(s, "gateway_circuit_state{provider=\"anthropic\"}"));
+    assertEquals(0.0, value(s, "gateway_circuit_state{provider=\"openai\"}"));
+    assertEquals(1.0, value(s, "gateway_model_circuit_open{model=\"gpt-old\"}"));
+    assertEquals(1.0, value(s, "gateway_model_lifecycle{lifecycle=\"retired\",model=\"old-model\",provider=\"openai\"}"));
+    held.close();
   }
 
   @Test
