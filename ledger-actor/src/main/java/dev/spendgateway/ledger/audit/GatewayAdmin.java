@@ -73,6 +73,8 @@ public final class GatewayAdmin implements Callable<Integer> {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "dev/spendgateway/ledger/audit/gateway-admin-logback.xml");
     }
+    // Initialize logging before the actor system's threads log, so nothing is buffered and replayed.
+    org.slf4j.LoggerFactory.getILoggerFactory();
     System.exit(commandLine().execute(args));
   }
 
@@ -178,7 +180,7 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "replay", mixinStandardHelpOptions = true,
       description = {
-        "Rebuild the ledger state from the journal and print every cap like GET /usage.",
+        "Rebuild the books from the journal and print every cap like GET /usage.",
         "Reads the journal read-only; works while the gateway runs and on a copied data dir.",
         "Progress (events/s) goes to stderr every second."})
   static final class Replay implements Callable<Integer> {
@@ -212,7 +214,8 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "verify", mixinStandardHelpOptions = true,
       description = {
-        "Replay the journal and check the ledger's invariants at every event:",
+        "Check that every cap held at every event of the journal; exit 1 naming the first violation.",
+        "Replays the journal and checks, at every event:",
         "  no reservation accepted past a cap (global, pool, preview, brand as sent),",
         "  every reservation closed at most once,",
         "  the replayed totals equal the latest snapshot's at its sequence number.",
@@ -270,7 +273,8 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "export", mixinStandardHelpOptions = true,
       description = {
-        "Write journal events one per line: {\"seq\":N,\"type\":\"ReservationMade\",\"event\":{...}}.",
+        "Write the journal's events as JSON lines.",
+        "One per line: {\"seq\":N,\"type\":\"ReservationMade\",\"event\":{...}}.",
         "Money in integer micro-dollars, instants ISO-8601 UTC; every event carries its schema version v."})
   static final class Export implements Callable<Integer> {
     @Mixin JournalOptions journal;
@@ -309,7 +313,8 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "tail", mixinStandardHelpOptions = true,
       description = {
-        "Follow the journal: print new events as JSON lines (same format as export) as they are written.",
+        "Follow the journal: print new events as JSON lines as they are written.",
+        "Same format as export.",
         "Polls every jdbc-read-journal.refresh-interval (1s). Stop with Ctrl-C."})
   static final class Tail implements Callable<Integer> {
     @Mixin JournalOptions journal;
@@ -415,8 +420,9 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "credit", mixinStandardHelpOptions = true,
       description = {
-        "Give a brand money back: lowers its settled spend (and the global caps') in the current day and",
-        "month windows by USD. Journaled as SpendAdjusted with operator and reason, through the running gateway."})
+        "Give a brand money back, through the running gateway.",
+        "Lowers the brand's settled spend (and the global caps') in the current day and month windows by USD.",
+        "Journaled as SpendAdjusted with operator and reason."})
   static final class Credit implements Callable<Integer> {
     @Mixin GatewayOptions gateway;
 
@@ -443,8 +449,9 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Command(name = "adjust", mixinStandardHelpOptions = true,
       description = {
-        "Move settled spend on a lane's current cap windows by a signed USD amount (positive = charge a missed",
-        "cost, negative = credit). Journaled as SpendAdjusted with operator and reason."})
+        "Correct settled spend on a lane's caps, through the running gateway.",
+        "Moves the current day and month windows by a signed USD amount (positive = charge a missed cost,",
+        "negative = credit). Journaled as SpendAdjusted with operator and reason."})
   static final class Adjust implements Callable<Integer> {
     @Mixin GatewayOptions gateway;
 
