@@ -97,6 +97,17 @@ public final class GatewayAdmin implements Callable<Integer> {
   // Journal access (read verbs)
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * The configuration the read verbs run with: {@code configFile} (the gateway's
+   * conf/application.conf), system properties over it, {@code dataDir} over both (may be null).
+   */
+  public static Config journalConfig(Path configFile, Path dataDir) {
+    JournalOptions options = new JournalOptions();
+    options.config = configFile;
+    options.dataDir = dataDir;
+    return options.load();
+  }
+
   /** Where the journal is: the data dir and the config naming the database. */
   static final class JournalOptions {
     @Option(names = "--data-dir", paramLabel = "DIR",

@@ -6,6 +6,7 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.GlobalBudget.Event;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.AuditRuns;
+import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.LedgerAudit;
 import dev.spendgateway.ledger.audit.Progress;
@@ -37,7 +38,7 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
  * database through the real pekko-persistence-jdbc plugin (persistence id {@code global}, 10,000
  * events per write), then times {@code replay} and {@code verify} exactly as
  * {@code gateway-admin} runs them (read journal {@code currentEventsByPersistenceId}, the
- * ledger's fold, the invariant checks), each in a fresh actor system; and {@code read} alone (the
+ * ledger's fold, the invariant checks; the CLI's configuration), each in a fresh actor system; and {@code read} alone (the
  * read journal and deserialization, no fold) to show where the time goes.
  *
  * <p>System properties: {@code replay.dir} (default target/replay-bench; kept, so later runs skip
@@ -85,7 +86,8 @@ public final class ReplayBench {
 
   /** {@code read}: the read journal and deserialization only; {@code replay}: plus the fold; {@code verify}: plus the checks. */
   private static void timed(int run, String verb, Path dir) throws Exception {
-    Config config = config(dir);
+    // Exactly what bin/gateway-admin runs with (conf/application.conf + the CLI's read settings).
+    Config config = GatewayAdmin.journalConfig(Path.of("conf/application.conf"), dir);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "replay-bench", config);
     try {
       JournalReader reader = new JournalReader(system);
