@@ -120,6 +120,11 @@ public final class GatewayAdmin implements Callable<Integer> {
     Path config;
 
     Config load() {
+      return load(true);
+    }
+
+    /** @param requireJournal whether a missing H2 journal file is an error (not for {@code verify --input}) */
+    Config load(boolean requireJournal) {
       Map<String, Object> flags = new HashMap<>();
       flags.put("pekko.loglevel", "WARNING");
       flags.put("pekko.stdout-loglevel", "WARNING");
@@ -141,7 +146,9 @@ public final class GatewayAdmin implements Callable<Integer> {
         throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
             + "(bin/gateway-admin does)");
       }
-      requireJournalFile(resolved);
+      if (requireJournal) {
+        requireJournalFile(resolved);
+      }
       return resolved;
     }
 
@@ -169,7 +176,11 @@ public final class GatewayAdmin implements Callable<Integer> {
     final JournalReader reader;
 
     JournalSession(JournalOptions options) {
-      this.config = options.load();
+      this(options, true);
+    }
+
+    JournalSession(JournalOptions options, boolean requireJournal) {
+      this.config = options.load(requireJournal);
       this.system = ActorSystem.create(Behaviors.empty(), "gateway-admin", config);
       this.reader = new JournalReader(system);
     }
@@ -243,7 +254,7 @@ public final class GatewayAdmin implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-      try (JournalSession session = new JournalSession(journal)) {
+      try (JournalSession session = new JournalSession(journal, input == null)) {
         Progress progress = new Progress(errStream(spec), "verify");
         Optional<Snapshot> snapshot = Optional.empty();
         Source<Journaled, NotUsed> events;
@@ -342,7 +353,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       try (JournalSession session = new JournalSession(journal)) {
-        long start = from != null ? from : lastSequenceNr(session) + 1;
+        long start = from != null ? from : session.await(session.reader.lastSequenceNr()) + 1;
         PrintWriter out = spec.commandLine().getOut();
         JsonlEvents jsonl = new JsonlEvents();
         Source<Journaled, NotUsed> live = session.reader.live(start);
@@ -355,11 +366,6 @@ public final class GatewayAdmin implements Callable<Integer> {
         }), session.system));
         return 0;
       }
-    }
-
-    private static long lastSequenceNr(JournalSession session) throws Exception {
-      return session.await(session.reader.current(1).runWith(Sink.fold(0L, (last, j) -> j.sequenceNr()),
-          session.system));
     }
   }
 

@@ -48,6 +48,11 @@ public final class JournalReader {
         .map(JournalReader::journaled);
   }
 
+  /** The highest sequence number in the journal now; 0 when it is empty. */
+  public java.util.concurrent.CompletionStage<Long> lastSequenceNr() {
+    return journal.currentLastSequenceNumberByPersistenceId(PERSISTENCE_ID).thenApply(last -> last.orElse(0L));
+  }
+
   /** A snapshot of the ledger state and the sequence number it was taken at. */
   public record Snapshot(long sequenceNr, State state) {}
 
