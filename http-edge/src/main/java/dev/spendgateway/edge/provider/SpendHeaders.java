@@ -63,6 +63,16 @@ public final class SpendHeaders {
     }
   }
 
+  /**
+   * The caller's {@code x-request-id} when well-formed, else a fresh one — so even a call refused
+   * for its spend headers is echoed and logged under an id.
+   */
+  public static String requestId(Function<String, Optional<String>> header) {
+    return header.apply(REQUEST_ID)
+        .filter(id -> SAFE_ID.matcher(id).matches())
+        .orElseGet(() -> UUID.randomUUID().toString());
+  }
+
   public static Result read(Function<String, Optional<String>> header) {
     Optional<String> requestIdHeader = header.apply(REQUEST_ID);
     if (requestIdHeader.isPresent() && !SAFE_ID.matcher(requestIdHeader.get()).matches()) {

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.MediaType;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.http.javadsl.model.Multipart;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
@@ -75,7 +76,8 @@ enum Transcription implements CallKind {
 
   @Override
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
-    if (!request.entity().getContentType().mediaType().equals(MediaTypes.MULTIPART_FORM_DATA)) {
+    if (!isFormData(request.entity().getContentType().mediaType())) {
+      request.entity().discardBytes(services.materializer());
       return CompletableFuture.completedFuture(
           Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
     }
@@ -84,6 +86,16 @@ enum Transcription implements CallKind {
         .thenCompose(body -> readForm(request, body, services))
         .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))
         .exceptionally(failure -> unreadable());
+  }
+
+  /**
+   * {@code multipart/form-data}, whatever its parameters: a real upload always carries a {@code
+   * boundary}, so comparing with the parameterless {@code MediaTypes.MULTIPART_FORM_DATA} by
+   * equality would refuse every form.
+   */
+  private static boolean isFormData(MediaType mediaType) {
+    return mediaType.mainType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.mainType())
+        && mediaType.subType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.subType());
   }
 
   private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(
@@ -109,7 +121,7 @@ enum Transcription implements CallKind {
     Map<String, Multipart.FormData.BodyPart.Strict> byName = new HashMap<>();
     for (Multipart.FormData.BodyPart.Strict part : form.getStrictParts()) {
       ByteString data = part.getEntity().getData();
-      boolean file = part.getFilename().isPresent();
+      boolean file = isFile(part);
       parts.add(
           file
               ? TranscriptionForm.Part.file(part.getName(), data.size())
@@ -136,6 +148,15 @@ enum Transcription implements CallKind {
     UpstreamBody body = new UpstreamBody.Strict(entity.getContentType(), entity.getData());
     return new Preparation.Prepared(
         allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), body);
+  }
+
+  /**
+   * A part is a file when it names a filename or carries a non-text body: the OpenAI Java SDK
+   * sends audio given as bytes or a stream without a filename, as {@code application/octet-stream}.
+   */
+  private static boolean isFile(Multipart.FormData.BodyPart.Strict part) {
+    return part.getFilename().isPresent()
+        || !part.getEntity().getContentType().mediaType().mainType().equalsIgnoreCase("text");
   }
 
   /** A fresh part carrying only the name, the filename (OpenAI reads the format from it) and data. */
