@@ -80,7 +80,7 @@ final class ProviderCall {
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
   CompletionStage<HttpResponse> run() {
     java.util.function.Function<String, Optional<String>> lookup = name -> request.getHeader(name).map(HttpHeader::value);
-    SpendHeaders.Result headers = SpendHeaders.read(lookup);
+    SpendHeaders.Result headers = SpendHeaders.readAll(this::headerValues);
     this.requestId =
         headers.context().map(SpendContext::requestId).orElseGet(() -> SpendHeaders.requestId(lookup));
     if (headers.violation().isPresent()) {
@@ -336,6 +336,16 @@ final class ProviderCall {
       headers.add(RawHeader.create("x-gateway-warning", w));
     }
     return response.addHeaders(headers);
+  }
+
+  private List<String> headerValues(String name) {
+    List<String> values = new ArrayList<>(1);
+    for (HttpHeader h : request.getHeaders()) {
+      if (h.is(name)) {
+        values.add(h.value());
+      }
+    }
+    return values;
   }
 
   private List<HttpHeader> headerList() {

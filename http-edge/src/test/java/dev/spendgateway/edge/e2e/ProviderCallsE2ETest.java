@@ -25,6 +25,8 @@ import dev.spendgateway.sim.Usage;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import com.openai.models.audio.AudioResponseFormat;
+import com.openai.models.audio.transcriptions.TranscriptionCreateParams;
 import java.math.BigDecimal;
 import java.net.Socket;
 import java.net.http.HttpResponse;
@@ -88,7 +90,10 @@ class ProviderCallsE2ETest {
         Arguments.of("an OpenAI web search answered as JSON", (SdkCall) ProviderCallsE2ETest::responsesJson,
             Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches), searches),
         Arguments.of("an OpenAI web search streamed as SSE", (SdkCall) ProviderCallsE2ETest::responsesStream,
-            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches), searches));
+            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches), searches),
+        Arguments.of("an OpenAI transcription of three seconds of audio", (SdkCall) ProviderCallsE2ETest::transcription,
+            Costs.roundUp(new BigDecimal("0.006").multiply(BigDecimal.valueOf(3)).divide(BigDecimal.valueOf(60))),
+            THREE_SECONDS_OF_AUDIO));
   }
 
   @ParameterizedTest(name = "{0} costs exactly ${2} in /usage")
@@ -139,6 +144,20 @@ class ProviderCallsE2ETest {
             .addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build());
     brand.headerMap().forEach(b::putAdditionalHeader);
     return b;
+  }
+
+  /** The simulator reports transcription usage as {"type":"duration","seconds": inputTokens}. */
+  private static final Usage THREE_SECONDS_OF_AUDIO = new Usage(3, 0, 0, 0, 0);
+
+  private static void transcription(E2eGateway gw, Brand brand) {
+    TranscriptionCreateParams.Builder b =
+        TranscriptionCreateParams.builder()
+            .file(new byte[48_000])
+            .model("gpt-6-transcribe")
+            .responseFormat(AudioResponseFormat.JSON);
+    brand.headerMap().forEach(b::putAdditionalHeader);
+    var answer = gw.openAi().audio().transcriptions().create(b.build());
+    assertTrue(answer.isTranscription());
   }
 
   private static void anthropicJson(E2eGateway gw, Brand brand) {
