@@ -352,7 +352,8 @@ class UpstreamHygieneE2ETest {
     // Refused before a route matched (401, 404): the line names the provider prefix, not caller text.
     String route = status == 401 || status == 404 ? "/" + path.split("/")[1] + "/*" : path;
     sent.put(requestId, new Logged(what, status, route));
-    assertNotNull(r.headers().firstValue("x-request-id").orElse(null), what + " echoes a request id");
+    // Exactly the caller's id comes back; an OpenAI request id travels as x-upstream-request-id.
+    assertEquals(List.of(requestId), r.headers().allValues("x-request-id"), what + " echoes its request id once");
     return requestId;
   }
 }
