@@ -30,7 +30,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.pattern.Patterns;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,12 +83,11 @@ public final class FailoverRouter {
             listener,
             System::nanoTime,
             ThreadLocalRandom::current,
-            delay ->
-                Patterns.after(
-                    delay,
-                    system.classicSystem().scheduler(),
-                    system.executionContext(),
-                    () -> CompletableFuture.<Void>completedFuture(null)));
+            delay -> {
+              CompletableFuture<Void> elapsed = new CompletableFuture<>();
+              system.scheduler().scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
+              return elapsed;
+            });
     FailoverRouter router = new FailoverRouter(context, auth);
     router.warnLifecycle();
     system.scheduler().scheduleAtFixedRate(Duration.ofDays(1), Duration.ofDays(1), router::warnLifecycle, system.executionContext());
