@@ -140,7 +140,12 @@ final class RouterHarness implements AutoCloseable {
   }
 
   CompletableFuture<HttpResponse<String>> postAsync(String body, Map<String, String> headers) {
-    return http.sendAsync(request(body, headers), HttpResponse.BodyHandlers.ofString());
+    return postAsync(http, body, headers);
+  }
+
+  /** On a given client (a storm uses a fresh one, so no pooled keep-alive connection is reused). */
+  CompletableFuture<HttpResponse<String>> postAsync(HttpClient client, String body, Map<String, String> headers) {
+    return client.sendAsync(request(body, headers), HttpResponse.BodyHandlers.ofString());
   }
 
   JsonNode usage() {
@@ -194,11 +199,12 @@ final class RouterHarness implements AutoCloseable {
       sleep(20);
       out = entries(requestId);
     }
-    sleep(150); // let a surplus line (a bug) arrive before the caller compares
+    sleep(50); // let a surplus line (a bug) arrive before the caller compares
     return entries(requestId);
   }
 
-  private List<Entry> entries(String requestId) {
+  /** The attempts logged so far for a request id, in attempt order, without waiting. */
+  List<Entry> entries(String requestId) {
     List<Entry> out = new ArrayList<>();
     for (JsonNode n : access.lines(requestId)) {
       if (!n.path("reserved_usd").isNull()) {
