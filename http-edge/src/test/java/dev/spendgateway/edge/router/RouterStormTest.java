@@ -48,6 +48,7 @@ class RouterStormTest {
   @Test
   void a429StormStaysWithinTheAttemptBudgets() throws Exception {
     h.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(429));
+    h.sim.setLatency(Duration.ofMillis(50)); // every call takes >= 150 ms: the 500 overlap in the gateway
     List<String> ids = new ArrayList<>();
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     HttpClient storm = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
