@@ -106,6 +106,7 @@ final class RoutedCall {
   private volatile boolean downgraded;
   private volatile Target current;
   private volatile int retriesHere;
+  private volatile int lastStatus = -1;
 
   /** Where an attempt goes; {@code failover} is the {@code x-gateway-failover} value. */
   record Target(Provider provider, String model, boolean failover) {}
@@ -246,6 +247,11 @@ final class RoutedCall {
     }
     current = target;
     if (!budget.tryStartAttempt()) {
+      if (lastStatus == 429) {
+        return done(callError(429, "rate_limited",
+            "The provider kept answering 429 within the call's attempt budget for profile '" + profile.name() + "'.",
+            null, "budget_spent"));
+      }
       return done(callError(503, "upstream_unavailable",
           "The call's attempt budget (" + budget.limits().maxAttempts() + " attempts, "
               + budget.limits().totalTime().toSeconds() + " s) is spent for profile '" + profile.name() + "'.",
@@ -462,6 +468,7 @@ final class RoutedCall {
 
   private CompletionStage<HttpResponse> next(Run run, Failure failure) {
     Target target = run.target();
+    lastStatus = failure.status();
     Decision decision = decide(target, failure);
     if (decision.modelGone() && rc.circuits().onModelGone(target.model())) {
       log.error("ALARM model retired: {} answered 410 Gone for model '{}' (profile '{}'); its circuit is open,"
@@ -538,8 +545,8 @@ final class RoutedCall {
     if (failure.status() == 0) {
       return callError(502, "upstream_unavailable", target.provider().wireName() + " could not be reached.", null, "upstream_connection");
     }
+    // The attempt's own line (status = what the caller gets) already records this answer.
     ByteString body = UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body());
-    logCall(failure.status(), UpstreamErrors.errorClass(failure.status()));
     return HttpResponse.create()
         .withStatus(StatusCodes.get(failure.status()))
         .addHeaders(UpstreamErrors.passBack(failure.headers()))
