@@ -229,6 +229,35 @@ class RouterFailoverTableTest {
   }
 
   @Test
+  void aRequestThatDoesNotTranslateDoesNotFailOver() {
+    // n = 2 has no Claude equivalent: during an OpenAI outage the caller is told why, in a 503.
+    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    String body = "{\"model\":\"fast-summary\",\"max_tokens\":64,\"n\":2,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    HttpResponse<String> r = h.post(body, RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
+    assertEquals(503, r.statusCode(), r.body());
+    assertTrue(r.body().contains("fallback_unsupported"), r.body());
+    assertEquals(0, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+  }
+
+  @Test
+  void theV1PrefixSpeaksOpenAi() throws Exception {
+    Map<String, String> noToken = new java.util.LinkedHashMap<>(RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
+    noToken.remove("authorization");
+    HttpResponse<String> unauthorized = h.post(RouterHarness.chat("fast-summary", false), noToken);
+    assertEquals(401, unauthorized.statusCode());
+    assertEquals("invalid_api_key", RouterHarness.JSON.readTree(unauthorized.body()).path("error").path("type").asText());
+
+    HttpResponse<String> missing = h.http.send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(h.base() + "/v1/embeddings"))
+            .header("authorization", "Bearer " + RouterHarness.TOKEN)
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(404, missing.statusCode());
+    assertTrue(RouterHarness.JSON.readTree(missing.body()).path("error").has("param"), "OpenAI shape: " + missing.body());
+    assertEquals(0, h.sim.received().size());
+  }
+
+  @Test
   void everyReservationIsClosedAfterTheTable() {
     // Runs in any order with the rows; whatever ran before has closed its reservations.
     h.post(RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
