@@ -7,6 +7,8 @@ import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
+import dev.spendgateway.edge.router.FailoverRouter;
+import dev.spendgateway.edge.router.RouterCounters;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
@@ -64,9 +66,10 @@ public final class Gateway {
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
     ProviderRoutes providers = new ProviderRoutes(services, auth);
     LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper());
+    FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth, new RouterCounters());
     this.route =
         GatewayRoutes.compose(
-            auth, List.of(health.route()), List.of(providers.route()), List.of(ledgerRoutes.route()));
+            auth, List.of(health.route()), List.of(providers.route(), router.route()), List.of(ledgerRoutes.route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
