@@ -90,10 +90,10 @@ class RouterFailoverTableTest {
     Stream<Row> rows = Stream.of(
         json("a healthy OpenAI answers itself", none, none, 200, "openai", false,
             List.of("openai:200:actual"), ANSWER),
-        json("an OpenAI connection reset before any response byte fails over; the upstream client calls it"
-                + " connect_failed (never sent), so that attempt settles at 0",
+        json("an OpenAI connection reset after the request was sent fails over; the request may have been"
+                + " billed (connection_lost), so that attempt keeps its worst case",
             List.of(Fault.connectionReset()), none, 200, "anthropic", true,
-            List.of("openai:0:zero", "anthropic:200:actual"), ANSWER),
+            List.of("openai:0:worst", "anthropic:200:actual"), ANSWER),
         json("an OpenAI 429 without Retry-After retries once with backoff, then fails over",
             List.of(Fault.status(429), Fault.status(429)), none, 200, "anthropic", true,
             List.of("openai:429:zero", "openai:429:zero", "anthropic:200:actual"), ANSWER),
