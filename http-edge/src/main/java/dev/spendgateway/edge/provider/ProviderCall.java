@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -257,7 +260,7 @@ final class ProviderCall {
       errorClass = "budget_exceeded";
       status = 402;
       String cap = refused.cap().wireName();
-      ObjectNode extra = RequestJson.object();
+      ObjectNode extra = CallerJson.object();
       extra.put("cap", cap);
       if (refused.subject() == null) {
         extra.putNull("subject");
@@ -306,7 +309,7 @@ final class ProviderCall {
     if (errorClass == null) {
       errorClass = type;
     }
-    ObjectNode extra = RequestJson.object();
+    ObjectNode extra = CallerJson.object();
     if (param != null && kind.errorShape() == GatewayErrors.Shape.OPENAI) {
       extra.put("param", param);
     }

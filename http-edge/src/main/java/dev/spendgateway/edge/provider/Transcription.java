@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.policy.catalog.Provider;
@@ -82,7 +85,7 @@ enum Transcription implements CallKind {
           Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
     }
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
-    return EntityBodies.readStrict(request.entity(), limit, services)
+    return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> readForm(request, body, services))
         .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))
         .exceptionally(failure -> unreadable());
@@ -99,12 +102,12 @@ enum Transcription implements CallKind {
   }
 
   private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(
-      HttpRequest request, EntityBodies.Body body, CallServices services) {
-    if (body instanceof EntityBodies.TooLarge) {
+      HttpRequest request, CallerBodies.Body body, CallServices services) {
+    if (body instanceof CallerBodies.TooLarge) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
     HttpEntity.Strict strict =
-        HttpEntities.create(request.entity().getContentType(), ((EntityBodies.Read) body).bytes());
+        HttpEntities.create(request.entity().getContentType(), ((CallerBodies.Read) body).bytes());
     return Unmarshaller.entityToMultipartFormData()
         .unmarshal(strict, services.materializer())
         .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()))

@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.router;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -138,7 +141,7 @@ final class RoutedCall {
     }
     spend = headers.context().get();
     long limit = rc.services().policy().limits().maxBodyBytes();
-    return RouterJson.readStrict(
+    return CallerBodies.readStrict(
             request.entity(), limit, rc.services().bodyReadTimeout().toMillis(), rc.services().materializer())
         .thenCompose(this::withBody)
         .exceptionally(this::internalError)
@@ -147,17 +150,17 @@ final class RoutedCall {
 
   // --- preparing the call ---------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> withBody(RouterJson.Body body) {
-    if (body instanceof RouterJson.TooLarge tooLarge) {
+  private CompletionStage<HttpResponse> withBody(CallerBodies.Body body) {
+    if (body instanceof CallerBodies.TooLarge tooLarge) {
       return done(callError(413, "invalid_request_error",
           "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "body", "policy:max_body_bytes"));
     }
     JsonNode json;
     try {
-      json = RouterJson.parseStrict(((RouterJson.Read) body).bytes());
+      json = CallerJson.parse(((CallerBodies.Read) body).bytes());
     } catch (JsonProcessingException e) {
       return done(callError(400, "invalid_request_error",
-          "The request body is not valid JSON: " + RouterJson.safeReason(e) + ".", "body", "policy:json"));
+          "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", "body", "policy:json"));
     }
     if (!(json instanceof ObjectNode object)) {
       return done(callError(400, "invalid_request_error", "The request body must be a JSON object.", "body", "policy:json"));
