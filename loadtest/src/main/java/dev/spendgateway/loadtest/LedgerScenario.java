@@ -45,7 +45,7 @@ final class LedgerScenario implements Scenario {
           .append(",\"brandMonthlyUsd\":").append(brandMonthlyUsd.toPlainString());
     }
     this.reserveBodyTemplate = body.append('}').toString();
-    this.settleBody = "{\"actualUsd\":" + actualUsd.toPlainString() + "}";
+    this.settleBody = actualUsd == null ? "{}" : "{\"actualUsd\":" + actualUsd.toPlainString() + "}";
     this.closing = close == Close.NONE ? null : new OpStats(close == Close.SETTLE ? "settle" : "void");
   }
 
