@@ -68,7 +68,7 @@ final class LedgerScenario implements Scenario {
   }
 
   @Override
-  public void execute(HttpClient client, long i, long fromNanos) throws InterruptedException {
+  public void execute(HttpClient client, int target, long i, long fromNanos) throws InterruptedException {
     Answer answer = Scenario.send(client, post("/ledger/reservations", reserveBody(i)), reserve, fromNanos,
         false, false);
     if (closing != null && answer != null && answer.status() == 201) {

@@ -77,13 +77,13 @@ public final class LoadTest implements Callable<Integer> {
 
   @Option(names = "--direct", paramLabel = "URL", description = "Compare mode (provider scenarios): also send "
       + "the same request straight to this provider/simulator base URL (e.g. http://127.0.0.1:34567), "
-      + "alternating call by call with the gateway, and report the latency the gateway adds. "
-      + "--rate then applies to each of the two targets.")
+      + "at the same time as through the gateway, and report the latency the gateway adds. Each target "
+      + "gets its own --concurrency workers, --rate and --requests.")
   URI direct;
 
   // --- how much ---
   @Option(names = {"-c", "--concurrency"}, description = "Concurrent clients (worker threads, each with one call "
-      + "in flight). Default ${DEFAULT-VALUE}.")
+      + "in flight), per target. Default ${DEFAULT-VALUE}.")
   int concurrency = 16;
 
   @Option(names = {"-d", "--duration"}, converter = DurationConverter.class, paramLabel = "TIME",
@@ -91,8 +91,8 @@ public final class LoadTest implements Callable<Integer> {
           + "--requests is given.")
   Duration duration;
 
-  @Option(names = {"-n", "--requests"}, description = "How many calls (reservations, or provider calls over all "
-      + "targets). Wins over --duration.")
+  @Option(names = {"-n", "--requests"}, description = "How many calls (reservations, or provider calls per "
+      + "target). Wins over --duration.")
   Long requests;
 
   @Option(names = {"-r", "--rate"}, paramLabel = "RPS", description = "Open loop: send at this fixed rate per "
@@ -214,9 +214,10 @@ public final class LoadTest implements Callable<Integer> {
     return Optional.empty();
   }
 
-  Runner.Plan plan(int targets) {
+  /** The run's plan, per target (compare mode runs one such plan for the gateway and one for direct). */
+  Runner.Plan plan() {
     Duration d = duration == null && requests == null ? Duration.ofSeconds(10) : duration;
-    return new Runner.Plan(concurrency, d, requests, rate == null ? null : rate * targets);
+    return new Runner.Plan(concurrency, d, requests, rate);
   }
 
   String effectiveBrand() {
@@ -273,8 +274,7 @@ public final class LoadTest implements Callable<Integer> {
       before = Optional.of(BookCheck.parse(usage(pool.get(0))));
     }
     Scenario s = build(runId);
-    int targets = s instanceof ProviderScenario p ? p.targetCount() : 1;
-    Runner.Plan plan = plan(targets);
+    Runner.Plan plan = plan();
     System.err.printf("loadtest: %s against %s, run id %s, %s, concurrency %d%n", scenario.name().replace('_', '-'),
         gateway(), runId, plan.openLoop() ? "open loop at " + plan.ratePerSecond() + "/s" : "closed loop",
         concurrency);

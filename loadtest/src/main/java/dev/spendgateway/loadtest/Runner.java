@@ -16,8 +16,8 @@ import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
- * Drives a {@link Scenario} with {@code concurrency} worker threads (Java 17: no virtual threads),
- * each blocking on one call at a time. Closed loop: a worker sends its next call as soon as the
+ * Drives a {@link Scenario} with {@code concurrency} worker threads per target (Java 17: no virtual
+ * threads), each blocking on one call at a time. Closed loop: a worker sends its next call as soon as the
  * last one returns. Open loop: call {@code i} is due at {@link RateSchedule#intendedNanos}; a worker
  * waits for that moment, and latency counts from it, so a call delayed because every worker was
  * busy is charged its wait. Prints one progress line per second.
@@ -57,24 +57,36 @@ final class Runner {
   static Outcome run(Scenario scenario, Plan plan, List<HttpClient> clients, PrintStream progress)
       throws InterruptedException {
     long limit = plan.limit();
-    AtomicLong next = new AtomicLong();
+    int targets = scenario.targets();
+    AtomicLong[] next = new AtomicLong[targets];
     AtomicLong started = new AtomicLong();
     long start = System.nanoTime();
     long deadline = plan.duration() == null || plan.openLoop() ? Long.MAX_VALUE : start + plan.duration().toNanos();
-    RateSchedule schedule = plan.openLoop() ? new RateSchedule(start, plan.ratePerSecond()) : null;
+    RateSchedule[] schedules = new RateSchedule[targets];
+    for (int t = 0; t < targets; t++) {
+      next[t] = new AtomicLong();
+      // targets start half an interval apart, so their calls interleave instead of colliding
+      schedules[t] = plan.openLoop()
+          ? new RateSchedule(start + Math.round(t * 1e9 / plan.ratePerSecond() / targets), plan.ratePerSecond())
+          : null;
+    }
 
     ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "loadtest-progress"));
     AtomicLong tick = new AtomicLong();
     ticker.scheduleAtFixedRate(() -> printProgress(scenario, tick.incrementAndGet(), progress),
         1, 1, TimeUnit.SECONDS);
 
-    ExecutorService workers = Executors.newFixedThreadPool(plan.concurrency(), r -> daemon(r, "loadtest-worker"));
+    int workerCount = plan.concurrency() * targets;
+    ExecutorService workers = Executors.newFixedThreadPool(workerCount, r -> daemon(r, "loadtest-worker"));
     List<Future<?>> running = new ArrayList<>();
-    for (int w = 0; w < plan.concurrency(); w++) {
+    for (int w = 0; w < workerCount; w++) {
       HttpClient client = clients.get(w % clients.size());
+      int target = w % targets;
+      AtomicLong sequence = next[target];
+      RateSchedule schedule = schedules[target];
       running.add(workers.submit(() -> {
         while (true) {
-          long i = next.getAndIncrement();
+          long i = sequence.getAndIncrement();
           if (i >= limit) {
             return null;
           }
@@ -89,7 +101,7 @@ final class Runner {
             }
           }
           started.incrementAndGet();
-          scenario.execute(client, i, from);
+          scenario.execute(client, target, i, from);
         }
       }));
     }

@@ -14,10 +14,19 @@ interface Scenario {
   List<OpStats> ops();
 
   /**
-   * Runs call {@code i}. {@code fromNanos} is where its latency is measured from: the intended send
-   * time in open loop, the actual send time in closed loop.
+   * How many independent targets the calls go to (2 in compare mode: gateway and direct). Each gets
+   * its own workers, its own call sequence and (open loop) its own schedule, so a slow target never
+   * holds up the calls to the other.
    */
-  void execute(HttpClient client, long i, long fromNanos) throws InterruptedException;
+  default int targets() {
+    return 1;
+  }
+
+  /**
+   * Runs call {@code i} of {@code target}. {@code fromNanos} is where its latency is measured from:
+   * the intended send time in open loop, the actual send time in closed loop.
+   */
+  void execute(HttpClient client, int target, long i, long fromNanos) throws InterruptedException;
 
   /**
    * Sends {@code request}, reads the whole body and records status and latency (from

@@ -28,7 +28,7 @@ class LoadTestOptionsTest {
     LoadTest t = parse("ledger", "--token", "t");
     assertEquals(LoadTest.ScenarioName.ledger, t.scenario);
     assertEquals(16, t.concurrency);
-    Runner.Plan plan = t.plan(1);
+    Runner.Plan plan = t.plan();
     assertFalse(plan.openLoop());
     assertEquals(Duration.ofSeconds(10), plan.duration());
     assertEquals("lt-" + t.runId, t.effectiveBrand());
@@ -56,17 +56,17 @@ class LoadTestOptionsTest {
   }
 
   @Test
-  void inCompareModeTheRateAppliesToEachTarget() {
+  void inCompareModeRateAndRequestsApplyToEachTarget() {
     Runner.Plan plan = parse("anthropic", "--token", "t", "-r", "1000", "-d", "30s",
-        "--direct", "http://127.0.0.1:1").plan(2);
+        "--direct", "http://127.0.0.1:1").plan();
     assertTrue(plan.openLoop());
-    assertEquals(2000d, plan.ratePerSecond());
-    assertEquals(60_000, plan.limit());
+    assertEquals(1000d, plan.ratePerSecond());
+    assertEquals(30_000, plan.limit());
   }
 
   @Test
   void requestsWinOverDuration() {
-    Runner.Plan plan = parse("ledger", "--token", "t", "-n", "1000000", "-d", "1s").plan(1);
+    Runner.Plan plan = parse("ledger", "--token", "t", "-n", "1000000", "-d", "1s").plan();
     assertEquals(1_000_000, plan.limit());
   }
 
