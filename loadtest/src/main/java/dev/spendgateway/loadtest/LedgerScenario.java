@@ -7,6 +7,8 @@ import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The ledger API (SPEC §2): {@code POST /ledger/reservations} with a fixed amount and a unique id
@@ -26,6 +28,8 @@ final class LedgerScenario implements Scenario {
   private final String settleBody;
   private final OpStats reserve = new OpStats("reserve");
   private final OpStats closing;
+  /** Ids whose reserve got no definite answer (5xx or no HTTP answer): the ledger may hold them. */
+  private final Queue<String> indeterminate = new ConcurrentLinkedQueue<>();
 
   LedgerScenario(URI base, String token, Duration timeout, String idPrefix, String lane, String brand,
       BigDecimal amountUsd, BigDecimal brandDailyUsd, BigDecimal brandMonthlyUsd, Close close,
@@ -58,6 +62,11 @@ final class LedgerScenario implements Scenario {
     return reserve;
   }
 
+  /** Reservation ids the run could not tell the fate of; {@link LoadTest} looks them up afterwards. */
+  List<String> indeterminateIds() {
+    return List.copyOf(indeterminate);
+  }
+
   @Override
   public List<OpStats> ops() {
     List<OpStats> ops = new ArrayList<>(List.of(reserve));
@@ -71,6 +80,9 @@ final class LedgerScenario implements Scenario {
   public void execute(HttpClient client, int target, long i, long fromNanos) throws InterruptedException {
     Answer answer = Scenario.send(client, post("/ledger/reservations", reserveBody(i)), reserve, fromNanos,
         false, false);
+    if (answer == null || answer.status() >= 500) {
+      indeterminate.add(idPrefix + "-" + i);
+    }
     if (closing != null && answer != null && answer.status() == 201) {
       String path = "/ledger/reservations/" + idPrefix + "-" + i + (close == Close.SETTLE ? "/settle" : "/void");
       Scenario.send(client, post(path, close == Close.SETTLE ? settleBody : "{}"), closing, System.nanoTime(),

@@ -1,5 +1,6 @@
 package dev.spendgateway.loadtest;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -113,6 +114,11 @@ final class Report {
       if (b.path("expectedAccepted").isNumber()) {
         out.append(String.format(", accepted %,d / expected %,d", b.path("accepted").asLong(),
             b.path("expectedAccepted").asLong()));
+      }
+      if (s.has("indeterminateReserves")) {
+        JsonNode n = s.path("indeterminateReserves");
+        out.append(String.format(" (incl. %,d of %,d reserves answered 5xx/no answer that the ledger did book)",
+            n.path("heldByLedger").asLong(), n.path("count").asLong()));
       }
       out.append(String.format("%n"));
     } else if (s.has("bookSkipped")) {
