@@ -2,6 +2,7 @@ package dev.spendgateway.loadtest;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -43,12 +44,12 @@ interface Scenario {
           int first = in.read();
           stats.recordTtfb(System.nanoTime() - fromNanos);
           if (first >= 0) {
-            in.transferTo(OutputStreams.DISCARD);
+            in.transferTo(OutputStream.nullOutputStream());
           }
         } else if (keepBody) {
           body = in.readAllBytes();
         } else {
-          in.transferTo(OutputStreams.DISCARD);
+          in.transferTo(OutputStream.nullOutputStream());
         }
       }
       stats.record(response.statusCode(), System.nanoTime() - fromNanos);
@@ -61,11 +62,4 @@ interface Scenario {
 
   /** A status and (when asked for) the body. */
   record Answer(int status, byte[] body) {}
-
-  /** Holder for the shared discard stream. */
-  final class OutputStreams {
-    static final java.io.OutputStream DISCARD = java.io.OutputStream.nullOutputStream();
-
-    private OutputStreams() {}
-  }
 }
