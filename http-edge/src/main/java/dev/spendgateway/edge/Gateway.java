@@ -7,9 +7,11 @@ import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
+import dev.spendgateway.edge.metrics.MicrometerRouterListener;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
+import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
@@ -47,14 +49,14 @@ public final class Gateway {
   private Gateway(ActorSystem<?> system, Config config, Clock clock) {
     this.settings = GatewaySettings.fromConfig(config);
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
-    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef = Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
+    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
+        Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
     this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
-    // Router wiring: pass its AdmissionPools, ProviderBreakers and ModelCircuits here instead of empty.
-    metrics.withLedger(ledger).withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
+    metrics.withLedger(ledger);
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
         new CallServices(
@@ -71,13 +73,17 @@ public final class Gateway {
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
     ProviderRoutes providers = new ProviderRoutes(services, auth);
     LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper());
+    FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth,
+        new MicrometerRouterListener(metrics.registry(), metrics.calls()));
+    metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
+        Optional.of(router.modelCircuits()), Optional.of(catalog));
     AdminRoutes adminRoutes = new AdminRoutes(ledger, new ObjectMapper());
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
     this.route =
         GatewayRoutes.compose(
             auth,
             List.of(health.route()),
-            List.of(providers.route()),
+            List.of(providers.route(), router.route()),
             List.of(ledgerRoutes.route(), adminRoutes.route(), metricsRoutes.route()));
   }
 

@@ -260,13 +260,13 @@ public final class GlobalBudget
   @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.NONE)
   public static final class State implements LedgerSerializable {
     private final PersistentMap<String, Reservation> reservations;
-    private final PersistentMap<String, Reservation> open;
+    private final OpenReservations open;
     private final PersistentMap<CapKey, Spend> spend;
     private final PersistentMap<String, BrandCaps> brandCaps;
 
     private State(
         PersistentMap<String, Reservation> reservations,
-        PersistentMap<String, Reservation> open,
+        OpenReservations open,
         PersistentMap<CapKey, Spend> spend,
         PersistentMap<String, BrandCaps> brandCaps) {
       this.reservations = reservations;
@@ -276,7 +276,7 @@ public final class GlobalBudget
     }
 
     public static State empty() {
-      return new State(PersistentMap.empty(), PersistentMap.empty(), PersistentMap.empty(), PersistentMap.empty());
+      return new State(PersistentMap.empty(), OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty());
     }
 
     public Optional<Reservation> reservation(String id) {
@@ -297,10 +297,7 @@ public final class GlobalBudget
 
     /** Open reservations whose timeout has passed at {@code now}, oldest first. */
     public List<Reservation> dueForExpiry(Instant now) {
-      return open.values().stream()
-          .filter(r -> !r.expiresAt().isAfter(now))
-          .sorted(Comparator.comparing(Reservation::expiresAt).thenComparing(Reservation::id))
-          .toList();
+      return open.dueBy(now);
     }
 
     /** Whether a compaction at {@code cutoff} would drop anything. */
@@ -477,7 +474,7 @@ public final class GlobalBudget
     @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
     static State fromSnapshot(Snapshot snapshot) {
       PersistentMap<String, Reservation> all = PersistentMap.empty();
-      PersistentMap<String, Reservation> open = PersistentMap.empty();
+      OpenReservations open = OpenReservations.empty();
       for (Reservation r : snapshot.reservations()) {
         all = all.with(r.id(), r);
         if (r.isOpen()) {

@@ -28,6 +28,10 @@ public record LedgerSettings(
     if (reservationTimeout.isNegative() || reservationTimeout.isZero()) {
       throw new IllegalArgumentException("ledger.reservation-timeout must be positive");
     }
+    if (retention.compareTo(reservationTimeout) <= 0) {
+      // An open reservation's cap windows must outlive it, or closing it would find them gone.
+      throw new IllegalArgumentException("ledger.retention must be longer than ledger.reservation-timeout");
+    }
   }
 
   /** Reads the {@code ledger} block; {@code config} is the whole (resolved) application config. */

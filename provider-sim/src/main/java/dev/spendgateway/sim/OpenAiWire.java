@@ -321,13 +321,16 @@ final class OpenAiWire {
     return events;
   }
 
+  /**
+   * Transcription usage in the shape per-minute models are billed by ({@code whisper-1} style):
+   * {@code {"type":"duration","seconds":N}}. The catalog prices its transcription model per minute,
+   * so this is the shape the gateway must settle from. The simulator reuses the configured input
+   * tokens as the seconds of audio, so the number stays deterministic and scriptable.
+   */
   private static ObjectNode transcriptionUsage(Usage u) {
     ObjectNode usage = F.objectNode();
-    usage.put("type", "tokens");
-    usage.put("input_tokens", u.inputTokens());
-    usage.putObject("input_token_details").put("text_tokens", 0).put("audio_tokens", u.inputTokens());
-    usage.put("output_tokens", u.outputTokens());
-    usage.put("total_tokens", u.inputTokens() + u.outputTokens());
+    usage.put("type", "duration");
+    usage.put("seconds", u.inputTokens());
     return usage;
   }
 

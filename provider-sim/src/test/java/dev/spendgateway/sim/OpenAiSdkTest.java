@@ -204,6 +204,8 @@ class OpenAiSdkTest {
     Transcription t = client.audio().transcriptions().create(transcription()).asTranscription();
 
     assertEquals(SimConfig.DEFAULT_REPLY, t.text());
+    // Per-minute billing shape: the configured input tokens read as seconds of audio.
+    assertEquals(25.0, t.usage().orElseThrow().asDuration().seconds());
     ReceivedCall call = sim.lastReceived(SimRoute.OPENAI_TRANSCRIPTIONS).orElseThrow();
     assertTrue(call.formFields().containsAll(List.of("file", "model", "language")), call.formFields().toString());
     assertEquals(3000L, call.fileSizes().get("file"));

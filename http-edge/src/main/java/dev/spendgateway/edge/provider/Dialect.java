@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
@@ -116,21 +119,21 @@ enum Dialect implements CallKind {
   @Override
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
     long limit = services.policy().limits().maxBodyBytes();
-    return EntityBodies.readStrict(request.entity(), limit, services)
+    return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenApply(body -> prepareBody(request, body, services.policy(), today));
   }
 
-  private Preparation prepareBody(HttpRequest request, EntityBodies.Body body, RequestPolicy policy, LocalDate today) {
-    if (body instanceof EntityBodies.TooLarge tooLarge) {
+  private Preparation prepareBody(HttpRequest request, CallerBodies.Body body, RequestPolicy policy, LocalDate today) {
+    if (body instanceof CallerBodies.TooLarge tooLarge) {
       return rejected(
           "max_body_bytes", "body", "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", 413, null);
     }
-    ByteString bytes = ((EntityBodies.Read) body).bytes();
+    ByteString bytes = ((CallerBodies.Read) body).bytes();
     JsonNode json;
     try {
-      json = RequestJson.parse(bytes);
+      json = CallerJson.parse(bytes);
     } catch (JsonProcessingException e) {
-      return rejected("json", "body", "The request body is not valid JSON: " + RequestJson.safeReason(e) + ".", 400, null);
+      return rejected("json", "body", "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", 400, null);
     }
     if (!json.isObject()) {
       return rejected("json", "body", "The request body must be a JSON object.", 400, null);
@@ -147,7 +150,7 @@ enum Dialect implements CallKind {
     PolicyDecision.Allowed allowed = (PolicyDecision.Allowed) decision;
     UpstreamBody upstreamBody =
         new UpstreamBody.Strict(
-            ContentTypes.APPLICATION_JSON, ByteString.fromArray(RequestJson.bytes(allowed.upstreamBody())));
+            ContentTypes.APPLICATION_JSON, ByteString.fromArray(CallerJson.bytes(allowed.upstreamBody())));
     return new Preparation.Prepared(
         allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody);
   }

@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -62,6 +65,7 @@ final class ProviderCall {
   // Filled in as the call proceeds (on whichever thread runs the next stage); read by the access
   // log line, which is written exactly once: when the reservation is closed, or at the refusal.
   private volatile SpendContext spend;
+  private volatile String requestId;
   private volatile String model;
   private volatile int status;
   private volatile long reservedMicros = -1;
@@ -78,11 +82,14 @@ final class ProviderCall {
 
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
   CompletionStage<HttpResponse> run() {
-    SpendHeaders.Result headers = SpendHeaders.read(name -> request.getHeader(name).map(HttpHeader::value));
+    java.util.function.Function<String, Optional<String>> lookup = name -> request.getHeader(name).map(HttpHeader::value);
+    SpendHeaders.Result headers = SpendHeaders.readAll(this::headerValues);
+    this.requestId =
+        headers.context().map(SpendContext::requestId).orElseGet(() -> SpendHeaders.requestId(lookup));
     if (headers.violation().isPresent()) {
       SpendHeaders.HeaderViolation v = headers.violation().get();
       errorClass = "bad_header";
-      return finish(error(400, "invalid_request_error", v.message(), v.header()));
+      return finish(error(400, "invalid_request_error", v.message(), v.header())).thenApply(this::withRequestId);
     }
     this.spend = headers.context().get();
     LocalDate today = LocalDate.ofInstant(services.clock().instant(), ZoneOffset.UTC);
@@ -94,7 +101,7 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {
     if (preparation instanceof Preparation.Rejected rejected) {
-      model = rejected.model();
+      model = loggableModel(rejected.model());
       return finish(policyError(rejected.violation()));
     }
     return reserveAndCall((Preparation.Prepared) preparation);
@@ -253,7 +260,7 @@ final class ProviderCall {
       errorClass = "budget_exceeded";
       status = 402;
       String cap = refused.cap().wireName();
-      ObjectNode extra = RequestJson.object();
+      ObjectNode extra = CallerJson.object();
       extra.put("cap", cap);
       if (refused.subject() == null) {
         extra.putNull("subject");
@@ -302,7 +309,7 @@ final class ProviderCall {
     if (errorClass == null) {
       errorClass = type;
     }
-    ObjectNode extra = RequestJson.object();
+    ObjectNode extra = CallerJson.object();
     if (param != null && kind.errorShape() == GatewayErrors.Shape.OPENAI) {
       extra.put("param", param);
     }
@@ -334,6 +341,16 @@ final class ProviderCall {
     return response.addHeaders(headers);
   }
 
+  private List<String> headerValues(String name) {
+    List<String> values = new ArrayList<>(1);
+    for (HttpHeader h : request.getHeaders()) {
+      if (h.is(name)) {
+        values.add(h.value());
+      }
+    }
+    return values;
+  }
+
   private List<HttpHeader> headerList() {
     List<HttpHeader> headers = new ArrayList<>();
     request.getHeaders().forEach(headers::add);
@@ -341,10 +358,23 @@ final class ProviderCall {
   }
 
   private HttpResponse withRequestId(HttpResponse response) {
-    return spend == null
+    return requestId == null
         ? response
-        : response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, spend.requestId()));
+        : response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId));
   }
+
+  /**
+   * A refused call's model is caller text that no catalog vetted (it can be megabytes, or a prompt
+   * pasted into the wrong field): the access log keeps it only when it looks like a model id.
+   */
+  private static String loggableModel(String requested) {
+    if (requested == null) {
+      return null;
+    }
+    return LOGGABLE_MODEL.matcher(requested).matches() ? requested : "(not a model id)";
+  }
+
+  private static final java.util.regex.Pattern LOGGABLE_MODEL = java.util.regex.Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
   private void logLine() {
     if (!logged.compareAndSet(false, true)) {
@@ -353,7 +383,7 @@ final class ProviderCall {
     AccessLog.write(
         new AccessRecord(
             started,
-            spend == null ? null : spend.requestId(),
+            requestId,
             kind.route(),
             kind.provider().wireName(),
             spend == null ? null : spend.lane().wireName(),

@@ -12,7 +12,12 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.log.AccessLog;
+import dev.spendgateway.edge.log.AccessRecord;
 import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
@@ -52,8 +57,26 @@ public final class ProviderRoutes {
   /** Token first, then the provider's routes, then a 404 in the same dialect. */
   private Route provider(Shape shape, Supplier<Route> routes) {
     return auth.authorized(
-        () -> complete(GatewayErrors.unauthorized(shape)),
-        () -> concat(routes.get(), complete(GatewayErrors.notFound(shape, "No such route on this gateway."))));
+        () -> refused(shape, GatewayErrors.unauthorized(shape), "unauthorized"),
+        () -> concat(routes.get(), refused(shape, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
+  }
+
+  /**
+   * A call refused before it reached a provider route (wrong token, unknown path): still one access
+   * line (SPEC §8) and the request id echoed. The raw path is caller text, so the line names only the
+   * provider prefix.
+   */
+  private Route refused(Shape shape, HttpResponse response, String errorClass) {
+    String provider = shape == Shape.ANTHROPIC ? "anthropic" : "openai";
+    return extractRequest(
+        request -> {
+          String requestId = SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
+          AccessLog.write(
+              new AccessRecord(
+                  services.clock().instant(), requestId, "/" + provider + "/*", provider, null, null, null,
+                  response.status().intValue(), null, null, 0, errorClass, false));
+          return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
+        });
   }
 
   private Route call(CallKind kind) {

@@ -63,6 +63,35 @@ public final class SpendHeaders {
     }
   }
 
+  /**
+   * The caller's {@code x-request-id} when well-formed, else a fresh one — so even a call refused
+   * for its spend headers is echoed and logged under an id.
+   */
+  public static String requestId(Function<String, Optional<String>> header) {
+    return header.apply(REQUEST_ID)
+        .filter(id -> SAFE_ID.matcher(id).matches())
+        .orElseGet(() -> UUID.randomUUID().toString());
+  }
+
+  /** The headers that decide who pays and how much: each must come at most once. */
+  static final java.util.List<String> SPEND_HEADERS =
+      java.util.List.of(LANE, BRAND, BRAND_MONTHLY, BRAND_DAILY, REQUEST_ID, CONVERSATION_ID, PRIORITY);
+
+  /**
+   * Like {@link #read(Function)}, from every value of each header: a spend header sent twice is
+   * refused, not resolved by picking one — two readers (a proxy, the gateway) could pick
+   * differently and bill a different brand than the one that was checked.
+   */
+  public static Result readAll(Function<String, java.util.List<String>> headerValues) {
+    for (String name : SPEND_HEADERS) {
+      int count = headerValues.apply(name).size();
+      if (count > 1) {
+        return Result.bad(name, name + " was sent " + count + " times; send it once");
+      }
+    }
+    return read(name -> headerValues.apply(name).stream().findFirst());
+  }
+
   public static Result read(Function<String, Optional<String>> header) {
     Optional<String> requestIdHeader = header.apply(REQUEST_ID);
     if (requestIdHeader.isPresent() && !SAFE_ID.matcher(requestIdHeader.get()).matches()) {

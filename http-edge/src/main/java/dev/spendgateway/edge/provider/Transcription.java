@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.policy.catalog.Provider;
@@ -22,6 +25,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.MediaType;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.http.javadsl.model.Multipart;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
@@ -75,24 +79,35 @@ enum Transcription implements CallKind {
 
   @Override
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
-    if (!request.entity().getContentType().mediaType().equals(MediaTypes.MULTIPART_FORM_DATA)) {
+    if (!isFormData(request.entity().getContentType().mediaType())) {
+      request.entity().discardBytes(services.materializer());
       return CompletableFuture.completedFuture(
           Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
     }
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
-    return EntityBodies.readStrict(request.entity(), limit, services)
+    return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> readForm(request, body, services))
         .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))
         .exceptionally(failure -> unreadable());
   }
 
+  /**
+   * {@code multipart/form-data}, whatever its parameters: a real upload always carries a {@code
+   * boundary}, so comparing with the parameterless {@code MediaTypes.MULTIPART_FORM_DATA} by
+   * equality would refuse every form.
+   */
+  private static boolean isFormData(MediaType mediaType) {
+    return mediaType.mainType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.mainType())
+        && mediaType.subType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.subType());
+  }
+
   private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(
-      HttpRequest request, EntityBodies.Body body, CallServices services) {
-    if (body instanceof EntityBodies.TooLarge) {
+      HttpRequest request, CallerBodies.Body body, CallServices services) {
+    if (body instanceof CallerBodies.TooLarge) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
     HttpEntity.Strict strict =
-        HttpEntities.create(request.entity().getContentType(), ((EntityBodies.Read) body).bytes());
+        HttpEntities.create(request.entity().getContentType(), ((CallerBodies.Read) body).bytes());
     return Unmarshaller.entityToMultipartFormData()
         .unmarshal(strict, services.materializer())
         .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()))
@@ -109,7 +124,7 @@ enum Transcription implements CallKind {
     Map<String, Multipart.FormData.BodyPart.Strict> byName = new HashMap<>();
     for (Multipart.FormData.BodyPart.Strict part : form.getStrictParts()) {
       ByteString data = part.getEntity().getData();
-      boolean file = part.getFilename().isPresent();
+      boolean file = isFile(part);
       parts.add(
           file
               ? TranscriptionForm.Part.file(part.getName(), data.size())
@@ -136,6 +151,15 @@ enum Transcription implements CallKind {
     UpstreamBody body = new UpstreamBody.Strict(entity.getContentType(), entity.getData());
     return new Preparation.Prepared(
         allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), body);
+  }
+
+  /**
+   * A part is a file when it names a filename or carries a non-text body: the OpenAI Java SDK
+   * sends audio given as bytes or a stream without a filename, as {@code application/octet-stream}.
+   */
+  private static boolean isFile(Multipart.FormData.BodyPart.Strict part) {
+    return part.getFilename().isPresent()
+        || !part.getEntity().getContentType().mediaType().mainType().equalsIgnoreCase("text");
   }
 
   /** A fresh part carrying only the name, the filename (OpenAI reads the format from it) and data. */

@@ -199,6 +199,24 @@ class MetricsRoutesTest {
   }
 
   @Test
+  void routerEventsAreCountedUnderTheRoutersSeriesNames() throws Exception {
+    MicrometerRouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
+    listener.attempt(Provider.OPENAI, "ok");
+    listener.failover("default-chat", Provider.ANTHROPIC);
+    listener.poolFull(Pool.BATCH, Provider.OPENAI);
+    listener.modelRetired("gpt-gone");
+    listener.modelDeprecated("default-chat", "gpt-6-sol", Optional.of(90L));
+
+    Map<String, Double> s = scrape();
+    assertEquals(1.0, value(s, "gateway_router_attempts_total{outcome=\"ok\",provider=\"openai\"}"));
+    assertEquals(1.0, value(s, "gateway_router_failovers_total{profile=\"default-chat\",to=\"anthropic\"}"));
+    assertEquals(1.0, value(s, "gateway_router_pool_full_total{pool=\"batch\",provider=\"openai\"}"));
+    assertEquals(1.0, value(s, "gateway_model_retired_total{model=\"gpt-gone\"}"));
+    assertEquals(1.0, value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"gone\",model=\"gpt-gone\"}"));
+    assertEquals(90.0, value(s, "gateway_model_end_of_support_days{model=\"gpt-6-sol\",profile=\"default-chat\"}"));
+  }
+
+  @Test
   void theParserRejectsWhatPrometheusWouldReject() {
     assertFalse(PrometheusText.parse("a_total 1\n").isEmpty());
     for (String bad : List.of("a b\n", "a{x=1} 2\n", "1a 2\n", "a{x=\"1\" 2\n")) {

@@ -66,6 +66,23 @@ class SpendHeadersTest {
     assertEquals(Priority.BATCH, c.priority());
   }
 
+  @ParameterizedTest(name = "{0} sent twice is refused, not resolved by picking one")
+  @CsvSource({"x-spend-lane", "x-spend-brand", "x-spend-brand-daily-usd", "x-spend-brand-monthly-usd", "x-request-id"})
+  void aSpendHeaderSentTwiceIsRefused(String twice) {
+    Map<String, java.util.List<String>> headers =
+        Map.of(
+            "x-spend-lane", java.util.List.of("app"),
+            "x-spend-brand", java.util.List.of("b1"),
+            "x-spend-brand-daily-usd", java.util.List.of("5"),
+            "x-spend-brand-monthly-usd", java.util.List.of("50"),
+            "x-request-id", java.util.List.of("r1"));
+    Map<String, java.util.List<String>> withTwice = new HashMap<>(headers);
+    withTwice.put(twice, java.util.List.of(headers.get(twice).get(0), "other"));
+    SpendHeaders.Result result = SpendHeaders.readAll(name -> withTwice.getOrDefault(name, java.util.List.of()));
+    assertEquals(twice, result.violation().orElseThrow().header());
+    assertTrue(SpendHeaders.readAll(name -> headers.getOrDefault(name, java.util.List.of())).context().isPresent());
+  }
+
   @Test
   void freeLaneNeedsNoSubjectAndGetsARequestId() {
     SpendContext c = read("x-spend-lane=free").context().orElseThrow();

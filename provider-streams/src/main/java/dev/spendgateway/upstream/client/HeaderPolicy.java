@@ -36,8 +36,9 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
  *
  * <h2>Provider → caller</h2>
  *
- * Passed back: {@code retry-after}, {@code retry-after-ms}, {@code x-request-id}, {@code
- * request-id}, {@code x-ratelimit-*}, {@code anthropic-ratelimit-*}, {@code openai-processing-ms}
+ * Passed back: {@code retry-after}, {@code retry-after-ms}, {@code x-request-id} (renamed {@code
+ * x-upstream-request-id}: the gateway answers with its own {@code x-request-id}, and two headers of
+ * that name would leave a caller guessing which one to quote), {@code request-id}, {@code x-ratelimit-*}, {@code anthropic-ratelimit-*}, {@code openai-processing-ms}
  * (content type travels with the entity). Never: {@code set-cookie}, hop-by-hop headers, the
  * providers' organisation headers, or anything else.
  */
@@ -52,6 +53,11 @@ public final class HeaderPolicy {
       Set.of("retry-after", "retry-after-ms", "x-request-id", "request-id", "openai-processing-ms");
   private static final List<String> RESPONSE_PREFIXES =
       List.of("x-ratelimit-", "anthropic-ratelimit-");
+
+  private static final String OPENAI_REQUEST_ID = "x-request-id";
+
+  /** Where the provider's {@code x-request-id} goes, so the gateway's own keeps its name. */
+  public static final String UPSTREAM_REQUEST_ID = "x-upstream-request-id";
 
   private static final String ANTHROPIC_BETA = "anthropic-beta";
   private static final String ANTHROPIC_VERSION = "anthropic-version";
@@ -107,7 +113,9 @@ public final class HeaderPolicy {
   public static List<HttpHeader> passedBackResponseHeaders(Iterable<HttpHeader> upstreamHeaders) {
     List<HttpHeader> out = new ArrayList<>();
     for (HttpHeader header : upstreamHeaders) {
-      if (isPassedBackResponseHeader(header.lowercaseName())) {
+      if (header.is(OPENAI_REQUEST_ID)) {
+        out.add(org.apache.pekko.http.javadsl.model.headers.RawHeader.create(UPSTREAM_REQUEST_ID, header.value()));
+      } else if (isPassedBackResponseHeader(header.lowercaseName())) {
         out.add(header);
       }
     }

@@ -17,7 +17,7 @@ import org.apache.pekko.stream.StreamTcpException;
  *
  * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_failed}, {@code
  * pool_overflow} (the provider's pool queue is full: answer "try later"), {@code idle_timeout},
- * {@code response_start_timeout}, {@code connection_closed}, {@code drain_timeout}, {@code
+ * {@code response_start_timeout}, {@code connection_closed}, {@code connection_lost}, {@code drain_timeout}, {@code
  * too_large}, otherwise {@code error:<SimpleClassName>}.
  */
 public final class SafeErrors {
@@ -25,6 +25,12 @@ public final class SafeErrors {
   public static final String RESPONSE_START_TIMEOUT = "response_start_timeout";
   public static final String POOL_OVERFLOW = "pool_overflow";
   public static final String CONNECT_FAILED = "connect_failed";
+
+  /**
+   * The TCP connection broke after it was open (reset, closed mid-request): the request may have
+   * reached the provider and been billed, so the caller keeps the worst case.
+   */
+  public static final String CONNECTION_LOST = "connection_lost";
 
   private SafeErrors() {}
 
@@ -41,6 +47,13 @@ public final class SafeErrors {
   /** The safe class of {@code error}, looking through its cause chain. */
   public static String classify(Throwable error) {
     Throwable e = unwrap(error);
+    // A refused connect surfaces as a StreamTcpException wrapping a ConnectException; only the
+    // inner one says nothing was sent, so look for it through the whole chain first.
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof ConnectException) {
+        return CONNECT_FAILED;
+      }
+    }
     String fallback = "error:" + e.getClass().getSimpleName();
     for (int depth = 0; e != null && depth < 8; depth++, e = e.getCause()) {
       String known = known(e);
@@ -74,8 +87,8 @@ public final class SafeErrors {
     if (simpleName.contains("ConnectionClosure") || simpleName.contains("EntityStream")) {
       return "connection_closed";
     }
-    if (e instanceof ConnectException || e instanceof StreamTcpException) {
-      return CONNECT_FAILED;
+    if (e instanceof StreamTcpException) {
+      return CONNECTION_LOST;
     }
     if (e instanceof TimeoutException) {
       return "timeout";

@@ -158,7 +158,7 @@ class UpstreamClientTest {
 
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
     assertEquals(429, responded.status());
-    assertEquals(Map.of("retry-after", "7", "x-request-id", "req_stub_2"), byName(responded.headersToPassBack()));
+    assertEquals(Map.of("retry-after", "7", "x-upstream-request-id", "req_stub_2"), byName(responded.headersToPassBack()));
     CollectedBody.Complete body =
         (CollectedBody.Complete) await(BodyCollector.collect(responded.body(), 1024, MAT));
     assertEquals("requests", body.json().orElseThrow().get("error").get("type").asText());

@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.body;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -10,13 +10,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Parses caller JSON strictly: duplicate keys are an error (two parsers could read different
+ * Parses caller JSON strictly (pass-through routes and the failover router alike): duplicate keys are an error (two parsers could read different
  * values of the same key — a policy bypass), nesting and string sizes are bounded so a hostile
  * body costs little to refuse.
  */
-final class RequestJson {
+public final class CallerJson {
   /** Real API bodies nest a few levels (messages → content → blocks → schema); 128 is generous. */
-  static final int MAX_NESTING_DEPTH = 128;
+  public static final int MAX_NESTING_DEPTH = 128;
 
   private static final ObjectMapper JSON =
       new ObjectMapper(
@@ -26,9 +26,9 @@ final class RequestJson {
                   StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
               .build());
 
-  private RequestJson() {}
+  private CallerJson() {}
 
-  static JsonNode parse(ByteString bytes) throws JsonProcessingException {
+  public static JsonNode parse(ByteString bytes) throws JsonProcessingException {
     try {
       JsonNode node = JSON.readTree(bytes.toArray());
       if (node == null || node.isMissingNode()) {
@@ -43,7 +43,7 @@ final class RequestJson {
   }
 
   /** The parser's reason without the echoed input (which could contain a prompt). */
-  static String safeReason(JsonProcessingException e) {
+  public static String safeReason(JsonProcessingException e) {
     String original = e.getOriginalMessage();
     if (original == null) {
       return "malformed JSON";
@@ -54,7 +54,7 @@ final class RequestJson {
     return reason.length() > 160 ? reason.substring(0, 160) : reason;
   }
 
-  static byte[] bytes(JsonNode node) {
+  public static byte[] bytes(JsonNode node) {
     try {
       return JSON.writeValueAsBytes(node);
     } catch (JsonProcessingException e) {
@@ -62,7 +62,7 @@ final class RequestJson {
     }
   }
 
-  static ObjectNode object() {
+  public static ObjectNode object() {
     return JSON.createObjectNode();
   }
 }

@@ -1,0 +1,137 @@
+package dev.spendgateway.edge.router;
+
+import static org.apache.pekko.http.javadsl.server.Directives.complete;
+import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.concat;
+import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
+import static org.apache.pekko.http.javadsl.server.Directives.path;
+import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
+import static org.apache.pekko.http.javadsl.server.Directives.post;
+import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
+
+import com.typesafe.config.Config;
+import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.errors.GatewayErrors;
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.provider.CallServices;
+import dev.spendgateway.policy.catalog.ModelCatalog;
+import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.ConversationStickiness;
+import dev.spendgateway.upstream.failover.FailoverSettings;
+import dev.spendgateway.upstream.failover.ModelCircuits;
+import dev.spendgateway.upstream.failover.ProviderBreakers;
+import dev.spendgateway.upstream.failover.RoutingProfiles;
+import dev.spendgateway.upstream.failover.SchemaModeMemory;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The failover router, {@code POST /v1/chat/completions} (SPEC §2 and §7, issue 6): OpenAI-compatible,
+ * {@code model} names a routing profile, OpenAI first and the profile's Claude fallback as backup.
+ * Builds the shared resilience state once (admission pools, provider breakers, model circuits,
+ * conversation stickiness, schema memory) and hands it to one {@link RoutedCall} per request. Every
+ * {@code /v1/...} path answers in the OpenAI error shape (401 and 404 included).
+ *
+ * <p>See docs/ROUTER.md for the behaviour callers see.
+ */
+public final class FailoverRouter {
+  private static final Logger log = LoggerFactory.getLogger(FailoverRouter.class);
+
+  private final RouterContext context;
+  private final GatewayAuth auth;
+
+  private FailoverRouter(RouterContext context, GatewayAuth auth) {
+    this.context = context;
+    this.auth = auth;
+  }
+
+  /**
+   * Reads {@code profiles} and {@code failover} from {@code config} (a bad profile throws, naming it)
+   * and builds the router on {@code system}. Logs (and tells {@code listener}) the lifecycle warnings
+   * of deprecated profile models, at start and once a day.
+   */
+  public static FailoverRouter create(
+      ActorSystem<?> system,
+      Config config,
+      ModelCatalog catalog,
+      CallServices services,
+      GatewayAuth auth,
+      RouterListener listener) {
+    RoutingProfiles profiles = RoutingProfiles.fromConfig(config, catalog);
+    FailoverSettings settings = FailoverSettings.fromConfig(config);
+    RouterContext context =
+        new RouterContext(
+            services,
+            profiles,
+            settings,
+            new AdmissionPools(settings.pools(), System::nanoTime),
+            ProviderBreakers.create(
+                system,
+                settings.breaker(),
+                (provider, state) -> log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
+            new ModelCircuits(settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
+            new ConversationStickiness(settings.stickinessMaxEntries(), settings.stickinessTtl(), System::nanoTime),
+            new SchemaModeMemory(settings.schemaMemoryMaxEntries()),
+            listener,
+            System::nanoTime,
+            ThreadLocalRandom::current,
+            delay -> {
+              CompletableFuture<Void> elapsed = new CompletableFuture<>();
+              system.scheduler().scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
+              return elapsed;
+            });
+    FailoverRouter router = new FailoverRouter(context, auth);
+    router.warnLifecycle();
+    system.scheduler().scheduleAtFixedRate(Duration.ofDays(1), Duration.ofDays(1), router::warnLifecycle, system.executionContext());
+    return router;
+  }
+
+  /** The route: {@code /v1/chat/completions}, behind the gateway token, OpenAI error shape. */
+  public Route route() {
+    return pathPrefix(
+        "v1",
+        () ->
+            auth.authorized(
+                () -> complete(GatewayErrors.unauthorized(Shape.OPENAI)),
+                () ->
+                    concat(
+                        path(segment("chat").slash("completions"), () -> post(this::call)),
+                        complete(GatewayErrors.notFound(Shape.OPENAI, "No such route on this gateway.")))));
+  }
+
+  private Route call() {
+    return extractRequest(request -> completeWithFuture(new RoutedCall(context, request).run()));
+  }
+
+  /** Admission lanes' depth, age and in-flight counts, for {@code /metrics}. */
+  public List<AdmissionPools.LaneStats> laneStats() {
+    return context.pools().stats();
+  }
+
+  /** Provider breaker states, for {@code /metrics} ({@code gateway_circuit_state{provider}}). */
+  public ProviderBreakers breakers() {
+    return context.breakers();
+  }
+
+  /** Models whose 410 circuit is open, and the operator reset. */
+  public ModelCircuits modelCircuits() {
+    return context.circuits();
+  }
+
+  private void warnLifecycle() {
+    LocalDate today = LocalDate.now(context.services().clock().withZone(ZoneOffset.UTC));
+    for (RoutingProfiles.LifecycleWarning w : context.profiles().lifecycleWarnings(today)) {
+      log.warn("profile '{}' uses deprecated model '{}'{}", w.profile(), w.model(),
+          w.daysLeft().map(d -> ", " + d + " days before its end of support").orElse(""));
+      context.listener().modelDeprecated(w.profile(), w.model(), w.daysLeft());
+    }
+  }
+}

@@ -1,0 +1,705 @@
+package dev.spendgateway.edge.router;
+
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.body.CallerJson;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.errors.GatewayErrors;
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.log.AccessLog;
+import dev.spendgateway.edge.log.AccessRecord;
+import dev.spendgateway.edge.provider.SpendHeaders;
+import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UsageParsers;
+import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.policy.money.Micros;
+import dev.spendgateway.policy.request.PolicyDecision;
+import dev.spendgateway.upstream.client.UpstreamBody;
+import dev.spendgateway.upstream.client.UpstreamRequest;
+import dev.spendgateway.upstream.client.UpstreamResult;
+import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
+import dev.spendgateway.upstream.failover.AttemptBudget;
+import dev.spendgateway.upstream.failover.FailoverPlan;
+import dev.spendgateway.upstream.failover.FailoverPlan.Attempt;
+import dev.spendgateway.upstream.failover.FailoverPlan.Decision;
+import dev.spendgateway.upstream.failover.FailoverPlan.Step;
+import dev.spendgateway.upstream.failover.Pool;
+import dev.spendgateway.upstream.failover.PoolFull;
+import dev.spendgateway.upstream.failover.RoutingProfile;
+import dev.spendgateway.upstream.failover.StructuredOutputFallback;
+import dev.spendgateway.upstream.stream.BodyCollector;
+import dev.spendgateway.upstream.stream.CollectedBody;
+import dev.spendgateway.upstream.stream.MeteredStream;
+import dev.spendgateway.upstream.stream.StreamOutcome;
+import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
+import dev.spendgateway.upstream.translate.ChatToMessages;
+import dev.spendgateway.upstream.translate.MessagesToChat;
+import dev.spendgateway.upstream.translate.TranslationError;
+import dev.spendgateway.upstream.usage.ApiKind;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.ContentType;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.pattern.CircuitBreakerOpenException;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One routed {@code POST /v1/chat/completions} call, start to end (SPEC §7, issue 6): spend headers,
+ * strict body, profile, policy on the body actually sent to each provider, then attempts as {@link
+ * FailoverPlan} directs. Every attempt is admitted by its pool, reserves its own worst case, is
+ * settled on its own (answer → actual cost; error status → 0; cut or unreadable → worst case;
+ * connection failure → 0 only when nothing can have reached the provider) and writes one access-log
+ * line. Attempts run one after another, so the per-call fields are only touched by one stage at a
+ * time; they are volatile because those stages run on different threads.
+ */
+final class RoutedCall {
+  static final String ROUTE = "/v1/chat/completions";
+  static final String PROVIDER_HEADER = "x-gateway-provider";
+  static final String FAILOVER_HEADER = "x-gateway-failover";
+
+  private static final Logger log = LoggerFactory.getLogger(RoutedCall.class);
+  private static final long MAX_ERROR_BODY_BYTES = 1 << 20;
+  private static final ContentType EVENT_STREAM = ContentTypes.create(MediaTypes.TEXT_EVENT_STREAM);
+
+  private final RouterContext rc;
+  private final HttpRequest request;
+  private final Instant started;
+  private final long startedNanos;
+  private final LocalDate today;
+  private final AtomicBoolean callLogged = new AtomicBoolean();
+
+  private volatile SpendContext spend;
+  private volatile RoutingProfile profile;
+  private volatile Pool pool;
+  private volatile AttemptBudget budget;
+  private volatile FailoverPlan.Context plan;
+  private volatile ObjectNode chatRequest;
+  private volatile PolicyDecision.Allowed openAiBody;
+  private volatile PolicyDecision.Allowed anthropicBody;
+  private volatile boolean downgraded;
+  private volatile Target current;
+  private volatile int retriesHere;
+  private volatile int lastStatus = -1;
+
+  /** Where an attempt goes; {@code failover} is the {@code x-gateway-failover} value. */
+  record Target(Provider provider, String model, boolean failover) {}
+
+  /** One attempt in flight: its reservation and admission permit. */
+  private record Run(Target target, String reservationId, PolicyDecision.Allowed body, long reservedMicros, Permit permit, Instant at) {}
+
+  /** A failed attempt, as the plan and (for Deliver) the caller see it. */
+  private record Failure(int status, ByteString body, List<HttpHeader> headers, Optional<Duration> retryAfter) {
+    static Failure connection() {
+      return new Failure(0, ByteString.emptyByteString(), List.of(), Optional.empty());
+    }
+  }
+
+  RoutedCall(RouterContext rc, HttpRequest request) {
+    this.rc = rc;
+    this.request = request;
+    this.started = rc.services().clock().instant();
+    this.startedNanos = rc.nanoTime().getAsLong();
+    this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
+  }
+
+  /** Runs the call; the returned response is what the caller gets (never a failed stage). */
+  CompletionStage<HttpResponse> run() {
+    SpendHeaders.Result headers = SpendHeaders.read(name -> request.getHeader(name).map(HttpHeader::value));
+    if (headers.violation().isPresent()) {
+      SpendHeaders.HeaderViolation v = headers.violation().get();
+      return done(callError(400, "invalid_request_error", v.message(), v.header(), "bad_header"));
+    }
+    spend = headers.context().get();
+    long limit = rc.services().policy().limits().maxBodyBytes();
+    return CallerBodies.readStrict(
+            request.entity(), limit, rc.services().bodyReadTimeout().toMillis(), rc.services().materializer())
+        .thenCompose(this::withBody)
+        .exceptionally(this::internalError)
+        .thenApply(this::withCallHeaders);
+  }
+
+  // --- preparing the call ---------------------------------------------------------------------
+
+  private CompletionStage<HttpResponse> withBody(CallerBodies.Body body) {
+    if (body instanceof CallerBodies.TooLarge tooLarge) {
+      return done(callError(413, "invalid_request_error",
+          "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "body", "policy:max_body_bytes"));
+    }
+    JsonNode json;
+    try {
+      json = CallerJson.parse(((CallerBodies.Read) body).bytes());
+    } catch (JsonProcessingException e) {
+      return done(callError(400, "invalid_request_error",
+          "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", "body", "policy:json"));
+    }
+    if (!(json instanceof ObjectNode object)) {
+      return done(callError(400, "invalid_request_error", "The request body must be a JSON object.", "body", "policy:json"));
+    }
+    chatRequest = object;
+    String name = object.path("model").asText("");
+    Optional<RoutingProfile> found = rc.profiles().find(name);
+    if (found.isEmpty()) {
+      return done(callError(400, "invalid_request_error",
+          "Unknown profile '" + name + "': `model` must name a routing profile, one of "
+              + String.join(", ", rc.profiles().names()) + ".", "model", "unknown_profile"));
+    }
+    profile = found.get();
+    Optional<String> priority = request.getHeader(SpendHeaders.PRIORITY).map(HttpHeader::value);
+    pool = priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
+    return prepared();
+  }
+
+  private CompletionStage<HttpResponse> prepared() {
+    Optional<JsonNode> schema = StructuredOutputFallback.schemaOf(chatRequest);
+    downgraded = schema.isPresent() && rc.schemas().wasRejected(schema.get());
+    PolicyDecision primary = openAiDecision();
+    if (primary instanceof PolicyDecision.Violation v) {
+      return done(callError(v.httpStatus(), "invalid_request_error", v.message(), v.field(), "policy:" + v.rule()));
+    }
+    openAiBody = (PolicyDecision.Allowed) primary;
+    if (openAiBody.worstCase().inputTokensAssumed() > profile.contextLimit()) {
+      return done(callError(400, "context_length_exceeded",
+          "The request needs about " + openAiBody.worstCase().inputTokensAssumed() + " input tokens; profile '"
+              + profile.name() + "' allows " + profile.contextLimit() + ".", "messages", "context_length_exceeded"));
+    }
+    Optional<String> blocker = prepareFallback();
+    plan = new FailoverPlan.Context(
+        profile,
+        FailoverPlan.featuresOf(chatRequest),
+        blocker,
+        spend.conversationId().flatMap(rc.stickiness()::find),
+        rc.circuits()::isOpen,
+        today,
+        rc.settings().retryPolicy().maxRetryAfter());
+    budget = AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime());
+    Step first = FailoverPlan.start(plan);
+    if (first instanceof FailoverPlan.GiveUp g) {
+      return done(giveUp(g, Optional.empty()));
+    }
+    FailoverPlan.Call call = (FailoverPlan.Call) first;
+    return attempt(new Target(call.provider(), call.model(), call.failover()));
+  }
+
+  /** The OpenAI body: the profile's primary model in {@code model}, json_object mode once downgraded. */
+  private PolicyDecision openAiDecision() {
+    ObjectNode body = chatRequest.deepCopy();
+    body.put("model", profile.primary().name());
+    if (downgraded) {
+      body = StructuredOutputFallback.toJsonObjectMode(body);
+    }
+    return rc.services().policy().openAiChatCompletions(body, RouterJson.bytes(body).length, today);
+  }
+
+  /** Translates for the fallback and vets it; the reason it cannot serve this request, if any. */
+  private Optional<String> prepareFallback() {
+    if (profile.fallback().isEmpty()) {
+      return Optional.empty();
+    }
+    var fallback = profile.fallback().get();
+    ObjectNode translated;
+    try {
+      translated = ChatToMessages.translate(
+          chatRequest,
+          new ChatToMessages.Options(fallback.name(), profile.defaultMaxTokens(), fallback.hasFeature("json_schema")));
+    } catch (TranslationError e) {
+      return Optional.of(e.getMessage());
+    }
+    PolicyDecision d = rc.services().policy().anthropicMessages(translated, RouterJson.bytes(translated).length, today);
+    if (d instanceof PolicyDecision.Violation v) {
+      return Optional.of("the translated request breaks policy rule " + v.rule() + " (" + v.message() + ")");
+    }
+    anthropicBody = (PolicyDecision.Allowed) d;
+    return Optional.empty();
+  }
+
+  // --- one attempt ----------------------------------------------------------------------------
+
+  private CompletionStage<HttpResponse> attempt(Target target) {
+    if (current == null || current.provider() != target.provider()) {
+      retriesHere = 0;
+    }
+    current = target;
+    if (!budget.tryStartAttempt()) {
+      if (lastStatus == 429) {
+        return done(callError(429, "rate_limited",
+            "The provider kept answering 429 within the call's attempt budget for profile '" + profile.name() + "'.",
+            null, "budget_spent"));
+      }
+      return done(callError(503, "upstream_unavailable",
+          "The call's attempt budget (" + budget.limits().maxAttempts() + " attempts, "
+              + budget.limits().totalTime().toSeconds() + " s) is spent for profile '" + profile.name() + "'.",
+          null, "budget_spent"));
+    }
+    PolicyDecision.Allowed body = target.provider() == Provider.OPENAI ? openAiBody : anthropicBody;
+    return rc.pools().admit(pool, target.provider())
+        .handle((permit, failure) -> failure == null
+            ? reserve(target, body, permit)
+            : admissionRefused(target, failure))
+        .thenCompose(s -> s);
+  }
+
+  private CompletionStage<HttpResponse> admissionRefused(Target target, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (!(cause instanceof PoolFull full)) {
+      throw new CompletionException(cause);
+    }
+    rc.listener().poolFull(full.pool(), full.provider());
+    return done(callError(429, "rate_limited", full.getMessage(), null, "pool_full",
+        List.of(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())))));
+  }
+
+  private CompletionStage<HttpResponse> reserve(Target target, PolicyDecision.Allowed body, Permit permit) {
+    String id = "gw-" + UUID.randomUUID();
+    ReserveRequest reserve = new ReserveRequest(
+        id, spend.lane(), spend.subject(), body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
+    return rc.services().ledger().reserve(reserve)
+        .handle((reply, failure) -> failure == null ? reply : null)
+        .thenCompose(reply -> {
+          if (reply instanceof GlobalBudget.Reserved reserved) {
+            return callUpstream(new Run(target, id, body, reserved.amountMicros(), permit, rc.services().clock().instant()));
+          }
+          permit.close();
+          return done(refusal(reply, body.worstCase().micros()));
+        });
+  }
+
+  private CompletionStage<HttpResponse> callUpstream(Run run) {
+    Provider provider = run.target().provider();
+    if (!rc.breakers().isCallAllowed(provider)) {
+      run.permit().close();
+      close(run, 0, 0, "breaker_open");
+      return next(run, Failure.connection());
+    }
+    UpstreamRequest upstreamRequest = new UpstreamRequest(
+        HttpMethods.POST,
+        callerHeaders(),
+        new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.fromArray(RouterJson.bytes(run.body().upstreamBody()))));
+    ApiKind kind = apiKind(provider);
+    CompletableFuture<UpstreamResult> raw = new CompletableFuture<>();
+    return rc.breakers()
+        .withBreaker(
+            provider,
+            () -> rc.services().upstream().call(provider, kind.path(), upstreamRequest)
+                .whenComplete((r, e) -> raw.complete(r)),
+            RoutedCall::isProviderFailure)
+        .handle((result, failure) -> failure == null ? onUpstream(run, result) : onBreakerFailure(run, raw, failure))
+        .thenCompose(s -> s);
+  }
+
+  /** What the breaker counts against a provider: no answer, 5xx, 529. Never a caller error or a 429. */
+  private static boolean isProviderFailure(UpstreamResult result) {
+    if (result instanceof UpstreamResult.Responded r) {
+      return r.status() >= 500;
+    }
+    return true;
+  }
+
+  private CompletionStage<HttpResponse> onBreakerFailure(Run run, CompletableFuture<UpstreamResult> raw, Throwable failure) {
+    run.permit().close();
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (cause instanceof CircuitBreakerOpenException) {
+      close(run, 0, 0, "breaker_open");
+    } else {
+      // The breaker's call timeout: the request may have been processed; keep the worst case and
+      // free the connection when the late answer arrives.
+      raw.thenAccept(r -> {
+        if (r instanceof UpstreamResult.Responded responded) {
+          responded.discardBody(rc.services().materializer());
+        }
+      });
+      close(run, run.reservedMicros(), 0, "breaker_timeout");
+    }
+    return next(run, Failure.connection());
+  }
+
+  private CompletionStage<HttpResponse> onUpstream(Run run, UpstreamResult result) {
+    if (result instanceof UpstreamResult.ConnectionFailed failed) {
+      run.permit().close();
+      close(run, failed.mayHaveReachedProvider() ? run.reservedMicros() : 0, 0, "upstream_" + failed.safeErrorClass());
+      return next(run, Failure.connection());
+    }
+    UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
+    if (!responded.isSuccess()) {
+      return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, rc.services().materializer())
+          .thenCompose(body -> {
+            run.permit().close();
+            // The provider does not bill an error answer: close at 0.
+            close(run, 0, responded.status(), UpstreamErrors.errorClass(responded.status()));
+            ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
+            return next(run, new Failure(
+                responded.status(),
+                bytes,
+                responded.headersToPassBack(),
+                UpstreamErrors.retryAfter(responded.headersToPassBack(), rc.services().clock().instant())));
+          });
+    }
+    if (responded.isEventStream()) {
+      return streamed(run, responded);
+    }
+    return collected(run, responded);
+  }
+
+  // --- answers --------------------------------------------------------------------------------
+
+  private CompletionStage<HttpResponse> collected(Run run, UpstreamResult.Responded responded) {
+    long max = rc.services().upstream().settings().maxResponseBytes();
+    return BodyCollector.collect(responded.body(), max, rc.services().materializer())
+        .thenCompose(body -> {
+          run.permit().close();
+          if (body instanceof CollectedBody.Failed) {
+            // Cut before anything reached the caller: the attempt keeps its worst case, the call may
+            // still fail over.
+            close(run, run.reservedMicros(), 0, "upstream_cut");
+            return next(run, Failure.connection());
+          }
+          Optional<ObjectNode> json = body instanceof CollectedBody.Complete c ? RouterJson.parseObject(c.bytes()) : Optional.empty();
+          if (json.isEmpty()) {
+            String errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_unreadable";
+            close(run, run.reservedMicros(), 502, errorClass);
+            return done(callError(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null, errorClass));
+          }
+          UsageReport usage = usageOf(run.target().provider(), json.get());
+          settleFromUsage(run, usage, 200);
+          ObjectNode answer = run.target().provider() == Provider.OPENAI
+              ? withModel(json.get())
+              : MessagesToChat.translate(json.get(), profile.name(), started.getEpochSecond());
+          return CompletableFuture.completedFuture(
+              answered(run.target(), responded, HttpEntities.create(ContentTypes.APPLICATION_JSON, RouterJson.bytes(answer))));
+        });
+  }
+
+  /**
+   * A streamed answer. The response is only started once the first upstream bytes are in: a stream
+   * that dies before that is an attempt failure like any other (and may fail over); after it, a cut
+   * ends the caller's stream with an error event and is never retried.
+   */
+  private CompletionStage<HttpResponse> streamed(Run run, UpstreamResult.Responded responded) {
+    Provider provider = run.target().provider();
+    MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
+    AtomicBoolean delivered = new AtomicBoolean();
+    metered.outcome().thenAccept(outcome -> streamEnded(run, outcome, delivered.get()));
+    return metered.toClient()
+        .prefixAndTail(1)
+        .runWith(Sink.head(), rc.services().materializer())
+        .handle((Pair<List<ByteString>, Source<ByteString, NotUsed>> split, Throwable failure) -> {
+          if (failure != null) {
+            return next(run, Failure.connection());
+          }
+          if (split.first().isEmpty()) {
+            split.second().runWith(Sink.ignore(), rc.services().materializer());
+            return next(run, Failure.connection());
+          }
+          delivered.set(true);
+          Source<ByteString, NotUsed> toClient =
+              Source.from(split.first()).concat(split.second()).via(translation(provider));
+          return CompletableFuture.completedFuture(
+              answered(run.target(), responded, HttpEntities.create(EVENT_STREAM, toClient)));
+        })
+        .thenCompose(s -> s);
+  }
+
+  private Flow<ByteString, ByteString, NotUsed> translation(Provider provider) {
+    if (provider == Provider.OPENAI) {
+      return OpenAiChunks.flow(profile.name(), rc.services().upstream().settings().sseLimits());
+    }
+    return AnthropicSseToChatChunks.flow(profile.name(), started.getEpochSecond());
+  }
+
+  private void streamEnded(Run run, StreamOutcome outcome, boolean delivered) {
+    run.permit().close();
+    int status = delivered ? 200 : 0;
+    if (outcome.usageSettled()) {
+      UsageReport usage = run.target().provider() == Provider.OPENAI
+          ? UsageParsers.openAiChat(outcome.usageDocument().get())
+          : UsageParsers.anthropic(outcome.usageDocument().get());
+      settleFromUsage(run, usage, status);
+      return;
+    }
+    if (!outcome.cleanEnd()) {
+      rc.breakers().onFailure(run.target().provider());
+    }
+    String why = outcome.clientDisconnected() && outcome.cleanEnd() ? "usage_missing" : "upstream_cut";
+    close(run, run.reservedMicros(), status, why + outcome.errorClass().map(c -> ":" + c).orElse(""));
+  }
+
+  private HttpResponse answered(Target target, UpstreamResult.Responded responded, org.apache.pekko.http.javadsl.model.ResponseEntity entity) {
+    List<HttpHeader> headers = new ArrayList<>(UpstreamErrors.passBack(responded.headersToPassBack()));
+    List<String> warnings = (target.provider() == Provider.OPENAI ? openAiBody : anthropicBody).warnings();
+    for (String w : warnings) {
+      headers.add(RawHeader.create("x-gateway-warning", w));
+    }
+    return HttpResponse.create().withStatus(StatusCodes.OK).addHeaders(headers).withEntity(entity);
+  }
+
+  private ObjectNode withModel(ObjectNode openAiAnswer) {
+    ObjectNode copy = openAiAnswer.deepCopy();
+    copy.put("model", profile.name());
+    return copy;
+  }
+
+  // --- after a failed attempt -------------------------------------------------------------------
+
+  private CompletionStage<HttpResponse> next(Run run, Failure failure) {
+    Target target = run.target();
+    lastStatus = failure.status();
+    Decision decision = decide(target, failure);
+    if (decision.modelGone() && rc.circuits().onModelGone(target.model())) {
+      log.error("ALARM model retired: {} answered 410 Gone for model '{}' (profile '{}'); its circuit is open,"
+          + " calls use the fallback until the catalog is fixed", target.provider().wireName(), target.model(), profile.name());
+    }
+    Step step = decision.step();
+    if (step instanceof FailoverPlan.RetrySame retry) {
+      retriesHere++;
+      return rc.delayer().after(retry.delay()).thenCompose(v -> attempt(target));
+    }
+    if (step instanceof FailoverPlan.SwitchTo to) {
+      spend.conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
+      rc.listener().failover(profile.name(), to.provider());
+      return attempt(new Target(to.provider(), to.model(), true));
+    }
+    if (step instanceof FailoverPlan.RetryAsJsonObject) {
+      StructuredOutputFallback.schemaOf(chatRequest).ifPresent(rc.schemas()::rememberRejected);
+      downgraded = true;
+      PolicyDecision d = openAiDecision();
+      if (d instanceof PolicyDecision.Allowed allowed) {
+        openAiBody = allowed;
+        return attempt(target);
+      }
+      return done(deliver(target, failure));
+    }
+    if (step instanceof FailoverPlan.RetryWithSchemaInPrompt) {
+      downgraded = true;
+      ObjectNode inPrompt = StructuredOutputFallback.schemaIntoSystemPrompt(
+          anthropicBody.upstreamBody(), StructuredOutputFallback.schemaOf(chatRequest).orElseThrow());
+      PolicyDecision d = rc.services().policy().anthropicMessages(inPrompt, RouterJson.bytes(inPrompt).length, today);
+      if (d instanceof PolicyDecision.Allowed allowed) {
+        anthropicBody = allowed;
+        return attempt(target);
+      }
+      return done(deliver(target, failure));
+    }
+    if (step instanceof FailoverPlan.GiveUp g) {
+      return done(giveUp(g, failure.status() == 429 ? UpstreamErrors.header(failure.headers(), "retry-after") : Optional.empty()));
+    }
+    if (step instanceof FailoverPlan.CutStream cut) {
+      return done(callError(502, cut.errorType(), cut.message(), null, cut.errorType()));
+    }
+    return done(deliver(target, failure));
+  }
+
+  /**
+   * Asks the plan. On the primary, with a fallback to go to, retries there may use only half the
+   * attempt budget, so the switch always has attempts left ("primary, one retry, fallback, one
+   * retry" with the interactive default of 4). When the plan then gives up, it is asked again with
+   * the whole budget (the fallback could not be used after all).
+   */
+  private Decision decide(Target target, Failure failure) {
+    Optional<Duration> full = rc.settings().retryPolicy()
+        .affordableWait(retriesHere, failure.retryAfter(), rc.random().get(), budget);
+    boolean keepForSwitch = target.provider() == profile.primary().provider() && profile.fallback().isPresent();
+    int primaryShare = Math.max(1, budget.limits().maxAttempts() / 2);
+    Optional<Duration> share = full.filter(w -> !keepForSwitch || budget.attempts() < primaryShare);
+    Decision d = FailoverPlan.next(plan, attemptOf(target, failure, share));
+    if (d.step() instanceof FailoverPlan.GiveUp && share.isEmpty() && full.isPresent()) {
+      d = FailoverPlan.next(plan, attemptOf(target, failure, full));
+    }
+    return d;
+  }
+
+  private Attempt attemptOf(Target target, Failure failure, Optional<Duration> wait) {
+    return new Attempt(
+        target.provider(), target.model(), failure.status(),
+        failure.status() == 0 ? null : UpstreamErrors.text(failure.body()),
+        failure.retryAfter(), wait, false, downgraded);
+  }
+
+  /** The upstream's own error (a caller error the other side would refuse too), in the OpenAI shape. */
+  private HttpResponse deliver(Target target, Failure failure) {
+    if (failure.status() == 0) {
+      return callError(502, "upstream_unavailable", target.provider().wireName() + " could not be reached.", null, "upstream_connection");
+    }
+    // The attempt's own line (status = what the caller gets) already records this answer.
+    ByteString body = UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body());
+    return HttpResponse.create()
+        .withStatus(StatusCodes.get(failure.status()))
+        .addHeaders(UpstreamErrors.passBack(failure.headers()))
+        .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
+  }
+
+  private HttpResponse giveUp(FailoverPlan.GiveUp g, Optional<String> retryAfter) {
+    List<HttpHeader> headers = retryAfter.<List<HttpHeader>>map(v -> List.of(RawHeader.create("retry-after", v))).orElse(List.of());
+    return callError(g.status(), g.errorType(), g.message(), null, g.errorType(), headers);
+  }
+
+  // --- ledger ---------------------------------------------------------------------------------
+
+  private static ApiKind apiKind(Provider provider) {
+    return provider == Provider.OPENAI ? ApiKind.OPENAI_CHAT_COMPLETIONS : ApiKind.ANTHROPIC_MESSAGES;
+  }
+
+  private static UsageReport usageOf(Provider provider, JsonNode answer) {
+    ApiKind kind = apiKind(provider);
+    return kind.extractor()
+        .fromJsonAnswer(answer)
+        .map(u -> provider == Provider.OPENAI ? UsageParsers.openAiChat(u) : UsageParsers.anthropic(u))
+        .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
+  }
+
+  private void settleFromUsage(Run run, UsageReport report, int status) {
+    if (report instanceof UsageReport.Reported reported) {
+      long actual = rc.services().cost().actualMicros(run.body().modelInfo(), reported.usage());
+      if (actual > run.reservedMicros()) {
+        log.warn("settled above reserve: reservation {} reserved {} actual {} (model {})",
+            run.reservationId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
+      }
+      close(run, actual, status, null);
+    } else {
+      close(run, run.reservedMicros(), status, "usage_missing");
+    }
+  }
+
+  /** Settles (or voids, at 0) the attempt's reservation, then writes its access-log line. */
+  private void close(Run run, long actualMicros, int status, String errorClass) {
+    rc.listener().attempt(run.target().provider(), errorClass == null ? "ok" : errorClass);
+    CompletionStage<?> closing = actualMicros == 0
+        ? rc.services().ledger().voidReservation(run.reservationId())
+        : rc.services().ledger().settle(run.reservationId(), actualMicros);
+    closing.whenComplete((reply, failure) -> {
+      if (failure != null) {
+        log.warn("could not close reservation {}: {}; it will expire at its worst case",
+            run.reservationId(), failure.getClass().getSimpleName());
+      }
+      AccessLog.write(new AccessRecord(
+          run.at(), spend.requestId(), ROUTE, run.target().provider().wireName(), spend.lane().wireName(),
+          spend.subject(), run.target().model(), status, Micros.toUsd(run.reservedMicros()).toPlainString(),
+          failure == null ? Micros.toUsd(actualMicros).toPlainString() : null,
+          (rc.nanoTime().getAsLong() - startedNanos) / 1_000_000,
+          failure == null ? errorClass : "settle_failed",
+          run.target().failover()));
+    });
+  }
+
+  private HttpResponse refusal(GlobalBudget.ReserveReply reply, long neededMicros) {
+    if (reply instanceof GlobalBudget.Refused refused) {
+      String cap = refused.cap().wireName();
+      ObjectNode extra = RouterJson.object();
+      extra.put("cap", cap);
+      if (refused.subject() == null) {
+        extra.putNull("subject");
+      } else {
+        extra.put("subject", refused.subject());
+      }
+      extra.put("headroom_usd", Micros.toUsd(refused.headroomMicros()));
+      String message = "Budget cap " + cap + (refused.subject() == null ? "" : " for " + refused.subject())
+          + " would be exceeded: $" + Micros.toUsd(refused.headroomMicros()).toPlainString()
+          + " of headroom left, this call needs up to $" + Micros.toUsd(neededMicros).toPlainString() + ".";
+      logCall(402, "budget_exceeded");
+      return GatewayErrors.error(Shape.OPENAI, 402, "budget_exceeded", message, extra, List.of());
+    }
+    if (reply == null) {
+      return callError(503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.", null, "ledger_unavailable");
+    }
+    return callError(500, "ledger_rejected", "The budget ledger rejected the reservation.", null, "ledger_rejected");
+  }
+
+  // --- responses and the call's own log line ----------------------------------------------------
+
+  private HttpResponse callError(int status, String type, String message, String param, String errorClass) {
+    return callError(status, type, message, param, errorClass, List.of());
+  }
+
+  /** A gateway-made error in the OpenAI shape; logs the call's own line (no reservation on it). */
+  private HttpResponse callError(
+      int status, String type, String message, String param, String errorClass, List<HttpHeader> headers) {
+    ObjectNode extra = RouterJson.object();
+    if (param != null) {
+      extra.put("param", param);
+    }
+    logCall(status, errorClass);
+    return GatewayErrors.error(Shape.OPENAI, status, type, message, extra, headers);
+  }
+
+  /**
+   * The call's own access-log line, for a call that ends without an attempt answering it (refused
+   * before any attempt, or a gateway-made error after failed attempts). Attempts log themselves.
+   */
+  private void logCall(int status, String errorClass) {
+    if (!callLogged.compareAndSet(false, true)) {
+      return;
+    }
+    Target last = current;
+    AccessLog.write(new AccessRecord(
+        started,
+        spend == null ? null : spend.requestId(),
+        ROUTE,
+        last == null ? null : last.provider().wireName(),
+        spend == null ? null : spend.lane().wireName(),
+        spend == null ? null : spend.subject(),
+        profile == null ? null : profile.name(),
+        status,
+        null,
+        null,
+        (rc.nanoTime().getAsLong() - startedNanos) / 1_000_000,
+        errorClass,
+        last != null && last.failover()));
+  }
+
+  private HttpResponse internalError(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    log.error("routed call failed inside the gateway: {}", cause.getClass().getName(), cause);
+    return callError(500, "internal_error", "The gateway failed to handle this call.", null, "internal");
+  }
+
+  private CompletionStage<HttpResponse> done(HttpResponse response) {
+    return CompletableFuture.completedFuture(response);
+  }
+
+  private HttpResponse withCallHeaders(HttpResponse response) {
+    List<HttpHeader> headers = new ArrayList<>();
+    if (spend != null) {
+      headers.add(RawHeader.create(SpendHeaders.REQUEST_ID, spend.requestId()));
+    }
+    Target last = current;
+    if (last != null) {
+      headers.add(RawHeader.create(PROVIDER_HEADER, last.provider().wireName()));
+      headers.add(RawHeader.create(FAILOVER_HEADER, Boolean.toString(last.failover())));
+    }
+    return response.addHeaders(headers);
+  }
+
+  private List<HttpHeader> callerHeaders() {
+    List<HttpHeader> headers = new ArrayList<>();
+    request.getHeaders().forEach(headers::add);
+    return headers;
+  }
+}

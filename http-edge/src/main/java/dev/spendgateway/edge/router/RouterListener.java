@@ -1,0 +1,31 @@
+package dev.spendgateway.edge.router;
+
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.failover.Pool;
+import java.util.Optional;
+
+/**
+ * What the failover router tells the outside world, for metrics and alarms. {@code /metrics} binds
+ * an implementation to Micrometer; until then {@link RouterCounters} keeps plain counters. Every
+ * method must be quick and must not throw; the defaults do nothing.
+ */
+public interface RouterListener {
+
+  /** A 410 opened {@code model}'s circuit ({@code gateway_model_retired{model}}); once per opening. */
+  default void modelRetired(String model) {}
+
+  /** A profile model is deprecated ({@code gateway_model_end_of_support_days{profile,model}}). */
+  default void modelDeprecated(String profile, String model, Optional<Long> daysLeft) {}
+
+  /** One upstream attempt finished ({@code gateway_router_attempts{provider,outcome}}). */
+  default void attempt(Provider provider, String outcome) {}
+
+  /** A call switched to the fallback ({@code gateway_router_failovers{profile}}). */
+  default void failover(String profile, Provider to) {}
+
+  /** A call was refused at admission ({@code gateway_router_pool_full{pool,provider}}). */
+  default void poolFull(Pool pool, Provider provider) {}
+
+  /** Listens to nothing. */
+  RouterListener NONE = new RouterListener() {};
+}
