@@ -67,7 +67,8 @@ public final class Gateway {
             StreamMeter.create(system, upstreamSettings),
             clock,
             Materializer.matFromSystem(system),
-            config.getDuration("gateway.body-read-timeout"));
+            config.getDuration("gateway.body-read-timeout"),
+            metrics.calls());
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.request.RequestPolicy;
@@ -20,6 +21,7 @@ import org.apache.pekko.stream.Materializer;
  * @param clock the time source (UTC day for the catalog's lifecycle checks)
  * @param materializer runs the per-call streams
  * @param bodyReadTimeout how long a caller may take to send its request body
+ * @param metrics what calls report for {@code /metrics}
  */
 public record CallServices(
     RequestPolicy policy,
@@ -29,4 +31,5 @@ public record CallServices(
     StreamMeter meter,
     Clock clock,
     Materializer materializer,
-    Duration bodyReadTimeout) {}
+    Duration bodyReadTimeout,
+    CallMetrics metrics) {}

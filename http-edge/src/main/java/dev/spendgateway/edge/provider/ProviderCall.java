@@ -21,6 +21,7 @@ import dev.spendgateway.upstream.stream.BodyCollector;
 import dev.spendgateway.upstream.stream.CollectedBody;
 import dev.spendgateway.upstream.stream.MeteredStream;
 import dev.spendgateway.upstream.stream.StreamOutcome;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -72,6 +73,9 @@ final class ProviderCall {
   private volatile long settledMicros = -1;
   private volatile String errorClass;
   private final AtomicBoolean logged = new AtomicBoolean();
+  /** When the upstream request went out, and how long the upstream took (for the overhead metric). */
+  private volatile long upstreamSentNanos;
+  private volatile long upstreamNanos;
 
   ProviderCall(CallServices services, CallKind kind, HttpRequest request) {
     this.services = services;
@@ -102,6 +106,9 @@ final class ProviderCall {
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {
     if (preparation instanceof Preparation.Rejected rejected) {
       model = loggableModel(rejected.model());
+      if (rejected.violation().rule().equals("model_retired") && model != null) {
+        services.metrics().modelLifecycleAlarm(model, "retired");
+      }
       return finish(policyError(rejected.violation()));
     }
     return reserveAndCall((Preparation.Prepared) preparation);
@@ -109,6 +116,9 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared) {
     model = prepared.model();
+    if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
+      services.metrics().modelLifecycleAlarm(model, "deprecated");
+    }
     String reservationId = "gw-" + UUID.randomUUID();
     ReserveRequest reserve =
         new ReserveRequest(
@@ -139,6 +149,7 @@ final class ProviderCall {
   private CompletionStage<HttpResponse> callUpstream(Reservation held) {
     UpstreamRequest upstreamRequest =
         new UpstreamRequest(HttpMethods.POST, headerList(), held.prepared().upstreamBody());
+    upstreamSentNanos = System.nanoTime();
     return services
         .upstream()
         .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
@@ -147,6 +158,8 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> onUpstream(Reservation held, UpstreamResult result) {
     if (result instanceof UpstreamResult.ConnectionFailed failed) {
+      services.metrics().upstreamFailure(provider(), model, failed.safeErrorClass());
+      upstreamEnded();
       errorClass = "upstream_" + failed.safeErrorClass();
       HttpResponse response =
           error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null);
@@ -159,7 +172,10 @@ final class ProviderCall {
     }
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
     status = responded.status();
+    services.metrics().upstreamStatus(provider(), model, status);
+    services.metrics().timeToFirstByte(provider(), model, Duration.ofNanos(System.nanoTime() - upstreamSentNanos));
     if (!responded.isSuccess()) {
+      upstreamEnded();
       // The provider does not bill an error answer: close at 0 and pass it through as it is.
       errorClass = "upstream_" + responded.status();
       voidReservation(held);
@@ -173,7 +189,12 @@ final class ProviderCall {
 
   private HttpResponse streamed(Reservation held, UpstreamResult.Responded responded) {
     MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
-    metered.outcome().thenAccept(outcome -> settleStream(held, outcome));
+    services.metrics().streamOpened(provider());
+    metered.outcome().thenAccept(outcome -> {
+      services.metrics().streamClosed(provider());
+      upstreamEnded();
+      settleStream(held, outcome);
+    });
     return passThrough(responded, metered.toClient());
   }
 
@@ -191,6 +212,7 @@ final class ProviderCall {
     return BodyCollector.collect(responded.body(), max, services.materializer())
         .thenApply(
             body -> {
+              upstreamEnded();
               if (body instanceof CollectedBody.Complete complete) {
                 settleFromUsage(
                     held,
@@ -220,6 +242,7 @@ final class ProviderCall {
 
   private void settle(Reservation held, long actualMicros) {
     if (actualMicros > held.worstCaseMicros()) {
+      services.metrics().settledAboveReserve(provider(), model, actualMicros - held.worstCaseMicros());
       log.warn(
           "settled above reserve: reservation {} reserved {} actual {} (model {})",
           held.id(),
@@ -376,10 +399,22 @@ final class ProviderCall {
 
   private static final java.util.regex.Pattern LOGGABLE_MODEL = java.util.regex.Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
+  private String provider() {
+    return kind.provider().wireName();
+  }
+
+  /** The upstream answer is over (error, whole body, or end of stream): record its latency. */
+  private void upstreamEnded() {
+    upstreamNanos = System.nanoTime() - upstreamSentNanos;
+    services.metrics().upstreamLatency(provider(), model, Duration.ofNanos(upstreamNanos));
+  }
+
   private void logLine() {
     if (!logged.compareAndSet(false, true)) {
       return;
     }
+    long totalNanos = System.nanoTime() - startedNanos;
+    services.metrics().gatewayOverhead(kind.route(), Duration.ofNanos(Math.max(0, totalNanos - upstreamNanos)));
     AccessLog.write(
         new AccessRecord(
             started,

@@ -316,6 +316,17 @@ final class RoutedCall {
         .thenCompose(s -> s);
   }
 
+  /** Per attempt, for {@code /metrics}: the upstream's status (or failure) by provider and model. */
+  private void reportUpstream(Run run, UpstreamResult result) {
+    String provider = run.target().provider().wireName();
+    String model = run.target().model();
+    if (result instanceof UpstreamResult.Responded responded) {
+      rc.services().metrics().upstreamStatus(provider, model, responded.status());
+    } else if (result instanceof UpstreamResult.ConnectionFailed failed) {
+      rc.services().metrics().upstreamFailure(provider, model, failed.safeErrorClass());
+    }
+  }
+
   /** What the breaker counts against a provider: no answer, 5xx, 529. Never a caller error or a 429. */
   private static boolean isProviderFailure(UpstreamResult result) {
     if (result instanceof UpstreamResult.Responded r) {
@@ -343,6 +354,7 @@ final class RoutedCall {
   }
 
   private CompletionStage<HttpResponse> onUpstream(Run run, UpstreamResult result) {
+    reportUpstream(run, result);
     if (result instanceof UpstreamResult.ConnectionFailed failed) {
       run.permit().close();
       close(run, failed.mayHaveReachedProvider() ? run.reservedMicros() : 0, 0, "upstream_" + failed.safeErrorClass());
@@ -407,7 +419,11 @@ final class RoutedCall {
     Provider provider = run.target().provider();
     MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
     AtomicBoolean delivered = new AtomicBoolean();
-    metered.outcome().thenAccept(outcome -> streamEnded(run, outcome, delivered.get()));
+    rc.services().metrics().streamOpened(provider.wireName());
+    metered.outcome().thenAccept(outcome -> {
+      rc.services().metrics().streamClosed(provider.wireName());
+      streamEnded(run, outcome, delivered.get());
+    });
     return metered.toClient()
         .prefixAndTail(1)
         .runWith(Sink.head(), rc.services().materializer())
@@ -579,6 +595,8 @@ final class RoutedCall {
     if (report instanceof UsageReport.Reported reported) {
       long actual = rc.services().cost().actualMicros(run.body().modelInfo(), reported.usage());
       if (actual > run.reservedMicros()) {
+        rc.services().metrics().settledAboveReserve(
+            run.target().provider().wireName(), run.target().model(), actual - run.reservedMicros());
         log.warn("settled above reserve: reservation {} reserved {} actual {} (model {})",
             run.reservationId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
       }

@@ -121,6 +121,28 @@ class ProviderCallsE2ETest {
     assertEquals(1, gw.sim.receivedCount(), "exactly one upstream call");
   }
 
+  @Test
+  void aProviderCallMovesTheUpstreamAndOverheadSeriesOnMetrics() throws Exception {
+    Brand brand = Brand.fresh("metrics");
+    double before = metric("gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}");
+    anthropicJson(gw, brand);
+    gw.awaitSettled(brand.id());
+    assertEquals(before + 1, metric("gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}"));
+    assertTrue(metric("gateway_overhead_seconds_count{route=\"/anthropic/v1/messages\"}") >= 1);
+    assertTrue(metric("gateway_upstream_ttfb_seconds_count{model=\"claude-opus-5-5\",provider=\"anthropic\"}") >= 1);
+  }
+
+  /** One sample of the Prometheus text at /metrics; 0 when the series is not there yet. */
+  private double metric(String series) throws Exception {
+    HttpResponse<String> r = gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build());
+    assertEquals(200, r.statusCode());
+    return r.body().lines()
+        .filter(l -> l.startsWith(series + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim()))
+        .findFirst()
+        .orElse(0);
+  }
+
   static MessageCreateParams.Builder claude(Brand brand) {
     MessageCreateParams.Builder b =
         MessageCreateParams.builder().model("claude-opus-5-5").maxTokens(1024).addUserMessage("Say hello");
