@@ -11,6 +11,7 @@ import dev.spendgateway.edge.metrics.MicrometerRouterListener;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
+import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
@@ -45,6 +46,7 @@ public final class Gateway {
   private final CompletableFuture<Done> ledgerReady;
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
+  private final InFlightCalls inFlight = new InFlightCalls();
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock) {
     this.settings = GatewaySettings.fromConfig(config);
@@ -68,7 +70,8 @@ public final class Gateway {
             clock,
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),
-            metrics.calls());
+            metrics.calls(),
+            inFlight);
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
@@ -91,7 +94,7 @@ public final class Gateway {
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
     Gateway gateway = new Gateway(system, config, clock);
-    return GatewayServer.bind(system, gateway.settings, gateway.route);
+    return GatewayServer.bind(system, gateway.settings, gateway.route, gateway.inFlight);
   }
 
   private CompletionStage<Boolean> isReady() {

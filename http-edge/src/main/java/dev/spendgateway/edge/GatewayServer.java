@@ -2,6 +2,7 @@ package dev.spendgateway.edge;
 
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
+import dev.spendgateway.edge.provider.InFlightCalls;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -22,15 +23,18 @@ public final class GatewayServer {
   private GatewayServer() {}
 
   public static CompletionStage<ServerBinding> bind(
-      ActorSystem<?> system, GatewaySettings settings, Route route) {
+      ActorSystem<?> system, GatewaySettings settings, Route route, InFlightCalls inFlight) {
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
         .bind(route)
-        .thenApply(binding -> registerShutdown(system, binding, settings.shutdownDrain()));
+        .thenApply(binding -> registerShutdown(system, binding, settings.shutdownDrain(), inFlight));
   }
 
+  /** Settles still unanswered after this are left to expire at their worst case. */
+  private static final Duration SETTLEMENT_DRAIN = Duration.ofSeconds(4);
+
   private static ServerBinding registerShutdown(
-      ActorSystem<?> system, ServerBinding binding, Duration drain) {
+      ActorSystem<?> system, ServerBinding binding, Duration drain, InFlightCalls inFlight) {
     CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
     shutdown.addTask(
         CoordinatedShutdown.PhaseServiceUnbind(),
@@ -43,9 +47,32 @@ public final class GatewayServer {
         CoordinatedShutdown.PhaseServiceRequestsDone(),
         "gateway-drain",
         () -> {
-          log.info("shutting down: waiting up to {} for in-flight calls", drain);
-          return binding.terminate(drain).thenApply(ignored -> Done.getInstance());
+          log.info("shutting down: waiting up to {} for in-flight calls and open streams", drain);
+          long deadline = System.nanoTime() + drain.toNanos();
+          return inFlight
+              .awaitStreams(drain)
+              .thenCompose(open -> {
+                if (open > 0) {
+                  log.warn("shutting down with {} streams still open after {}; they are cut", open, drain);
+                }
+                Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+                return binding.terminate(left.isZero() ? Duration.ofMillis(1) : left);
+              })
+              .thenApply(ignored -> Done.getInstance());
         });
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseServiceStop(),
+        "gateway-settlements",
+        () ->
+            inFlight
+                .awaitSettlements(SETTLEMENT_DRAIN)
+                .thenApply(
+                    left -> {
+                      if (left > 0) {
+                        log.warn("shutting down with {} settlements unanswered; they expire at their worst case", left);
+                      }
+                      return Done.getInstance();
+                    }));
     return binding;
   }
 }

@@ -63,6 +63,76 @@ class GatewayProcessIT {
   }
 
   @Test
+  void sigtermLetsAnOpenStreamFinishAndItsCostIsSettledBeforeExit() throws Exception {
+    int port = freePort();
+    Path out = dataDir.resolve("drain.txt");
+    Process gateway = start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), out);
+    try {
+      String base = "http://127.0.0.1:" + port;
+      waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), gateway);
+      String printed = Files.readString(out, StandardCharsets.UTF_8);
+      String token = find(printed, "GATEWAY_TOKEN=(\\S+)");
+      String simulator = find(printed, "provider simulator at (http://\\S+)\\)");
+      // Each SSE event of the next Anthropic answer arrives 250 ms after the previous one.
+      post(simulator + "/_sim/script", Map.of(), "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"slowDrip\",\"intervalMs\":250}}");
+
+      HttpRequest stream =
+          HttpRequest.newBuilder(URI.create(base + "/anthropic/v1/messages"))
+              .timeout(Duration.ofSeconds(30))
+              .header("x-api-key", token)
+              .header("content-type", "application/json")
+              .header("anthropic-version", "2023-06-01")
+              .header("x-spend-lane", "app")
+              .header("x-spend-brand", "drain")
+              .header("x-spend-brand-daily-usd", "5")
+              .header("x-spend-brand-monthly-usd", "50")
+              .POST(HttpRequest.BodyPublishers.ofString(
+                  "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+              .build();
+      var answer = HTTP.sendAsync(stream, HttpResponse.BodyHandlers.ofString());
+      Thread.sleep(800); // the stream is open and dripping
+
+      gateway.destroy(); // SIGTERM mid-stream
+      String body = answer.get(30, TimeUnit.SECONDS).body();
+      assertTrue(body.contains("message_stop"), "the open stream was allowed to finish: " + body);
+      assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
+      assertEquals(0, gateway.exitValue(), "clean shutdown exits 0");
+
+      // Restart on the same journal: the call was settled at its real cost, nothing left open.
+      Path again = dataDir.resolve("again.txt");
+      Process restarted = start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), again);
+      try {
+        waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), restarted);
+        String token2 = find(Files.readString(again, StandardCharsets.UTF_8), "GATEWAY_TOKEN=(\\S+)");
+        String usage = get(base + "/usage?brand=drain", Map.of("x-api-key", token2)).body();
+        assertTrue(usage.contains("\"openReservations\":0"), usage);
+        assertTrue(usage.matches("(?s).*\"cap\":\"brand_daily\",\"subject\":\"drain\".*\"spentUsd\":0\\.0004.*"),
+            "settled at the real cost (25 in x $4/M + 15 out x $20/M = $0.0004): " + usage);
+      } finally {
+        restarted.destroy();
+        restarted.waitFor(40, TimeUnit.SECONDS);
+        restarted.destroyForcibly();
+      }
+    } finally {
+      gateway.destroyForcibly();
+    }
+  }
+
+  private static String find(String text, String regex) {
+    Matcher m = Pattern.compile(regex).matcher(text);
+    assertTrue(m.find(), regex + " in " + text);
+    return m.group(1);
+  }
+
+  private static void post(String url, Map<String, String> headers, String json) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5))
+            .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
+    headers.forEach(b::header);
+    assertEquals(200, HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+  }
+
+  @Test
   void withoutATokenOutsideDemoItRefusesWithOneClearLine() throws Exception {
     Path out = dataDir.resolve("refusal.txt");
     Process gateway = start(List.of(), Map.of("GATEWAY_TOKEN", ""), out);

@@ -22,6 +22,7 @@ import org.apache.pekko.stream.Materializer;
  * @param materializer runs the per-call streams
  * @param bodyReadTimeout how long a caller may take to send its request body
  * @param metrics what calls report for {@code /metrics}
+ * @param inFlight open streams and unanswered settles (a shutdown waits for them)
  */
 public record CallServices(
     RequestPolicy policy,
@@ -32,4 +33,5 @@ public record CallServices(
     Clock clock,
     Materializer materializer,
     Duration bodyReadTimeout,
-    CallMetrics metrics) {}
+    CallMetrics metrics,
+    InFlightCalls inFlight) {}

@@ -190,8 +190,10 @@ final class ProviderCall {
   private HttpResponse streamed(Reservation held, UpstreamResult.Responded responded) {
     MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
     services.metrics().streamOpened(provider());
+    services.inFlight().streamStarted();
     metered.outcome().thenAccept(outcome -> {
       services.metrics().streamClosed(provider());
+      services.inFlight().streamEnded();
       upstreamEnded();
       settleStream(held, outcome);
     });
@@ -251,13 +253,16 @@ final class ProviderCall {
           model);
     }
     services
-        .ledger()
-        .settle(held.id(), actualMicros)
+        .inFlight()
+        .track(services.ledger().settle(held.id(), actualMicros))
         .whenComplete((reply, failure) -> closed(held, actualMicros, failure));
   }
 
   private void voidReservation(Reservation held) {
-    services.ledger().voidReservation(held.id()).whenComplete((reply, failure) -> closed(held, 0, failure));
+    services
+        .inFlight()
+        .track(services.ledger().voidReservation(held.id()))
+        .whenComplete((reply, failure) -> closed(held, 0, failure));
   }
 
   private void closed(Reservation held, long actualMicros, Throwable failure) {

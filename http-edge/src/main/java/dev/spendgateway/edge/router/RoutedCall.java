@@ -420,8 +420,10 @@ final class RoutedCall {
     MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
     AtomicBoolean delivered = new AtomicBoolean();
     rc.services().metrics().streamOpened(provider.wireName());
+    rc.services().inFlight().streamStarted();
     metered.outcome().thenAccept(outcome -> {
       rc.services().metrics().streamClosed(provider.wireName());
+      rc.services().inFlight().streamEnded();
       streamEnded(run, outcome, delivered.get());
     });
     return metered.toClient()
@@ -610,8 +612,8 @@ final class RoutedCall {
   private void close(Run run, long actualMicros, int status, String errorClass) {
     rc.listener().attempt(run.target().provider(), errorClass == null ? "ok" : errorClass);
     CompletionStage<?> closing = actualMicros == 0
-        ? rc.services().ledger().voidReservation(run.reservationId())
-        : rc.services().ledger().settle(run.reservationId(), actualMicros);
+        ? rc.services().inFlight().track(rc.services().ledger().voidReservation(run.reservationId()))
+        : rc.services().inFlight().track(rc.services().ledger().settle(run.reservationId(), actualMicros));
     closing.whenComplete((reply, failure) -> {
       if (failure != null) {
         log.warn("could not close reservation {}: {}; it will expire at its worst case",
