@@ -36,8 +36,12 @@ final class LedgerRequests {
   private final ObjectReader reader;
 
   LedgerRequests(ObjectMapper mapper) {
-    // exact decimals: 0.30 stays 0.30, never the double 0.29999…
-    this.reader = mapper.reader().with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+    // exact decimals: 0.30 stays 0.30, never the double 0.29999…; a key given twice is refused, not
+    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different parsers)
+    this.reader =
+        mapper.reader()
+            .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
   }
 
   /** {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd"}}. */
@@ -76,6 +80,10 @@ final class LedgerRequests {
     try {
       json = reader.readTree(body);
     } catch (JsonProcessingException e) {
+      String reason = e.getOriginalMessage();
+      if (reason != null && reason.startsWith("Duplicate field")) {
+        throw new BadRequest("body", "body names a field more than once");
+      }
       throw new BadRequest("body", "body is not valid JSON");
     }
     if (json == null || !json.isObject()) {
