@@ -31,7 +31,19 @@ public record GatewaySettings(
 
   /** Whether the bind address reaches beyond this machine (worth a warning: we hold real keys). */
   public boolean bindsBeyondLoopback() {
-    return !(host.equals("127.0.0.1") || host.equals("localhost") || host.equals("::1"));
+    if (host.equals("localhost")) {
+      return false;
+    }
+    try {
+      // Literal addresses only (no DNS lookup at start): 127.0.0.0/8 and ::1 in any spelling.
+      return !(isIpLiteral(host) && java.net.InetAddress.getByName(host).isLoopbackAddress());
+    } catch (java.net.UnknownHostException e) {
+      return true;
+    }
+  }
+
+  private static boolean isIpLiteral(String host) {
+    return host.matches("[0-9.]+") || host.contains(":");
   }
 
   /** Never print the token: records' generated toString would. */

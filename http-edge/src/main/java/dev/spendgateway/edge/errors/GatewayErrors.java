@@ -33,6 +33,15 @@ public final class GatewayErrors {
 
   private GatewayErrors() {}
 
+  /**
+   * A status as Pekko's: a code Pekko does not register (Anthropic's 529 overloaded, or any other a
+   * provider invents) becomes a custom status instead of an exception, so it passes through as is.
+   */
+  public static org.apache.pekko.http.javadsl.model.StatusCode status(int code) {
+    return StatusCodes.lookup(code)
+        .orElseGet(() -> StatusCodes.custom(code, code == 529 ? "Overloaded" : "Provider Status " + code, "", code < 400, true));
+  }
+
   public static HttpResponse error(Shape shape, int status, String type, String message) {
     return error(shape, status, type, message, JSON.createObjectNode(), List.of());
   }
@@ -70,7 +79,7 @@ public final class GatewayErrors {
     error.setAll(extra);
     body.set("error", error);
     return HttpResponse.create()
-        .withStatus(StatusCodes.get(status))
+        .withStatus(status(status))
         .addHeader(GATEWAY_ERROR)
         .addHeaders(headers)
         .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body.toString()));

@@ -222,7 +222,7 @@ final class ProviderCall {
                         .map(kind::usageOfAnswer)
                         .orElseGet(() -> new UsageReport.NotReported("answer is not JSON")));
                 return HttpResponse.create()
-                    .withStatus(upstreamStatus(responded.status()))
+                    .withStatus(GatewayErrors.status(responded.status()))
                     .addHeaders(responded.headersToPassBack())
                     .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
               }
@@ -278,18 +278,9 @@ final class ProviderCall {
 
   private HttpResponse passThrough(UpstreamResult.Responded responded, org.apache.pekko.stream.javadsl.Source<ByteString, ?> body) {
     return HttpResponse.create()
-        .withStatus(upstreamStatus(responded.status()))
+        .withStatus(GatewayErrors.status(responded.status()))
         .addHeaders(responded.headersToPassBack())
         .withEntity(HttpEntities.create(responded.contentType(), body));
-  }
-
-  /**
-   * The provider's status as Pekko's: a code Pekko does not register (Anthropic's 529 overloaded, or
-   * any other a provider invents) is passed through as a custom status, never turned into a 500.
-   */
-  static org.apache.pekko.http.javadsl.model.StatusCode upstreamStatus(int code) {
-    return StatusCodes.lookup(code)
-        .orElseGet(() -> StatusCodes.custom(code, code == 529 ? "Overloaded" : "Provider Status " + code, "", code < 400, true));
   }
 
   private HttpResponse refusal(GlobalBudget.ReserveReply reply) {

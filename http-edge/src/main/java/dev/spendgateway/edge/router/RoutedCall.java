@@ -569,7 +569,7 @@ final class RoutedCall {
     // The attempt's own line (status = what the caller gets) already records this answer.
     ByteString body = UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body());
     return HttpResponse.create()
-        .withStatus(StatusCodes.get(failure.status()))
+        .withStatus(dev.spendgateway.edge.errors.GatewayErrors.status(failure.status()))
         .addHeaders(UpstreamErrors.passBack(failure.headers()))
         .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
   }
