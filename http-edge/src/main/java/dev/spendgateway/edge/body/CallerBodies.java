@@ -1,6 +1,5 @@
 package dev.spendgateway.edge.body;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
@@ -27,9 +26,13 @@ public final class CallerBodies {
       RequestEntity entity, long limitBytes, long timeoutMillis, Materializer materializer) {
     if (entity.getContentLengthOption().isPresent()
         && entity.getContentLengthOption().getAsLong() > limitBytes) {
-      // Drain what the client sends so the connection stays usable, then refuse.
-      entity.discardBytes(materializer);
-      return CompletableFuture.completedFuture(new TooLarge(limitBytes));
+      // Read and drop what the client sends (bounded by pekko.http.server.parsing.max-content-length),
+      // then refuse: answering while the client is still uploading makes some clients see a reset
+      // instead of the 413.
+      return entity
+          .discardBytes(materializer)
+          .completionStage()
+          .handle((done, failure) -> (Body) new TooLarge(limitBytes));
     }
     return entity
         .withSizeLimit(limitBytes)

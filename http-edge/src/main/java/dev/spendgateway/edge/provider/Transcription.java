@@ -87,8 +87,8 @@ enum Transcription implements CallKind {
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
     return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> readForm(request, body, services))
-        .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(Transcription::unreadable))
-        .exceptionally(failure -> unreadable());
+        .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(() -> tooLarge(limit)))
+        .exceptionally(failure -> malformed());
   }
 
   /**
@@ -114,9 +114,14 @@ enum Transcription implements CallKind {
         .thenApply(Optional::of);
   }
 
-  private static Preparation unreadable() {
+  private static Preparation tooLarge(long limitBytes) {
     return Dialect.rejected(
-        "multipart", "body", "The upload is not a readable multipart form within the size limit.", 413, null);
+        "max_file_bytes", "file", "The upload is larger than the gateway's limit of " + limitBytes + " bytes.", 413, null);
+  }
+
+  /** Truncated, a wrong boundary, a missing closing delimiter: not a form the gateway can rebuild. */
+  private static Preparation malformed() {
+    return Dialect.rejected("multipart", "body", "The upload is not a well-formed multipart/form-data body.", 400, null);
   }
 
   private Preparation vet(Multipart.FormData.Strict form, CallServices services, LocalDate today) {
