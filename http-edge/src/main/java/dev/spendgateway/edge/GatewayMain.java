@@ -26,26 +26,29 @@ import org.slf4j.LoggerFactory;
  * and prints ready-to-paste commands.
  */
 public final class GatewayMain {
-  private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
-
-  private GatewayMain() {}
-
   /**
    * The JDK's CompletableFuture runs "async" callbacks on the common ForkJoinPool only when its
    * parallelism is at least 2; below that (any 2-core machine: parallelism = cores - 1) it starts a
    * new OS thread per callback. Pekko's javadsl futures (Scala's FutureConverters) run even plain
    * {@code thenApply}/{@code handle} that way, so on 2 cores every ledger reply and every HTTP
    * future cost a thread start — 3x less throughput in our load tests (docs/BENCHMARKS.md). The
-   * property must be set before the pool is first touched, hence first thing in main; an explicit
-   * -D from JAVA_OPTS wins.
+   * property must be set before the pool is first touched, hence the static block at the top of
+   * this class (bin/gateway also passes it); an explicit -D from JAVA_OPTS wins.
    */
   static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
 
-  public static void main(String[] args) {
+  static {
     if (System.getProperty(COMMON_POOL_PARALLELISM) == null) {
       System.setProperty(
           COMMON_POOL_PARALLELISM, Integer.toString(Math.max(4, Runtime.getRuntime().availableProcessors())));
     }
+  }
+
+  private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
+
+  private GatewayMain() {}
+
+  public static void main(String[] args) {
     List<String> argList = List.of(args);
     if (argList.contains("--help") || argList.contains("-h")) {
       System.out.println("usage: bin/gateway [--demo]   (environment and conf/: see README.md)");
