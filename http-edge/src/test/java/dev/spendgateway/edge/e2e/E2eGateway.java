@@ -1,12 +1,10 @@
 package dev.spendgateway.edge.e2e;
 
+import dev.spendgateway.edge.testkit.LogCapture;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.classic.spi.IThrowableProxy;
-import ch.qos.logback.core.AppenderBase;
 import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -35,14 +33,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.http.javadsl.ServerBinding;
-import org.slf4j.LoggerFactory;
 
 /**
  * One running gateway in front of one provider simulator, for a whole test class: the real
@@ -258,64 +254,4 @@ final class E2eGateway implements AutoCloseable {
     }
   }
 
-  // --- log capture -----------------------------------------------------------------------------------
-
-  /** Every formatted log line (message and stack traces) of every logger, kept in memory. */
-  static final class LogCapture extends AppenderBase<ILoggingEvent> {
-    private final ConcurrentLinkedQueue<ILoggingEvent> events = new ConcurrentLinkedQueue<>();
-
-    static LogCapture attach() {
-      LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
-      LogCapture capture = new LogCapture();
-      capture.setContext(context);
-      capture.setName("e2e-capture");
-      capture.start();
-      context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(capture);
-      // The access logger does not add to root (additivity=false in conf/logback.xml).
-      context.getLogger("access").addAppender(capture);
-      return capture;
-    }
-
-    void detach() {
-      LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
-      context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).detachAppender(this);
-      context.getLogger("access").detachAppender(this);
-      stop();
-    }
-
-    @Override
-    protected void append(ILoggingEvent event) {
-      event.prepareForDeferredProcessing();
-      events.add(event);
-    }
-
-    /** Every captured line as text, with logger name, MDC and stack traces. */
-    List<String> allText() {
-      List<String> out = new ArrayList<>();
-      for (ILoggingEvent e : events) {
-        StringBuilder line = new StringBuilder(e.getLoggerName()).append(' ').append(e.getFormattedMessage());
-        line.append(' ').append(e.getMDCPropertyMap());
-        for (IThrowableProxy t = e.getThrowableProxy(); t != null; t = t.getCause()) {
-          line.append(' ').append(t.getClassName()).append(": ").append(t.getMessage());
-        }
-        out.add(line.toString());
-      }
-      return out;
-    }
-
-    List<JsonNode> accessLines() {
-      List<JsonNode> out = new ArrayList<>();
-      for (ILoggingEvent e : events) {
-        if (e.getLoggerName().equals("access")) {
-          try {
-            out.add(JSON.readTree(e.getFormattedMessage()));
-          } catch (IOException notJson) {
-            throw new AssertionError("access log line is not JSON: " + e.getFormattedMessage());
-          }
-        }
-      }
-      return out;
-    }
-
-  }
 }
