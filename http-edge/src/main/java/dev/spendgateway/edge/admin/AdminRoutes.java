@@ -3,9 +3,9 @@ package dev.spendgateway.edge.admin;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.spendgateway.edge.admin.AdminRequests.BadRequest;
+import dev.spendgateway.edge.json.JsonApi;
+import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.admin.AdminRequests.Who;
 import dev.spendgateway.ledger.GlobalBudget.Adjusted;
 import dev.spendgateway.ledger.GlobalBudget.CloseReply;
@@ -18,21 +18,13 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-import java.util.function.Supplier;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpEntities;
-import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
-import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,15 +45,18 @@ import org.slf4j.LoggerFactory;
  */
 public final class AdminRoutes extends AllDirectives {
   private static final Logger log = LoggerFactory.getLogger(AdminRoutes.class);
-  private static final HttpHeader GATEWAY_ERROR = RawHeader.create("x-gateway-error", "true");
 
   private final LedgerClient ledger;
-  private final ObjectMapper mapper;
+  /** Admin writes are not idempotent (a credit twice credits twice): look before retrying. */
+  private static final String RETRY_HINT =
+      "check with GET /ledger/reservations/{id} or /usage before retrying";
+
+  private final JsonApi api;
   private final AdminRequests requests;
 
   public AdminRoutes(LedgerClient ledger, ObjectMapper mapper) {
     this.ledger = ledger;
-    this.mapper = mapper;
+    this.api = new JsonApi(mapper);
     this.requests = new AdminRequests(mapper);
   }
 
@@ -80,21 +75,16 @@ public final class AdminRoutes extends AllDirectives {
   @JsonInclude(JsonInclude.Include.ALWAYS)
   record ClosedBody(String id, String status, BigDecimal actualUsd) {}
 
-  @JsonInclude(JsonInclude.Include.NON_NULL)
-  record SimpleError(String type, String field, String message) {}
-
-  record SimpleErrorBody(SimpleError error) {}
-
   private Route credit(String brand) {
-    return body(text -> {
-      String subject = AdminRequests.id(brand, "brand");
+    return api.body(text -> {
+      String subject = JsonFields.id(brand, "brand");
       AdminRequests.Credit credit = requests.credit(text);
       return adjusted(Lane.APP, subject, -credit.usdMicros(), credit.who());
     });
   }
 
   private Route adjust() {
-    return body(text -> {
+    return api.body(text -> {
       AdminRequests.Adjustment a = requests.adjustment(text);
       return adjusted(a.lane(), a.subject(), a.deltaMicros(), a.who());
     });
@@ -106,13 +96,13 @@ public final class AdminRoutes extends AllDirectives {
         who.operator(), lane.wireName(), subject, Micros.toUsd(deltaMicros), who.reason());
     CompletionStage<Adjusted> reply =
         ledger.adjust(adjustmentId, who.operator(), who.reason(), lane, subject, deltaMicros);
-    return answer(reply, a -> json(StatusCodes.OK, new AdjustedBody(a.adjustmentId(), lane.wireName(), subject,
+    return answer(reply, a -> api.json(StatusCodes.OK, new AdjustedBody(a.adjustmentId(), lane.wireName(), subject,
         Micros.toUsd(a.deltaMicros()), who.operator(), who.reason())));
   }
 
   private Route settle(String id) {
-    return body(text -> {
-      String checked = AdminRequests.id(id, "id");
+    return api.body(text -> {
+      String checked = JsonFields.id(id, "id");
       AdminRequests.Settle s = requests.settle(text);
       log.info("admin settle: id={} operator={} actualUsd={} reason={}", checked, s.who().operator(),
           Micros.toUsd(s.actualMicros()), s.who().reason());
@@ -121,8 +111,8 @@ public final class AdminRoutes extends AllDirectives {
   }
 
   private Route voidReservation(String id) {
-    return body(text -> {
-      String checked = AdminRequests.id(id, "id");
+    return api.body(text -> {
+      String checked = JsonFields.id(id, "id");
       Who who = requests.who(text);
       log.info("admin void: id={} operator={} reason={}", checked, who.operator(), who.reason());
       return answer(ledger.operatorVoid(checked, who.operator(), who.reason()), this::closed);
@@ -132,51 +122,24 @@ public final class AdminRoutes extends AllDirectives {
   /** The ledger's close answers as HTTP, as the ledger API gives them. */
   private HttpResponse closed(CloseReply reply) {
     if (reply instanceof Closed c) {
-      return json(StatusCodes.OK, new ClosedBody(c.id(), c.status().wireName(), Micros.toUsd(c.actualMicros())));
+      return api.json(StatusCodes.OK, new ClosedBody(c.id(), c.status().wireName(), Micros.toUsd(c.actualMicros())));
     } else if (reply instanceof NotFound n) {
-      return simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
+      return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
     } else if (reply instanceof NotOpen n) {
-      return simpleError(StatusCodes.CONFLICT, "conflict", null,
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null,
           "reservation " + n.id() + " was " + n.status().wireName() + "; there is nothing to close");
     } else if (reply instanceof Conflict c) {
-      return simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
-      return simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+      return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
     }
     throw new IllegalStateException("unexpected reply " + reply);
   }
 
   // --- helpers ---------------------------------------------------------------------------------
 
-  private Route body(Function<String, Route> inner) {
-    return entity(Unmarshaller.entityToString(), text -> validated(() -> inner.apply(text)));
-  }
-
-  private Route validated(Supplier<Route> inner) {
-    try {
-      return inner.get();
-    } catch (BadRequest bad) {
-      return complete(simpleError(StatusCodes.BAD_REQUEST, "invalid_request", bad.field, bad.getMessage()));
-    }
-  }
-
+  /** Completes with the mapped answer, or 503 when the ledger does not answer in time. */
   private <R> Route answer(CompletionStage<R> reply, Function<R, HttpResponse> toResponse) {
-    return completeWithFuture(reply.handle((r, failure) -> failure == null
-        ? toResponse.apply(r)
-        : simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_unavailable", null,
-            "the ledger did not answer in time; check with GET /ledger/reservations/{id} or /usage before retrying")));
-  }
-
-  private HttpResponse json(StatusCode status, Object body) {
-    try {
-      return HttpResponse.create().withStatus(status)
-          .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body)));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write " + body.getClass().getSimpleName(), e);
-    }
-  }
-
-  private HttpResponse simpleError(StatusCode status, String type, String field, String message) {
-    return json(status, new SimpleErrorBody(new SimpleError(type, field, message))).addHeaders(List.of(GATEWAY_ERROR));
+    return api.answer(reply, toResponse, RETRY_HINT);
   }
 }

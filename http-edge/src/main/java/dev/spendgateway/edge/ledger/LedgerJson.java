@@ -56,9 +56,4 @@ final class LedgerJson {
 
   record BudgetErrorBody(BudgetError error) {}
 
-  /** Every other gateway-made error: {@code {"error":{"type":…,"field":…,"message":…}}}; field only for 400s. */
-  @JsonInclude(JsonInclude.Include.NON_NULL)
-  record SimpleError(String type, String field, String message) {}
-
-  record SimpleErrorBody(SimpleError error) {}
 }

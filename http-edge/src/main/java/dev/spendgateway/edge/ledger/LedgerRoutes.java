@@ -2,17 +2,15 @@ package dev.spendgateway.edge.ledger;
 
 import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.ledger.LedgerJson.BudgetError;
 import dev.spendgateway.edge.ledger.LedgerJson.BudgetErrorBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ClosedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservationBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservedBody;
-import dev.spendgateway.edge.ledger.LedgerJson.SimpleError;
-import dev.spendgateway.edge.ledger.LedgerJson.SimpleErrorBody;
 import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
-import dev.spendgateway.edge.ledger.LedgerRequests.BadRequest;
+import dev.spendgateway.edge.json.JsonApi;
+import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.ledger.GlobalBudget.CloseReply;
 import dev.spendgateway.ledger.GlobalBudget.Closed;
 import dev.spendgateway.ledger.GlobalBudget.Conflict;
@@ -27,20 +25,13 @@ import dev.spendgateway.ledger.GlobalBudget.Reserved;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.money.Micros;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpEntities;
-import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
-import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 
 /**
  * The ledger API (SPEC §2): reserve, settle, void, look up a reservation, and {@code /usage}.
@@ -51,15 +42,17 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
  * not answer within the ask timeout gives 503.
  */
 public final class LedgerRoutes extends AllDirectives {
-  private static final HttpHeader GATEWAY_ERROR = RawHeader.create("x-gateway-error", "true");
 
   private final LedgerClient ledger;
-  private final ObjectMapper mapper;
+  /** What a caller should do when the ledger did not answer: retrying a reserve with its id is safe. */
+  private static final String RETRY_HINT = "the request may be retried with the same id";
+
+  private final JsonApi api;
   private final LedgerRequests requests;
 
   public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper) {
     this.ledger = ledger;
-    this.mapper = mapper;
+    this.api = new JsonApi(mapper);
     this.requests = new LedgerRequests(mapper);
   }
 
@@ -76,32 +69,32 @@ public final class LedgerRoutes extends AllDirectives {
   // --- routes ----------------------------------------------------------------------------------
 
   private Route reserve() {
-    return body(text -> {
+    return api.body(text -> {
       ReserveRequest request = requests.reserve(text);
       return answer(ledger.reserve(request), reply -> reserved(request, reply));
     });
   }
 
   private Route settle(String id) {
-    return body(text -> {
-      String checkedId = LedgerRequests.pathId(id);
+    return api.body(text -> {
+      String checkedId = JsonFields.id(id, "id");
       long actual = requests.settle(text);
       return answer(ledger.settle(checkedId, actual), this::closed);
     });
   }
 
   private Route voidReservation(String id) {
-    return validated(() -> answer(ledger.voidReservation(LedgerRequests.pathId(id)), this::closed));
+    return api.validated(() -> answer(ledger.voidReservation(JsonFields.id(id, "id")), this::closed));
   }
 
   private Route reservation(String id) {
-    return validated(() -> answer(ledger.get(LedgerRequests.pathId(id)), this::reservation));
+    return api.validated(() -> answer(ledger.get(JsonFields.id(id, "id")), this::reservation));
   }
 
   private Route usage(Optional<String> brand) {
-    return validated(() -> {
-      brand.ifPresent(b -> LedgerRequests.pathId(b));
-      return answer(ledger.usage(brand), usage -> json(StatusCodes.OK, UsageBody.of(usage)));
+    return api.validated(() -> {
+      brand.ifPresent(b -> JsonFields.id(b, "brand"));
+      return answer(ledger.usage(brand), usage -> api.json(StatusCodes.OK, UsageBody.of(usage)));
     });
   }
 
@@ -109,83 +102,50 @@ public final class LedgerRoutes extends AllDirectives {
 
   private HttpResponse reserved(ReserveRequest request, ReserveReply reply) {
     if (reply instanceof Reserved r) {
-      return json(StatusCodes.CREATED, new ReservedBody(r.id(), "reserved", Micros.toUsd(r.amountMicros())));
+      return api.json(StatusCodes.CREATED, new ReservedBody(r.id(), "reserved", Micros.toUsd(r.amountMicros())));
     } else if (reply instanceof Refused r) {
       String message = String.format("%s cap%s reached: $%s headroom left, $%s requested",
           r.cap().wireName(), r.subject() == null ? "" : " for " + r.subject(),
           Micros.toUsd(r.headroomMicros()).toPlainString(), Micros.toUsd(request.amountMicros()).toPlainString());
-      return error(StatusCodes.PAYMENT_REQUIRED,
+      return api.error(StatusCodes.PAYMENT_REQUIRED,
           new BudgetErrorBody(new BudgetError("budget_exceeded", r.cap().wireName(), r.subject(), message)));
     } else if (reply instanceof Conflict c) {
-      return simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
-      return simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+      return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
     }
     throw new IllegalStateException("unexpected reply " + reply);
   }
 
   private HttpResponse closed(CloseReply reply) {
     if (reply instanceof Closed c) {
-      return json(StatusCodes.OK, ClosedBody.of(c));
+      return api.json(StatusCodes.OK, ClosedBody.of(c));
     } else if (reply instanceof NotFound n) {
-      return simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
+      return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
     } else if (reply instanceof NotOpen n) {
-      return simpleError(StatusCodes.CONFLICT, "conflict", null,
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null,
           "reservation " + n.id() + " was " + n.status().wireName() + "; there is nothing to close");
     } else if (reply instanceof Conflict c) {
-      return simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
-      return simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+      return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
     }
     throw new IllegalStateException("unexpected reply " + reply);
   }
 
   private HttpResponse reservation(ReservationReply reply) {
     if (reply instanceof ReservationView v) {
-      return json(StatusCodes.OK, ReservationBody.of(v));
+      return api.json(StatusCodes.OK, ReservationBody.of(v));
     } else if (reply instanceof NotFound n) {
-      return simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
+      return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
     }
     throw new IllegalStateException("unexpected reply " + reply);
   }
 
   // --- helpers ---------------------------------------------------------------------------------
 
-  /** The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. */
-  private Route body(Function<String, Route> inner) {
-    return entity(Unmarshaller.entityToString(), text -> validated(() -> inner.apply(text)));
-  }
-
-  private Route validated(java.util.function.Supplier<Route> inner) {
-    try {
-      return inner.get();
-    } catch (BadRequest bad) {
-      return complete(simpleError(StatusCodes.BAD_REQUEST, "invalid_request", bad.field, bad.getMessage()));
-    }
-  }
-
   /** Completes with the mapped answer, or 503 when the ledger does not answer in time. */
   private <R> Route answer(CompletionStage<R> reply, Function<R, HttpResponse> toResponse) {
-    return completeWithFuture(reply.handle((r, failure) -> failure == null
-        ? toResponse.apply(r)
-        : simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_unavailable", null,
-            "the ledger did not answer in time; the request may be retried with the same id")));
-  }
-
-  private HttpResponse json(StatusCode status, Object body) {
-    try {
-      return HttpResponse.create().withStatus(status)
-          .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body)));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write " + body.getClass().getSimpleName(), e);
-    }
-  }
-
-  private HttpResponse error(StatusCode status, Object body) {
-    return json(status, body).addHeaders(List.of(GATEWAY_ERROR));
-  }
-
-  private HttpResponse simpleError(StatusCode status, String type, String field, String message) {
-    return error(status, new SimpleErrorBody(new SimpleError(type, field, message)));
+    return api.answer(reply, toResponse, RETRY_HINT);
   }
 }

@@ -194,4 +194,11 @@ class AdminRoutesTest {
     assertEquals(400, post("/admin/brands/b/credit", "{\"usd\":-1,\"operator\":\"a\",\"reason\":\"r\"}").status());
     assertEquals(404, post("/admin/reservations/nope/void", "{\"operator\":\"a\",\"reason\":\"r\"}").status());
   }
+
+  @Test
+  void aFieldNamedTwiceIsRefusedNotReadAsItsLastValue() throws Exception {
+    Answer twice = post("/admin/brands/b/credit", "{\"usd\":1,\"usd\":500,\"operator\":\"a\",\"reason\":\"r\"}");
+    assertEquals(400, twice.status());
+    assertEquals("body", twice.body().at("/error/field").textValue());
+  }
 }

@@ -1,0 +1,119 @@
+package dev.spendgateway.edge.json;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.money.Micros;
+import java.math.BigDecimal;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the gateway's own JSON API bodies (ledger and admin) strictly. Every problem is a {@link
+ * BadRequest} naming the field, so a malformed request gets a 400 and never reaches the books.
+ */
+public final class JsonFields {
+  /** Largest amount or cap one request may name, in USD; anything above is a typo or an attack. */
+  public static final BigDecimal MAX_USD = new BigDecimal("1000000");
+
+  /** Reservation, brand and preview ids: no whitespace or control characters. */
+  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:\\-]{1," + GlobalBudget.MAX_ID_LENGTH + "}");
+
+  /** A request the ledger must not see; {@code field} is what to fix. */
+  public static final class BadRequest extends RuntimeException {
+    public final String field;
+
+    public BadRequest(String field, String message) {
+      super(message, null, false, false);
+      this.field = field;
+    }
+  }
+
+  private final ObjectReader reader;
+
+  public JsonFields(ObjectMapper mapper) {
+    // Exact decimals: 0.30 stays 0.30, never the double 0.29999…; a key given twice is refused, not
+    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different parsers).
+    this.reader =
+        mapper.reader()
+            .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+  }
+
+  /** The body as a JSON object. */
+  public JsonNode object(String body) {
+    JsonNode json;
+    try {
+      json = reader.readTree(body);
+    } catch (JsonProcessingException e) {
+      String reason = e.getOriginalMessage();
+      if (reason != null && reason.startsWith("Duplicate field")) {
+        throw new BadRequest("body", "body names a field more than once");
+      }
+      throw new BadRequest("body", "body is not valid JSON");
+    }
+    if (json == null || !json.isObject()) {
+      throw new BadRequest("body", "body must be a JSON object");
+    }
+    return json;
+  }
+
+  /** A required string. */
+  public static String text(JsonNode node, String field) {
+    if (node == null || node.isNull()) {
+      throw new BadRequest(field, field + " is required");
+    }
+    if (!node.isTextual()) {
+      throw new BadRequest(field, field + " must be a string");
+    }
+    return node.textValue();
+  }
+
+  /** An id (from a body or a path) of 1-128 safe characters. */
+  public static String id(String value, String field) {
+    if (value == null || !ID.matcher(value).matches()) {
+      throw new BadRequest(field, field + " must be 1-" + GlobalBudget.MAX_ID_LENGTH + " characters of [A-Za-z0-9._:-]");
+    }
+    return value;
+  }
+
+  public static Lane lane(JsonNode node) {
+    return Lane.fromWireName(text(node, "lane"))
+        .orElseThrow(() -> new BadRequest("lane", "lane must be one of app, trial, free"));
+  }
+
+  /** A non-negative dollar amount with at most 6 decimals, up to {@link #MAX_USD}, as micros. */
+  public static long usd(JsonNode node, String field) {
+    return amount(node, field, false);
+  }
+
+  /** A signed dollar amount with at most 6 decimals, |x| up to {@link #MAX_USD}, as micros. */
+  public static long signedUsd(JsonNode node, String field) {
+    return amount(node, field, true);
+  }
+
+  private static long amount(JsonNode node, String field, boolean signed) {
+    if (node == null || node.isNull()) {
+      throw new BadRequest(field, field + " is required");
+    }
+    if (!node.isNumber()) {
+      throw new BadRequest(field, field + " must be a number of US dollars");
+    }
+    BigDecimal usd = node.decimalValue();
+    if (!signed && usd.signum() < 0) {
+      throw new BadRequest(field, field + " must not be negative");
+    }
+    if (usd.abs().compareTo(MAX_USD) > 0) {
+      throw new BadRequest(field, field + " must be at most " + MAX_USD.toPlainString() + (signed ? " in size" : ""));
+    }
+    try {
+      return Micros.ofUsdExact(usd);
+    } catch (ArithmeticException e) {
+      throw new BadRequest(field, field + " must have at most 6 decimals");
+    }
+  }
+}
