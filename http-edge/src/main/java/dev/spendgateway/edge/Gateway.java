@@ -83,12 +83,13 @@ public final class Gateway {
         Optional.of(router.modelCircuits()), Optional.of(catalog));
     AdminRoutes adminRoutes = new AdminRoutes(ledger, new ObjectMapper());
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
+    // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
-        GatewayRoutes.compose(
+        inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
             List.of(health.route()),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), adminRoutes.route(), metricsRoutes.route()));
+            List.of(ledgerRoutes.route(), adminRoutes.route(), metricsRoutes.route())));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

@@ -1,7 +1,9 @@
 package dev.spendgateway.edge;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -33,6 +35,12 @@ public final class GatewayServer {
   /** Settles still unanswered after this are left to expire at their worst case. */
   private static final Duration SETTLEMENT_DRAIN = Duration.ofSeconds(4);
 
+  /**
+   * After the last answer's entity has been handed to its connection, the renderer still has to
+   * write the final chunk; the connections are closed only after this pause.
+   */
+  private static final Duration FLUSH = Duration.ofMillis(200);
+
   private static ServerBinding registerShutdown(
       ActorSystem<?> system, ServerBinding binding, Duration drain, InFlightCalls inFlight) {
     CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
@@ -47,14 +55,18 @@ public final class GatewayServer {
         CoordinatedShutdown.PhaseServiceRequestsDone(),
         "gateway-drain",
         () -> {
-          log.info("shutting down: waiting up to {} for in-flight calls and open streams", drain);
+          int waiting = inFlight.openAnswers();
+          log.info("shutting down: waiting up to {} for {} in-flight answers (open streams included)", drain, waiting);
           long deadline = System.nanoTime() + drain.toNanos();
           return inFlight
-              .awaitStreams(drain)
+              .awaitAnswers(drain)
               .thenCompose(open -> {
                 if (open > 0) {
-                  log.warn("shutting down with {} streams still open after {}; they are cut", open, drain);
+                  log.warn("shutting down with {} answers still open after {}; they are cut", open, drain);
                 }
+                return waiting > 0 ? pause(FLUSH) : CompletableFuture.completedFuture(null);
+              })
+              .thenCompose(flushed -> {
                 Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
                 return binding.terminate(left.isZero() ? Duration.ofMillis(1) : left);
               })
@@ -74,5 +86,9 @@ public final class GatewayServer {
                       return Done.getInstance();
                     }));
     return binding;
+  }
+
+  private static CompletionStage<Void> pause(Duration d) {
+    return CompletableFuture.runAsync(() -> {}, CompletableFuture.delayedExecutor(d.toMillis(), TimeUnit.MILLISECONDS));
   }
 }

@@ -64,6 +64,25 @@ class GatewayProcessIT {
 
   @Test
   void sigtermLetsAnOpenStreamFinishAndItsCostIsSettledBeforeExit() throws Exception {
+    // Each SSE event of the answer arrives 250 ms after the previous one; SIGTERM lands mid-stream.
+    sigtermDuringAStreamedCall(0, 250, 800);
+  }
+
+  @Test
+  void sigtermBeforeTheProviderAnsweredStillDeliversTheWholeStream() throws Exception {
+    // The provider takes 1.5 s to send its headers, then drips; SIGTERM lands while the call waits
+    // for them, so nothing counted it as a stream yet, and Pekko HTTP sees the request done as soon
+    // as the headers go out: the drain must count the call from its start to its last byte.
+    sigtermDuringAStreamedCall(1500, 250, 500);
+  }
+
+  /**
+   * Starts the demo, makes the simulator's next Anthropic answer wait {@code headersAfterMs} and
+   * then send one SSE event every {@code dripMs}, opens a streamed call, sends SIGTERM after
+   * {@code sigtermAfterMs}, and checks the caller still got the whole stream, the exit was clean,
+   * and a restart shows the call settled at its real cost.
+   */
+  private void sigtermDuringAStreamedCall(long headersAfterMs, long dripMs, long sigtermAfterMs) throws Exception {
     int port = freePort();
     Path out = dataDir.resolve("drain.txt");
     Process gateway = start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), out);
@@ -73,8 +92,9 @@ class GatewayProcessIT {
       String printed = Files.readString(out, StandardCharsets.UTF_8);
       String token = find(printed, "GATEWAY_TOKEN=(\\S+)");
       String simulator = find(printed, "provider simulator at (http://\\S+)\\)");
-      // Each SSE event of the next Anthropic answer arrives 250 ms after the previous one.
-      post(simulator + "/_sim/script", Map.of(), "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"slowDrip\",\"intervalMs\":250}}");
+      post(simulator + "/_sim/defaults", Map.of(), "{\"latencyMs\":" + headersAfterMs + "}");
+      post(simulator + "/_sim/script", Map.of(),
+          "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"slowDrip\",\"intervalMs\":" + dripMs + "}}");
 
       HttpRequest stream =
           HttpRequest.newBuilder(URI.create(base + "/anthropic/v1/messages"))
@@ -90,9 +110,9 @@ class GatewayProcessIT {
                   "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
               .build();
       var answer = HTTP.sendAsync(stream, HttpResponse.BodyHandlers.ofString());
-      Thread.sleep(800); // the stream is open and dripping
+      Thread.sleep(sigtermAfterMs);
 
-      gateway.destroy(); // SIGTERM mid-stream
+      gateway.destroy(); // SIGTERM while the call is in flight
       String body = answer.get(30, TimeUnit.SECONDS).body();
       assertTrue(body.contains("message_stop"), "the open stream was allowed to finish: " + body);
       assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");

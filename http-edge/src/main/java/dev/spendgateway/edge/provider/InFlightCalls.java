@@ -3,29 +3,88 @@ package dev.spendgateway.edge.provider;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.ResponseEntity;
+import org.apache.pekko.http.javadsl.server.Complete;
+import org.apache.pekko.http.javadsl.server.Directives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.server.RouteResult;
+import org.apache.pekko.http.javadsl.server.RouteResults;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Keep;
+import org.apache.pekko.util.ByteString;
 
 /**
- * What a shutdown must wait for: streamed answers still flowing to callers, and settles or voids
- * still on their way to the ledger.
+ * What a shutdown must wait for: answers still on their way to callers (a streamed one until its
+ * last byte), and settles or voids still on their way to the ledger.
  *
- * <p>Why streams are counted here: Pekko HTTP's {@code ServerBinding.terminate} treats a request as
- * done once its response headers are out, so a streamed answer would be cut at shutdown. Waiting
- * for open streams first (bounded by {@code gateway.shutdown-drain}) lets them finish and be
- * settled at their real cost; settles still unanswered when the ledger stops expire later at their
- * worst case — never under-counted.
+ * <p>Why answers are counted here rather than left to Pekko HTTP: {@code ServerBinding.terminate}
+ * treats a request as done once its response headers are out, and the actor system stops right
+ * after, so a streamed answer would be cut at shutdown. An answer counts from the moment its route
+ * starts (a call still waiting for the ledger or for the provider's headers is in flight too) until
+ * its entity has been handed to the connection in full, or the caller left. Waiting for them first
+ * (bounded by {@code gateway.shutdown-drain}) lets them finish and be settled at their real cost;
+ * settles still unanswered when the ledger stops expire later at their worst case — never
+ * under-counted.
  */
 public final class InFlightCalls {
-  private final AtomicInteger streams = new AtomicInteger();
+  private final AtomicInteger answers = new AtomicInteger();
   private final AtomicInteger settlements = new AtomicInteger();
 
-  /** A streamed answer started flowing; pair with {@link #streamEnded()}. */
-  public void streamStarted() {
-    streams.incrementAndGet();
+  /** Counts every answer of {@code inner} from the start of its route to the end of its entity. */
+  public Route tracking(Supplier<Route> inner) {
+    return Directives.mapRouteResultFuture(
+        result -> {
+          answers.incrementAndGet();
+          return result
+              .whenComplete((routed, failure) -> {
+                if (failure != null) {
+                  answers.decrementAndGet();
+                }
+              })
+              .thenApply(this::endWithEntity);
+        },
+        inner);
   }
 
-  public void streamEnded() {
-    streams.decrementAndGet();
+  /** Open answers right now (for tests and the drain log). */
+  public int openAnswers() {
+    return answers.get();
+  }
+
+  private RouteResult endWithEntity(RouteResult routed) {
+    if (!(routed instanceof Complete complete)) {
+      answers.decrementAndGet(); // rejected: another route (or the 404) answers, counted there if wrapped
+      return routed;
+    }
+    HttpResponse response = complete.getResponse();
+    ResponseEntity entity = response.entity();
+    if (entity.isStrict() || entity.isKnownEmpty()) {
+      answers.decrementAndGet();
+      return routed;
+    }
+    // The entity may be run at most once, but guard anyway: one answer, one decrement.
+    AtomicBoolean ended = new AtomicBoolean();
+    // Every javadsl entity is a scaladsl one; only the latter can wrap its bytes and keep its kind
+    // (chunked stays chunked, a known length stays known).
+    ResponseEntity watched =
+        ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity).transformDataBytes(
+            Flow.<ByteString>create()
+                .watchTermination(Keep.right())
+                .<Object>mapMaterializedValue(done -> {
+                  done.whenComplete((ok, error) -> {
+                    if (ended.compareAndSet(false, true)) {
+                      answers.decrementAndGet();
+                    }
+                  });
+                  return NotUsed.getInstance();
+                })
+                .asScala());
+    return RouteResults.complete(response.withEntity(watched));
   }
 
   /** Counts {@code close} (a settle or void) until it completes, either way; returns it unchanged. */
@@ -35,9 +94,24 @@ public final class InFlightCalls {
     return close;
   }
 
-  /** Completes when no stream is open, or after {@code max}, with the number still open. */
-  public CompletionStage<Integer> awaitStreams(Duration max) {
-    return awaitZero(streams, max, "streams-drain");
+  /**
+   * A settle that will be started later (when a stream ends) counts from now; run the returned
+   * ticket once that settle has been started through {@link #track}, so the count never drops to
+   * zero in between.
+   */
+  public Runnable settlementExpected() {
+    settlements.incrementAndGet();
+    AtomicBoolean once = new AtomicBoolean();
+    return () -> {
+      if (once.compareAndSet(false, true)) {
+        settlements.decrementAndGet();
+      }
+    };
+  }
+
+  /** Completes when no answer is open, or after {@code max}, with the number still open. */
+  public CompletionStage<Integer> awaitAnswers(Duration max) {
+    return awaitZero(answers, max, "answers-drain");
   }
 
   /** Completes when no settlement is in flight, or after {@code max}, with the number left. */

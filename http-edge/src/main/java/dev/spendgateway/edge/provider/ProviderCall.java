@@ -190,13 +190,14 @@ final class ProviderCall {
   private HttpResponse streamed(Reservation held, UpstreamResult.Responded responded) {
     MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
     services.metrics().streamOpened(provider());
-    services.inFlight().streamStarted();
-    metered.outcome().thenAccept(outcome -> {
-      services.metrics().streamClosed(provider());
-      services.inFlight().streamEnded();
-      upstreamEnded();
-      settleStream(held, outcome);
-    });
+    Runnable settleStarted = services.inFlight().settlementExpected();
+    metered.outcome()
+        .thenAccept(outcome -> {
+          services.metrics().streamClosed(provider());
+          upstreamEnded();
+          settleStream(held, outcome);
+        })
+        .whenComplete((ignored, failure) -> settleStarted.run());
     return passThrough(responded, metered.toClient());
   }
 

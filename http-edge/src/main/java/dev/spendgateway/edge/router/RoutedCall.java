@@ -420,12 +420,13 @@ final class RoutedCall {
     MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
     AtomicBoolean delivered = new AtomicBoolean();
     rc.services().metrics().streamOpened(provider.wireName());
-    rc.services().inFlight().streamStarted();
-    metered.outcome().thenAccept(outcome -> {
-      rc.services().metrics().streamClosed(provider.wireName());
-      rc.services().inFlight().streamEnded();
-      streamEnded(run, outcome, delivered.get());
-    });
+    Runnable settleStarted = rc.services().inFlight().settlementExpected();
+    metered.outcome()
+        .thenAccept(outcome -> {
+          rc.services().metrics().streamClosed(provider.wireName());
+          streamEnded(run, outcome, delivered.get());
+        })
+        .whenComplete((ignored, failure) -> settleStarted.run());
     return metered.toClient()
         .prefixAndTail(1)
         .runWith(Sink.head(), rc.services().materializer())
