@@ -86,7 +86,7 @@ class GatewayCrashIT {
       for (int trial = 1; trial <= trials; trial++) {
         String brand = "crash-b" + trial + "-" + Long.toHexString(seed & 0xffffff);
         brands.add(brand);
-        long killAfterMillis = 300 + random.nextInt(1700);
+        long killAfterMillis = 300 + random.nextInt(1700); // after the trial's first acknowledgement
         int sent = drive(gateway, brand, trial, random.nextLong(), killAfterMillis, history);
         gateway.kill9();
         gateway = Gateway.start(work, dataDir, trial);
@@ -107,6 +107,7 @@ class GatewayCrashIT {
       throws Exception {
     AtomicBoolean stop = new AtomicBoolean();
     CountDownLatch done = new CountDownLatch(WORKERS);
+    CountDownLatch firstAcknowledged = new CountDownLatch(1);
     java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
     for (int w = 0; w < WORKERS; w++) {
       Random random = new Random(seed + w);
@@ -122,6 +123,7 @@ class GatewayCrashIT {
             if (s.reserve != Answer.ACKNOWLEDGED) {
               return; // the process is gone
             }
+            firstAcknowledged.countDown();
             int choice = random.nextInt(3); // settle, void, or leave open
             if (choice == 2) {
               continue;
@@ -141,6 +143,9 @@ class GatewayCrashIT {
       }, "crash-driver-" + w);
       t.start();
     }
+    // The random moment counts from the first acknowledged reservation: a fresh JVM on a busy CI
+    // machine can take longer than the whole window to answer its first request.
+    assertTrue(firstAcknowledged.await(60, TimeUnit.SECONDS), "the gateway acknowledges a reservation");
     Thread.sleep(killAfterMillis);
     gateway.kill9();
     stop.set(true);
@@ -157,7 +162,7 @@ class GatewayCrashIT {
   /** ACKNOWLEDGED on the expected status; NO_ANSWER when the connection failed; any other status fails the test. */
   private static Answer post(Gateway gateway, String path, String body, int expected) {
     HttpRequest request = HttpRequest.newBuilder(URI.create(gateway.base + path))
-        .timeout(Duration.ofSeconds(10))
+        .timeout(Duration.ofSeconds(30)) // generous: a busy CI machine must not turn into a "no answer"
         .header("x-api-key", TOKEN)
         .header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body))
