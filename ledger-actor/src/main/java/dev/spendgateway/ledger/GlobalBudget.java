@@ -59,6 +59,9 @@ public final class GlobalBudget
   /** Longest id the ledger accepts (the edge answers 400 above it). */
   public static final int MAX_ID_LENGTH = 128;
 
+  /** Longest operator adjustment id the ledger accepts (the admin API answers 400 above it). */
+  public static final int MAX_ADJUSTMENT_ID_LENGTH = 64;
+
   // ---------------------------------------------------------------------------------------------
   // Commands
   // ---------------------------------------------------------------------------------------------
@@ -100,11 +103,13 @@ public final class GlobalBudget
 
   /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
-   * settled spend to the current windows of the lane's caps.
+   * settled spend to the current windows of the lane's caps. Idempotent by {@code adjustmentId}: a
+   * repeat with the same lane, subject, delta and operator gets the first answer and changes
+   * nothing; the same id with other fields is a {@link Conflict}.
    */
   public record Adjust(
       String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
-      ActorRef<Adjusted> replyTo)
+      ActorRef<AdjustReply> replyTo)
       implements Command {}
 
   /**
@@ -135,6 +140,8 @@ public final class GlobalBudget
 
   public sealed interface ReservationReply extends LedgerSerializable {}
 
+  public sealed interface AdjustReply extends LedgerSerializable {}
+
   /** The amount is held (durably). Also the answer to a repeat of an admitted id. */
   public record Reserved(String id, long amountMicros) implements ReserveReply {}
 
@@ -142,10 +149,10 @@ public final class GlobalBudget
   public record Refused(String id, CapName cap, String subject, long headroomMicros) implements ReserveReply {}
 
   /** The id is already used by a different request. */
-  public record Conflict(String id, String message) implements ReserveReply, CloseReply {}
+  public record Conflict(String id, String message) implements ReserveReply, CloseReply, AdjustReply {}
 
   /** The command itself is malformed (negative amount, missing subject...). Nothing changed. */
-  public record Invalid(String id, String field, String message) implements ReserveReply, CloseReply {}
+  public record Invalid(String id, String field, String message) implements ReserveReply, CloseReply, AdjustReply {}
 
   /** The reservation is closed; a repeated settle or void gets the first result. */
   public record Closed(String id, Status status, long actualMicros) implements CloseReply {}
@@ -169,7 +176,16 @@ public final class GlobalBudget
     }
   }
 
-  public record Adjusted(String adjustmentId, long deltaMicros) implements LedgerSerializable {}
+  /**
+   * The adjustment is applied (durably). Also the answer to a repeat of its id: the first one's
+   * facts, reason included.
+   */
+  public record Adjusted(String adjustmentId, Lane lane, String subject, long deltaMicros, String operator, String reason)
+      implements AdjustReply {
+    static Adjusted of(Adjustment a) {
+      return new Adjusted(a.id(), a.lane(), a.subject(), a.deltaMicros(), a.operator(), a.reason());
+    }
+  }
 
   public record BatchWritten(int commands, int events) implements LedgerSerializable {}
 
@@ -256,31 +272,46 @@ public final class GlobalBudget
   /** The caps a brand sent with its latest reservation (shown by {@code /usage}). */
   public record BrandCaps(long dailyMicros, long monthlyMicros) {}
 
-  /** Immutable ledger state: every known reservation id, spend per cap window, open reservations. */
+  /**
+   * Immutable ledger state: every known reservation id, spend per cap window, open reservations,
+   * and every operator adjustment id (kept for good: compaction forgets closed reservations only).
+   */
   @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.NONE)
   public static final class State implements LedgerSerializable {
     private final PersistentMap<String, Reservation> reservations;
     private final OpenReservations open;
     private final PersistentMap<CapKey, Spend> spend;
     private final PersistentMap<String, BrandCaps> brandCaps;
+    private final PersistentMap<String, Adjustment> adjustments;
 
     private State(
         PersistentMap<String, Reservation> reservations,
         OpenReservations open,
         PersistentMap<CapKey, Spend> spend,
-        PersistentMap<String, BrandCaps> brandCaps) {
+        PersistentMap<String, BrandCaps> brandCaps,
+        PersistentMap<String, Adjustment> adjustments) {
       this.reservations = reservations;
       this.open = open;
       this.spend = spend;
       this.brandCaps = brandCaps;
+      this.adjustments = adjustments;
     }
 
     public static State empty() {
-      return new State(PersistentMap.empty(), OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty());
+      return new State(PersistentMap.empty(), OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty(),
+          PersistentMap.empty());
     }
 
     public Optional<Reservation> reservation(String id) {
       return Optional.ofNullable(reservations.get(id));
+    }
+
+    public Optional<Adjustment> adjustment(String id) {
+      return Optional.ofNullable(adjustments.get(id));
+    }
+
+    public int knownAdjustments() {
+      return adjustments.size();
     }
 
     public Spend spendOn(CapKey key) {
@@ -345,14 +376,14 @@ public final class GlobalBudget
       PersistentMap<String, BrandCaps> newBrandCaps = e.lane() == Lane.APP
           ? brandCaps.with(e.subject(), new BrandCaps(e.brandDailyMicros(), e.brandMonthlyMicros()))
           : brandCaps;
-      return new State(reservations.with(e.id(), r), open.with(e.id(), r), newSpend, newBrandCaps);
+      return new State(reservations.with(e.id(), r), open.with(e.id(), r), newSpend, newBrandCaps, adjustments);
     }
 
     State withRefusal(ReservationRefused e) {
       Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
           e.brandMonthlyMicros(), e.at(), e.at(), Status.REFUSED, 0, e.at(),
           new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()));
-      return new State(reservations.with(e.id(), r), open, spend, brandCaps);
+      return new State(reservations.with(e.id(), r), open, spend, brandCaps, adjustments);
     }
 
     /** An open reservation closes at {@code actualMicros}: its hold is released, the cost counted. */
@@ -365,15 +396,19 @@ public final class GlobalBudget
       for (CapKey key : CapCheck.keysFor(r.lane(), r.subject(), r.reservedAt())) {
         newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withClosed(r.amountMicros(), actualMicros));
       }
-      return new State(reservations.with(id, r.closed(status, actualMicros, at)), open.without(id), newSpend, brandCaps);
+      return new State(reservations.with(id, r.closed(status, actualMicros, at)), open.without(id), newSpend, brandCaps,
+          adjustments);
     }
 
+    /** The delta counts as settled spend in the windows of {@code at}; its id is remembered. */
     State withAdjustment(SpendAdjusted e) {
       PersistentMap<CapKey, Spend> newSpend = spend;
       for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at())) {
         newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
       }
-      return new State(reservations, open, newSpend, brandCaps);
+      Adjustment a = new Adjustment(e.adjustmentId(), e.operator(), e.reason(), e.lane(), e.subject(), e.deltaMicros(),
+          e.at());
+      return new State(reservations, open, newSpend, brandCaps, adjustments.with(a.id(), a));
     }
 
     State compactedBefore(Instant cutoff) {
@@ -389,7 +424,7 @@ public final class GlobalBudget
           keptSpend = keptSpend.without(k);
         }
       }
-      return new State(kept, open, keptSpend, brandCaps);
+      return new State(kept, open, keptSpend, brandCaps, adjustments);
     }
 
     /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */
@@ -459,8 +494,17 @@ public final class GlobalBudget
 
     // Snapshot form: plain lists, so the snapshot is readable and independent of the map type.
 
-    /** Serialized form of the state in snapshots. */
-    public record Snapshot(List<Reservation> reservations, List<SpendEntry> spend, Map<String, BrandCaps> brandCaps) {}
+    /**
+     * Serialized form of the state in snapshots. {@code adjustments} was added after the first
+     * format: a snapshot without it reads as remembering no adjustment ids.
+     */
+    public record Snapshot(
+        List<Reservation> reservations, List<SpendEntry> spend, Map<String, BrandCaps> brandCaps,
+        List<Adjustment> adjustments) {
+      public Snapshot {
+        adjustments = adjustments == null ? List.of() : adjustments;
+      }
+    }
 
     public record SpendEntry(CapKey key, Spend spend) {}
 
@@ -468,7 +512,8 @@ public final class GlobalBudget
     Snapshot toSnapshot() {
       List<SpendEntry> entries = spend.asMap().entrySet().stream()
           .map(e -> new SpendEntry(e.getKey(), e.getValue())).toList();
-      return new Snapshot(List.copyOf(reservations.values()), entries, new HashMap<>(brandCaps.asMap()));
+      return new Snapshot(List.copyOf(reservations.values()), entries, new HashMap<>(brandCaps.asMap()),
+          List.copyOf(adjustments.values()));
     }
 
     @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
@@ -485,14 +530,36 @@ public final class GlobalBudget
       for (SpendEntry e : snapshot.spend()) {
         spend = spend.with(e.key(), e.spend());
       }
-      return new State(all, open, spend, PersistentMap.of(snapshot.brandCaps()));
+      PersistentMap<String, Adjustment> adjustments = PersistentMap.empty();
+      for (Adjustment a : snapshot.adjustments()) {
+        adjustments = adjustments.with(a.id(), a);
+      }
+      return new State(all, open, spend, PersistentMap.of(snapshot.brandCaps()), adjustments);
     }
 
-    /** Same books: used by recovery tests (snapshot + journal vs journal only). */
+    /** Same books and same remembered ids: used by recovery tests (snapshot + journal vs journal only). */
     @Override
     public boolean equals(Object o) {
       return o instanceof State other
-          && reservations.asMap().equals(other.reservations.asMap())
+          && sameBooksIgnoringAdjustmentIds(other)
+          && adjustments.asMap().equals(other.adjustments.asMap());
+    }
+
+    /**
+     * Whether {@code snapshot}, a snapshot taken at the sequence number this state was replayed to,
+     * holds the same books: equal in everything, except that it may remember fewer adjustment ids
+     * (each one it remembers the same as here). A snapshot written before adjustment ids were kept
+     * remembers none, and a ledger that recovered from such a snapshot only the later ones; the
+     * spend they moved is in the books either way.
+     */
+    public boolean sameBooksAs(State snapshot) {
+      return sameBooksIgnoringAdjustmentIds(snapshot)
+          && snapshot.adjustments.asMap().entrySet().stream()
+              .allMatch(e -> e.getValue().equals(adjustments.get(e.getKey())));
+    }
+
+    private boolean sameBooksIgnoringAdjustmentIds(State other) {
+      return reservations.asMap().equals(other.reservations.asMap())
           && open.asMap().equals(other.open.asMap())
           && spend.asMap().entrySet().stream().filter(e -> !e.getValue().isEmpty()).collect(
               java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)).equals(
@@ -508,7 +575,8 @@ public final class GlobalBudget
 
     @Override
     public String toString() {
-      return "State(reservations=" + reservations.size() + ", open=" + open.size() + ", capWindows=" + spend.size() + ")";
+      return "State(reservations=" + reservations.size() + ", open=" + open.size() + ", capWindows=" + spend.size()
+          + ", adjustments=" + adjustments.size() + ")";
     }
   }
 
@@ -570,8 +638,8 @@ public final class GlobalBudget
 
   private void onRecoveryCompleted(State state) {
     Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
-    context.getLog().info("ledger recovered in {} ms: {} reservation ids known, {} open",
-        took.toMillis(), state.knownReservations(), state.openReservations());
+    context.getLog().info("ledger recovered in {} ms: {} reservation ids known, {} open, {} adjustment ids known",
+        took.toMillis(), state.knownReservations(), state.openReservations(), state.knownAdjustments());
     tellObserver(() -> observer.recovered(took, state.knownReservations(), state.openReservations()));
     // Re-arm expiry at once: reservations that timed out while the ledger was down expire now.
     context.getSelf().tell(new ExpireDue());
@@ -768,9 +836,31 @@ public final class GlobalBudget
     return Effect().persist(compacted).thenRun(s -> observePersisted(List.of(compacted), writeStarted)).thenNoReply();
   }
 
+  /**
+   * Applies an operator adjustment once per id: a repeat of the same adjustment answers the first
+   * one's facts and writes nothing; the id reused for a different one is a {@link Conflict}.
+   */
   private ReplyEffect<Event, State> onAdjust(State state, Adjust cmd) {
-    Instant now = clock.instant();
+    Optional<String> invalid = invalidAdjust(cmd);
+    if (invalid.isPresent()) {
+      String field = invalid.get();
+      return Effect().reply(cmd.replyTo(), new Invalid(cmd.adjustmentId(), field, field + " is missing or out of range"));
+    }
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
+    Optional<Adjustment> known = state.adjustment(cmd.adjustmentId());
+    if (known.isPresent()) {
+      Adjustment first = known.get();
+      if (!first.sameAdjustmentAs(cmd.lane(), subject, cmd.deltaMicros(), cmd.operator())) {
+        context.getLog().info("operator adjustment refused: id={} was already used for a different adjustment",
+            cmd.adjustmentId());
+        return Effect().reply(cmd.replyTo(), new Conflict(cmd.adjustmentId(), conflictMessage(first)));
+      }
+      context.getLog().info("operator adjustment repeated: id={} was applied at {}; nothing changed",
+          first.id(), first.at());
+      return Effect().reply(cmd.replyTo(), Adjusted.of(first));
+    }
+
+    Instant now = clock.instant();
     Event adjusted =
         new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject, cmd.deltaMicros(), now);
     long writeStarted = System.nanoTime();
@@ -779,7 +869,33 @@ public final class GlobalBudget
     return Effect()
         .persist(adjusted)
         .thenRun(s -> observePersisted(List.of(adjusted), writeStarted))
-        .thenReply(cmd.replyTo(), s -> new Adjusted(cmd.adjustmentId(), cmd.deltaMicros()));
+        .thenReply(cmd.replyTo(), s -> Adjusted.of(s.adjustment(cmd.adjustmentId()).orElseThrow()));
+  }
+
+  /** The first malformed field of an adjustment, if any (the edge validates first; this is the backstop). */
+  private static Optional<String> invalidAdjust(Adjust cmd) {
+    if (cmd.adjustmentId() == null || cmd.adjustmentId().isBlank()
+        || cmd.adjustmentId().length() > MAX_ADJUSTMENT_ID_LENGTH) {
+      return Optional.of("adjustmentId");
+    }
+    if (cmd.lane() == null) {
+      return Optional.of("lane");
+    }
+    if (cmd.lane().needsSubject() && (cmd.subject() == null || cmd.subject().isBlank()
+        || cmd.subject().length() > MAX_ID_LENGTH)) {
+      return Optional.of("brand");
+    }
+    if (cmd.operator() == null || cmd.operator().isBlank()) {
+      return Optional.of("operator");
+    }
+    return Optional.empty();
+  }
+
+  private static String conflictMessage(Adjustment first) {
+    return "adjustment id " + first.id() + " was already used for a different adjustment (lane "
+        + first.lane().wireName() + (first.subject() == null ? "" : ", brand " + first.subject())
+        + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", operator " + first.operator()
+        + ", at " + first.at() + "); choose a new id for a new adjustment";
   }
 
   private ReplyEffect<Event, State> onOperatorSettle(State state, OperatorSettle cmd) {

@@ -70,9 +70,11 @@ public final class LedgerClient {
 
   /**
    * Operator's correction of settled spend on the lane's current cap windows ({@code deltaMicros}
-   * negative = credit), journaled as {@code SpendAdjusted} with who and why.
+   * negative = credit), journaled as {@code SpendAdjusted} with who and why. Idempotent by
+   * {@code adjustmentId}: a repeat answers the first {@code Adjusted}; the id reused for a different
+   * adjustment answers {@code Conflict}.
    */
-  public CompletionStage<GlobalBudget.Adjusted> adjust(
+  public CompletionStage<GlobalBudget.AdjustReply> adjust(
       String adjustmentId, String operator, String reason, dev.spendgateway.policy.access.Lane lane, String subject,
       long deltaMicros) {
     return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, replyTo));

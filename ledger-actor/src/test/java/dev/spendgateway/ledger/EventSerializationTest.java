@@ -1,12 +1,17 @@
 package dev.spendgateway.ledger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
 import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.GlobalBudget.State;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
 import java.time.Instant;
 import java.util.stream.Stream;
@@ -17,11 +22,15 @@ import org.apache.pekko.serialization.SerializationExtension;
 import org.apache.pekko.serialization.Serializers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Every event is Jackson CBOR (never Java serialization), carries its schema version and round-trips. */
+/**
+ * Every event is Jackson CBOR (never Java serialization), carries its schema version and round-trips;
+ * so does the state's snapshot form, and a snapshot of an older form still reads.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EventSerializationTest {
   private static final Instant AT = Instant.parse("2026-11-30T10:00:00Z");
@@ -63,5 +72,45 @@ class EventSerializationTest {
 
     String manifest = Serializers.manifestFor(serializer, event);
     assertEquals(event, serialization.deserialize(bytes, serializer.identifier(), manifest).get());
+  }
+
+  private State someState() {
+    return State.empty()
+        .applied(new GlobalBudget.ReservationMade("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT,
+            AT.plusSeconds(900)))
+        .applied(new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT))
+        .applied(new GlobalBudget.SpendAdjusted("adj-2", "bob", "missed line", Lane.FREE, null, 20_000, AT));
+  }
+
+  private State roundTrip(byte[] bytes, Object like) {
+    var serializer = serialization.findSerializerFor(like);
+    return (State) serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, like))
+        .get();
+  }
+
+  @Test
+  void theSnapshotFormKeepsTheAdjustmentIds() {
+    State state = someState();
+    State read = roundTrip(serialization.serialize(state).get(), state);
+    assertEquals(state, read);
+    assertEquals(2, read.knownAdjustments());
+    assertEquals(state.adjustment("adj-1"), read.adjustment("adj-1"));
+  }
+
+  @Test
+  void aSnapshotWrittenBeforeAdjustmentIdsWereKeptStillReads() throws Exception {
+    State state = someState();
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
+    assertTrue(tree.has("adjustments"));
+    tree.remove("adjustments"); // the first snapshot form: reservations, spend, brandCaps
+
+    State read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    assertEquals(0, read.knownAdjustments());
+    assertEquals(state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")),
+        read.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")));
+    // The same books; it only remembers fewer adjustment ids (verify accepts that, not the reverse).
+    assertTrue(state.sameBooksAs(read));
+    assertFalse(read.sameBooksAs(state));
   }
 }

@@ -110,7 +110,7 @@ public final class FixtureJournalV1 {
 
   private static void adjust(ActorSystem<Void> system, ActorRef<GlobalBudget.Command> ref, String id, String operator,
       String reason, Lane lane, String subject, long delta) throws Exception {
-    get(AskPattern.<GlobalBudget.Command, GlobalBudget.Adjusted>ask(ref,
+    get(AskPattern.<GlobalBudget.Command, GlobalBudget.AdjustReply>ask(ref,
         replyTo -> new GlobalBudget.Adjust(id, operator, reason, lane, subject, delta, replyTo),
         Duration.ofSeconds(5), system.scheduler()));
   }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.ledger.GlobalBudget.Adjust;
+import dev.spendgateway.ledger.GlobalBudget.AdjustReply;
 import dev.spendgateway.ledger.GlobalBudget.Adjusted;
 import dev.spendgateway.ledger.GlobalBudget.Batch;
 import dev.spendgateway.ledger.GlobalBudget.BatchWritten;
@@ -64,6 +65,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** One test per command and per refusal reason: reply, event and new state together. */
 @ExtendWith(TestKitJUnit5Extension.class)
@@ -116,6 +119,11 @@ class GlobalBudgetTest {
 
   private CommandResultWithReply<Command, Event, State, CloseReply> settle(String id, String actual) {
     return kit.runCommand(replyTo -> new Settle(id, usd(actual), replyTo));
+  }
+
+  private CommandResultWithReply<Command, Event, State, AdjustReply> adjust(
+      String id, String operator, String reason, Lane lane, String subject, String deltaUsd) {
+    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd), replyTo));
   }
 
   private static Spend spend(State state, CapName cap, String subject, String window) {
@@ -475,7 +483,7 @@ class GlobalBudgetTest {
     settle("a2", "1.10");
     clock.set("2026-12-01T00:01:00Z"); // a new day; the open ones are not yet expired
     reserve("f1", Lane.FREE, null, "0.30");
-    kit.<Adjusted>runCommand(replyTo -> new Adjust("adj-1", "ops", "credit", Lane.FREE, null, -usd("0.10"), replyTo));
+    adjust("adj-1", "ops", "credit", Lane.FREE, null, "-0.10");
     State before = kit.getState();
     assertTrue(kit.snapshotTestKit().isPresent());
 
@@ -494,12 +502,91 @@ class GlobalBudgetTest {
     reserve("f1", Lane.FREE, null, "3");
     settle("f1", "3");
     assertInstanceOf(Refused.class, reserve("f2", Lane.FREE, null, "0.50").reply());
-    var result = kit.<Adjusted>runCommand(replyTo -> new Adjust("adj-1", "alice", "refund", Lane.FREE, null, -usd("1"), replyTo));
-    assertEquals(new Adjusted("adj-1", -usd("1")), result.reply());
+    var result = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1");
+    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund"), result.reply());
     SpendAdjusted adjusted = result.eventOfType(SpendAdjusted.class);
     assertEquals("alice", adjusted.operator());
     assertEquals(new Spend(usd("2"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
     assertInstanceOf(Reserved.class, reserve("f3", Lane.FREE, null, "0.50").reply());
+  }
+
+  @Test
+  void theSameAdjustmentIdAgainAnswersTheFirstResultAndAppliesOnce() {
+    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply();
+    clock.advance(Duration.ofMinutes(5));
+
+    // A retry after a timeout: same id and fields (the reason may be retyped); the first one stands.
+    var again = adjust("adj-1", "alice", "refund (retry)", Lane.APP, "b1", "-1");
+    assertEquals(first, again.reply());
+    assertEquals("refund", ((Adjusted) again.reply()).reason());
+    assertTrue(again.hasNoEvents());
+    assertEquals(new Spend(-usd("1"), 0), spend(again.state(), CapName.BRAND_DAILY, "b1", DAY));
+    assertEquals(new Spend(-usd("1"), 0), spend(again.state(), CapName.GLOBAL_DAILY, null, DAY));
+  }
+
+  @ParameterizedTest(name = "adj-1 again with {0} is a conflict")
+  @CsvSource({
+    "another amount,   alice, app,   b1, -2",
+    "the opposite sign, alice, app,  b1, 1",
+    "another brand,    alice, app,   b2, -1",
+    "another lane,     alice, trial, b1, -1",
+    "another operator, bob,   app,   b1, -1",
+  })
+  void theSameAdjustmentIdForADifferentAdjustmentIsAConflict(
+      String what, String operator, String lane, String subject, String deltaUsd) {
+    adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1");
+    State before = kit.getState();
+
+    var result = adjust("adj-1", operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, deltaUsd);
+    Conflict conflict = assertInstanceOf(Conflict.class, result.reply());
+    assertEquals("adj-1", conflict.id());
+    assertTrue(conflict.message().startsWith("adjustment id adj-1 was already used for a different adjustment"),
+        conflict.message());
+    assertTrue(result.hasNoEvents());
+    assertEquals(before, result.state());
+  }
+
+  @Test
+  void adjustmentIdsAreRememberedAcrossRestartsSnapshotsAndCompaction() {
+    kit = newKit(3);
+    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").reply();
+    reserve("f1", Lane.FREE, null, "0.30");
+    settle("f1", "0.30"); // event 3: a snapshot that holds adj-1
+    adjust("adj-2", "bob", "missed invoice line", Lane.APP, "b1", "0.20"); // after the snapshot
+    State before = kit.getState();
+    assertEquals(2, before.knownAdjustments());
+
+    assertEquals(before, kit.restart().state()); // snapshot + journal
+    var again = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50");
+    assertEquals(first, again.reply());
+    assertTrue(again.hasNoEvents());
+    assertTrue(adjust("adj-2", "bob", "missed invoice line", Lane.APP, "b1", "0.20").hasNoEvents());
+
+    kit.snapshotTestKit().orElseThrow().clearAll();
+    assertEquals(before, kit.restart().state()); // journal only
+    assertInstanceOf(Conflict.class, adjust("adj-1", "alice", "refund", Lane.FREE, null, "-5").reply());
+
+    // Compaction forgets the closed reservation after the retention, never an adjustment id.
+    clock.advance(Duration.ofDays(40));
+    State compacted = kit.runCommand(new Compact()).state();
+    assertTrue(compacted.reservation("f1").isEmpty());
+    assertEquals(2, compacted.knownAdjustments());
+    assertTrue(adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").hasNoEvents());
+  }
+
+  @ParameterizedTest(name = "adjustment id \"{0}\" by \"{1}\" on {2} {3} is refused naming {4}")
+  @CsvSource({
+    "'',       alice, free, ,   adjustmentId",
+    "'   ',    alice, free, ,   adjustmentId",
+    "a-65-char-id-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx, alice, free, , adjustmentId",
+    "adj-1,    alice, app,  ,   brand",
+    "adj-1,    '',    free, ,   operator",
+  })
+  void anInvalidAdjustmentChangesNothing(String id, String operator, String lane, String subject, String field) {
+    var result = adjust(id, operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, "-1");
+    assertEquals(field, assertInstanceOf(Invalid.class, result.reply()).field());
+    assertTrue(result.hasNoEvents());
+    assertEquals(0, result.state().knownAdjustments());
   }
 
   @Test

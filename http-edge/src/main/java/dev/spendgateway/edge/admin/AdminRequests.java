@@ -10,23 +10,36 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.json.JsonFields.BadRequest;
+import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.policy.access.Lane;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Parses and validates the admin API's bodies; every problem is a {@link BadRequest} naming the
  * field. Every write needs an {@code operator} and a {@code reason}: they are journaled with it.
+ * Credit and adjust take an optional {@code adjustmentId} chosen by the client, which makes a retry
+ * safe (the ledger applies an id once).
  */
 final class AdminRequests {
   static final int MAX_TEXT = 500;
 
+  /** Client-chosen adjustment ids: like reservation ids, but at most 64 characters. */
+  private static final Pattern ADJUSTMENT_ID =
+      Pattern.compile("[A-Za-z0-9._:\\-]{1," + GlobalBudget.MAX_ADJUSTMENT_ID_LENGTH + "}");
+
   /** Who and why, required on every admin write. */
   record Who(String operator, String reason) {}
 
-  /** {@code credit}: a positive amount taken off a brand's settled spend. */
-  record Credit(long usdMicros, Who who) {}
+  /**
+   * {@code credit}: a positive amount taken off a brand's settled spend.
+   *
+   * @param adjustmentId empty when the client left the choice to the server
+   */
+  record Credit(Optional<String> adjustmentId, long usdMicros, Who who) {}
 
-  /** {@code adjustments}: a signed amount on a lane's caps (positive = charge). */
-  record Adjustment(Lane lane, String subject, long deltaMicros, Who who) {}
+  /** {@code adjustments}: a signed amount on a lane's caps (positive = charge); id as in {@link Credit}. */
+  record Adjustment(Optional<String> adjustmentId, Lane lane, String subject, long deltaMicros, Who who) {}
 
   record Settle(long actualMicros, Who who) {}
 
@@ -42,14 +55,14 @@ final class AdminRequests {
     if (usd == 0) {
       throw new BadRequest("usd", "usd must be positive");
     }
-    return new Credit(usd, who(json));
+    return new Credit(adjustmentId(json), usd, who(json));
   }
 
   Adjustment adjustment(String body) {
     JsonNode json = fields.object(body);
     Lane lane = lane(json.get("lane"));
     String subject = lane.needsSubject() ? id(text(json.get("brand"), "brand"), "brand") : null;
-    return new Adjustment(lane, subject, signedUsd(json.get("deltaUsd"), "deltaUsd"), who(json));
+    return new Adjustment(adjustmentId(json), lane, subject, signedUsd(json.get("deltaUsd"), "deltaUsd"), who(json));
   }
 
   Settle settle(String body) {
@@ -59,6 +72,22 @@ final class AdminRequests {
 
   Who who(String body) {
     return who(fields.object(body));
+  }
+
+  /**
+   * The optional {@code adjustmentId}: absent means the server chooses one. An explicit {@code null}
+   * is refused rather than read as absent: a client that meant to send an id would lose its safe retry.
+   */
+  private static Optional<String> adjustmentId(JsonNode json) {
+    JsonNode node = json.get("adjustmentId");
+    if (node == null) {
+      return Optional.empty();
+    }
+    if (!node.isTextual() || !ADJUSTMENT_ID.matcher(node.textValue()).matches()) {
+      throw new BadRequest("adjustmentId", "adjustmentId must be 1-" + GlobalBudget.MAX_ADJUSTMENT_ID_LENGTH
+          + " characters of [A-Za-z0-9._:-] (leave it out to let the gateway choose one)");
+    }
+    return Optional.of(node.textValue());
   }
 
   private static Who who(JsonNode json) {

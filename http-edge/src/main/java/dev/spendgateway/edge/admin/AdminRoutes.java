@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.admin.AdminRequests.Who;
+import dev.spendgateway.ledger.GlobalBudget.AdjustReply;
 import dev.spendgateway.ledger.GlobalBudget.Adjusted;
 import dev.spendgateway.ledger.GlobalBudget.CloseReply;
 import dev.spendgateway.ledger.GlobalBudget.Closed;
@@ -18,6 +19,7 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -34,20 +36,27 @@ import org.slf4j.LoggerFactory;
  * nothing here touches the journal. Behind the gateway token (composed with the gateway API).
  *
  * <ul>
- *   <li>{@code POST /admin/brands/{brand}/credit} {@code {"usd","operator","reason"}}: lowers the
- *       brand's (and the global caps') settled spend in the current windows;
- *   <li>{@code POST /admin/adjustments} {@code {"lane","brand","deltaUsd","operator","reason"}}:
- *       signed correction on a lane's caps;
+ *   <li>{@code POST /admin/brands/{brand}/credit} {@code {"usd","operator","reason"[,"adjustmentId"]}}:
+ *       lowers the brand's (and the global caps') settled spend in the current windows;
+ *   <li>{@code POST /admin/adjustments}
+ *       {@code {"lane","brand","deltaUsd","operator","reason"[,"adjustmentId"]}}: signed correction
+ *       on a lane's caps;
  *   <li>{@code POST /admin/reservations/{id}/settle} {@code {"actualUsd","operator","reason"}} and
  *       {@code POST /admin/reservations/{id}/void} {@code {"operator","reason"}}: close an open
  *       reservation on the caller's behalf (same answers as the ledger API's settle and void).
  * </ul>
+ *
+ * <p>Credit and adjust are idempotent by {@code adjustmentId} (chosen by the client, else by the
+ * server as {@code adj-<uuid>}): the same id with the same lane, brand, amount and operator answers
+ * the first result again (200, same body) and changes nothing; the same id for a different
+ * adjustment is a 409 {@code conflict}, like a reused reservation id on the ledger API. So a credit
+ * that timed out is retried safely with the id it was sent with.
  */
 public final class AdminRoutes extends AllDirectives {
   private static final Logger log = LoggerFactory.getLogger(AdminRoutes.class);
 
   private final LedgerClient ledger;
-  /** Admin writes are not idempotent (a credit twice credits twice): look before retrying. */
+  /** Settle and void when the ledger did not answer in time (credit and adjust name their id instead). */
   private static final String RETRY_HINT =
       "check with GET /ledger/reservations/{id} or /usage before retrying";
 
@@ -68,7 +77,7 @@ public final class AdminRoutes extends AllDirectives {
         path(segment("reservations").slash(segment()).slash("void"), id -> post(() -> voidReservation(id)))));
   }
 
-  /** The answer to credit and adjust. */
+  /** The answer to credit and adjust: the facts of the adjustment applied under that id (the first). */
   @JsonInclude(JsonInclude.Include.ALWAYS)
   record AdjustedBody(String adjustmentId, String lane, String brand, BigDecimal deltaUsd, String operator, String reason) {}
 
@@ -79,25 +88,39 @@ public final class AdminRoutes extends AllDirectives {
     return api.body(text -> {
       String subject = JsonFields.id(brand, "brand");
       AdminRequests.Credit credit = requests.credit(text);
-      return adjusted(Lane.APP, subject, -credit.usdMicros(), credit.who());
+      return adjusted(credit.adjustmentId(), Lane.APP, subject, -credit.usdMicros(), credit.who());
     });
   }
 
   private Route adjust() {
     return api.body(text -> {
       AdminRequests.Adjustment a = requests.adjustment(text);
-      return adjusted(a.lane(), a.subject(), a.deltaMicros(), a.who());
+      return adjusted(a.adjustmentId(), a.lane(), a.subject(), a.deltaMicros(), a.who());
     });
   }
 
-  private Route adjusted(Lane lane, String subject, long deltaMicros, Who who) {
-    String adjustmentId = "adj-" + UUID.randomUUID();
-    log.info("admin adjust: id={} operator={} lane={} subject={} deltaUsd={} reason={}", adjustmentId,
-        who.operator(), lane.wireName(), subject, Micros.toUsd(deltaMicros), who.reason());
-    CompletionStage<Adjusted> reply =
+  private Route adjusted(Optional<String> requestedId, Lane lane, String subject, long deltaMicros, Who who) {
+    String adjustmentId = requestedId.orElseGet(() -> "adj-" + UUID.randomUUID());
+    log.info("admin adjust: id={} ({}) operator={} lane={} subject={} deltaUsd={} reason={}", adjustmentId,
+        requestedId.isPresent() ? "client's" : "server's", who.operator(), lane.wireName(), subject,
+        Micros.toUsd(deltaMicros), who.reason());
+    CompletionStage<AdjustReply> reply =
         ledger.adjust(adjustmentId, who.operator(), who.reason(), lane, subject, deltaMicros);
-    return answer(reply, a -> api.json(StatusCodes.OK, new AdjustedBody(a.adjustmentId(), lane.wireName(), subject,
-        Micros.toUsd(a.deltaMicros()), who.operator(), who.reason())));
+    return api.answer(reply, this::adjusted, "retrying with the same adjustmentId (" + adjustmentId
+        + ") is safe: the ledger applies an adjustment id at most once");
+  }
+
+  /** The ledger's adjustment answers as HTTP; a reused id is a conflict like a reused reservation id. */
+  private HttpResponse adjusted(AdjustReply reply) {
+    if (reply instanceof Adjusted a) {
+      return api.json(StatusCodes.OK, new AdjustedBody(a.adjustmentId(), a.lane().wireName(), a.subject(),
+          Micros.toUsd(a.deltaMicros()), a.operator(), a.reason()));
+    } else if (reply instanceof Conflict c) {
+      return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
+    } else if (reply instanceof Invalid i) {
+      return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+    }
+    throw new IllegalStateException("unexpected reply " + reply);
   }
 
   private Route settle(String id) {

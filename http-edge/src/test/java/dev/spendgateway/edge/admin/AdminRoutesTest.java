@@ -15,8 +15,11 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.Journaled;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -34,10 +37,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The admin API over real HTTP, behind the token, against a real ledger (in-memory H2): each
- * write is in the journal with its operator and reason, and shows in {@code /usage}.
+ * write is in the journal with its operator and reason, and shows in {@code /usage}; a credit or
+ * adjustment retried with its {@code adjustmentId} is applied once, also through the CLI.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminRoutesTest {
@@ -106,6 +112,24 @@ class AdminRoutesTest {
     throw new AssertionError("no " + cap + " for " + subject + " in " + usage);
   }
 
+  private long adjustmentsWithId(String adjustmentId) throws Exception {
+    return journal().stream()
+        .filter(e -> e instanceof GlobalBudget.SpendAdjusted a && a.adjustmentId().equals(adjustmentId)).count();
+  }
+
+  private static String creditBody(String adjustmentId, String usd) {
+    return "{\"adjustmentId\":\"" + adjustmentId + "\",\"usd\":" + usd
+        + ",\"operator\":\"alice\",\"reason\":\"refund\"}";
+  }
+
+  /** Reserves and settles {@code usd} for {@code brand}, so there is spend to credit. */
+  private void spend(String brand, String usd) throws Exception {
+    String id = brand + "-spend";
+    assertEquals(201, post("/ledger/reservations", "{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"" + brand
+        + "\",\"amountUsd\":" + usd + ",\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}").status());
+    assertEquals(200, post("/ledger/reservations/" + id + "/settle", "{\"actualUsd\":" + usd + "}").status());
+  }
+
   private static void assertUsd(String expected, JsonNode actual) {
     assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
   }
@@ -123,6 +147,7 @@ class AdminRoutesTest {
     assertEquals("credit-b", credit.body().get("brand").textValue());
     assertUsd("-0.30", credit.body().get("deltaUsd"));
     String adjustmentId = credit.body().get("adjustmentId").textValue();
+    assertTrue(adjustmentId.startsWith("adj-"), adjustmentId); // chosen by the server: none was sent
 
     JsonNode usage = get("/usage?brand=credit-b").body();
     assertUsd("0.50", cap(usage, "brand_daily", "credit-b").get("spentUsd"));
@@ -134,6 +159,88 @@ class AdminRoutesTest {
     assertEquals("alice", adjusted.operator());
     assertEquals("refund: duplicate call", adjusted.reason());
     assertEquals(-300_000, adjusted.deltaMicros());
+  }
+
+  @Test
+  void aCreditRetriedWithItsAdjustmentIdAnswersTheSameAndCreditsOnce() throws Exception {
+    spend("retry-b", "1.00");
+    String credit = creditBody("ticket-812:refund", "0.30");
+
+    Answer first = post("/admin/brands/retry-b/credit", credit);
+    assertEquals(200, first.status(), first.raw().body());
+    assertEquals("ticket-812:refund", first.body().get("adjustmentId").textValue());
+    Answer again = post("/admin/brands/retry-b/credit", credit);
+    assertEquals(200, again.status(), again.raw().body());
+    assertEquals(first.raw().body(), again.raw().body());
+
+    assertUsd("0.70", cap(get("/usage?brand=retry-b").body(), "brand_daily", "retry-b").get("spentUsd"));
+    assertEquals(1, adjustmentsWithId("ticket-812:refund"));
+  }
+
+  @Test
+  void anAdjustmentIdReusedForADifferentAdjustmentIsAConflict() throws Exception {
+    spend("conflict-b", "1.00");
+    assertEquals(200, post("/admin/brands/conflict-b/credit", creditBody("adj-reused", "0.30")).status());
+    long events = journal().size();
+
+    for (String[] reuse : new String[][] {
+        {"/admin/brands/conflict-b/credit", creditBody("adj-reused", "0.40")}, // another amount
+        {"/admin/brands/other-b/credit", creditBody("adj-reused", "0.30")}, // another brand
+        {"/admin/adjustments", "{\"adjustmentId\":\"adj-reused\",\"lane\":\"free\",\"deltaUsd\":-0.30,"
+            + "\"operator\":\"alice\",\"reason\":\"refund\"}"}}) { // another lane
+      Answer conflict = post(reuse[0], reuse[1]);
+      assertEquals(409, conflict.status(), conflict.raw().body());
+      assertEquals("conflict", conflict.body().at("/error/type").textValue());
+      assertTrue(conflict.body().at("/error/message").textValue().contains("adjustment id adj-reused"),
+          conflict.raw().body());
+      assertEquals("true", conflict.raw().headers().firstValue("x-gateway-error").orElse(null));
+    }
+    assertEquals(events, journal().size());
+    assertUsd("0.70", cap(get("/usage?brand=conflict-b").body(), "brand_daily", "conflict-b").get("spentUsd"));
+  }
+
+  /** Each row is the JSON value sent as adjustmentId. */
+  @ParameterizedTest(name = "adjustmentId {0} is refused naming the field")
+  @ValueSource(strings = {
+    "\"\"",
+    "\"has space\"",
+    "\"a/b\"",
+    "\"a-65-char-id-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"",
+    "42",
+    "null",
+  })
+  void aMalformedAdjustmentIdIsA400NamingIt(String json) throws Exception {
+    for (String[] write : new String[][] {
+        {"/admin/brands/b/credit", "{\"adjustmentId\":" + json + ",\"usd\":1,\"operator\":\"a\",\"reason\":\"r\"}"},
+        {"/admin/adjustments",
+            "{\"adjustmentId\":" + json + ",\"lane\":\"free\",\"deltaUsd\":1,\"operator\":\"a\",\"reason\":\"r\"}"}}) {
+      Answer bad = post(write[0], write[1]);
+      assertEquals(400, bad.status(), bad.raw().body());
+      assertEquals("adjustmentId", bad.body().at("/error/field").textValue());
+      assertTrue(bad.body().at("/error/message").textValue().startsWith("adjustmentId must be 1-64 characters"),
+          bad.raw().body());
+    }
+  }
+
+  @Test
+  void theCliRerunWithTheSameIdCreditsOnce() throws Exception {
+    spend("cli-b", "1.00");
+    String[] credit = {"credit", "--brand", "cli-b", "--usd", "0.25", "--reason", "refund", "--id", "cli-credit-1",
+        "--host", "127.0.0.1", "--port", String.valueOf(binding.localAddress().getPort()), "--token", TOKEN,
+        "--operator", "alice"};
+    List<String> outs = new java.util.ArrayList<>();
+    for (int run = 0; run < 2; run++) {
+      StringWriter out = new StringWriter();
+      StringWriter err = new StringWriter();
+      int exit = GatewayAdmin.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(credit);
+      assertEquals(0, exit, err.toString());
+      assertTrue(err.toString().startsWith("adjustment id: cli-credit-1"), err.toString());
+      outs.add(out.toString());
+    }
+    assertEquals(outs.get(0), outs.get(1));
+    assertEquals("cli-credit-1", mapper.readTree(outs.get(0)).get("adjustmentId").textValue());
+    assertUsd("0.75", cap(get("/usage?brand=cli-b").body(), "brand_daily", "cli-b").get("spentUsd"));
+    assertEquals(1, adjustmentsWithId("cli-credit-1"));
   }
 
   @Test

@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -45,6 +46,10 @@ import picocli.CommandLine.Spec;
  *
  * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage
  * or the journal/gateway could not be reached.
+ *
+ * <p>{@code credit} and {@code adjust} send an adjustment id ({@code --id}, else a new
+ * {@code adj-<uuid>}), which the gateway applies at most once; when the outcome is unknown (no
+ * answer, a broken connection, a 5xx) they print how to rerun safely with that id.
  */
 @Command(
     name = "gateway-admin",
@@ -239,7 +244,7 @@ public final class GatewayAdmin implements Callable<Integer> {
         "Check that every cap held at every event of the journal; exit 1 naming the first violation.",
         "Replays the journal and checks, at every event:",
         "  no reservation accepted past a cap (global, pool, preview, brand as sent),",
-        "  every reservation closed at most once,",
+        "  every reservation closed at most once, every adjustment id applied at most once,",
         "  the replayed totals equal the latest snapshot's at its sequence number.",
         "Exit 0 when all hold; exit 1 naming the first violating event (sequence number and what broke).",
         "Caps are checked against the configured ones: verify with the caps the journal was written under."})
@@ -412,36 +417,115 @@ public final class GatewayAdmin implements Callable<Integer> {
     }
   }
 
+  /** How long a write verb waits for the gateway's answer. */
+  static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
+
   /** POSTs {@code body} (JSON) to the gateway; prints the answer; 0 on 2xx, 1 otherwise. */
   static int post(CommandLine.Model.CommandSpec spec, GatewayOptions gateway, String path, Map<String, Object> body)
       throws IOException, InterruptedException {
-    String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(body);
-    HttpRequest request = HttpRequest.newBuilder(gateway.uri(path))
-        .timeout(Duration.ofSeconds(30))
-        .header("authorization", "Bearer " + gateway.token())
-        .header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8))
-        .build();
+    HttpRequest request = request(gateway, path, body);
     HttpResponse<String> response;
     try {
       response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
     } catch (java.net.ConnectException e) {
-      throw new IllegalStateException("cannot reach the gateway at " + gateway.uri("") + " (is it running? "
-          + "GATEWAY_HOST/GATEWAY_PORT or --host/--port)");
+      throw new IllegalStateException(unreachable(gateway));
     }
-    PrintWriter out = response.statusCode() / 100 == 2 ? spec.commandLine().getOut() : spec.commandLine().getErr();
-    out.println(response.statusCode() / 100 == 2 ? response.body() : "HTTP " + response.statusCode() + " " + response.body());
+    return printAnswer(spec, response);
+  }
+
+  /**
+   * POSTs an adjustment (credit or adjust) under {@code adjustmentId}, which the gateway applies at
+   * most once. Says the id before sending; when the outcome is unknown (no answer in time, a broken
+   * connection, a 5xx) adds how to rerun safely. 0 on 2xx, 1 on another answer, 2 on no answer.
+   */
+  static int postAdjustment(CommandLine.Model.CommandSpec spec, GatewayOptions gateway, String path,
+      Map<String, Object> body, String adjustmentId) throws IOException, InterruptedException {
+    body.put("adjustmentId", adjustmentId);
+    HttpRequest request = request(gateway, path, body);
+    PrintWriter err = spec.commandLine().getErr();
+    err.println("adjustment id: " + adjustmentId);
+    err.flush();
+    HttpResponse<String> response;
+    try {
+      response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      err.println("gateway-admin: " + noAnswer(e, gateway));
+      err.println(safeRetry(adjustmentId));
+      err.flush();
+      return FAILED;
+    }
+    int exit = printAnswer(spec, response);
+    if (response.statusCode() >= 500) {
+      err.println(safeRetry(adjustmentId));
+      err.flush();
+    }
+    return exit;
+  }
+
+  private static HttpRequest request(GatewayOptions gateway, String path, Map<String, Object> body) throws IOException {
+    String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(body);
+    return HttpRequest.newBuilder(gateway.uri(path))
+        .timeout(ANSWER_TIMEOUT)
+        .header("authorization", "Bearer " + gateway.token())
+        .header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8))
+        .build();
+  }
+
+  /** The body on stdout for a 2xx (0), else {@code HTTP <status> <body>} on stderr (1). */
+  private static int printAnswer(CommandLine.Model.CommandSpec spec, HttpResponse<String> response) {
+    boolean ok = response.statusCode() / 100 == 2;
+    PrintWriter out = ok ? spec.commandLine().getOut() : spec.commandLine().getErr();
+    out.println(ok ? response.body() : "HTTP " + response.statusCode() + " " + response.body());
     out.flush();
-    return response.statusCode() / 100 == 2 ? 0 : VIOLATION;
+    return ok ? 0 : VIOLATION;
+  }
+
+  private static String unreachable(GatewayOptions gateway) {
+    return "cannot reach the gateway at " + gateway.uri("") + " (is it running? "
+        + "GATEWAY_HOST/GATEWAY_PORT or --host/--port)";
+  }
+
+  private static String noAnswer(IOException e, GatewayOptions gateway) {
+    if (e instanceof java.net.ConnectException) {
+      return unreachable(gateway);
+    }
+    if (e instanceof java.net.http.HttpTimeoutException) {
+      return "no answer from the gateway within " + ANSWER_TIMEOUT.toSeconds() + " s; the adjustment may or may not "
+          + "have been applied";
+    }
+    return "the connection to the gateway failed (" + e.getClass().getSimpleName()
+        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); the adjustment may or may not have been applied";
+  }
+
+  private static String safeRetry(String adjustmentId) {
+    return "to retry safely, run the same command again with --id " + adjustmentId
+        + " (the gateway applies an adjustment id at most once)";
+  }
+
+  /** {@code --id} of credit and adjust. */
+  static final class AdjustmentIdOption {
+    @Option(names = "--id", paramLabel = "ID",
+        description = "Adjustment id, 1-64 characters of [A-Za-z0-9._:-] (e.g. ticket-812-refund). The gateway applies "
+            + "an id at most once: rerunning with the same --id after a timeout or error is safe; the same id with "
+            + "other values is refused (HTTP 409). Default: a new adj-<uuid>, printed before sending.")
+    String id;
+
+    String idOrNew() {
+      return id != null ? id : "adj-" + UUID.randomUUID();
+    }
   }
 
   @Command(name = "credit", mixinStandardHelpOptions = true,
       description = {
         "Give a brand money back, through the running gateway.",
         "Lowers the brand's settled spend (and the global caps') in the current day and month windows by USD.",
-        "Journaled as SpendAdjusted with operator and reason."})
+        "Journaled as SpendAdjusted with operator and reason.",
+        "Applied at most once per adjustment id (--id): after a timeout or error, rerun with the id it printed."})
   static final class Credit implements Callable<Integer> {
     @Mixin GatewayOptions gateway;
+
+    @Mixin AdjustmentIdOption adjustmentId;
 
     @Option(names = "--brand", required = true, paramLabel = "BRAND", description = "The brand id.")
     String brand;
@@ -460,7 +544,7 @@ public final class GatewayAdmin implements Callable<Integer> {
       body.put("usd", usd);
       body.put("reason", reason);
       body.put("operator", gateway.operator());
-      return post(spec, gateway, "/admin/brands/" + encode(brand) + "/credit", body);
+      return postAdjustment(spec, gateway, "/admin/brands/" + encode(brand) + "/credit", body, adjustmentId.idOrNew());
     }
   }
 
@@ -468,9 +552,12 @@ public final class GatewayAdmin implements Callable<Integer> {
       description = {
         "Correct settled spend on a lane's caps, through the running gateway.",
         "Moves the current day and month windows by a signed USD amount (positive = charge a missed cost,",
-        "negative = credit). Journaled as SpendAdjusted with operator and reason."})
+        "negative = credit). Journaled as SpendAdjusted with operator and reason.",
+        "Applied at most once per adjustment id (--id): after a timeout or error, rerun with the id it printed."})
   static final class Adjust implements Callable<Integer> {
     @Mixin GatewayOptions gateway;
+
+    @Mixin AdjustmentIdOption adjustmentId;
 
     @Option(names = "--lane", defaultValue = "app", paramLabel = "LANE", description = "app, trial or free (default app).")
     String lane;
@@ -494,7 +581,7 @@ public final class GatewayAdmin implements Callable<Integer> {
       body.put("deltaUsd", usd);
       body.put("reason", reason);
       body.put("operator", gateway.operator());
-      return post(spec, gateway, "/admin/adjustments", body);
+      return postAdjustment(spec, gateway, "/admin/adjustments", body, adjustmentId.idOrNew());
     }
   }
 

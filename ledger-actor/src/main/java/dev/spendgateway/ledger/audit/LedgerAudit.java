@@ -5,6 +5,7 @@ import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
 import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
 import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
 import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
+import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
 import dev.spendgateway.ledger.GlobalBudget.State;
 import dev.spendgateway.ledger.GlobalBudget.Usage;
 import dev.spendgateway.policy.caps.CapCheck;
@@ -25,7 +26,9 @@ import java.util.Optional;
  *   <li>a reservation id is not reserved again while it is open;
  *   <li>a settle, void or expiry closes a reservation that is open: each reservation is closed at
  *       most once;
- *   <li>at the latest snapshot's sequence number, the replayed state equals the snapshot.
+ *   <li>each operator adjustment id is applied at most once;
+ *   <li>at the latest snapshot's sequence number, the replayed state equals the snapshot (which may
+ *       remember fewer adjustment ids, see {@link State#sameBooksAs}).
  * </ul>
  *
  * Cap limits come from the configuration given (the running gateway's, normally): the journal
@@ -41,6 +44,8 @@ public final class LedgerAudit {
   private Instant lastAt;
   /** id → sequence number of the event that closed it (until a later reservation reuses the id). */
   private final Map<String, Long> closedAt = new HashMap<>();
+  /** adjustment id → sequence number of the event that applied it. */
+  private final Map<String, Long> adjustedAt = new HashMap<>();
 
   public LedgerAudit(CapLimits limits) {
     this.limits = limits;
@@ -62,6 +67,8 @@ public final class LedgerAudit {
       closedAt.remove(m.id());
     } else if (isClose(event)) {
       closedAt.put(closedId(event), j.sequenceNr());
+    } else if (event instanceof SpendAdjusted a) {
+      adjustedAt.put(a.adjustmentId(), j.sequenceNr());
     }
     events++;
     lastSequenceNr = j.sequenceNr();
@@ -82,7 +89,7 @@ public final class LedgerAudit {
     if (snapshotSequenceNr != lastSequenceNr) {
       throw new IllegalStateException("snapshot at " + snapshotSequenceNr + " checked at " + lastSequenceNr);
     }
-    return state.equals(snapshot)
+    return state.sameBooksAs(snapshot)
         ? Optional.empty()
         : Optional.of(new Violation(snapshotSequenceNr, lastType,
             "replayed totals differ from the snapshot taken at this sequence number: replayed " + state
@@ -109,6 +116,10 @@ public final class LedgerAudit {
             ? "reservation " + id + " closed twice (first closed by event " + first + ")"
             : "reservation " + id + " closed but it is not open (never reserved, refused, or forgotten)");
       }
+    }
+    if (event instanceof SpendAdjusted a && adjustedAt.containsKey(a.adjustmentId())) {
+      return Optional.of("adjustment " + a.adjustmentId() + " applied twice (first applied by event "
+          + adjustedAt.get(a.adjustmentId()) + ")");
     }
     return Optional.empty();
   }

@@ -57,8 +57,12 @@ class FixtureJournalV1Test {
       LedgerAudit end = AuditRuns.replay(system, reader.current(1), Optional.empty(), new LedgerAudit(caps),
           Progress.silent()).toCompletableFuture().get(30, TimeUnit.SECONDS);
       assertEquals(expected("usage-end.txt"), FixtureJournalV1.lines(end.usage(FixtureJournalV1.END)));
+      // v1 SpendAdjusted events rebuild the adjustment-id memory (compaction keeps it).
+      assertEquals(List.of("alice", "bob"), List.of(end.state().adjustment("adj-1").orElseThrow().operator(),
+          end.state().adjustment("adj-2").orElseThrow().operator()));
 
-      // Every event type of v1 is in the fixture, and every one still verifies, snapshot included.
+      // Every event type of v1 is in the fixture, and every one still verifies, snapshot included
+      // (a v1 snapshot has no adjustment ids: the same books, remembering fewer ids).
       List<String> types = reader.current(1).map(Journaled::type).runWith(Sink.seq(), system)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       for (Class<?> type : GlobalBudget.Event.class.getPermittedSubclasses()) {

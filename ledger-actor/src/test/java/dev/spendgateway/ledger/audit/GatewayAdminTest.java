@@ -126,6 +126,22 @@ class GatewayAdminTest {
   }
 
   @Test
+  void verifyOfAnExportEditedToApplyAnAdjustmentTwiceFailsAtTheRepeat() throws Exception {
+    List<String> lines = export();
+    JsonlEvents jsonl = new JsonlEvents();
+    Journaled adjusted = jsonl.parse(lines.get(indexOf(lines, "\"type\":\"SpendAdjusted\"")));
+    long badSeq = jsonl.parse(lines.get(lines.size() - 1)).sequenceNr() + 1;
+    List<String> corrupt = new ArrayList<>(lines);
+    corrupt.add(jsonl.line(new Journaled(badSeq, adjusted.event())));
+    Path file = Files.write(work.resolve("double-adjustment.jsonl"), corrupt);
+
+    Run run = admin(journalArgs("verify", "--input", file.toString()));
+    assertEquals(1, run.exit(), run.out() + run.err());
+    assertEquals("VIOLATION at event " + badSeq + " (SpendAdjusted): adjustment adj-1 applied twice "
+        + "(first applied by event " + adjusted.sequenceNr() + ")", run.out().trim());
+  }
+
+  @Test
   void verifyOfAnExportWithAnOverCapReservationFailsAtIt() throws Exception {
     List<String> lines = export();
     JsonlEvents jsonl = new JsonlEvents();

@@ -1,0 +1,27 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.policy.access.Lane;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One operator adjustment as the ledger remembers it, so a repeat of its id gets the first answer
+ * and changes nothing (adjustments are rare: their ids are kept for good, never compacted).
+ *
+ * @param subject brand id (app) or preview id (trial); {@code null} on the free lane
+ * @param deltaMicros settled spend added to the lane's windows of {@code at}; negative = credit
+ */
+public record Adjustment(
+    String id, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at) {
+
+  /**
+   * Whether a repeated adjustment asks exactly what this one did (else it is a conflicting reuse).
+   * The reason is free text and not compared: the first one stays in the journal.
+   */
+  public boolean sameAdjustmentAs(Lane lane, String subject, long deltaMicros, String operator) {
+    return this.lane == lane
+        && Objects.equals(this.subject, subject)
+        && this.deltaMicros == deltaMicros
+        && Objects.equals(this.operator, operator);
+  }
+}
