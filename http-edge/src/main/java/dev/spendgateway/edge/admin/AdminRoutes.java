@@ -56,9 +56,12 @@ public final class AdminRoutes extends AllDirectives {
   private static final Logger log = LoggerFactory.getLogger(AdminRoutes.class);
 
   private final LedgerClient ledger;
-  /** Settle and void when the ledger did not answer in time (credit and adjust name their id instead). */
+  /**
+   * Settle and void when the ledger did not answer in time (credit and adjust name their id
+   * instead). Closing a reservation twice answers the first result, so the same call is safe.
+   */
   private static final String RETRY_HINT =
-      "check with GET /ledger/reservations/{id} or /usage before retrying";
+      "retrying the same call is safe: a reservation closes once and a repeat answers the first result";
 
   private final JsonApi api;
   private final AdminRequests requests;
