@@ -41,6 +41,19 @@ public final class CallerBodies {
         .exceptionally(failure -> tooLargeOrRethrow(failure, limitBytes));
   }
 
+  /**
+   * Reads and drops the body of a request that is refused before its body is read (a wrong
+   * content type), completing when it is gone, failed or not: as with a body that is too large,
+   * answering while the client is still uploading makes some clients see a reset instead of the
+   * answer. Bounded by {@code pekko.http.server.parsing.max-content-length}.
+   */
+  public static CompletionStage<Void> discard(RequestEntity entity, Materializer materializer) {
+    if (entity.isKnownEmpty() || entity.isStrict()) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    return entity.discardBytes(materializer).completionStage().handle((done, failure) -> null);
+  }
+
   private static Body tooLargeOrRethrow(Throwable failure, long limitBytes) {
     Throwable cause =
         failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;

@@ -2,33 +2,52 @@ package dev.spendgateway.edge.json;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
-import static org.apache.pekko.http.javadsl.server.Directives.entity;
+import static org.apache.pekko.http.javadsl.server.Directives.extractMaterializer;
+import static org.apache.pekko.http.javadsl.server.Directives.extractRequestEntity;
+import static org.apache.pekko.http.javadsl.server.Directives.onSuccess;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.body.BodyType;
+import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.json.JsonFields.BadRequest;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 
 /**
- * What the gateway's own JSON APIs (ledger, admin) share: reading a body with 400s naming the
- * field, answering with JSON, and the 503 when the ledger does not answer in time.
+ * What the gateway's own JSON APIs (ledger, admin) share: reading a body (415 unless it is {@code
+ * application/json}, 413 over 64 KiB) with 400s naming the field, answering with JSON, and the 503 when the ledger
+ * does not answer in time.
  */
 public final class JsonApi {
-  /** {@code {"error":{"type":…,"field":…,"message":…}}}; field only for 400s. */
+  /**
+   * {@code {"error":{"type":…,"field":…,"message":…}}}; field only for 400s and 413s (the body
+   * field to fix) and 415s ({@code content-type}).
+   */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public record SimpleError(String type, String field, String message) {}
 
   public record SimpleErrorBody(SimpleError error) {}
+
+  /**
+   * Largest body the gateway's own API reads. Its bodies are a few hundred bytes (an id, a lane, a
+   * few amounts, an operator's reason); 64 KiB is generous and keeps the socket's 30m limit for the
+   * transcription route from being buffered here.
+   */
+  public static final long MAX_BODY_BYTES = 64 * 1024;
+
+  /** How long such a body may take to arrive; as {@code gateway.body-read-timeout}'s default. */
+  private static final Duration BODY_READ_TIMEOUT = Duration.ofSeconds(30);
 
   private final ObjectMapper mapper;
 
@@ -36,9 +55,33 @@ public final class JsonApi {
     this.mapper = mapper;
   }
 
-  /** The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. */
+  /**
+   * The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. A body that is
+   * not {@code application/json} is a 415 naming the header, before it is read; one over {@link
+   * #MAX_BODY_BYTES} a 413, before it is buffered.
+   */
   public Route body(Function<String, Route> inner) {
-    return entity(Unmarshaller.entityToString(), text -> validated(() -> inner.apply(text)));
+    return extractRequestEntity(sent -> extractMaterializer(materializer -> {
+      if (!BodyType.JSON.accepts(sent)) {
+        return completeWithFuture(CallerBodies.discard(sent, materializer).thenApply(drained -> unsupported(sent)));
+      }
+      CompletionStage<CallerBodies.Body> read = CallerBodies
+          .readStrict(sent, MAX_BODY_BYTES, BODY_READ_TIMEOUT.toMillis(), materializer)
+          .exceptionally(failure -> null);
+      return onSuccess(read, body -> {
+        if (body instanceof CallerBodies.Read text) {
+          return validated(() -> inner.apply(text.bytes().utf8String()));
+        }
+        return complete(body instanceof CallerBodies.TooLarge
+            ? simpleError(StatusCodes.PAYLOAD_TOO_LARGE, "request_too_large", "body",
+                "body is larger than the gateway API's limit of " + MAX_BODY_BYTES + " bytes")
+            : simpleError(StatusCodes.BAD_REQUEST, "invalid_request", "body", "body could not be read to its end"));
+      });
+    }));
+  }
+
+  private HttpResponse unsupported(RequestEntity sent) {
+    return simpleError(StatusCodes.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", BodyType.HEADER, BodyType.JSON.refusal(sent));
   }
 
   /** Runs {@code inner}; a {@link BadRequest} becomes a 400 naming the field. */

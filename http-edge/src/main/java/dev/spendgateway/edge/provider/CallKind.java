@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageReport;
@@ -25,6 +26,9 @@ interface CallKind {
   String upstreamPath();
 
   Shape errorShape();
+
+  /** The content type the body must come in; anything else is a 415 before the body is read. */
+  BodyType bodyType();
 
   /** Reads and vets the caller's body (never a failed stage for bad input: a Rejected instead). */
   CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today);

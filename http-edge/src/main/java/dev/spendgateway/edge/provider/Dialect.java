@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
 
@@ -101,6 +102,11 @@ enum Dialect implements CallKind {
   @Override
   public Shape errorShape() {
     return errorShape;
+  }
+
+  @Override
+  public BodyType bodyType() {
+    return BodyType.JSON;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
 
@@ -45,7 +46,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One JSON provider call, start to end: spend headers, body, policy, worst-case reserve, upstream,
+ * One provider call, start to end: spend headers, body type, body, policy, worst-case reserve, upstream,
  * settle, access log. The reservation is always made before the provider is called and always
  * closed afterwards (settled, voided, or left at its worst case) — or, if the gateway dies in
  * between, expired by the ledger at its worst case.
@@ -96,11 +97,25 @@ final class ProviderCall {
       return finish(error(400, "invalid_request_error", v.message(), v.header())).thenApply(this::withRequestId);
     }
     this.spend = headers.context().get();
+    if (!kind.bodyType().accepts(request.entity())) {
+      return unsupportedBody().thenApply(this::withRequestId);
+    }
     LocalDate today = LocalDate.ofInstant(services.clock().instant(), ZoneOffset.UTC);
     return kind.prepare(request, services, today)
         .thenCompose(this::withPreparation)
         .exceptionally(this::internalError)
         .thenApply(this::withRequestId);
+  }
+
+  /**
+   * 415: the body is not in the type this route reads. Checked after the token and the spend headers
+   * and before the body is read, so nothing is reserved and nothing is sent upstream.
+   */
+  private CompletionStage<HttpResponse> unsupportedBody() {
+    errorClass = "unsupported_media_type";
+    HttpResponse refused =
+        error(415, "invalid_request_error", kind.bodyType().refusal(request.entity()), BodyType.HEADER);
+    return CallerBodies.discard(request.entity(), services.materializer()).thenCompose(drained -> finish(refused));
   }
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {

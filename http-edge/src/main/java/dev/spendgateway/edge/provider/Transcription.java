@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
 
@@ -25,14 +26,13 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
-import org.apache.pekko.http.javadsl.model.MediaType;
-import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.http.javadsl.model.Multipart;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 import org.apache.pekko.util.ByteString;
 
 /**
- * {@code POST /openai/v1/audio/transcriptions}: the caller's multipart form is read (bounded by the
+ * {@code POST /openai/v1/audio/transcriptions}: the caller's multipart form (anything but {@code
+ * multipart/form-data} is a 415 before it is read, see {@link #bodyType}) is read (bounded by the
  * transcription file limit), vetted, and rebuilt from the five vetted fields only — nothing else the
  * caller sent reaches the provider.
  */
@@ -63,6 +63,11 @@ enum Transcription implements CallKind {
   }
 
   @Override
+  public BodyType bodyType() {
+    return BodyType.FORM_DATA;
+  }
+
+  @Override
   public Optional<ApiKind> streamKind() {
     return Optional.empty();
   }
@@ -79,26 +84,11 @@ enum Transcription implements CallKind {
 
   @Override
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
-    if (!isFormData(request.entity().getContentType().mediaType())) {
-      request.entity().discardBytes(services.materializer());
-      return CompletableFuture.completedFuture(
-          Dialect.rejected("multipart", "body", "Transcriptions take a multipart/form-data upload.", 400, null));
-    }
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
     return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> readForm(request, body, services))
         .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(() -> tooLarge(limit)))
         .exceptionally(failure -> malformed());
-  }
-
-  /**
-   * {@code multipart/form-data}, whatever its parameters: a real upload always carries a {@code
-   * boundary}, so comparing with the parameterless {@code MediaTypes.MULTIPART_FORM_DATA} by
-   * equality would refuse every form.
-   */
-  private static boolean isFormData(MediaType mediaType) {
-    return mediaType.mainType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.mainType())
-        && mediaType.subType().equalsIgnoreCase(MediaTypes.MULTIPART_FORM_DATA.subType());
   }
 
   private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.router;
 
+import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
 
@@ -75,8 +76,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One routed {@code POST /v1/chat/completions} call, start to end (SPEC §7, issue 6): spend headers,
- * strict body, profile, policy on the body actually sent to each provider, then attempts as {@link
- * FailoverPlan} directs. Every attempt is admitted by its pool, reserves its own worst case, is
+ * body type (415 unless JSON), strict body, profile, policy on the body actually sent to each
+ * provider, then attempts as {@link FailoverPlan} directs. Every attempt is admitted by its pool, reserves its own worst case, is
  * settled on its own (answer → actual cost; error status → 0; cut or unreadable → worst case;
  * connection failure → 0 only when nothing can have reached the provider) and writes one access-log
  * line. Attempts run one after another, so the per-call fields are only touched by one stage at a
@@ -140,6 +141,13 @@ final class RoutedCall {
       return done(callError(400, "invalid_request_error", v.message(), v.header(), "bad_header"));
     }
     spend = headers.context().get();
+    if (!BodyType.JSON.accepts(request.entity())) {
+      // Before the body is read: nothing reserved, nothing sent upstream.
+      HttpResponse refused = callError(415, "invalid_request_error", BodyType.JSON.refusal(request.entity()), BodyType.HEADER,
+          "unsupported_media_type");
+      return CallerBodies.discard(request.entity(), rc.services().materializer())
+          .thenApply(drained -> withCallHeaders(refused));
+    }
     long limit = rc.services().policy().limits().maxBodyBytes();
     return CallerBodies.readStrict(
             request.entity(), limit, rc.services().bodyReadTimeout().toMillis(), rc.services().materializer())

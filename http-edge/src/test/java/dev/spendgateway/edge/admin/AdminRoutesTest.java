@@ -38,6 +38,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -78,8 +79,15 @@ class AdminRoutesTest {
   private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
 
   private Answer post(String path, String body, String token) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
-        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+    return post(path, body, token, "application/json");
+  }
+
+  /** {@code token} or {@code contentType} null: that header is not sent. */
+  private Answer post(String path, String body, String token, String contentType) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
+    if (contentType != null) {
+      b.header("content-type", contentType);
+    }
     if (token != null) {
       b.header("authorization", "Bearer " + token);
     }
@@ -300,6 +308,32 @@ class AdminRoutesTest {
     assertEquals("operator", noOperator.body().at("/error/field").textValue());
     assertEquals(400, post("/admin/brands/b/credit", "{\"usd\":-1,\"operator\":\"a\",\"reason\":\"r\"}").status());
     assertEquals(404, post("/admin/reservations/nope/void", "{\"operator\":\"a\",\"reason\":\"r\"}").status());
+  }
+
+  @ParameterizedTest(name = "content-type [{0}] on {1} → 415 naming the header, nothing journaled")
+  @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+      none                              | /admin/brands/ct-b/credit       | {"usd":1,"operator":"a","reason":"r"}
+      application/x-www-form-urlencoded | /admin/adjustments              | {"lane":"free","deltaUsd":0.1,"operator":"a","reason":"r"}
+      text/plain                        | /admin/reservations/ct-o/settle | {"actualUsd":0.1,"operator":"a","reason":"r"}
+      application/octet-stream          | /admin/reservations/ct-o/void   | {"operator":"a","reason":"r"}
+      """)
+  void aBodyUnderAnotherContentTypeIs415AndWritesNothing(String contentType, String path, String body) throws Exception {
+    post("/ledger/reservations", "{\"id\":\"ct-o\",\"lane\":\"free\",\"amountUsd\":0.20}");
+    int events = journal().size();
+
+    Answer refused = post(path, body, TOKEN, contentType);
+
+    assertEquals(415, refused.status(), refused.raw().body());
+    assertEquals("unsupported_media_type", refused.body().at("/error/type").textValue());
+    assertEquals("content-type", refused.body().at("/error/field").textValue());
+    assertEquals("true", refused.raw().headers().firstValue("x-gateway-error").orElse(null));
+    assertEquals(events, journal().size());
+    assertEquals("reserved", get("/ledger/reservations/ct-o").body().get("status").textValue());
+  }
+
+  @Test
+  void theTokenIsCheckedBeforeTheContentType() throws Exception {
+    assertEquals(401, post("/admin/brands/b/credit", "usd=1", "wrong-token", "application/x-www-form-urlencoded").status());
   }
 
   @Test

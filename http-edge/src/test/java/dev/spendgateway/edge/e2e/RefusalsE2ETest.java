@@ -39,10 +39,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Calls the gateway refuses itself — 401, 400, 402, 404, 413 — seen through the official SDKs
+ * Calls the gateway refuses itself — 401, 400, 402, 404, 413, 415 — seen through the official SDKs
  * (or plain HTTP where an SDK cannot send the request): the provider's error shape, {@code
  * x-gateway-error: true}, a message naming the rule, and nothing sent to the provider.
  */
@@ -252,6 +253,111 @@ class RefusalsE2ETest {
     assertTrue(r.message().contains(named), "message should name " + named + ": " + r.message());
     assertEquals(List.of("true"), r.gatewayError());
     assertTrue(gw.sim.received().isEmpty(), "reached the provider: " + gw.sim.received());
+  }
+
+  // --- 415 ---------------------------------------------------------------------------------------
+
+  private static final String TRANSCRIPTIONS = "/openai/v1/audio/transcriptions";
+
+  /** A body each route would accept: under the wrong content type it must still be refused. */
+  private static String validBody(String path) {
+    return switch (path) {
+      case "/anthropic/v1/messages" -> claudeBody(100);
+      case "/openai/v1/responses" -> "{\"model\":\"gpt-6.1-sol\",\"max_output_tokens\":100,\"tools\":[{\"type\":\"web_search\"}],\"input\":\"hi\"}";
+      case "/v1/chat/completions" -> "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case TRANSCRIPTIONS -> "--b-1\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-6-transcribe\r\n"
+          + "--b-1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\nContent-Type: audio/mpeg\r\n\r\n"
+          + "x".repeat(300) + "\r\n--b-1--\r\n";
+      default -> "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    };
+  }
+
+  @ParameterizedTest(name = "{0} under content-type [{1}] is a 415 in the {2} shape naming [{3}]")
+  @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+      /anthropic/v1/messages          | none                              | Anthropic | application/json
+      /anthropic/v1/messages          | application/x-www-form-urlencoded | Anthropic | application/json
+      /anthropic/v1/messages          | text/plain; charset=utf-8         | Anthropic | application/json
+      /openai/v1/chat/completions     | none                              | OpenAI    | application/json
+      /openai/v1/chat/completions     | application/x-www-form-urlencoded | OpenAI    | application/json
+      /openai/v1/chat/completions     | application/vnd.api+json          | OpenAI    | application/json
+      /openai/v1/responses            | text/plain                        | OpenAI    | application/json
+      /openai/v1/responses            | application/x-www-form-urlencoded | OpenAI    | application/json
+      /v1/chat/completions            | none                              | OpenAI    | application/json
+      /v1/chat/completions            | application/x-www-form-urlencoded | OpenAI    | application/json
+      /openai/v1/audio/transcriptions | application/json                  | OpenAI    | multipart/form-data
+      /openai/v1/audio/transcriptions | none                              | OpenAI    | multipart/form-data
+      """)
+  void aBodyUnderAnotherContentTypeIsRefusedBeforeTheLedgerAndTheProvider(String path, String contentType, String shape, String wanted)
+      throws Exception {
+    Brand brand = Brand.fresh("ctype");
+    HttpRequest.Builder b = HttpRequest.newBuilder(java.net.URI.create(gw.base + path)).timeout(Duration.ofSeconds(20))
+        .header("authorization", "Bearer " + TOKEN).header("x-request-id", "ctype-" + brand.id())
+        .POST(HttpRequest.BodyPublishers.ofString(validBody(path)));
+    brand.headers(b);
+    if (contentType != null) {
+      b.header("content-type", contentType);
+    }
+
+    HttpResponse<String> r = gw.send(b.build());
+
+    assertEquals(415, r.statusCode(), r.body());
+    assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
+    assertEquals("ctype-" + brand.id(), r.headers().firstValue("x-request-id").orElse(null));
+    JsonNode body = JSON.readTree(r.body());
+    JsonNode error = body.path("error");
+    assertEquals("invalid_request_error", error.path("type").asText(), r.body());
+    assertTrue(error.path("message").asText().contains("`content-type: " + wanted), r.body());
+    if (shape.equals("Anthropic")) {
+      assertEquals("error", body.path("type").asText(), r.body());
+    } else {
+      assertEquals("content-type", error.path("param").asText(), r.body());
+    }
+    assertTrue(gw.sim.received().isEmpty(), "reached the provider: " + gw.sim.received());
+    JsonNode usage = gw.usage(brand.id());
+    assertEquals(0, usage.path("openReservations").asInt(), usage.toString());
+    for (JsonNode row : usage.path("caps")) {
+      if (brand.id().equals(row.path("subject").asText())) {
+        assertEquals(0, money(row, "spentUsd").add(money(row, "reservedUsd")).signum(), "nothing reserved: " + row);
+      }
+    }
+    JsonNode line = gw.awaitAccessLine(l -> ("ctype-" + brand.id()).equals(l.path("request_id").asText()));
+    assertEquals(415, line.path("status").asInt(), line.toString());
+    assertEquals("unsupported_media_type", line.path("error").asText(), line.toString());
+  }
+
+  @ParameterizedTest(name = "content-type [{0}] is JSON")
+  @CsvSource(delimiter = '|', textBlock = """
+      application/json
+      application/json; charset=utf-8
+      application/json;charset=UTF-8
+      Application/JSON
+      """)
+  void jsonUnderAnyParametersOrCaseIsRead(String contentType) throws Exception {
+    HttpResponse<String> r = gw.send(gw.post("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
+        .setHeader("content-type", contentType).build());
+
+    assertEquals(200, r.statusCode(), r.body());
+    assertEquals(1, gw.sim.receivedCount());
+  }
+
+  @ParameterizedTest(name = "{0} comes before the content type: {1}")
+  @CsvSource(delimiter = '|', textBlock = """
+      a wrong token          | 401
+      a missing x-spend-lane | 400
+      """)
+  void theTokenAndTheSpendHeadersAreCheckedFirst(String what, int status) throws Exception {
+    HttpRequest.Builder b = gw.post("/openai/v1/chat/completions", validBody("/openai/v1/chat/completions"), Brand.fresh("order"))
+        .setHeader("content-type", "text/plain");
+    if (status == 401) {
+      b.setHeader("authorization", "Bearer not-the-token");
+    } else {
+      b.setHeader("x-spend-lane", "");
+    }
+
+    HttpResponse<String> r = gw.send(b.build());
+
+    assertEquals(status, r.statusCode(), r.body());
+    assertTrue(gw.sim.received().isEmpty());
   }
 
   // --- 402: a brand cap under a burst of parallel calls ----------------------------------------

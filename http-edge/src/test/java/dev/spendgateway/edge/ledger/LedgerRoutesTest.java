@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every status and body shape of the ledger API, over real HTTP against a real (in-memory H2) ledger. */
@@ -71,8 +72,16 @@ class LedgerRoutesTest {
   private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
 
   private Answer post(String path, String body) throws Exception {
-    return send(HttpRequest.newBuilder(URI.create(base + path))
-        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+    return post(path, body, "application/json");
+  }
+
+  /** {@code contentType} null sends no content-type header. */
+  private Answer post(String path, String body, String contentType) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
+    if (contentType != null) {
+      b.header("content-type", contentType);
+    }
+    return send(b.build());
   }
 
   private Answer get(String path) throws Exception {
@@ -277,6 +286,57 @@ class LedgerRoutesTest {
     assertEquals("body", post("/ledger/reservations/ms-1/settle", "nope").body().at("/error/field").textValue());
     assertEquals(400, post("/ledger/reservations/" + "y".repeat(200) + "/settle", "{\"actualUsd\":1}").status());
     assertEquals("reserved", get("/ledger/reservations/ms-1").body().get("status").textValue());
+  }
+
+  @ParameterizedTest(name = "content-type [{0}] on {1} → 415 naming the header, and the books stay as they were")
+  @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+      none                                  | /ledger/reservations
+      application/x-www-form-urlencoded     | /ledger/reservations
+      text/plain                            | /ledger/reservations
+      application/problem+json              | /ledger/reservations
+      multipart/form-data; boundary=b       | /ledger/reservations
+      none                                  | /ledger/reservations/ct-open/settle
+      application/x-www-form-urlencoded     | /ledger/reservations/ct-open/settle
+      """)
+  void aBodyUnderAnotherContentTypeIs415AndChangesNothing(String contentType, String path) throws Exception {
+    post("/ledger/reservations", "{\"id\":\"ct-open\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    JsonNode before = get("/usage").body();
+    String body = path.endsWith("/settle") ? "{\"actualUsd\":0.10}" : "{\"id\":\"ct-1\",\"lane\":\"free\",\"amountUsd\":0.30}";
+
+    Answer refused = post(path, body, contentType);
+
+    assertEquals(415, refused.status());
+    assertEquals("unsupported_media_type", refused.body().at("/error/type").textValue());
+    assertEquals("content-type", refused.body().at("/error/field").textValue());
+    assertTrue(refused.body().at("/error/message").textValue().contains("`content-type: application/json`"), refused.raw().body());
+    assertGatewayError(refused);
+    assertEquals(before, get("/usage").body());
+    assertEquals(404, get("/ledger/reservations/ct-1").status());
+    assertEquals("reserved", get("/ledger/reservations/ct-open").body().get("status").textValue());
+  }
+
+  @Test
+  void jsonWithACharsetIsJsonAndAnEmptyBodyIsA400NotA415() throws Exception {
+    assertEquals(201, post("/ledger/reservations", "{\"id\":\"cs-1\",\"lane\":\"free\",\"amountUsd\":0.01}",
+        "application/json; charset=utf-8").status());
+    Answer empty = post("/ledger/reservations", "", null);
+    assertEquals(400, empty.status());
+    assertEquals("body", empty.body().at("/error/field").textValue());
+  }
+
+  @Test
+  void aBodyOverTheApisLimitIs413BeforeItIsBuffered() throws Exception {
+    JsonNode before = get("/usage").body();
+    String padded = "{\"id\":\"big-1\",\"lane\":\"free\",\"amountUsd\":0.01,\"pad\":\"" + "x".repeat(64 * 1024) + "\"}";
+
+    Answer big = post("/ledger/reservations", padded);
+
+    assertEquals(413, big.status());
+    assertEquals("request_too_large", big.body().at("/error/type").textValue());
+    assertEquals("body", big.body().at("/error/field").textValue());
+    assertGatewayError(big);
+    assertEquals(before, get("/usage").body());
+    assertEquals(404, get("/ledger/reservations/big-1").status());
   }
 
   @Test

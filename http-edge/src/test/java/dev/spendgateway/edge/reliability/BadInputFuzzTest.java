@@ -12,21 +12,29 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.reliability.ReliabilityGateway.Brand;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Seeded, time-bounded fuzz of bad input on every route (issue 8, item 4): valid bodies mutated
@@ -34,6 +42,9 @@ import org.junit.jupiter.api.TestInstance;
  * nesting, duplicate keys, invalid UTF-8, truncation, other top-level values, wrong content types,
  * truncated or broken multipart, oversized headers, empty bodies) must always get a clear 4xx — a
  * JSON error body, never a 5xx — never reach the provider, and leave the books exactly as they were.
+ * A body under a content type its route does not read (anything but {@code application/json}, or
+ * {@code multipart/form-data} on the transcription route; a missing one too) is exactly a 415 naming
+ * the header, even when the body itself is valid.
  *
  * <p>Mutations aim at what the gateway itself reads (model, token limits, messages, tools, the
  * ledger fields) or break the body's structure, so every case is one the gateway must refuse; a
@@ -118,6 +129,110 @@ class BadInputFuzzTest {
     assertTrue(cases > fixed.size(), "random cases ran too");
   }
 
+  // --- what Pekko's HTTP parser refuses before any route runs --------------------------------------
+
+  /**
+   * Requests the parser refuses ({@code pekko.http.server.parsing} limits and HTTP/1.1 syntax), as
+   * raw bytes; the limits are Pekko's defaults (64 headers, values up to 8k, URIs up to 2k). {@code
+   * TOKEN} is replaced by the gateway token: a value the parser chokes on must not reach the log.
+   */
+  static Stream<Arguments> unparsable() {
+    String head = "Host: gateway\r\nx-api-key: " + TOKEN + "\r\n";
+    StringBuilder manyHeaders = new StringBuilder();
+    for (int i = 0; i < 100; i++) {
+      manyHeaders.append("x-h").append(i).append(": v\r\n");
+    }
+    return Stream.of(
+        Arguments.of("a 64 KiB header value", 431, "headers",
+            "GET /usage HTTP/1.1\r\n" + head + "x-filler: TOKEN" + "a".repeat(64 * 1024) + "\r\n\r\n"),
+        Arguments.of("a 64 KiB header value on a provider route", 431, "headers",
+            "POST " + ANTHROPIC + " HTTP/1.1\r\n" + head + "content-type: application/json\r\ncontent-length: 2\r\nx-spend-brand: TOKEN"
+                + "b".repeat(64 * 1024) + "\r\n\r\n{}"),
+        Arguments.of("100 headers", 400, "limit of 64 headers",
+            "GET /usage HTTP/1.1\r\n" + head + manyHeaders + "\r\n"),
+        Arguments.of("a 3,000-character URI", 414, "URI",
+            "GET /usage?brand=" + "b".repeat(3000) + " HTTP/1.1\r\n" + head + "\r\n"),
+        Arguments.of("a header line without a colon", 400, "HTTP/1.1",
+            "GET /usage HTTP/1.1\r\n" + head + "no colon TOKEN here\r\n\r\n"),
+        Arguments.of("an unknown HTTP version", 505, "HTTP",
+            "GET /usage HTTP/3.7\r\n" + head + "\r\n"),
+        Arguments.of("an unknown method", 501, "method",
+            "BREW /usage HTTP/1.1\r\n" + head + "\r\n"),
+        // Not the parser's (Pekko checks max-content-length when the body is read), but as early:
+        // the gateway API refuses a body over its own 64 KiB before reading a byte of it.
+        Arguments.of("a declared 40 MB body on the ledger API", 413, "limit of 65536 bytes",
+            "POST /ledger/reservations HTTP/1.1\r\n" + head + "content-type: application/json\r\ncontent-length: 40000000\r\n\r\n"),
+        Arguments.of("two content-type headers", 400, "HTTP/1.1",
+            "POST /ledger/reservations HTTP/1.1\r\n" + head + "content-type: application/json\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\n{}"));
+  }
+
+  @ParameterizedTest(name = "{0} is a {1} with a JSON error naming the {2}")
+  @MethodSource("unparsable")
+  void whatTheHttpParserRefusesIsAJsonErrorInTheGatewayShape(String what, int status, String named, String request) throws Exception {
+    String books = gw.usageText();
+    long upstreamCalls = gw.sim.receivedCount();
+
+    RawAnswer r = raw(request.replace("TOKEN", TOKEN));
+
+    assertEquals(status, r.status(), what + " → " + r);
+    assertTrue(r.header("content-type").startsWith("application/json"), r.toString());
+    assertEquals("true", r.header("x-gateway-error"), r.toString());
+    JsonNode error = ReliabilityGateway.JSON.readTree(r.body()).path("error");
+    assertTrue(error.path("type").isTextual(), r.toString());
+    assertTrue(error.path("message").asText().contains(named), r.toString());
+    assertTrue(!r.body().contains(TOKEN), "the answer echoes nothing sent: " + r);
+    assertEquals(upstreamCalls, gw.sim.receivedCount());
+    assertEquals(books, gw.usageText());
+    for (String line : gw.logs.allText()) {
+      assertTrue(!line.contains(TOKEN), "a log line quotes the refused request: " + line);
+    }
+  }
+
+  /** A raw HTTP/1.1 answer: status, headers (lower-case names), body. */
+  private record RawAnswer(int status, Map<String, String> headers, String body) {
+    String header(String name) {
+      return headers.getOrDefault(name, "");
+    }
+  }
+
+  /** Writes {@code request} as is and reads the answer up to the end of its body. */
+  private RawAnswer raw(String request) throws Exception {
+    URI base = URI.create(gw.base);
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(20_000);
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().flush();
+      InputStream in = socket.getInputStream();
+      ByteArrayOutputStream seen = new ByteArrayOutputStream();
+      int headEnd = -1;
+      Map<String, String> headers = new TreeMap<>();
+      int status = 0;
+      while (true) {
+        int b = in.read();
+        if (b < 0) {
+          break;
+        }
+        seen.write(b);
+        String text = seen.toString(StandardCharsets.ISO_8859_1);
+        if (headEnd < 0 && text.endsWith("\r\n\r\n")) {
+          headEnd = text.length();
+          String[] lines = text.split("\r\n");
+          status = Integer.parseInt(lines[0].split(" ")[1]);
+          for (int i = 1; i < lines.length; i++) {
+            int colon = lines[i].indexOf(':');
+            if (colon > 0) {
+              headers.put(lines[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
+            }
+          }
+        }
+        if (headEnd >= 0 && text.length() - headEnd >= Integer.parseInt(headers.getOrDefault("content-length", "0"))) {
+          return new RawAnswer(status, headers, text.substring(headEnd));
+        }
+      }
+      throw new AssertionError("the connection closed before a whole answer: " + seen.toString(StandardCharsets.ISO_8859_1));
+    }
+  }
+
   /** Sends one case; fails unless the answer is a clear 4xx. */
   private int send(Case c) throws Exception {
     HttpRequest.Builder b = c.ledgerApi()
@@ -136,12 +251,12 @@ class BadInputFuzzTest {
     String sent = new String(c.body(), 0, Math.min(300, c.body().length), StandardCharsets.UTF_8);
     String context = c.what() + " (" + sent + ") → " + r.statusCode() + " " + r.body();
     assertTrue(r.statusCode() >= 400 && r.statusCode() < 500, context);
-    if (r.statusCode() == 431) {
-      // Refused by Pekko's HTTP parser before any route runs (pekko.http.server.parsing limits):
-      // a clear 4xx, in plain text — GatewayServer would need a handler to make it JSON.
-      assertTrue(r.body().contains("header"), context);
-      return r.statusCode();
+    if (wrongType(c)) {
+      assertEquals(415, r.statusCode(), "a body under a type its route does not read: " + context);
+    } else {
+      assertTrue(r.statusCode() != 415, "a body under its route's own type is read: " + context);
     }
+    // Refusals by Pekko's HTTP parser (431 for an oversized header) come as JSON too (JsonParsingErrorHandler).
     JsonNode body;
     try {
       body = ReliabilityGateway.JSON.readTree(r.body());
@@ -154,7 +269,24 @@ class BadInputFuzzTest {
     if (c.ledgerApi() && r.statusCode() == 400) {
       assertTrue(error.path("field").isTextual(), "a ledger 400 names the field: " + context);
     }
+    if (r.statusCode() == 415) {
+      assertTrue(error.path("message").asText().contains("`content-type: " + expectedType(c.path())), "the 415 says what to send: " + context);
+    }
     return r.statusCode();
+  }
+
+  /** The one media type {@code path} reads its body in. */
+  private static String expectedType(String path) {
+    return path.equals(TRANSCRIPTIONS) ? "multipart/form-data" : "application/json";
+  }
+
+  /** A non-empty body whose content type (parameters aside; none at all included) is not its route's. */
+  private static boolean wrongType(Case c) {
+    if (c.body().length == 0) {
+      return false;
+    }
+    String sent = c.contentType() == null ? "" : c.contentType().split(";", 2)[0].strip();
+    return !sent.equalsIgnoreCase(expectedType(c.path()));
   }
 
   private HttpRequest.Builder ledgerPost(String path, byte[] body, String contentType) {
@@ -216,6 +348,54 @@ class BadInputFuzzTest {
     }
     out.add(new Case("oversized header (64 KiB) on the ledger", "/ledger/reservations", bytes(JSON_TARGETS.get(3).validBody()), "application/json",
         Map.of("x-filler", "a".repeat(64 * 1024)), true));
+    out.addAll(contentTypeCases());
+    return out;
+  }
+
+  /** Routes that read JSON, each with a body it would accept (the routed call too). */
+  private static final Map<String, String> VALID_JSON = validJson();
+
+  private static Map<String, String> validJson() {
+    Map<String, String> out = new TreeMap<>();
+    for (Target t : JSON_TARGETS) {
+      out.put(t.path(), t.validBody());
+    }
+    out.put(ROUTED, "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
+    return out;
+  }
+
+  private static final String ROUTED = "/v1/chat/completions";
+
+  /**
+   * Content types no JSON route reads (null: no header at all): each is a 415 even for a body the
+   * route would accept — which would otherwise reserve (ledger) or reach the provider.
+   */
+  private static final List<String> NOT_JSON = Arrays.asList(
+      null, "application/x-www-form-urlencoded", "text/plain", "text/plain; charset=utf-8", "application/octet-stream",
+      "text/json", "application/problem+json", "application/merge-patch+json", "application/jsonl", "application/xml",
+      "multipart/form-data; boundary=b-1", "application/x-json");
+
+  /** JSON under any parameters or case: read, so a body wrong for another reason is a 400, not a 415. */
+  private static final List<String> STILL_JSON = List.of(
+      "application/json; charset=utf-8", "application/json;charset=UTF-8", "APPLICATION/JSON", "Application/Json; foo=bar");
+
+  private List<Case> contentTypeCases() {
+    List<Case> out = new ArrayList<>();
+    VALID_JSON.forEach((path, valid) -> {
+      boolean ledger = path.startsWith("/ledger");
+      for (String type : NOT_JSON) {
+        out.add(new Case("content-type " + type + " with a valid body on " + path, path, bytes(valid), type, Map.of(), ledger));
+      }
+      for (String type : STILL_JSON) {
+        out.add(new Case("content-type " + type + " with a body missing its first field on " + path, path,
+            bytes(remove(valid, valid.substring(2, valid.indexOf('"', 2)))), type, Map.of(), ledger));
+      }
+    });
+    byte[] form = form("gpt-6-transcribe", 300, true, true);
+    for (String type : Arrays.asList(null, "application/json", "application/x-www-form-urlencoded", "text/plain",
+        "application/octet-stream", "multipart/mixed; boundary=" + BOUNDARY)) {
+      out.add(new Case("content-type " + type + " with a valid form on " + TRANSCRIPTIONS, TRANSCRIPTIONS, form, type, Map.of(), false));
+    }
     return out;
   }
 
@@ -322,7 +502,7 @@ class BadInputFuzzTest {
   }
 
   private static byte[] truncate(byte[] b, int length) {
-    return java.util.Arrays.copyOf(b, Math.max(0, length));
+    return Arrays.copyOf(b, Math.max(0, length));
   }
 
   /** Where the form's closing delimiter ({@code \r\n--boundary--}) starts. */

@@ -261,7 +261,7 @@ class SecurityTest {
     answers.add(gw.send(gw.postJson(ANTHROPIC, claude(marker, true), brand).build()));
     // A ledger body with the marker where an id belongs.
     answers.add(gw.send(HttpRequest.newBuilder(URI.create(gw.base + "/ledger/reservations")).header("x-api-key", TOKEN)
-        .POST(HttpRequest.BodyPublishers.ofString("{\"id\":\"" + marker + " \",\"lane\":\"app\"}")).build()));
+        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"id\":\"" + marker + " \",\"lane\":\"app\"}")).build()));
     gw.awaitSettled(brand.id());
     Thread.sleep(1500); // the timed-out answer arrives late and is discarded (and logged)
 
