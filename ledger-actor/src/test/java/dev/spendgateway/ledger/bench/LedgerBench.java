@@ -133,6 +133,16 @@ public final class LedgerBench {
     } finally {
       system.terminate();
       system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      deleteTree(dataDir); // a run leaves ~1 GB of H2 file behind otherwise
+    }
+  }
+
+  /** Removes a benchmark's scratch directory (best effort). */
+  static void deleteTree(Path dir) {
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (java.io.IOException ignored) {
+      // scratch space in the temp dir: the OS cleans up what is left
     }
   }
 

@@ -74,6 +74,7 @@ final class NaiveBaseline {
     for (Thread thread : threads) {
       thread.join(120_000);
     }
+    LedgerBench.deleteTree(dir);
     return new LedgerBench.Result("naive SELECT FOR UPDATE", callers, done, elapsed, snapshot, errs);
   }
 
