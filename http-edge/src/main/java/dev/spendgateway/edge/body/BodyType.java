@@ -6,15 +6,20 @@ import org.apache.pekko.http.javadsl.model.MediaType;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
 
 /**
- * The one {@code Content-Type} a route takes its body in. A body under any other type is refused
- * with 415 before a byte of it is read: a form-encoded body (what {@code curl -d} sends unless told
- * otherwise) or an untyped one is a caller's mistake the gateway names, not JSON it guesses at.
+ * What a route reads its body as, and which declared {@code Content-Type}s it refuses with 415
+ * before a byte of the body is read.
  *
- * <p>Parameters are ignored ({@code application/json; charset=utf-8} is JSON; a form always carries
- * its {@code boundary}). Only {@code application/json} itself counts as JSON: the provider APIs and
- * the gateway's own API define their bodies as exactly that, and a {@code +json} type names a
- * different format (merge-patch, problem details), so accepting one would only hide a mistake. An
- * empty body has no type to check; the route answers it as it answers any missing body (400).
+ * <p>JSON routes read the body as strict JSON whatever text type it was declared as, and refuse
+ * only a {@code multipart/*} body — the one framing that cannot be JSON. Why not insist on
+ * {@code application/json}: raw clients and load tools send JSON under their own defaults (none
+ * with Python's {@code data=}, {@code application/x-www-form-urlencoded} with {@code curl -d},
+ * {@code text/plain} with a string body in {@code fetch}), and refusing those would break callers
+ * without protecting anything: the body is still parsed strictly, so anything that is not valid
+ * JSON is a 400 naming the problem. The transcription route reads a multipart form and refuses
+ * anything else, since its body cannot be parsed without the form's boundary.
+ *
+ * <p>Parameters are ignored ({@code application/json; charset=utf-8}); an empty body has no type
+ * to check and the route answers it as it answers any missing body (400).
  */
 public enum BodyType {
   JSON(MediaTypes.APPLICATION_JSON, "application/json", "the request body as JSON"),
@@ -36,12 +41,15 @@ public enum BodyType {
     this.what = what;
   }
 
-  /** Whether {@code entity} may be read as this type: its media type, whatever its parameters; or empty. */
+  /** Whether {@code entity} may be read as this type (see the class comment); an empty one always. */
   public boolean accepts(HttpEntity entity) {
     if (entity.isKnownEmpty()) {
       return true;
     }
     MediaType sent = entity.getContentType().mediaType();
+    if (this == JSON) {
+      return !sent.mainType().equalsIgnoreCase("multipart");
+    }
     return sent.mainType().equalsIgnoreCase(mediaType.mainType())
         && sent.subType().equalsIgnoreCase(mediaType.subType());
   }

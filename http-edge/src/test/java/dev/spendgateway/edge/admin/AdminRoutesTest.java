@@ -312,10 +312,10 @@ class AdminRoutesTest {
 
   @ParameterizedTest(name = "content-type [{0}] on {1} → 415 naming the header, nothing journaled")
   @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
-      none                              | /admin/brands/ct-b/credit       | {"usd":1,"operator":"a","reason":"r"}
-      application/x-www-form-urlencoded | /admin/adjustments              | {"lane":"free","deltaUsd":0.1,"operator":"a","reason":"r"}
-      text/plain                        | /admin/reservations/ct-o/settle | {"actualUsd":0.1,"operator":"a","reason":"r"}
-      application/octet-stream          | /admin/reservations/ct-o/void   | {"operator":"a","reason":"r"}
+      multipart/form-data; boundary=b   | /admin/brands/ct-b/credit       | {"usd":1,"operator":"a","reason":"r"}
+      multipart/mixed; boundary=b       | /admin/adjustments              | {"lane":"free","deltaUsd":0.1,"operator":"a","reason":"r"}
+      multipart/form-data; boundary=b   | /admin/reservations/ct-o/settle | {"actualUsd":0.1,"operator":"a","reason":"r"}
+      multipart/form-data; boundary=b   | /admin/reservations/ct-o/void   | {"operator":"a","reason":"r"}
       """)
   void aBodyUnderAnotherContentTypeIs415AndWritesNothing(String contentType, String path, String body) throws Exception {
     post("/ledger/reservations", "{\"id\":\"ct-o\",\"lane\":\"free\",\"amountUsd\":0.20}");

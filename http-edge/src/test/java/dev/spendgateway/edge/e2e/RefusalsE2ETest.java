@@ -274,16 +274,11 @@ class RefusalsE2ETest {
 
   @ParameterizedTest(name = "{0} under content-type [{1}] is a 415 in the {2} shape naming [{3}]")
   @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
-      /anthropic/v1/messages          | none                              | Anthropic | application/json
-      /anthropic/v1/messages          | application/x-www-form-urlencoded | Anthropic | application/json
-      /anthropic/v1/messages          | text/plain; charset=utf-8         | Anthropic | application/json
-      /openai/v1/chat/completions     | none                              | OpenAI    | application/json
-      /openai/v1/chat/completions     | application/x-www-form-urlencoded | OpenAI    | application/json
-      /openai/v1/chat/completions     | application/vnd.api+json          | OpenAI    | application/json
-      /openai/v1/responses            | text/plain                        | OpenAI    | application/json
-      /openai/v1/responses            | application/x-www-form-urlencoded | OpenAI    | application/json
-      /v1/chat/completions            | none                              | OpenAI    | application/json
-      /v1/chat/completions            | application/x-www-form-urlencoded | OpenAI    | application/json
+      /anthropic/v1/messages          | multipart/form-data; boundary=b   | Anthropic | application/json
+      /anthropic/v1/messages          | multipart/mixed; boundary=b       | Anthropic | application/json
+      /openai/v1/chat/completions     | multipart/form-data; boundary=b   | OpenAI    | application/json
+      /openai/v1/responses            | multipart/form-data; boundary=b   | OpenAI    | application/json
+      /v1/chat/completions            | multipart/form-data; boundary=b   | OpenAI    | application/json
       /openai/v1/audio/transcriptions | application/json                  | OpenAI    | multipart/form-data
       /openai/v1/audio/transcriptions | none                              | OpenAI    | multipart/form-data
       """)
@@ -325,14 +320,18 @@ class RefusalsE2ETest {
     assertEquals("unsupported_media_type", line.path("error").asText(), line.toString());
   }
 
-  @ParameterizedTest(name = "content-type [{0}] is JSON")
+  /** JSON as curl -d (a form type), fetch (text/plain) and clients that set nothing send it. */
+  @ParameterizedTest(name = "content-type [{0}] is read as JSON")
   @CsvSource(delimiter = '|', textBlock = """
       application/json
       application/json; charset=utf-8
       application/json;charset=UTF-8
       Application/JSON
+      application/x-www-form-urlencoded
+      text/plain;charset=UTF-8
+      application/octet-stream
       """)
-  void jsonUnderAnyParametersOrCaseIsRead(String contentType) throws Exception {
+  void jsonUnderAnyParametersOrCaseOrARawClientsDefaultTypeIsRead(String contentType) throws Exception {
     HttpResponse<String> r = gw.send(gw.post("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
         .setHeader("content-type", contentType).build());
 

@@ -290,13 +290,9 @@ class LedgerRoutesTest {
 
   @ParameterizedTest(name = "content-type [{0}] on {1} → 415 naming the header, and the books stay as they were")
   @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
-      none                                  | /ledger/reservations
-      application/x-www-form-urlencoded     | /ledger/reservations
-      text/plain                            | /ledger/reservations
-      application/problem+json              | /ledger/reservations
       multipart/form-data; boundary=b       | /ledger/reservations
-      none                                  | /ledger/reservations/ct-open/settle
-      application/x-www-form-urlencoded     | /ledger/reservations/ct-open/settle
+      multipart/mixed; boundary=b           | /ledger/reservations
+      multipart/form-data; boundary=b       | /ledger/reservations/ct-open/settle
       """)
   void aBodyUnderAnotherContentTypeIs415AndChangesNothing(String contentType, String path) throws Exception {
     post("/ledger/reservations", "{\"id\":\"ct-open\",\"lane\":\"free\",\"amountUsd\":0.30}");
@@ -313,6 +309,20 @@ class LedgerRoutesTest {
     assertEquals(before, get("/usage").body());
     assertEquals(404, get("/ledger/reservations/ct-1").status());
     assertEquals("reserved", get("/ledger/reservations/ct-open").body().get("status").textValue());
+  }
+
+  /** curl -d sends a form type, fetch text/plain, some clients nothing: the body is still read as JSON. */
+  @ParameterizedTest(name = "content-type [{0}] is read as JSON")
+  @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+      none                                  | lenient-1
+      application/x-www-form-urlencoded     | lenient-2
+      text/plain;charset=UTF-8              | lenient-3
+      application/octet-stream              | lenient-4
+      """)
+  void aRawClientsDefaultContentTypeIsReadAsJson(String contentType, String id) throws Exception {
+    assertEquals(201, post("/ledger/reservations", "{\"id\":\"" + id + "\",\"lane\":\"free\",\"amountUsd\":0.01}", contentType).status());
+    assertEquals(200, post("/ledger/reservations/" + id + "/settle", "{\"actualUsd\":0.01}", contentType).status());
+    assertEquals("settled", get("/ledger/reservations/" + id).body().get("status").textValue());
   }
 
   @Test
