@@ -1,8 +1,8 @@
 package dev.spendgateway.edge.e2e;
 
 import static dev.spendgateway.edge.e2e.E2eGateway.USAGE;
-import static dev.spendgateway.edge.e2e.E2eGateway.cap;
-import static dev.spendgateway.edge.e2e.E2eGateway.money;
+import static dev.spendgateway.edge.testkit.TestGateway.cap;
+import static dev.spendgateway.edge.testkit.TestGateway.money;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,7 +17,8 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.WebSearchTool;
-import dev.spendgateway.edge.e2e.E2eGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.SimRoute;
@@ -51,7 +52,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ProviderCallsE2ETest {
-  private E2eGateway gw;
+  private TestGateway gw;
 
   @BeforeAll
   void start() throws Exception {
@@ -72,7 +73,7 @@ class ProviderCallsE2ETest {
 
   /** One successful call through an SDK, made on behalf of {@code brand}. */
   interface SdkCall {
-    void run(E2eGateway gw, Brand brand);
+    void run(TestGateway gw, Brand brand);
   }
 
   static Stream<Arguments> successfulCalls() {
@@ -171,7 +172,7 @@ class ProviderCallsE2ETest {
   /** The simulator reports transcription usage as {"type":"duration","seconds": inputTokens}. */
   private static final Usage THREE_SECONDS_OF_AUDIO = new Usage(3, 0, 0, 0, 0);
 
-  private static void transcription(E2eGateway gw, Brand brand) {
+  private static void transcription(TestGateway gw, Brand brand) {
     TranscriptionCreateParams.Builder b =
         TranscriptionCreateParams.builder()
             .file(new byte[48_000])
@@ -182,13 +183,13 @@ class ProviderCallsE2ETest {
     assertTrue(answer.isTranscription());
   }
 
-  private static void anthropicJson(E2eGateway gw, Brand brand) {
+  private static void anthropicJson(TestGateway gw, Brand brand) {
     var message = gw.anthropic().messages().create(claude(brand).build());
     assertEquals(SimConfig.DEFAULT_REPLY, message.content().get(0).asText().text());
     assertEquals(USAGE.outputTokens(), message.usage().outputTokens());
   }
 
-  private static void anthropicStream(E2eGateway gw, Brand brand) {
+  private static void anthropicStream(TestGateway gw, Brand brand) {
     List<RawMessageStreamEvent> events = new ArrayList<>();
     try (StreamResponse<RawMessageStreamEvent> s = gw.anthropic().messages().createStreaming(claude(brand).build())) {
       s.stream().forEach(events::add);
@@ -196,12 +197,12 @@ class ProviderCallsE2ETest {
     assertTrue(events.get(events.size() - 1).isMessageStop(), "the stream reached message_stop");
   }
 
-  private static void chatJson(E2eGateway gw, Brand brand) {
+  private static void chatJson(TestGateway gw, Brand brand) {
     var completion = gw.openAi().chat().completions().create(chat(brand).build());
     assertEquals(SimConfig.DEFAULT_REPLY, completion.choices().get(0).message().content().orElseThrow());
   }
 
-  private static void chatStream(E2eGateway gw, Brand brand) {
+  private static void chatStream(TestGateway gw, Brand brand) {
     StringBuilder text = new StringBuilder();
     try (com.openai.core.http.StreamResponse<ChatCompletionChunk> s =
         gw.openAi().chat().completions().createStreaming(chat(brand).build())) {
@@ -210,12 +211,12 @@ class ProviderCallsE2ETest {
     assertEquals(SimConfig.DEFAULT_REPLY, text.toString());
   }
 
-  private static void responsesJson(E2eGateway gw, Brand brand) {
+  private static void responsesJson(TestGateway gw, Brand brand) {
     var response = gw.openAi().responses().create(webSearch(brand).build());
     assertTrue(response.output().get(0).isWebSearchCall());
   }
 
-  private static void responsesStream(E2eGateway gw, Brand brand) {
+  private static void responsesStream(TestGateway gw, Brand brand) {
     List<ResponseStreamEvent> events = new ArrayList<>();
     try (com.openai.core.http.StreamResponse<ResponseStreamEvent> s =
         gw.openAi().responses().createStreaming(webSearch(brand).build())) {
@@ -284,7 +285,7 @@ class ProviderCallsE2ETest {
     gw.sim.script(route, Fault.streamCut(3));
 
     try {
-      HttpResponse<String> r = gw.send(gw.post(path, body, brand).header("x-request-id", requestId).build());
+      HttpResponse<String> r = gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
       assertEquals(200, r.statusCode(), "the stream had started: " + r.body());
     } catch (java.io.IOException expected) {
       // The gateway closes the connection mid-body: the client sees the cut too.

@@ -1,10 +1,11 @@
 package dev.spendgateway.edge.e2e;
 
-import static dev.spendgateway.edge.e2e.E2eGateway.JSON;
+import static dev.spendgateway.edge.testkit.TestGateway.JSON;
 import static dev.spendgateway.edge.e2e.E2eGateway.TOKEN;
 import static dev.spendgateway.edge.e2e.E2eGateway.USAGE;
-import static dev.spendgateway.edge.e2e.E2eGateway.cap;
-import static dev.spendgateway.edge.e2e.E2eGateway.money;
+import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
+import static dev.spendgateway.edge.testkit.TestGateway.cap;
+import static dev.spendgateway.edge.testkit.TestGateway.money;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +15,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.WebSearchTool;
-import dev.spendgateway.edge.e2e.E2eGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.io.ByteArrayInputStream;
@@ -49,7 +51,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RefusalsE2ETest {
-  private E2eGateway gw;
+  private TestGateway gw;
 
   @BeforeAll
   void start() throws Exception {
@@ -82,22 +84,22 @@ class RefusalsE2ETest {
   static Stream<Arguments> wrongTokens() {
     return Stream.of(
         Arguments.of("the Anthropic SDK with a wrong x-api-key",
-            (Function<E2eGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
+            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
                 () -> gw.anthropicWithApiKey("not-the-token").messages().create(claude(Brand.fresh("a")).build())))),
         Arguments.of("the Anthropic SDK with a wrong bearer token",
-            (Function<E2eGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
+            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
                 () -> gw.anthropicWithBearer("not-the-token").messages().create(claude(Brand.fresh("a")).build())))),
         Arguments.of("the OpenAI SDK with a wrong bearer token",
-            (Function<E2eGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
+            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
                 () -> gw.openAi("not-the-token").chat().completions().create(chat(Brand.fresh("a")).build())))),
         Arguments.of("the OpenAI SDK sending the token with one character more",
-            (Function<E2eGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
+            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
                 () -> gw.openAi(TOKEN + "x").chat().completions().create(chat(Brand.fresh("a")).build())))));
   }
 
   @ParameterizedTest(name = "{0} gets a 401 and reaches no provider")
   @MethodSource("wrongTokens")
-  void aWrongTokenIsRefused(String who, Function<E2eGateway, Refusal> call) {
+  void aWrongTokenIsRefused(String who, Function<TestGateway, Refusal> call) {
     Refusal r = call.apply(gw);
 
     assertEquals(401, r.status());
@@ -162,28 +164,28 @@ class RefusalsE2ETest {
     return b;
   }
 
-  private static Refusal anthropicRefusal(E2eGateway gw, MessageCreateParams params) {
+  private static Refusal anthropicRefusal(TestGateway gw, MessageCreateParams params) {
     return Refusal.of(assertThrows(com.anthropic.errors.BadRequestException.class, () -> gw.anthropic().messages().create(params)));
   }
 
-  private static Refusal chatRefusal(E2eGateway gw, ChatCompletionCreateParams params) {
+  private static Refusal chatRefusal(TestGateway gw, ChatCompletionCreateParams params) {
     return Refusal.of(assertThrows(com.openai.errors.BadRequestException.class, () -> gw.openAi().chat().completions().create(params)));
   }
 
-  private static Refusal responsesRefusal(E2eGateway gw, ResponseCreateParams params) {
+  private static Refusal responsesRefusal(TestGateway gw, ResponseCreateParams params) {
     return Refusal.of(assertThrows(com.openai.errors.BadRequestException.class, () -> gw.openAi().responses().create(params)));
   }
 
   private static Arguments claudeRow(String what, UnaryOperator<MessageCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<E2eGateway, Refusal>) gw -> anthropicRefusal(gw, change.apply(claude(Brand.fresh("bad"))).build()), named);
+    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> anthropicRefusal(gw, change.apply(claude(Brand.fresh("bad"))).build()), named);
   }
 
   private static Arguments chatRow(String what, UnaryOperator<ChatCompletionCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<E2eGateway, Refusal>) gw -> chatRefusal(gw, change.apply(chat(Brand.fresh("bad"))).build()), named);
+    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> chatRefusal(gw, change.apply(chat(Brand.fresh("bad"))).build()), named);
   }
 
   private static Arguments responsesRow(String what, UnaryOperator<ResponseCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<E2eGateway, Refusal>) gw -> responsesRefusal(gw, change.apply(webSearch(Brand.fresh("bad"))).build()), named);
+    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> responsesRefusal(gw, change.apply(webSearch(Brand.fresh("bad"))).build()), named);
   }
 
   private static com.anthropic.core.JsonValue anthropicJson(Object value) {
@@ -246,7 +248,7 @@ class RefusalsE2ETest {
 
   @ParameterizedTest(name = "{0} is a 400 naming {2}, and nothing reaches the provider")
   @MethodSource("policyViolations")
-  void aPolicyViolationIsRefusedBeforeTheProvider(String what, Function<E2eGateway, Refusal> call, String named) {
+  void aPolicyViolationIsRefusedBeforeTheProvider(String what, Function<TestGateway, Refusal> call, String named) {
     Refusal r = call.apply(gw);
 
     assertEquals(400, r.status());
@@ -256,8 +258,6 @@ class RefusalsE2ETest {
   }
 
   // --- 415 ---------------------------------------------------------------------------------------
-
-  private static final String TRANSCRIPTIONS = "/openai/v1/audio/transcriptions";
 
   /** A body each route would accept: under the wrong content type it must still be refused. */
   private static String validBody(String path) {
@@ -332,7 +332,7 @@ class RefusalsE2ETest {
       application/octet-stream
       """)
   void jsonUnderAnyParametersOrCaseOrARawClientsDefaultTypeIsRead(String contentType) throws Exception {
-    HttpResponse<String> r = gw.send(gw.post("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
+    HttpResponse<String> r = gw.send(gw.postJson("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
         .setHeader("content-type", contentType).build());
 
     assertEquals(200, r.statusCode(), r.body());
@@ -345,7 +345,7 @@ class RefusalsE2ETest {
       a missing x-spend-lane | 400
       """)
   void theTokenAndTheSpendHeadersAreCheckedFirst(String what, int status) throws Exception {
-    HttpRequest.Builder b = gw.post("/openai/v1/chat/completions", validBody("/openai/v1/chat/completions"), Brand.fresh("order"))
+    HttpRequest.Builder b = gw.postJson("/openai/v1/chat/completions", validBody("/openai/v1/chat/completions"), Brand.fresh("order"))
         .setHeader("content-type", "text/plain");
     if (status == 401) {
       b.setHeader("authorization", "Bearer not-the-token");
@@ -383,7 +383,7 @@ class RefusalsE2ETest {
     watcher.start();
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      calls.add(gw.http.sendAsync(gw.post("/anthropic/v1/messages", body, brand).build(), HttpResponse.BodyHandlers.ofString()));
+      calls.add(gw.http.sendAsync(gw.postJson("/anthropic/v1/messages", body, brand).build(), HttpResponse.BodyHandlers.ofString()));
     }
     CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).join();
     JsonNode settled = gw.awaitSettled(brand.id());
@@ -452,7 +452,7 @@ class RefusalsE2ETest {
   @ParameterizedTest(name = "{0} is a 404 made by the gateway")
   @MethodSource("unknownPaths")
   void anUnknownPathIsA404(String path, String ignored) throws Exception {
-    HttpResponse<String> r = gw.send(gw.post(path, claudeBody(10), Brand.fresh("nf")).build());
+    HttpResponse<String> r = gw.send(gw.postJson(path, claudeBody(10), Brand.fresh("nf")).build());
 
     assertEquals(404, r.statusCode(), r.body());
     assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
@@ -467,7 +467,7 @@ class RefusalsE2ETest {
     Arrays.fill(body, (byte) ' ');
     byte[] start = claudeBody(10).getBytes(StandardCharsets.UTF_8);
     System.arraycopy(start, 0, body, 0, start.length);
-    HttpRequest.Builder b = gw.post("/anthropic/v1/messages", "", Brand.fresh("big")).POST(publisher.apply(body));
+    HttpRequest.Builder b = gw.postJson("/anthropic/v1/messages", "", Brand.fresh("big")).POST(publisher.apply(body));
 
     HttpResponse<String> r = gw.send(b.build());
 

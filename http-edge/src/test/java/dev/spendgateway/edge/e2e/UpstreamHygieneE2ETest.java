@@ -4,6 +4,10 @@ import static dev.spendgateway.edge.e2e.E2eGateway.ANTHROPIC_KEY;
 import static dev.spendgateway.edge.e2e.E2eGateway.OPENAI_KEY;
 import static dev.spendgateway.edge.e2e.E2eGateway.TOKEN;
 import static dev.spendgateway.edge.e2e.E2eGateway.USAGE;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
+import static dev.spendgateway.edge.testkit.TestGateway.RESPONSES;
+import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -13,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.models.audio.AudioResponseFormat;
 import com.openai.models.audio.transcriptions.TranscriptionCreateParams;
-import dev.spendgateway.edge.e2e.E2eGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.ReceivedCall;
 import dev.spendgateway.sim.SimRoute;
@@ -42,12 +47,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class UpstreamHygieneE2ETest {
-  private static final String ANTHROPIC = "/anthropic/v1/messages";
-  private static final String CHAT = "/openai/v1/chat/completions";
-  private static final String RESPONSES = "/openai/v1/responses";
-  private static final String TRANSCRIPTIONS = "/openai/v1/audio/transcriptions";
-
-  private E2eGateway gw;
+  private TestGateway gw;
 
   @BeforeAll
   void start() throws Exception {
@@ -86,7 +86,7 @@ class UpstreamHygieneE2ETest {
   }
 
   private HttpResponse<String> post(String path, String body, Brand brand) throws Exception {
-    return gw.send(gw.post(path, body, brand).build());
+    return gw.send(gw.postJson(path, body, brand).build());
   }
 
   // --- 6. what the provider receives --------------------------------------------------------
@@ -187,7 +187,7 @@ class UpstreamHygieneE2ETest {
   void theProviderGetsItsKeyAndNeverTheGatewayToken(String provider, String path, SimRoute route, String body, String header, String expected)
       throws Exception {
     // The caller presents the token both ways at once; neither may travel on.
-    HttpRequest request = gw.post(path, body, Brand.fresh("keys")).header("x-api-key", TOKEN).build();
+    HttpRequest request = gw.postJson(path, body, Brand.fresh("keys")).header("x-api-key", TOKEN).build();
     assertEquals(200, gw.send(request).statusCode());
 
     ReceivedCall call = only(route);
@@ -203,7 +203,7 @@ class UpstreamHygieneE2ETest {
     for (String path : List.of(ANTHROPIC, CHAT)) {
       String body = path.equals(ANTHROPIC) ? claudeBody("hi", false) : chatBody("hi", "");
       HttpRequest request =
-          gw.post(path, body, brand)
+          gw.postJson(path, body, brand)
               .header("cookie", "session=abc123")
               .header("x-forwarded-for", "10.1.2.3")
               .header("forwarded", "for=10.1.2.3")
@@ -284,7 +284,7 @@ class UpstreamHygieneE2ETest {
             + "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\n"
             + "Content-Type: audio/mpeg\r\n\r\n" + "x".repeat(2000) + "\r\n"
             + "--" + boundary + "--\r\n";
-    return gw.post(TRANSCRIPTIONS, "", brand)
+    return gw.postJson(TRANSCRIPTIONS, "", brand)
         .header("content-type", "multipart/form-data; boundary=" + boundary)
         .POST(HttpRequest.BodyPublishers.ofString(form, StandardCharsets.UTF_8))
         .build();
@@ -343,7 +343,7 @@ class UpstreamHygieneE2ETest {
 
   private String send(Map<String, Logged> sent, String what, String path, String body, Brand brand, int status) throws Exception {
     String requestId = "log-" + sent.size() + "-" + System.nanoTime();
-    HttpRequest.Builder b = gw.post(path, body, brand).header("x-request-id", requestId);
+    HttpRequest.Builder b = gw.postJson(path, body, brand).header("x-request-id", requestId);
     if (status == 401) {
       b.setHeader("authorization", "Bearer wrong-token");
     }

@@ -1,15 +1,16 @@
 package dev.spendgateway.edge.reliability;
 
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.ANTHROPIC;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.CHAT;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.RESPONSES;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
+import static dev.spendgateway.edge.testkit.TestGateway.RESPONSES;
 import static dev.spendgateway.edge.reliability.ReliabilityGateway.TOKEN;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.TRANSCRIPTIONS;
+import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.spendgateway.edge.reliability.ReliabilityGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -54,7 +55,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BadInputFuzzTest {
-  private ReliabilityGateway gw;
+  private TestGateway gw;
   private final Brand brand = new Brand("fuzz-brand", "5", "50");
   /** An open reservation the settle cases aim at. */
   private static final String OPEN_ID = "fuzz-open-1";
@@ -178,7 +179,7 @@ class BadInputFuzzTest {
     assertEquals(status, r.status(), what + " → " + r);
     assertTrue(r.header("content-type").startsWith("application/json"), r.toString());
     assertEquals("true", r.header("x-gateway-error"), r.toString());
-    JsonNode error = ReliabilityGateway.JSON.readTree(r.body()).path("error");
+    JsonNode error = TestGateway.JSON.readTree(r.body()).path("error");
     assertTrue(error.path("type").isTextual(), r.toString());
     assertTrue(error.path("message").asText().contains(named), r.toString());
     assertTrue(!r.body().contains(TOKEN), "the answer echoes nothing sent: " + r);
@@ -260,7 +261,7 @@ class BadInputFuzzTest {
     // Refusals by Pekko's HTTP parser (431 for an oversized header) come as JSON too (JsonParsingErrorHandler).
     JsonNode body;
     try {
-      body = ReliabilityGateway.JSON.readTree(r.body());
+      body = TestGateway.JSON.readTree(r.body());
     } catch (IOException notJson) {
       throw new AssertionError("a JSON error body: " + context);
     }

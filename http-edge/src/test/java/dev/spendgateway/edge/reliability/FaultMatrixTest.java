@@ -1,17 +1,18 @@
 package dev.spendgateway.edge.reliability;
 
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.ANTHROPIC;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.CHAT;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.RESPONSES;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.cap;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.money;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
+import static dev.spendgateway.edge.testkit.TestGateway.RESPONSES;
+import static dev.spendgateway.edge.testkit.TestGateway.cap;
+import static dev.spendgateway.edge.testkit.TestGateway.money;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.spendgateway.edge.reliability.ReliabilityGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.io.IOException;
@@ -52,7 +53,7 @@ class FaultMatrixTest {
   private static final Set<String> DOCUMENTED_GATEWAY_5XX =
       Set.of("upstream_unavailable", "upstream_unreadable", "ledger_unavailable");
 
-  private ReliabilityGateway gw;
+  private TestGateway gw;
   /** What a clean call on each route settles at: the "actual" the fault rows are held to. */
   private final Map<Route, BigDecimal> actualOf = new EnumMap<>(Route.class);
 
@@ -243,7 +244,7 @@ class FaultMatrixTest {
       closedPort = s.getLocalPort();
     }
     String nobody = "http://127.0.0.1:" + closedPort;
-    try (ReliabilityGateway refused =
+    try (TestGateway refused =
         ReliabilityGateway.start("refused", Map.of("providers.openai.base-url", nobody, "providers.anthropic.base-url", nobody))) {
       for (Route route : List.of(Route.ANTHROPIC_JSON, Route.CHAT_STREAM)) {
         Brand brand = Brand.fresh("refused");
@@ -291,7 +292,7 @@ class FaultMatrixTest {
 
   private static String errorType(String body) {
     try {
-      return ReliabilityGateway.JSON.readTree(body).path("error").path("type").asText(null);
+      return TestGateway.JSON.readTree(body).path("error").path("type").asText(null);
     } catch (IOException notJson) {
       return null;
     }

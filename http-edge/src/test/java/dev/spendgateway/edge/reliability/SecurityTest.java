@@ -1,12 +1,12 @@
 package dev.spendgateway.edge.reliability;
 
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
 import static dev.spendgateway.edge.reliability.ReliabilityGateway.ANTHROPIC_KEY;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.CHAT;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
 import static dev.spendgateway.edge.reliability.ReliabilityGateway.OPENAI_KEY;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.RESPONSES;
+import static dev.spendgateway.edge.testkit.TestGateway.RESPONSES;
 import static dev.spendgateway.edge.reliability.ReliabilityGateway.TOKEN;
-import static dev.spendgateway.edge.reliability.ReliabilityGateway.TRANSCRIPTIONS;
+import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.GatewaySettings;
 import dev.spendgateway.edge.auth.GatewayAuth;
-import dev.spendgateway.edge.reliability.ReliabilityGateway.Brand;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.ReceivedCall;
 import dev.spendgateway.sim.SimRoute;
@@ -49,7 +50,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SecurityTest {
-  private ReliabilityGateway gw;
+  private TestGateway gw;
 
   @BeforeAll
   void start() throws Exception {

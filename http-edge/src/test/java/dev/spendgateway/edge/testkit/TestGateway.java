@@ -1,0 +1,313 @@
+package dev.spendgateway.edge.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.client.okhttp.AnthropicOkHttpClient;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.Gateway;
+import dev.spendgateway.sim.ProviderSimulator;
+import dev.spendgateway.sim.SimConfig;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.ServerBinding;
+
+/**
+ * One running gateway in front of one provider simulator, for a whole test class: the real
+ * composition root ({@link Gateway#start}) on its own actor system, a file H2 journal in a fresh
+ * temp dir, the official SDKs pointed at it with only base URL and key changed, a plain {@link
+ * HttpClient} for what the SDKs cannot send, and a capture of every log line (all loggers, the
+ * {@code access} logger included).
+ *
+ * <p>What differs between the suites that use it (their conf file with its fake secrets, what the
+ * simulator bills) is a {@link Suite}; see {@code e2e.E2eGateway} and {@code
+ * reliability.ReliabilityGateway}.
+ */
+public final class TestGateway implements AutoCloseable {
+  /** The pass-through routes, as a caller of the gateway addresses them. */
+  public static final String ANTHROPIC = "/anthropic/v1/messages";
+  public static final String CHAT = "/openai/v1/chat/completions";
+  public static final String RESPONSES = "/openai/v1/responses";
+  public static final String TRANSCRIPTIONS = "/openai/v1/audio/transcriptions";
+
+  public static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+
+  /**
+   * What one test suite runs the gateway with.
+   *
+   * @param confResource the classpath conf laid under the per-run values (it sets the token and
+   *     the fake provider keys)
+   * @param namePrefix names the actor system and the temp data dir, so leftovers say whose they are
+   * @param simulator how the upstream simulator answers by default
+   */
+  public record Suite(String confResource, String namePrefix, SimConfig simulator) {}
+
+  public final ProviderSimulator sim;
+  public final LogCapture logs;
+  public final String base;
+  public final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  /** The gateway token of the suite's conf: what {@link #post} and the /usage reads present. */
+  private final String token;
+  private final ActorSystem<Void> system;
+  private final Path dataDir;
+  private final List<AutoCloseable> clients = new ArrayList<>();
+
+  private TestGateway(
+      ProviderSimulator sim, LogCapture logs, String token, ActorSystem<Void> system, Path dataDir, int port) {
+    this.sim = sim;
+    this.logs = logs;
+    this.token = token;
+    this.system = system;
+    this.dataDir = dataDir;
+    this.base = "http://127.0.0.1:" + port;
+  }
+
+  public static TestGateway start(Suite suite, String name) throws Exception {
+    return start(suite, name, Map.of());
+  }
+
+  /** {@code overrides} win over everything, e.g. a provider base URL nobody listens on. */
+  public static TestGateway start(Suite suite, String name, Map<String, Object> overrides) throws Exception {
+    LogCapture logs = LogCapture.attach();
+    ProviderSimulator sim = ProviderSimulator.start(suite.simulator());
+    Path dataDir = Files.createTempDirectory(suite.namePrefix() + "-" + name);
+    // The per-run values: any free port, this run's data dir, the simulator as both providers.
+    Map<String, Object> values = new HashMap<>();
+    values.put("gateway.port", 0);
+    values.put("gateway.data-dir", dataDir.toString());
+    values.put("providers.openai.base-url", sim.baseUrl());
+    values.put("providers.anthropic.base-url", sim.baseUrl());
+    values.putAll(overrides);
+    // Resolved only after the overlay, so the H2 URL picks up the temp data dir.
+    Config config =
+        ConfigFactory.parseMap(values)
+            .withFallback(ConfigFactory.parseResources(suite.confResource()))
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), suite.namePrefix() + "-" + name, config);
+    ServerBinding binding =
+        Gateway.start(system, config, Clock.systemUTC()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    TestGateway gateway =
+        new TestGateway(
+            sim, logs, config.getString("gateway.token"), system, dataDir, binding.localAddress().getPort());
+    gateway.awaitReady();
+    return gateway;
+  }
+
+  private void awaitReady() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      if (send(get("/readyz").build()).statusCode() == 200) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+    fail("the gateway's ledger did not become ready within 30s");
+  }
+
+  // --- clients ---------------------------------------------------------------------------------
+
+  /** The OpenAI SDK, changed only in base URL and key (the gateway token, sent as Bearer). */
+  public OpenAIClient openAi() {
+    return openAi(token);
+  }
+
+  public OpenAIClient openAi(String key) {
+    OpenAIClient client =
+        OpenAIOkHttpClient.builder()
+            .baseUrl(base + "/openai/v1")
+            .apiKey(key)
+            .maxRetries(0)
+            .timeout(Duration.ofSeconds(20))
+            .build();
+    clients.add(client::close);
+    return client;
+  }
+
+  /** The Anthropic SDK with the token as {@code x-api-key}. */
+  public AnthropicClient anthropic() {
+    return anthropicWithApiKey(token);
+  }
+
+  public AnthropicClient anthropicWithApiKey(String key) {
+    return anthropic(AnthropicOkHttpClient.builder().apiKey(key));
+  }
+
+  /** The Anthropic SDK with the token as {@code Authorization: Bearer}. */
+  public AnthropicClient anthropicWithBearer(String token) {
+    return anthropic(AnthropicOkHttpClient.builder().authToken(token));
+  }
+
+  private AnthropicClient anthropic(AnthropicOkHttpClient.Builder builder) {
+    AnthropicClient client =
+        builder.baseUrl(base + "/anthropic").maxRetries(0).timeout(Duration.ofSeconds(20)).build();
+    clients.add(client::close);
+    return client;
+  }
+
+  public HttpRequest.Builder get(String path) {
+    return HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20)).GET();
+  }
+
+  /** A POST carrying the gateway token and the spend headers of {@code brand}, no body yet. */
+  public HttpRequest.Builder post(String path, Brand brand) {
+    return brand.headers(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(20))
+            .header("authorization", "Bearer " + token));
+  }
+
+  /** A JSON POST carrying the gateway token and the spend headers of {@code brand}. */
+  public HttpRequest.Builder postJson(String path, String body, Brand brand) {
+    return post(path, brand)
+        .header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+  }
+
+  public HttpResponse<String> send(HttpRequest request) throws IOException, InterruptedException {
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  // --- the ledger as /usage shows it -------------------------------------------------------------
+
+  /** /usage as the gateway reports it, for one brand (its rows plus the global ones). */
+  public JsonNode usage(String brand) throws Exception {
+    HttpResponse<String> r = send(get("/usage?brand=" + brand).header("x-api-key", token).build());
+    assertEquals(200, r.statusCode(), r.body());
+    return JSON.readTree(r.body());
+  }
+
+  /** The whole /usage answer as text (every cap, every window, the open count). */
+  public String usageText() throws Exception {
+    HttpResponse<String> r = send(get("/usage").header("x-api-key", token).build());
+    assertEquals(200, r.statusCode(), r.body());
+    return r.body();
+  }
+
+  /** One cap's row (e.g. {@code brand_daily} of {@code brand}, {@code global_daily}). */
+  public static JsonNode cap(JsonNode usage, String cap) {
+    for (JsonNode row : usage.get("caps")) {
+      if (row.get("cap").asText().equals(cap)) {
+        return row;
+      }
+    }
+    throw new AssertionError("no cap " + cap + " in " + usage);
+  }
+
+  public static BigDecimal money(JsonNode row, String field) {
+    return row.get(field).decimalValue();
+  }
+
+  /** Polls /usage until no reservation is open (settlement runs after the answer is sent). */
+  public JsonNode awaitSettled(String brand) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
+    JsonNode usage = usage(brand);
+    while (usage.get("openReservations").asInt() != 0) {
+      if (System.nanoTime() > deadline) {
+        fail("reservations still open after 25s: " + usage);
+      }
+      Thread.sleep(20);
+      usage = usage(brand);
+    }
+    return usage;
+  }
+
+  // --- the access log ------------------------------------------------------------------------------
+
+  /** Polls the captured access log until a line matches. */
+  public JsonNode awaitAccessLine(Predicate<JsonNode> which) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
+    while (System.nanoTime() < deadline) {
+      Optional<JsonNode> line = logs.accessLines().stream().filter(which).findFirst();
+      if (line.isPresent()) {
+        return line.get();
+      }
+      Thread.sleep(25);
+    }
+    throw new AssertionError("no matching access log line in " + logs.accessLines());
+  }
+
+  /** Every access line carrying {@code requestId}, waiting until at least one is there. */
+  public List<JsonNode> awaitAccessLines(String requestId) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
+    while (System.nanoTime() < deadline) {
+      if (!accessLines(requestId).isEmpty()) {
+        Thread.sleep(50); // a second line, if any, would be written right after the first
+        return accessLines(requestId);
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("no access log line for " + requestId);
+  }
+
+  private List<JsonNode> accessLines(String requestId) {
+    return logs.accessLines().stream().filter(l -> requestId.equals(l.path("request_id").asText())).toList();
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (AutoCloseable c : clients) {
+      c.close();
+    }
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    sim.close();
+    logs.detach();
+    try (Stream<Path> files = Files.walk(dataDir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+
+  // --- spend headers -------------------------------------------------------------------------------
+
+  /** An {@code app} brand with its caps; every test uses a fresh one so its spend starts at 0. */
+  public record Brand(String id, String dailyUsd, String monthlyUsd) {
+    public static Brand fresh(String prefix) {
+      return new Brand(prefix + "-" + Long.toHexString(System.nanoTime()), "5", "50");
+    }
+
+    public Brand withDaily(String usd) {
+      return new Brand(id, usd, monthlyUsd);
+    }
+
+    public Map<String, String> headerMap() {
+      return Map.of(
+          "x-spend-lane", "app",
+          "x-spend-brand", id,
+          "x-spend-brand-daily-usd", dailyUsd,
+          "x-spend-brand-monthly-usd", monthlyUsd);
+    }
+
+    public HttpRequest.Builder headers(HttpRequest.Builder b) {
+      headerMap().forEach(b::header);
+      return b;
+    }
+  }
+}
