@@ -80,6 +80,8 @@ class BadInputFuzzTest {
   /** A route under fuzz: a valid body, the fields the gateway reads, how to send. */
   record Target(String path, String validBody, List<String> requiredFields, List<String> numberFields, boolean ledgerApi) {}
 
+  private static final String ROUTED = "/v1/chat/completions";
+
   private static final List<Target> JSON_TARGETS = List.of(
       new Target(ANTHROPIC, "{\"model\":\"claude-opus-5-5\",\"max_tokens\":800,\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}",
           List.of("model", "max_tokens", "messages"), List.of("max_tokens"), false),
@@ -89,7 +91,10 @@ class BadInputFuzzTest {
           List.of("model", "tools"), List.of("max_output_tokens"), false),
       new Target("/ledger/reservations", "{\"id\":\"fuzz-new-1\",\"lane\":\"app\",\"brand\":\"fuzz-brand\",\"amountUsd\":0.3,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}",
           List.of("id", "lane", "brand", "amountUsd", "brandDailyUsd", "brandMonthlyUsd"), List.of("amountUsd", "brandDailyUsd", "brandMonthlyUsd"), true),
-      new Target("/ledger/reservations/" + OPEN_ID + "/settle", "{\"actualUsd\":0.1}", List.of("actualUsd"), List.of("actualUsd"), true));
+      new Target("/ledger/reservations/" + OPEN_ID + "/settle", "{\"actualUsd\":0.1}", List.of("actualUsd"), List.of("actualUsd"), true),
+      // The failover router: model names a profile, the body is translated for the fallback.
+      new Target(ROUTED, "{\"model\":\"fast-summary\",\"max_tokens\":800,\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}",
+          List.of("model", "messages"), List.of("max_tokens"), false));
 
   /** Values no vetted field may take: wrong types, out-of-range numbers, non-JSON numbers. */
   private static final List<String> BAD_VALUES = List.of(
@@ -365,11 +370,8 @@ class BadInputFuzzTest {
     for (Target t : JSON_TARGETS) {
       out.put(t.path(), t.validBody());
     }
-    out.put(ROUTED, "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
     return out;
   }
-
-  private static final String ROUTED = "/v1/chat/completions";
 
   /**
    * Content types no JSON route reads: each is a 415 even for a body the route would accept —
