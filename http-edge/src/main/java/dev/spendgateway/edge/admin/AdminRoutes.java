@@ -4,17 +4,15 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.admin.AdminRequests.Who;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
-import dev.spendgateway.edge.admin.AdminRequests.Who;
+import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.ledger.GlobalBudget.AdjustReply;
 import dev.spendgateway.ledger.GlobalBudget.Adjusted;
 import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
 import dev.spendgateway.ledger.GlobalBudget.Conflict;
 import dev.spendgateway.ledger.GlobalBudget.Invalid;
-import dev.spendgateway.ledger.GlobalBudget.NotFound;
-import dev.spendgateway.ledger.GlobalBudget.NotOpen;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
@@ -85,7 +83,6 @@ public final class AdminRoutes extends AllDirectives {
   record AdjustedBody(String adjustmentId, String lane, String brand, BigDecimal deltaUsd, String operator, String reason) {}
 
   @JsonInclude(JsonInclude.Include.ALWAYS)
-  record ClosedBody(String id, String status, BigDecimal actualUsd) {}
 
   private Route credit(String brand) {
     return api.body(text -> {
@@ -145,21 +142,9 @@ public final class AdminRoutes extends AllDirectives {
     });
   }
 
-  /** The ledger's close answers as HTTP, as the ledger API gives them. */
+  /** The ledger's close answers as HTTP, exactly as the ledger API gives them. */
   private HttpResponse closed(CloseReply reply) {
-    if (reply instanceof Closed c) {
-      return api.json(StatusCodes.OK, new ClosedBody(c.id(), c.status().wireName(), Micros.toUsd(c.actualMicros())));
-    } else if (reply instanceof NotFound n) {
-      return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
-    } else if (reply instanceof NotOpen n) {
-      return api.simpleError(StatusCodes.CONFLICT, "conflict", null,
-          "reservation " + n.id() + " was " + n.status().wireName() + "; there is nothing to close");
-    } else if (reply instanceof Conflict c) {
-      return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
-    } else if (reply instanceof Invalid i) {
-      return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
-    }
-    throw new IllegalStateException("unexpected reply " + reply);
+    return LedgerRoutes.closeAnswer(api, reply);
   }
 
   // --- helpers ---------------------------------------------------------------------------------

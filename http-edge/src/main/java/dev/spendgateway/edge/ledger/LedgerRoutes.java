@@ -118,6 +118,14 @@ public final class LedgerRoutes extends AllDirectives {
   }
 
   private HttpResponse closed(CloseReply reply) {
+    return closeAnswer(api, reply);
+  }
+
+  /**
+   * A settle or void answer as HTTP: the ledger API's shapes, shared with the admin API's
+   * operator settle and void so both answer alike.
+   */
+  public static HttpResponse closeAnswer(JsonApi api, CloseReply reply) {
     if (reply instanceof Closed c) {
       return api.json(StatusCodes.OK, ClosedBody.of(c));
     } else if (reply instanceof NotFound n) {
