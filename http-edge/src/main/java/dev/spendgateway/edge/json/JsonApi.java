@@ -25,8 +25,8 @@ import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * What the gateway's own JSON APIs (ledger, admin) share: reading a body (415 unless it is {@code
- * application/json}, 413 over 64 KiB) with 400s naming the field, answering with JSON, and the 503 when the ledger
+ * What the gateway's own JSON APIs (ledger, admin) share: reading a body (415 for a multipart one,
+ * 413 over 64 KiB) with 400s naming the field, answering with JSON, and the 503 when the ledger
  * does not answer in time.
  */
 public final class JsonApi {
@@ -56,9 +56,9 @@ public final class JsonApi {
   }
 
   /**
-   * The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. A body that is
-   * not {@code application/json} is a 415 naming the header, before it is read; one over {@link
-   * #MAX_BODY_BYTES} a 413, before it is buffered.
+   * The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. A multipart
+   * body is a 415 naming the header, before it is read (any other declared type is read as JSON,
+   * see {@link BodyType}); one over {@link #MAX_BODY_BYTES} a 413, before it is buffered.
    */
   public Route body(Function<String, Route> inner) {
     return extractRequestEntity(sent -> extractMaterializer(materializer -> {

@@ -27,7 +27,7 @@ interface CallKind {
 
   Shape errorShape();
 
-  /** The content type the body must come in; anything else is a 415 before the body is read. */
+  /** How the body is read, and which declared types are a 415 before it is read (see BodyType). */
   BodyType bodyType();
 
   /** Reads and vets the caller's body (never a failed stage for bad input: a Rejected instead). */

@@ -76,7 +76,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One routed {@code POST /v1/chat/completions} call, start to end (SPEC §7, issue 6): spend headers,
- * body type (415 unless JSON), strict body, profile, policy on the body actually sent to each
+ * body type (415 for multipart), strict body, profile, policy on the body actually sent to each
  * provider, then attempts as {@link FailoverPlan} directs. Every attempt is admitted by its pool, reserves its own worst case, is
  * settled on its own (answer → actual cost; error status → 0; cut or unreadable → worst case;
  * connection failure → 0 only when nothing can have reached the provider) and writes one access-log
