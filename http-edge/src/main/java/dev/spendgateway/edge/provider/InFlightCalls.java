@@ -39,8 +39,8 @@ public final class InFlightCalls {
    * Counts every answer of {@code inner} from the start of its route to the end of its entity.
    * {@code inner} is sealed here (rejections and exceptions become responses, as the binding would
    * make them), so every request ends in exactly one response and one decrement. The result is
-   * mapped synchronously on the route's own execution context: a {@code CompletionStage} callback
-   * here would hop to the common pool twice per request, which cost a fifth of the throughput.
+   * mapped on the route's own execution context (synchronously when it is already complete): a
+   * {@code CompletionStage} callback here would hop to the JDK's common pool twice per request.
    */
   public Route tracking(Supplier<Route> inner) {
     Route sealed = inner.get().seal();
@@ -57,7 +57,7 @@ public final class InFlightCalls {
 
   private RouteResult endWithEntity(RouteResult routed) {
     if (!(routed instanceof Complete complete)) {
-      answers.decrementAndGet(); // rejected: another route (or the 404) answers, counted there if wrapped
+      answers.decrementAndGet(); // a rejection: cannot come out of a sealed route, but never leak a count
       return routed;
     }
     HttpResponse response = complete.getResponse();
