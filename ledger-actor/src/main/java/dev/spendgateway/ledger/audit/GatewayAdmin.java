@@ -503,6 +503,18 @@ public final class GatewayAdmin implements Callable<Integer> {
         + " (the gateway applies an adjustment id at most once)";
   }
 
+  /** {@code --reason} of every write verb: each admin write is journaled with who and why. */
+  static final class ReasonOption {
+    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
+    String reason;
+
+    /** Adds the reason and the operator ({@code --operator}, else {@code $USER}) to {@code body}. */
+    void addTo(Map<String, Object> body, GatewayOptions gateway) {
+      body.put("reason", reason);
+      body.put("operator", gateway.operator());
+    }
+  }
+
   /** {@code --id} of credit and adjust. */
   static final class AdjustmentIdOption {
     @Option(names = "--id", paramLabel = "ID",
@@ -533,8 +545,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Option(names = "--usd", required = true, paramLabel = "USD", description = "Amount to credit (positive).")
     BigDecimal usd;
 
-    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
-    String reason;
+    @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -542,8 +553,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     public Integer call() throws Exception {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("usd", usd);
-      body.put("reason", reason);
-      body.put("operator", gateway.operator());
+      why.addTo(body, gateway);
       return postAdjustment(spec, gateway, "/admin/brands/" + encode(brand) + "/credit", body, adjustmentId.idOrNew());
     }
   }
@@ -568,8 +578,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Option(names = "--usd", required = true, paramLabel = "USD", description = "Signed amount.")
     BigDecimal usd;
 
-    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
-    String reason;
+    @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -579,8 +588,7 @@ public final class GatewayAdmin implements Callable<Integer> {
       body.put("lane", lane);
       body.put("brand", brand);
       body.put("deltaUsd", usd);
-      body.put("reason", reason);
-      body.put("operator", gateway.operator());
+      why.addTo(body, gateway);
       return postAdjustment(spec, gateway, "/admin/adjustments", body, adjustmentId.idOrNew());
     }
   }
@@ -596,8 +604,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Option(names = "--usd", required = true, paramLabel = "USD", description = "Actual cost.")
     BigDecimal usd;
 
-    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
-    String reason;
+    @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -605,8 +612,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     public Integer call() throws Exception {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("actualUsd", usd);
-      body.put("reason", reason);
-      body.put("operator", gateway.operator());
+      why.addTo(body, gateway);
       return post(spec, gateway, "/admin/reservations/" + encode(id) + "/settle", body);
     }
   }
@@ -619,16 +625,14 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "Reservation id.")
     String id;
 
-    @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why (journaled).")
-    String reason;
+    @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
       Map<String, Object> body = new LinkedHashMap<>();
-      body.put("reason", reason);
-      body.put("operator", gateway.operator());
+      why.addTo(body, gateway);
       return post(spec, gateway, "/admin/reservations/" + encode(id) + "/void", body);
     }
   }
