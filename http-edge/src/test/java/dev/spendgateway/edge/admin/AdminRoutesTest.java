@@ -2,36 +2,24 @@ package dev.spendgateway.edge.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static dev.spendgateway.edge.testkit.LedgerApiServer.assertUsd;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.GatewayRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.edge.testkit.LedgerApiServer;
+import dev.spendgateway.edge.testkit.LedgerApiServer.Answer;
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.Ledger;
-import dev.spendgateway.ledger.LedgerClient;
-import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.Journaled;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,34 +37,21 @@ import org.junit.jupiter.params.provider.ValueSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminRoutesTest {
   private static final String TOKEN = "admin-test-token";
-  private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
-  private final HttpClient http = HttpClient.newHttpClient();
+  private LedgerApiServer server;
   private ActorSystem<Void> system;
-  private ServerBinding binding;
-  private String base;
 
   @BeforeAll
   void start() throws Exception {
-    Config config = ConfigFactory.parseResources(AdminRoutesTest.class, "admin-routes-test.conf")
-        .withFallback(ConfigFactory.defaultReference()).resolve();
-    system = ActorSystem.create(Behaviors.empty(), "admin-routes-test", config);
-    LedgerSettings settings = LedgerSettings.fromConfig(config);
-    LedgerClient client = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
-    client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    var route = GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(),
-        List.of(new LedgerRoutes(client, mapper).route(), new AdminRoutes(client, mapper).route()));
-    binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+    server = LedgerApiServer.start(AdminRoutesTest.class, "admin-routes-test.conf", TOKEN,
+        ledger -> GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(), List.of(
+            new LedgerRoutes(ledger, LedgerApiServer.JSON).route(), new AdminRoutes(ledger, LedgerApiServer.JSON).route())));
+    system = server.system;
   }
 
   @AfterAll
   void stop() throws Exception {
-    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    system.terminate();
-    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    server.close();
   }
-
-  private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
 
   private Answer post(String path, String body, String token) throws Exception {
     return post(path, body, token, "application/json");
@@ -84,15 +59,7 @@ class AdminRoutesTest {
 
   /** {@code token} or {@code contentType} null: that header is not sent. */
   private Answer post(String path, String body, String token, String contentType) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
-    if (contentType != null) {
-      b.header("content-type", contentType);
-    }
-    if (token != null) {
-      b.header("authorization", "Bearer " + token);
-    }
-    HttpResponse<String> response = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
+    return server.post(path, body, token, contentType);
   }
 
   private Answer post(String path, String body) throws Exception {
@@ -100,9 +67,7 @@ class AdminRoutesTest {
   }
 
   private Answer get(String path) throws Exception {
-    HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + path))
-        .header("x-api-key", TOKEN).GET().build(), HttpResponse.BodyHandlers.ofString());
-    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
+    return server.get(path);
   }
 
   private List<GlobalBudget.Event> journal() throws Exception {
@@ -138,9 +103,6 @@ class AdminRoutesTest {
     assertEquals(200, post("/ledger/reservations/" + id + "/settle", "{\"actualUsd\":" + usd + "}").status());
   }
 
-  private static void assertUsd(String expected, JsonNode actual) {
-    assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
-  }
 
   @Test
   void creditIsJournaledWithOperatorAndReasonAndShowsInUsage() throws Exception {
@@ -234,7 +196,7 @@ class AdminRoutesTest {
   void theCliRerunWithTheSameIdCreditsOnce() throws Exception {
     spend("cli-b", "1.00");
     String[] credit = {"credit", "--brand", "cli-b", "--usd", "0.25", "--reason", "refund", "--id", "cli-credit-1",
-        "--host", "127.0.0.1", "--port", String.valueOf(binding.localAddress().getPort()), "--token", TOKEN,
+        "--host", "127.0.0.1", "--port", String.valueOf(server.port()), "--token", TOKEN,
         "--operator", "alice"};
     List<String> outs = new java.util.ArrayList<>();
     for (int run = 0; run < 2; run++) {
@@ -246,7 +208,7 @@ class AdminRoutesTest {
       outs.add(out.toString());
     }
     assertEquals(outs.get(0), outs.get(1));
-    assertEquals("cli-credit-1", mapper.readTree(outs.get(0)).get("adjustmentId").textValue());
+    assertEquals("cli-credit-1", LedgerApiServer.JSON.readTree(outs.get(0)).get("adjustmentId").textValue());
     assertUsd("0.75", cap(get("/usage?brand=cli-b").body(), "brand_daily", "cli-b").get("spentUsd"));
     assertEquals(1, adjustmentsWithId("cli-credit-1"));
   }

@@ -2,31 +2,23 @@ package dev.spendgateway.edge.ledger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static dev.spendgateway.edge.testkit.LedgerApiServer.assertUsd;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.testkit.LedgerApiServer;
+import dev.spendgateway.edge.testkit.LedgerApiServer.Answer;
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
-import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.caps.CapWindows;
 import java.math.BigDecimal;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,36 +32,20 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Every status and body shape of the ledger API, over real HTTP against a real (in-memory H2) ledger. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LedgerRoutesTest {
-  private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
-  private final HttpClient http = HttpClient.newHttpClient();
+  private LedgerApiServer server;
   private ActorSystem<Void> system;
-  private ServerBinding binding;
-  private String base;
 
   @BeforeAll
   void start() throws Exception {
-    Config config = ConfigFactory.parseResources(LedgerRoutesTest.class, "ledger-routes-test.conf")
-        .withFallback(ConfigFactory.defaultReference()).resolve();
-    system = ActorSystem.create(Behaviors.empty(), "ledger-routes-test", config);
-    LedgerSettings settings = LedgerSettings.fromConfig(config);
-    LedgerClient client = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
-    client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    binding = bind(new LedgerRoutes(client, mapper));
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
-  }
-
-  private ServerBinding bind(LedgerRoutes routes) throws Exception {
-    return Http.get(system).newServerAt("127.0.0.1", 0).bind(routes.route()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    server = LedgerApiServer.start(LedgerRoutesTest.class, "ledger-routes-test.conf", null,
+        ledger -> new LedgerRoutes(ledger, LedgerApiServer.JSON).route());
+    system = server.system;
   }
 
   @AfterAll
   void stop() throws Exception {
-    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    system.terminate();
-    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    server.close();
   }
-
-  private record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
 
   private Answer post(String path, String body) throws Exception {
     return post(path, body, "application/json");
@@ -77,25 +53,11 @@ class LedgerRoutesTest {
 
   /** {@code contentType} null sends no content-type header. */
   private Answer post(String path, String body, String contentType) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
-    if (contentType != null) {
-      b.header("content-type", contentType);
-    }
-    return send(b.build());
+    return server.post(path, body, null, contentType);
   }
 
   private Answer get(String path) throws Exception {
-    return send(HttpRequest.newBuilder(URI.create(base + path)).GET().build());
-  }
-
-  private Answer send(HttpRequest request) throws Exception {
-    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-    return new Answer(response.statusCode(), mapper.readTree(response.body()), response);
-  }
-
-  private static void assertUsd(String expected, JsonNode actual) {
-    assertTrue(actual.isNumber(), () -> "not a number: " + actual);
-    assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
+    return server.get(path);
   }
 
   private static void assertGatewayError(Answer a) {
@@ -353,13 +315,12 @@ class LedgerRoutesTest {
   void aLedgerThatDoesNotAnswerIs503() throws Exception {
     TestProbe<GlobalBudget.Command> silent = TestProbe.create(system);
     LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), system.executionContext(), Duration.ofMillis(200));
-    ServerBinding other = bind(new LedgerRoutes(client, mapper));
+    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON).route());
     try {
-      HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-              URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build(),
-          HttpResponse.BodyHandlers.ofString());
-      assertEquals(503, response.statusCode());
-      assertEquals("ledger_unavailable", mapper.readTree(response.body()).at("/error/type").textValue());
+      Answer answer = server.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build());
+      assertEquals(503, answer.status());
+      assertEquals("ledger_unavailable", answer.body().at("/error/type").textValue());
     } finally {
       other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
