@@ -243,8 +243,12 @@ final class ProviderCall {
                     .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
               }
               errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
+              // The answer (and so the status the access line records) is decided before the
+              // settle starts: its line may be written as soon as the ledger answers.
+              HttpResponse unreadable =
+                  error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
               settle(held, held.worstCaseMicros());
-              return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
+              return unreadable;
             });
   }
 
