@@ -70,7 +70,10 @@ final class ReferencedContent {
     return walk.field(body, "messages").or(walk.field(body, "system"));
   }
 
-  /** OpenAI chat: {@code image_url} parts, {@code file} parts, any {@code file_id}. */
+  /**
+   * OpenAI chat: {@code image_url} parts, {@code file} parts, any {@code file_id}, an assistant
+   * turn's {@code audio.id}.
+   */
   static Fetched openAiChat(JsonNode body, UrlContent switches) {
     return new Walk(false, switches).field(body, "messages");
   }
@@ -114,6 +117,11 @@ final class ReferencedContent {
       }
       if ("file_id".equals(key)) {
         throw storedFile(here);
+      }
+      if (!anthropic && "audio".equals(key) && value.isObject() && value.has("id")) {
+        // A chat assistant turn may name an earlier audio answer by id; OpenAI keeps it for a while,
+        // in the same shared account as every other caller's.
+        throw storedFile(here + ".id");
       }
       if (anthropic && "source".equals(key) && value.isObject()) {
         Kind kind = "image".equals(owner.path("type").asText()) ? Kind.IMAGES : Kind.DOCUMENTS;

@@ -125,6 +125,10 @@ class ReferencedContentPolicyTest {
             "url_content", "messages[0].content[1].image_url"),
         part("an OpenAI chat file read from the provider's file store", Route.CHAT, CHAT_FILE_ID,
             "file_reference", "messages[0].content[1].file.file_id"),
+        whole("an OpenAI chat assistant turn naming a stored audio answer", Route.CHAT,
+            Route.CHAT.withConversation("[{'role':'user','content':'hi'},"
+                + "{'role':'assistant','audio':{'id':'audio_abc123'}},{'role':'user','content':'again'}]"),
+            "file_reference", "messages[1].audio.id"),
         part("a Responses image fetched from a URL", Route.RESPONSES, RESPONSES_IMAGE_URL,
             "url_content", "input[0].content[1].image_url"),
         part("a Responses image read from the file store", Route.RESPONSES,
