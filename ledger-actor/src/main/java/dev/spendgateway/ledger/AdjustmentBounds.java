@@ -27,8 +27,7 @@ public final class AdjustmentBounds {
   public record TooLarge(long deltaMicros, long maxMicros) implements Verdict {
     public String message(String field) {
       return field + " must be at most " + Micros.toUsd(maxMicros).toPlainString()
-          + " USD either way per adjustment (ledger.max-adjustment-usd); got "
-          + Micros.toUsd(deltaMicros).toPlainString();
+          + " USD either way per adjustment (ledger.max-adjustment-usd); a larger correction is several";
     }
   }
 
