@@ -58,6 +58,11 @@ import org.apache.pekko.http.javadsl.server.Route;
  * the first result again (200, same body) and changes nothing; the same id for a different
  * adjustment is a 409 {@code conflict}, like a reused reservation id on the ledger API. So a credit
  * that timed out is retried safely with the id it was sent with.
+ *
+ * <p>The ledger bounds every credit and adjustment: one above {@code ledger.max-adjustment-usd} is a
+ * 400 naming the amount field; one that would take a touched cap window's settled spend below zero
+ * (more headroom than the cap) is a 409 {@code adjustment_refused} naming that window. Either way
+ * nothing is journaled.
  */
 public final class AdminRoutes extends AllDirectives {
   private final LedgerClient ledger;

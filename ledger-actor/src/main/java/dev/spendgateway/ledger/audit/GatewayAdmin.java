@@ -43,7 +43,8 @@ import picocli.CommandLine.Spec;
  * {@code bin/gateway-admin}: the operator's CLI. Read verbs ({@code replay}, {@code verify},
  * {@code export}, {@code tail}) read the journal in the data directory (read-only, also while the
  * gateway runs); write verbs ({@code credit}, {@code adjust}, {@code settle}, {@code void}) go
- * through the running gateway's {@code /admin} API, never to the journal directly.
+ * through the running gateway's {@code /admin} API, never to the journal directly, with the
+ * operator's admin token ({@code GATEWAY_ADMIN_TOKEN} or {@code --admin-token}).
  *
  * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage
  * or the journal/gateway could not be reached.
