@@ -135,7 +135,7 @@ enum Dialect implements CallKind {
           "max_body_bytes", "body", "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", 413, null);
     }
     if (body instanceof CallerBodies.Unreadable unreadable) {
-      return rejected(unreadable.rule(), "body", unreadable.message(), unreadable.status(), null);
+      return new Preparation.Unreadable(unreadable);
     }
     ByteString bytes = ((CallerBodies.Read) body).bytes();
     JsonNode json;

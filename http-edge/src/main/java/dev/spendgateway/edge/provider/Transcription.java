@@ -95,8 +95,7 @@ enum Transcription implements CallKind {
       return CompletableFuture.completedFuture(tooLarge(tooLarge.limitBytes()));
     }
     if (body instanceof CallerBodies.Unreadable unreadable) {
-      return CompletableFuture.completedFuture(
-          Dialect.rejected(unreadable.rule(), "body", unreadable.message(), unreadable.status(), null));
+      return CompletableFuture.completedFuture(new Preparation.Unreadable(unreadable));
     }
     return readForm(request, ((CallerBodies.Read) body).bytes(), services)
         .thenApply(form -> vet(form, services, today))
