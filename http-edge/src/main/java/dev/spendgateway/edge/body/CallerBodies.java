@@ -39,7 +39,7 @@ public final class CallerBodies {
     /** Still arriving when the body-read timeout ran out: a stalled or trickling client. */
     static Unreadable tooSlow(long timeoutMillis) {
       return new Unreadable(408, "body_read_timeout",
-          "The request body did not arrive within the gateway's limit of " + seconds(timeoutMillis) + "; send it in one go.");
+          "The request body did not arrive within the gateway's limit of " + seconds(timeoutMillis) + ".");
     }
 
     private static String seconds(long millis) {

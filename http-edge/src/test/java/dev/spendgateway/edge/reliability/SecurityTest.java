@@ -52,7 +52,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and x-forwarded-for kept home, a marked prompt kept out of logs): the token in both styles on every
  * route family, the comparison's shape, the token kept from the provider on every route including
  * streams and the form, hop-by-hop headers sent on the wire, set-cookie from a provider, presented
- * wrong tokens and failure paths kept out of logs and answers, and the bind-address rule.
+ * wrong tokens and failure paths kept out of logs and answers, and the bind-address rule. Then
+ * what a hostile or broken client can do to the edge itself: a token with characters header parsers
+ * choke on, and malformed credential headers, never logged; connections trickling their headers
+ * closed on time; a body that never finishes a 408 on every route, with nothing reserved.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SecurityTest {
