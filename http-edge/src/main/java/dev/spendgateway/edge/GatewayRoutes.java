@@ -6,13 +6,16 @@ import static org.apache.pekko.http.javadsl.server.Directives.concat;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.errors.WrongMethod;
 import java.util.List;
+import org.apache.pekko.http.javadsl.model.HttpMethod;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * The whole HTTP surface, composed from small route values: health probes (no token), the provider
  * routes (token, in each provider's error shape), then the gateway's own API (token, gateway error
- * shape). Anything else is a 404.
+ * shape). A known path with the wrong method is a 405 naming the allowed ones; anything else is a
+ * 404.
  */
 public final class GatewayRoutes {
   private GatewayRoutes() {}
@@ -27,8 +30,12 @@ public final class GatewayRoutes {
     Route api =
         auth.authorized(
             () -> complete(GatewayErrors.unauthorized(Shape.GATEWAY)),
-            () -> concat(concatAll(gatewayApi), notFound));
+            () -> concat(WrongMethod.answered(concatAll(gatewayApi), GatewayRoutes::wrongMethod), notFound));
     return concat(concatAll(open), concatAll(providerRoutes), api);
+  }
+
+  private static Route wrongMethod(List<HttpMethod> allowed) {
+    return complete(WrongMethod.answer(Shape.GATEWAY, allowed));
   }
 
   private static Route concatAll(List<Route> routes) {

@@ -6,10 +6,15 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,12 +29,26 @@ public final class GatewayServer {
 
   private GatewayServer() {}
 
+  /** How long a new connection may take to send its first request line and headers. */
+  static final String HEADER_READ_TIMEOUT = "gateway.header-read-timeout";
+
   public static CompletionStage<ServerBinding> bind(
       ActorSystem<?> system, GatewaySettings settings, Route route, InFlightCalls inFlight) {
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
-        .bind(route)
+        .bindFlow(headsInTime(system).join(route.flow(system)))
         .thenApply(binding -> registerShutdown(system, binding, settings.shutdownDrain(), inFlight));
+  }
+
+  /**
+   * Every connection's request heads bounded in time (see {@link HeaderReadTimeout}): the first
+   * within {@code gateway.header-read-timeout}, each later one within the server's idle timeout.
+   */
+  private static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> headsInTime(ActorSystem<?> system) {
+    Duration firstHead = system.settings().config().getDuration(HEADER_READ_TIMEOUT);
+    scala.concurrent.duration.Duration idle = ServerSettings.create(system.settings().config()).getTimeouts().idleTimeout();
+    Duration nextHead = idle.isFinite() ? Duration.ofNanos(idle.toNanos()) : null;
+    return HeaderReadTimeout.bidi(firstHead, nextHead);
   }
 
   /** Settles still unanswered after this are left to expire at their worst case. */

@@ -2,25 +2,50 @@ package dev.spendgateway.edge.body;
 
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeoutException;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
+import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Reads a caller's request body into memory with a hard limit, so an oversized body is refused with
- * a 413 in the provider's shape (not Pekko's plain-text one) before it is buffered. Shared by the
- * pass-through routes and the failover router.
+ * Reads a caller's request body into memory with a hard limit and a deadline, so a body the gateway
+ * cannot take is refused in the caller's error shape (not Pekko's plain text, not a 500): over the
+ * limit a 413 before it is buffered, broken framing a 400, not finished in time a 408. Shared by the
+ * pass-through routes, the failover router and the gateway's own API.
  */
 public final class CallerBodies {
   private CallerBodies() {}
 
-  /** A body read into memory, or refused for its size. */
+  /** A body read into memory, or refused for its size, its framing or its pace. */
   public sealed interface Body {}
 
   public record Read(ByteString bytes) implements Body {}
 
   public record TooLarge(long limitBytes) implements Body {}
+
+  /**
+   * A body that could not be read to its end: the caller's fault, so a 4xx the caller can act on,
+   * never a 500 and never an ERROR line. {@code rule} names it in the access line.
+   */
+  public record Unreadable(int status, String rule, String message) implements Body {
+    /** A chunk size that is not hex, a chunk longer than announced, a connection cut mid-body. */
+    static Unreadable malformed() {
+      return new Unreadable(400, "body_framing",
+          "The request body could not be read to its end: its framing (Content-Length or chunked encoding) is malformed or it was cut off.");
+    }
+
+    /** Still arriving when the body-read timeout ran out: a stalled or trickling client. */
+    static Unreadable tooSlow(long timeoutMillis) {
+      return new Unreadable(408, "body_read_timeout",
+          "The request body did not arrive within the gateway's limit of " + seconds(timeoutMillis) + ".");
+    }
+
+    private static String seconds(long millis) {
+      return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
+    }
+  }
 
   public static CompletionStage<Body> readStrict(
       RequestEntity entity, long limitBytes, long timeoutMillis, Materializer materializer) {
@@ -38,7 +63,7 @@ public final class CallerBodies {
         .withSizeLimit(limitBytes)
         .toStrict(timeoutMillis, materializer)
         .<Body>thenApply(strict -> new Read(strict.getData()))
-        .exceptionally(failure -> tooLargeOrRethrow(failure, limitBytes));
+        .exceptionally(failure -> refusalOrRethrow(failure, limitBytes, timeoutMillis));
   }
 
   /**
@@ -54,11 +79,23 @@ public final class CallerBodies {
     return entity.discardBytes(materializer).completionStage().handle((done, failure) -> null);
   }
 
-  private static Body tooLargeOrRethrow(Throwable failure, long limitBytes) {
+  /**
+   * The caller's faults become answers; anything else is the gateway's own failure and stays one.
+   * Pekko fails the read with an {@link EntityStreamException} when the HTTP parser cannot frame the
+   * body (or the client hangs up inside it) and with a {@link TimeoutException} when {@code
+   * toStrict}'s deadline passes.
+   */
+  private static Body refusalOrRethrow(Throwable failure, long limitBytes, long timeoutMillis) {
     Throwable cause =
         failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof EntityStreamSizeException) {
       return new TooLarge(limitBytes);
+    }
+    if (cause instanceof TimeoutException) {
+      return Unreadable.tooSlow(timeoutMillis);
+    }
+    if (cause instanceof EntityStreamException) {
+      return Unreadable.malformed();
     }
     throw new CompletionException(cause);
   }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,8 +12,9 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * Parses caller JSON strictly (pass-through routes and the failover router alike): duplicate keys are an error (two parsers could read different
- * values of the same key — a policy bypass), nesting and string sizes are bounded so a hostile
- * body costs little to refuse.
+ * values of the same key — a policy bypass), and so is anything but whitespace after the value ({@code
+ * {"a":1} {"b":2}}: a parser that reads on would see a second request the policy never vetted);
+ * nesting and string sizes are bounded so a hostile body costs little to refuse.
  */
 public final class CallerJson {
   /** Real API bodies nest a few levels (messages → content → blocks → schema); 128 is generous. */
@@ -24,7 +26,8 @@ public final class CallerJson {
               .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
               .streamReadConstraints(
                   StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
-              .build());
+              .build())
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private CallerJson() {}
 
@@ -47,6 +50,9 @@ public final class CallerJson {
     String original = e.getOriginalMessage();
     if (original == null) {
       return "malformed JSON";
+    }
+    if (original.startsWith("Trailing token")) {
+      return "more follows the JSON value; send exactly one";
     }
     // Jackson quotes the offending token; cut at the first quote so no caller text is echoed.
     int quote = original.indexOf('\'');

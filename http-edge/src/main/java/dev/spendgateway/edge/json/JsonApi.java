@@ -2,6 +2,7 @@ package dev.spendgateway.edge.json;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.extractActorSystem;
 import static org.apache.pekko.http.javadsl.server.Directives.extractMaterializer;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequestEntity;
 import static org.apache.pekko.http.javadsl.server.Directives.onSuccess;
@@ -9,6 +10,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.onSuccess;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.errors.GatewayErrors;
@@ -46,8 +48,13 @@ public final class JsonApi {
    */
   public static final long MAX_BODY_BYTES = 64 * 1024;
 
-  /** How long such a body may take to arrive; as {@code gateway.body-read-timeout}'s default. */
-  private static final Duration BODY_READ_TIMEOUT = Duration.ofSeconds(30);
+  /**
+   * How long a body may take to arrive: {@code gateway.body-read-timeout} of the running system, so
+   * one setting bounds every route; this default only when the key is absent.
+   */
+  private static final String BODY_READ_TIMEOUT_KEY = "gateway.body-read-timeout";
+
+  private static final Duration DEFAULT_BODY_READ_TIMEOUT = Duration.ofSeconds(30);
 
   private final ObjectMapper mapper;
 
@@ -58,26 +65,40 @@ public final class JsonApi {
   /**
    * The body as text, then {@code inner}; a {@link BadRequest} anywhere becomes a 400. A multipart
    * body is a 415 naming the header, before it is read (any other declared type is read as JSON,
-   * see {@link BodyType}); one over {@link #MAX_BODY_BYTES} a 413, before it is buffered.
+   * see {@link BodyType}); one over {@link #MAX_BODY_BYTES} a 413, before it is buffered; broken
+   * framing a 400 and one not finished within the body-read timeout a 408.
    */
   public Route body(Function<String, Route> inner) {
-    return extractRequestEntity(sent -> extractMaterializer(materializer -> {
+    return extractRequestEntity(sent -> extractMaterializer(materializer -> extractActorSystem(system -> {
       if (!BodyType.JSON.accepts(sent)) {
         return completeWithFuture(CallerBodies.discard(sent, materializer).thenApply(drained -> unsupported(sent)));
       }
       CompletionStage<CallerBodies.Body> read = CallerBodies
-          .readStrict(sent, MAX_BODY_BYTES, BODY_READ_TIMEOUT.toMillis(), materializer)
+          .readStrict(sent, MAX_BODY_BYTES, bodyReadTimeout(system.settings().config()).toMillis(), materializer)
           .exceptionally(failure -> null);
       return onSuccess(read, body -> {
         if (body instanceof CallerBodies.Read text) {
           return validated(() -> inner.apply(text.bytes().utf8String()));
         }
-        return complete(body instanceof CallerBodies.TooLarge
-            ? simpleError(StatusCodes.PAYLOAD_TOO_LARGE, "request_too_large", "body",
-                "body is larger than the gateway API's limit of " + MAX_BODY_BYTES + " bytes")
-            : simpleError(StatusCodes.BAD_REQUEST, "invalid_request", "body", "body could not be read to its end"));
+        return complete(refusal(body));
       });
-    }));
+    })));
+  }
+
+  private static Duration bodyReadTimeout(Config config) {
+    return config.hasPath(BODY_READ_TIMEOUT_KEY) ? config.getDuration(BODY_READ_TIMEOUT_KEY) : DEFAULT_BODY_READ_TIMEOUT;
+  }
+
+  private HttpResponse refusal(CallerBodies.Body body) {
+    if (body instanceof CallerBodies.TooLarge) {
+      return simpleError(StatusCodes.PAYLOAD_TOO_LARGE, "request_too_large", "body",
+          "body is larger than the gateway API's limit of " + MAX_BODY_BYTES + " bytes");
+    }
+    if (body instanceof CallerBodies.Unreadable unreadable) {
+      return simpleError(StatusCodes.get(unreadable.status()),
+          unreadable.status() == 408 ? "request_timeout" : "invalid_request", "body", unreadable.message());
+    }
+    return simpleError(StatusCodes.BAD_REQUEST, "invalid_request", "body", "body could not be read to its end");
   }
 
   private HttpResponse unsupported(RequestEntity sent) {

@@ -37,10 +37,12 @@ public final class JsonFields {
 
   public JsonFields(ObjectMapper mapper) {
     // Exact decimals: 0.30 stays 0.30, never the double 0.29999…; a key given twice is refused, not
-    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different parsers).
+    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different parsers);
+    // nothing but whitespace may follow the object ({"id":"a"} {"id":"b"} is two requests, not one).
     this.reader =
         mapper.reader()
             .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
   }
 
@@ -53,6 +55,9 @@ public final class JsonFields {
       String reason = e.getOriginalMessage();
       if (reason != null && reason.startsWith("Duplicate field")) {
         throw new BadRequest("body", "body names a field more than once");
+      }
+      if (reason != null && reason.startsWith("Trailing token")) {
+        throw new BadRequest("body", "body has more after its JSON object; send exactly one");
       }
       throw new BadRequest("body", "body is not valid JSON");
     }

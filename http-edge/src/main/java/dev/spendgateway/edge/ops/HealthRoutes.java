@@ -6,6 +6,8 @@ import static org.apache.pekko.http.javadsl.server.Directives.get;
 import static org.apache.pekko.http.javadsl.server.Directives.onComplete;
 import static org.apache.pekko.http.javadsl.server.Directives.path;
 
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.errors.WrongMethod;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +30,11 @@ public final class HealthRoutes {
     this.timeout = timeout;
   }
 
+  /** Both paths take GET only; another method there is a 405 with {@code Allow: GET}. */
   public Route route() {
-    return concat(path("healthz", () -> get(this::healthz)), path("readyz", () -> get(this::readyz)));
+    return WrongMethod.answered(
+        concat(path("healthz", () -> get(this::healthz)), path("readyz", () -> get(this::readyz))),
+        allowed -> complete(WrongMethod.answer(Shape.GATEWAY, allowed)));
   }
 
   private Route healthz() {

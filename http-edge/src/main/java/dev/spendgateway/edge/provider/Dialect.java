@@ -134,6 +134,9 @@ enum Dialect implements CallKind {
       return rejected(
           "max_body_bytes", "body", "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", 413, null);
     }
+    if (body instanceof CallerBodies.Unreadable unreadable) {
+      return new Preparation.Unreadable(unreadable);
+    }
     ByteString bytes = ((CallerBodies.Read) body).bytes();
     JsonNode json;
     try {

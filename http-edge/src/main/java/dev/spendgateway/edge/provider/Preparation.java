@@ -1,12 +1,16 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.cost.WorstCase;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamBody;
 import java.util.List;
 
-/** What vetting a caller's request gave: a call ready to reserve and send, or a violation. */
+/**
+ * What vetting a caller's request gave: a call ready to reserve and send, a violation, or a body that
+ * could not be read at all.
+ */
 sealed interface Preparation {
 
   /**
@@ -22,4 +26,7 @@ sealed interface Preparation {
 
   /** @param model the model the caller asked for, when known (for the log) */
   record Rejected(PolicyDecision.Violation violation, String model) implements Preparation {}
+
+  /** The body never arrived whole (broken framing, too slow): the caller's 4xx, not a policy matter. */
+  record Unreadable(CallerBodies.Unreadable body) implements Preparation {}
 }

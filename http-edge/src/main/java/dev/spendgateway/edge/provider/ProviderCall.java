@@ -119,6 +119,10 @@ final class ProviderCall {
   }
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {
+    if (preparation instanceof Preparation.Unreadable unreadable) {
+      errorClass = unreadable.body().rule();
+      return finish(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"));
+    }
     if (preparation instanceof Preparation.Rejected rejected) {
       model = loggableModel(rejected.model());
       if (rejected.violation().rule().equals("model_retired") && model != null) {

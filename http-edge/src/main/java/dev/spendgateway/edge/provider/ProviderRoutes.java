@@ -12,6 +12,7 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.errors.WrongMethod;
 import dev.spendgateway.edge.log.AccessLog;
 import dev.spendgateway.edge.log.AccessRecord;
 import java.util.function.Supplier;
@@ -54,15 +55,20 @@ public final class ProviderRoutes {
             () -> post(() -> call(Transcription.INSTANCE))));
   }
 
-  /** Token first, then the provider's routes, then a 404 in the same dialect. */
+  /**
+   * Token first, then the provider's routes (a known path with the wrong method is a 405 with
+   * {@code Allow}), then a 404, all in the same dialect.
+   */
   private Route provider(Shape shape, Supplier<Route> routes) {
     return auth.authorized(
         () -> refused(shape, GatewayErrors.unauthorized(shape), "unauthorized"),
-        () -> concat(routes.get(), refused(shape, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
+        () -> concat(
+            WrongMethod.answered(routes.get(), allowed -> refused(shape, WrongMethod.answer(shape, allowed), "method_not_allowed")),
+            refused(shape, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
   }
 
   /**
-   * A call refused before it reached a provider route (wrong token, unknown path): still one access
+   * A call refused before it reached a provider route (wrong token, unknown path or method): still one access
    * line (SPEC §8) and the request id echoed. The raw path is caller text, so the line names only the
    * provider prefix.
    */

@@ -86,22 +86,28 @@ enum Transcription implements CallKind {
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
     return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
-        .thenCompose(body -> readForm(request, body, services))
-        .thenApply(form -> form.map(f -> vet(f, services, today)).orElseGet(() -> tooLarge(limit)))
+        .thenCompose(body -> prepareBody(request, body, services, today));
+  }
+
+  private CompletionStage<Preparation> prepareBody(
+      HttpRequest request, CallerBodies.Body body, CallServices services, LocalDate today) {
+    if (body instanceof CallerBodies.TooLarge tooLarge) {
+      return CompletableFuture.completedFuture(tooLarge(tooLarge.limitBytes()));
+    }
+    if (body instanceof CallerBodies.Unreadable unreadable) {
+      return CompletableFuture.completedFuture(new Preparation.Unreadable(unreadable));
+    }
+    return readForm(request, ((CallerBodies.Read) body).bytes(), services)
+        .thenApply(form -> vet(form, services, today))
         .exceptionally(failure -> malformed());
   }
 
-  private CompletionStage<Optional<Multipart.FormData.Strict>> readForm(
-      HttpRequest request, CallerBodies.Body body, CallServices services) {
-    if (body instanceof CallerBodies.TooLarge) {
-      return CompletableFuture.completedFuture(Optional.empty());
-    }
-    HttpEntity.Strict strict =
-        HttpEntities.create(request.entity().getContentType(), ((CallerBodies.Read) body).bytes());
+  /** The bytes read as a form; fails when they are not one (truncated, a wrong boundary, …). */
+  private CompletionStage<Multipart.FormData.Strict> readForm(HttpRequest request, ByteString bytes, CallServices services) {
+    HttpEntity.Strict strict = HttpEntities.create(request.entity().getContentType(), bytes);
     return Unmarshaller.entityToMultipartFormData()
         .unmarshal(strict, services.materializer())
-        .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()))
-        .thenApply(Optional::of);
+        .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()));
   }
 
   private static Preparation tooLarge(long limitBytes) {

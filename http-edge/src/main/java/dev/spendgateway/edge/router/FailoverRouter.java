@@ -13,6 +13,7 @@ import com.typesafe.config.Config;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.errors.WrongMethod;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
@@ -94,7 +95,10 @@ public final class FailoverRouter {
     return router;
   }
 
-  /** The route: {@code /v1/chat/completions}, behind the gateway token, OpenAI error shape. */
+  /**
+   * The route: {@code /v1/chat/completions}, behind the gateway token, OpenAI error shape (a wrong
+   * method there is a 405 with {@code Allow}).
+   */
   public Route route() {
     return pathPrefix(
         "v1",
@@ -103,7 +107,9 @@ public final class FailoverRouter {
                 () -> complete(GatewayErrors.unauthorized(Shape.OPENAI)),
                 () ->
                     concat(
-                        path(segment("chat").slash("completions"), () -> post(this::call)),
+                        WrongMethod.answered(
+                            path(segment("chat").slash("completions"), () -> post(this::call)),
+                            allowed -> complete(WrongMethod.answer(Shape.OPENAI, allowed))),
                         complete(GatewayErrors.notFound(Shape.OPENAI, "No such route on this gateway.")))));
   }
 

@@ -163,6 +163,9 @@ final class RoutedCall {
       return done(callError(413, "invalid_request_error",
           "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "body", "policy:max_body_bytes"));
     }
+    if (body instanceof CallerBodies.Unreadable unreadable) {
+      return done(callError(unreadable.status(), "invalid_request_error", unreadable.message(), "body", "policy:" + unreadable.rule()));
+    }
     JsonNode json;
     try {
       json = CallerJson.parse(((CallerBodies.Read) body).bytes());

@@ -6,6 +6,7 @@ import static dev.spendgateway.edge.testkit.TestGateway.RESPONSES;
 import static dev.spendgateway.edge.reliability.ReliabilityGateway.TOKEN;
 import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -13,8 +14,6 @@ import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -23,7 +22,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
@@ -35,6 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -179,7 +178,7 @@ class BadInputFuzzTest {
     String books = gw.usageText();
     long upstreamCalls = gw.sim.receivedCount();
 
-    RawAnswer r = raw(request.replace("TOKEN", TOKEN));
+    RawHttp.Answer r = raw(request.replace("TOKEN", TOKEN));
 
     assertEquals(status, r.status(), what + " → " + r);
     assertTrue(r.header("content-type").startsWith("application/json"), r.toString());
@@ -195,49 +194,131 @@ class BadInputFuzzTest {
     }
   }
 
-  /** A raw HTTP/1.1 answer: status, headers (lower-case names), body. */
-  private record RawAnswer(int status, Map<String, String> headers, String body) {
-    String header(String name) {
-      return headers.getOrDefault(name, "");
+  // --- the wrong method on a known path ------------------------------------------------------------
+
+  @ParameterizedTest(name = "{0} {1} is a 405 with Allow: {2} in the {3} shape")
+  @CsvSource({
+      "GET,    /anthropic/v1/messages,                 POST, anthropic",
+      "GET,    /openai/v1/chat/completions,            POST, openai",
+      "PUT,    /openai/v1/responses,                   POST, openai",
+      "GET,    /openai/v1/audio/transcriptions,        POST, openai",
+      "GET,    /v1/chat/completions,                   POST, openai",
+      "GET,    /ledger/reservations,                   POST, gateway",
+      "DELETE, /ledger/reservations/fuzz-open-1,       GET,  gateway",
+      "GET,    /ledger/reservations/fuzz-open-1/settle, POST, gateway",
+      "GET,    /ledger/reservations/fuzz-open-1/void,  POST, gateway",
+      "POST,   /usage,                                 GET,  gateway",
+      "POST,   /metrics,                               GET,  gateway",
+      "POST,   /healthz,                               GET,  gateway",
+      "DELETE, /readyz,                                GET,  gateway"})
+  void aKnownPathAskedWithTheWrongMethodIsA405NamingTheAllowedOnes(String method, String path, String allow, String shape) throws Exception {
+    String books = gw.usageText();
+    long upstreamCalls = gw.sim.receivedCount();
+
+    RawHttp.Answer r = raw(method + " " + path + " HTTP/1.1\r\nHost: gateway\r\nx-api-key: " + TOKEN + "\r\ncontent-length: 0\r\n\r\n");
+
+    assertEquals(405, r.status(), method + " " + path + " → " + r);
+    assertEquals(allow, r.header("allow"), r.toString());
+    assertEquals("true", r.header("x-gateway-error"), r.toString());
+    JsonNode body = TestGateway.JSON.readTree(r.body());
+    JsonNode error = body.path("error");
+    assertTrue(error.path("message").asText().contains(allow), r.toString());
+    switch (shape) {
+      case "anthropic" -> assertEquals("error", body.path("type").asText(), "Anthropic's envelope: " + r);
+      case "openai" -> assertTrue(error.has("param") && error.has("code"), "OpenAI's error fields: " + r);
+      default -> assertEquals("method_not_allowed", error.path("type").asText(), r.toString());
+    }
+    assertEquals(upstreamCalls, gw.sim.receivedCount());
+    assertEquals(books, gw.usageText());
+  }
+
+  // --- bytes after the JSON body ---------------------------------------------------------------------
+
+  /** What may follow a valid body: a second value, a bare word, a stray bracket. */
+  private static final List<String> TRAILERS = List.of(" {\"b\":2}", "xyz", "]", "{}", " \"x\"", "\n[1]");
+
+  static Stream<Arguments> trailingBytes() {
+    return JSON_TARGETS.stream().flatMap(t -> TRAILERS.stream().map(trailer -> Arguments.of(t.path(), trailer)));
+  }
+
+  @ParameterizedTest(name = "{0} with <{1}> after its body is a 400")
+  @MethodSource("trailingBytes")
+  void anythingButWhitespaceAfterTheJsonBodyIsA400(String path, String trailer) throws Exception {
+    Target target = JSON_TARGETS.stream().filter(t -> t.path().equals(path)).findFirst().orElseThrow();
+    String books = gw.usageText();
+    long upstreamCalls = gw.sim.receivedCount();
+
+    int status = send(new Case("trailing " + trailer, path, bytes(target.validBody() + trailer), "application/json", Map.of(), target.ledgerApi()));
+
+    assertEquals(400, status, path + " with " + trailer);
+    assertEquals(upstreamCalls, gw.sim.receivedCount(), "nothing reached the provider");
+    assertEquals(books, gw.usageText(), "the books are as they were");
+  }
+
+  @Test
+  void whitespaceAfterTheJsonBodyIsStillFine() throws Exception {
+    String ws = " \r\n\t \n";
+    Target chat = JSON_TARGETS.get(1);
+    HttpResponse<String> call = gw.send(gw.post(chat.path(), brand).header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(chat.validBody() + ws)).build());
+    assertEquals(200, call.statusCode(), call.body());
+    String id = "fuzz-ws-" + Long.toHexString(System.nanoTime());
+    HttpResponse<String> reserve = gw.send(ledgerPost("/ledger/reservations",
+        bytes("{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"fuzz-brand\",\"amountUsd\":0.01,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}" + ws),
+        "application/json").build());
+    assertEquals(201, reserve.statusCode(), reserve.body());
+    assertEquals(200, gw.send(ledgerPost("/ledger/reservations/" + id + "/void", bytes(""), null).build()).statusCode());
+  }
+
+  // --- broken body framing -----------------------------------------------------------------------------
+
+  /** A chunked body whose second chunk size is not hex, and one whose chunk is longer than announced. */
+  private static final Map<String, String> BROKEN_CHUNKS = Map.of(
+      "a chunk size that is not hex", "5\r\n{\"a\":\r\nZZ\r\n1}\r\n0\r\n\r\n",
+      "a chunk longer than its size", "3\r\n{\"a\":1}\r\n0\r\n\r\n");
+
+  static Stream<Arguments> brokenChunking() {
+    List<String[]> routes = List.of(
+        new String[] {ANTHROPIC, "application/json", "anthropic"},
+        new String[] {CHAT, "application/json", "openai"},
+        new String[] {RESPONSES, "application/json", "openai"},
+        new String[] {TRANSCRIPTIONS, "multipart/form-data; boundary=fuzz-b", "openai"},
+        new String[] {ROUTED, "application/json", "openai"},
+        new String[] {"/ledger/reservations", "application/json", "gateway"},
+        new String[] {"/ledger/reservations/" + OPEN_ID + "/settle", "application/json", "gateway"});
+    return routes.stream().flatMap(r -> BROKEN_CHUNKS.entrySet().stream()
+        .map(c -> Arguments.of(c.getKey(), r[0], r[1], r[2], c.getValue())));
+  }
+
+  @ParameterizedTest(name = "{0} on {1} is a 400 in the {3} shape")
+  @MethodSource("brokenChunking")
+  void brokenChunkedFramingIsA400NotA500(String what, String path, String contentType, String shape, String chunks) throws Exception {
+    String books = gw.usageText();
+    long upstreamCalls = gw.sim.receivedCount();
+    StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: gateway\r\nx-api-key: " + TOKEN + "\r\n");
+    brand.headerMap().forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
+    head.append("content-type: ").append(contentType).append("\r\ntransfer-encoding: chunked\r\n\r\n");
+
+    RawHttp.Answer r = raw(head + chunks);
+
+    assertEquals(400, r.status(), what + " on " + path + " → " + r);
+    assertEquals("true", r.header("x-gateway-error"), r.toString());
+    JsonNode body = TestGateway.JSON.readTree(r.body());
+    assertTrue(body.path("error").path("message").asText().contains("framing"), r.toString());
+    if (shape.equals("anthropic")) {
+      assertEquals("error", body.path("type").asText(), r.toString());
+    }
+    assertEquals(upstreamCalls, gw.sim.receivedCount(), "nothing reached the provider");
+    assertEquals(books, gw.usageText(), "nothing reserved");
+    for (String line : gw.logs.allText()) {
+      assertFalse(line.contains("failed inside the gateway") || line.contains("Internal server error"),
+          "a caller's broken body is no gateway failure: " + line);
     }
   }
 
   /** Writes {@code request} as is and reads the answer up to the end of its body. */
-  private RawAnswer raw(String request) throws Exception {
-    URI base = URI.create(gw.base);
-    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
-      socket.setSoTimeout(20_000);
-      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
-      socket.getOutputStream().flush();
-      InputStream in = socket.getInputStream();
-      ByteArrayOutputStream seen = new ByteArrayOutputStream();
-      int headEnd = -1;
-      Map<String, String> headers = new TreeMap<>();
-      int status = 0;
-      while (true) {
-        int b = in.read();
-        if (b < 0) {
-          break;
-        }
-        seen.write(b);
-        String text = seen.toString(StandardCharsets.ISO_8859_1);
-        if (headEnd < 0 && text.endsWith("\r\n\r\n")) {
-          headEnd = text.length();
-          String[] lines = text.split("\r\n");
-          status = Integer.parseInt(lines[0].split(" ")[1]);
-          for (int i = 1; i < lines.length; i++) {
-            int colon = lines[i].indexOf(':');
-            if (colon > 0) {
-              headers.put(lines[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
-            }
-          }
-        }
-        if (headEnd >= 0 && text.length() - headEnd >= Integer.parseInt(headers.getOrDefault("content-length", "0"))) {
-          return new RawAnswer(status, headers, text.substring(headEnd));
-        }
-      }
-      throw new AssertionError("the connection closed before a whole answer: " + seen.toString(StandardCharsets.ISO_8859_1));
-    }
+  private RawHttp.Answer raw(String request) throws Exception {
+    return RawHttp.exchange(gw.base, request);
   }
 
   /** Sends one case; fails unless the answer is a clear 4xx. */

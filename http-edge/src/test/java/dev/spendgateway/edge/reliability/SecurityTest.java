@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.GatewaySettings;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.testkit.TestGateway;
@@ -32,13 +33,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Security checks of issue 8, item 5, beyond what the e2e suite already covers (RefusalsE2ETest:
@@ -46,20 +52,37 @@ import org.junit.jupiter.params.provider.CsvSource;
  * and x-forwarded-for kept home, a marked prompt kept out of logs): the token in both styles on every
  * route family, the comparison's shape, the token kept from the provider on every route including
  * streams and the form, hop-by-hop headers sent on the wire, set-cookie from a provider, presented
- * wrong tokens and failure paths kept out of logs and answers, and the bind-address rule.
+ * wrong tokens and failure paths kept out of logs and answers, and the bind-address rule. Then
+ * what a hostile or broken client can do to the edge itself: a token with characters header parsers
+ * choke on, and malformed credential headers, never logged; connections trickling their headers
+ * closed on time; a body that never finishes a 408 on every route, with nothing reserved.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SecurityTest {
   private TestGateway gw;
 
+  /**
+   * A token with the characters that trip header parsers ({@code @ : ! ,}), and the slow-client
+   * limits scaled down: a head in 1 s, a body in 2 s, an idle keep-alive connection 4 s.
+   */
+  private static final String ODD_TOKEN = "p@ss:w0rd!X,y";
+
+  private TestGateway hardened;
+
   @BeforeAll
   void start() throws Exception {
     gw = ReliabilityGateway.start("security");
+    hardened = ReliabilityGateway.start("security-hardened", Map.of(
+        "gateway.token", ODD_TOKEN,
+        "gateway.header-read-timeout", "1s",
+        "gateway.body-read-timeout", "2s",
+        "pekko.http.server.idle-timeout", "4s"));
   }
 
   @AfterAll
   void stop() throws Exception {
     gw.close();
+    hardened.close();
   }
 
   @BeforeEach
@@ -73,6 +96,10 @@ class SecurityTest {
 
   private static String chat(String prompt, boolean stream) {
     return "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
+  }
+
+  private static String routed(String prompt) {
+    return "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
   }
 
   private static String search(String prompt, boolean stream) {
@@ -277,6 +304,180 @@ class SecurityTest {
           assertFalse(answer.body().contains(secret), "answer " + answer.statusCode() + " leaks " + secret + ": " + answer.body());
         }
       }
+    }
+  }
+
+  // --- a token with odd characters, malformed credential headers --------------------------------------
+
+  /** Credential headers with the right token, wrong ones, and shapes no parser models, as name → value. */
+  private static final List<String[]> CREDENTIALS = List.of(
+      new String[] {"authorization", "Bearer " + ODD_TOKEN},
+      new String[] {"authorization", "Bearer " + ODD_TOKEN + "z"},
+      new String[] {"authorization", "Bearer " + ODD_TOKEN + ", " + ODD_TOKEN},
+      new String[] {"authorization", "Basic " + ODD_TOKEN},
+      new String[] {"authorization", ODD_TOKEN},
+      new String[] {"authorization", "Bearer  " + ODD_TOKEN + " ;;"},
+      new String[] {"x-api-key", ODD_TOKEN},
+      new String[] {"x-api-key", ODD_TOKEN + "z"},
+      new String[] {"x-api-key", "\"" + ODD_TOKEN + "\", " + ODD_TOKEN});
+
+  @Test
+  void aTokenWithOddCharactersAndMalformedCredentialHeadersNeverReachAnyLogLine() throws Exception {
+    Brand brand = Brand.fresh("odd-token");
+    for (String[] credential : CREDENTIALS) {
+      for (String path : List.of("/usage", CHAT, "/v1/chat/completions", "/ledger/reservations/none")) {
+        HttpRequest.Builder request = path.equals(CHAT) || path.startsWith("/v1")
+            ? hardened.postJson(path, path.equals(CHAT) ? chat("hello", false) : routed("hello"), brand)
+            : hardened.get(path);
+        request.setHeader("authorization", "");
+        request.setHeader(credential[0], credential[1]);
+        HttpResponse<String> answer = hardened.send(request.build());
+        boolean right = credential[1].equals(credential[0].equals("x-api-key") ? ODD_TOKEN : "Bearer " + ODD_TOKEN);
+        assertEquals(right, answer.statusCode() != 401, credential[0] + ": " + credential[1] + " on " + path + " → " + answer.statusCode());
+        assertFalse(answer.body().contains(ODD_TOKEN), "the answer echoes the credential: " + answer.body());
+      }
+    }
+    awaitLogsSettled(hardened);
+
+    List<String> lines = hardened.logs.allText();
+    for (String secret : List.of(ODD_TOKEN, "p@ss:w0rd", OPENAI_KEY, ANTHROPIC_KEY)) {
+      for (String line : lines) {
+        assertFalse(line.contains(secret), "log line leaks " + secret + ": " + line);
+      }
+    }
+  }
+
+  /**
+   * Waits until every log line of the requests sent so far has been captured: the access line of a
+   * last provider call (written as the call ends) and a warning Pekko logs through its own, queued
+   * logging for a request its parser refuses (once that one is in, every earlier Pekko line is too).
+   */
+  private static void awaitLogsSettled(TestGateway gateway) throws Exception {
+    String marker = "settle-" + Long.toHexString(System.nanoTime());
+    gateway.send(gateway.postJson(CHAT, chat("marker", false), Brand.fresh("settle")).header("x-request-id", marker).build());
+    gateway.awaitAccessLines(marker);
+    long refusedBefore = refusedByParser(gateway);
+    RawHttp.Answer refused = RawHttp.exchange(gateway.base, "BREW /" + marker + " HTTP/1.1\r\nHost: gateway\r\n\r\n");
+    assertEquals(501, refused.status(), refused.toString());
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (refusedByParser(gateway) == refusedBefore) {
+      assertTrue(System.nanoTime() < deadline, "the parser's warning for the last request never reached the log");
+      Thread.sleep(20);
+    }
+  }
+
+  private static long refusedByParser(TestGateway gateway) {
+    return gateway.logs.allText().stream().filter(l -> l.contains("responding with status 501")).count();
+  }
+
+  // --- slow clients ------------------------------------------------------------------------------------
+
+  @Test
+  void twoConnectionsTricklingHeaderLinesAreClosedOnceTheHeaderReadTimeoutIsUp() throws Exception {
+    List<Socket> sockets = List.of(RawHttp.connect(hardened.base, 8_000), RawHttp.connect(hardened.base, 8_000));
+    long opened = System.nanoTime();
+    List<CompletableFuture<Long>> closedAfterMillis = new ArrayList<>();
+    for (Socket socket : sockets) {
+      closedAfterMillis.add(CompletableFuture.supplyAsync(
+          () -> RawHttp.awaitClosed(socket) ? (System.nanoTime() - opened) / 1_000_000 : Long.MAX_VALUE));
+    }
+    try {
+      trickleHeaders(sockets, closedAfterMillis);
+      for (CompletableFuture<Long> closed : closedAfterMillis) {
+        long millis = closed.get(10, TimeUnit.SECONDS);
+        // 1 s to send the head; the margin is for a loaded CI box (the old behaviour kept it open indefinitely).
+        assertTrue(millis >= 900 && millis < 3_000, "closed after " + millis + " ms");
+      }
+    } finally {
+      for (Socket socket : sockets) {
+        socket.close();
+      }
+    }
+  }
+
+  @Test
+  void aKeptAliveConnectionTricklingItsNextHeadIsClosedOnceTheIdleTimeoutIsUp() throws Exception {
+    try (Socket socket = RawHttp.connect(hardened.base, 10_000)) {
+      RawHttp.write(socket, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n");
+      assertEquals(200, RawHttp.read(socket.getInputStream()).status());
+      long answered = System.nanoTime();
+      CompletableFuture<Long> closedAfterMillis = CompletableFuture.supplyAsync(
+          () -> RawHttp.awaitClosed(socket) ? (System.nanoTime() - answered) / 1_000_000 : Long.MAX_VALUE);
+      trickleHeaders(List.of(socket), List.of(closedAfterMillis));
+      long millis = closedAfterMillis.get(15, TimeUnit.SECONDS);
+      // The idle timeout (4 s here) no longer restarts on each trickled line.
+      assertTrue(millis >= 3_500 && millis < 7_000, "closed after " + millis + " ms");
+    }
+  }
+
+  @Test
+  void aKeptAliveConnectionIdleLongerThanTheHeaderReadTimeoutStillServesItsNextRequest() throws Exception {
+    try (Socket socket = RawHttp.connect(hardened.base, 10_000)) {
+      for (int i = 0; i < 2; i++) {
+        RawHttp.write(socket, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n");
+        assertEquals(200, RawHttp.read(socket.getInputStream()).status(), "request " + i);
+        Thread.sleep(1_500); // idle between requests: longer than the 1 s head limit, shorter than the 4 s idle timeout
+      }
+    }
+  }
+
+  /** One header line every 300 ms on each socket until all are closed (or 12 s have passed). */
+  private static void trickleHeaders(List<Socket> sockets, List<CompletableFuture<Long>> closed) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+    for (int line = 0; System.nanoTime() < deadline && !closed.stream().allMatch(CompletableFuture::isDone); line++) {
+      for (Socket socket : sockets) {
+        try {
+          RawHttp.write(socket, line == 0 ? "GET /usage HTTP/1.1\r\nHost: gateway\r\n" : "x-slow-" + line + ": 1\r\n");
+        } catch (java.io.IOException closedAlready) {
+          // the server closed it; the reader records when
+        }
+      }
+      Thread.sleep(300); // the client's pace, not a wait for something to happen
+    }
+  }
+
+  /** Route → the partial body it is sent, the content type, and the error shape it answers in. */
+  static Stream<Arguments> bodyNeverFinished() {
+    return Stream.of(
+        Arguments.of(ANTHROPIC, "application/json", "anthropic"),
+        Arguments.of(CHAT, "application/json", "openai"),
+        Arguments.of(RESPONSES, "application/json", "openai"),
+        Arguments.of(TRANSCRIPTIONS, "multipart/form-data; boundary=slow-b", "openai"),
+        Arguments.of("/v1/chat/completions", "application/json", "openai"),
+        Arguments.of("/ledger/reservations", "application/json", "gateway"));
+  }
+
+  @ParameterizedTest(name = "a body on {0} not finished within the body-read timeout is a 408")
+  @MethodSource("bodyNeverFinished")
+  void aBodyNotFinishedInTimeIsA408WithNothingReserved(String path, String contentType, String shape) throws Exception {
+    Brand brand = Brand.fresh("slow-body");
+    String books = hardened.usageText();
+    long upstreamCalls = hardened.sim.receivedCount();
+    StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: gateway\r\nx-api-key: " + ODD_TOKEN + "\r\n");
+    brand.headerMap().forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
+    head.append("content-type: ").append(contentType).append("\r\ncontent-length: 500\r\n\r\n{\"model\":");
+
+    RawHttp.Answer r;
+    long sent = System.nanoTime();
+    try (Socket socket = RawHttp.connect(hardened.base, 15_000)) {
+      RawHttp.write(socket, head.toString());
+      r = RawHttp.read(socket.getInputStream());
+    }
+    long millis = (System.nanoTime() - sent) / 1_000_000;
+
+    assertEquals(408, r.status(), path + " → " + r);
+    assertTrue(millis >= 1_800 && millis < 8_000, "answered after " + millis + " ms");
+    assertEquals("true", r.header("x-gateway-error"), r.toString());
+    JsonNode body = TestGateway.JSON.readTree(r.body());
+    if (shape.equals("anthropic")) {
+      assertEquals("error", body.path("type").asText(), r.toString());
+    }
+    assertTrue(body.path("error").path("message").asText().contains("did not arrive"), r.toString());
+    assertEquals(upstreamCalls, hardened.sim.receivedCount(), "nothing reached the provider");
+    assertEquals(books, hardened.usageText(), "nothing reserved");
+    for (String line : hardened.logs.allText()) {
+      assertFalse(line.contains("failed inside the gateway") || line.contains("Internal server error"),
+          "a slow caller is no gateway failure: " + line);
     }
   }
 
