@@ -266,17 +266,24 @@ class UpstreamHygieneE2ETest {
     }
   }
 
-  @Test
-  void aSecondAnthropicBetaHeaderIsVettedLikeTheFirst() throws Exception {
-    HttpRequest request =
-        gw.postJson(ANTHROPIC, claudeBody("hi", false), Brand.fresh("beta"))
-            .header("anthropic-beta", "prompt-caching-2024-07-31")
-            .header("anthropic-beta", "code-execution-2025-08-25")
-            .build();
-    HttpResponse<String> r = gw.send(request);
+  static Stream<Arguments> betaHeaders() {
+    return Stream.of(
+        Arguments.of("one header", List.of("code-execution-2025-08-25"), "code-execution-2025-08-25"),
+        Arguments.of("an allowed header, then a second one", List.of("prompt-caching-2024-07-31", "code-execution-2025-08-25"),
+            "code-execution-2025-08-25"),
+        Arguments.of("a second header with a list", List.of("prompt-caching-2024-07-31", "interleaved-thinking-2025-05-14, mcp-client-2025-04-04"),
+            "mcp-client-2025-04-04"));
+  }
+
+  @ParameterizedTest(name = "a refused beta in {0} is a 400 naming anthropic-beta")
+  @MethodSource("betaHeaders")
+  void everyAnthropicBetaHeaderIsVetted(String what, List<String> headers, String refused) throws Exception {
+    HttpRequest.Builder b = gw.postJson(ANTHROPIC, claudeBody("hi", false), Brand.fresh("beta"));
+    headers.forEach(value -> b.header("anthropic-beta", value));
+    HttpResponse<String> r = gw.send(b.build());
 
     assertEquals(400, r.statusCode(), r.body());
-    assertTrue(r.body().contains("anthropic-beta") && r.body().contains("code-execution-2025-08-25"), r.body());
+    assertTrue(r.body().contains("anthropic-beta value '" + refused + "'"), r.body());
     assertTrue(gw.sim.received().isEmpty(), "nothing reached the provider");
   }
 
