@@ -321,6 +321,24 @@ class UpstreamHygieneE2ETest {
   }
 
   @Test
+  void anAnswerInAnEncodingTheGatewayCannotDecodeIsRefusedAndKeepsItsWorstCase() throws Exception {
+    // A 200 labelled brotli: the gateway has no decoder, so it must neither pass the bytes on with
+    // the label stripped nor guess; the answer is unreadable and the reservation keeps its worst case.
+    String answer = "{\"id\":\"msg_br\",\"type\":\"message\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}";
+    gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(200, Map.of("content-encoding", "br"), answer));
+    String requestId = "br-" + System.nanoTime();
+    Brand brand = Brand.fresh("br");
+    HttpResponse<String> r = gw.send(gw.postJson(ANTHROPIC, claudeBody("hi", false), brand).header("x-request-id", requestId).build());
+
+    assertEquals(502, r.statusCode(), r.body());
+    assertTrue(r.headers().firstValue("content-encoding").isEmpty(), r.headers().map().toString());
+    gw.awaitSettled(brand.id());
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
+    BigDecimal worstCase = Costs.worstCase(Costs.CLAUDE_OPUS, claudeBody("hi", false).getBytes(StandardCharsets.UTF_8).length, 800);
+    assertTrue(Costs.same(worstCase, new BigDecimal(line.path("settled_usd").asText())), line.toString());
+  }
+
+  @Test
   void aMarkedPromptAndEverySecretStayOutOfLogsAndResponses() throws Exception {
     String marker = "MARKER-" + Long.toHexString(System.nanoTime()) + "-PROMPT";
     Brand brand = Brand.fresh("marker");
