@@ -133,6 +133,18 @@ public sealed interface Fault {
     }
   }
 
+  /**
+   * A normal answer (JSON, or SSE for a streamed call) compressed with gzip and labelled {@code
+   * content-encoding: gzip}, whatever the request's {@code accept-encoding} asked for — as a
+   * provider or a proxy in front of it may do. SSE events are flushed one by one, still streaming.
+   */
+  record Gzip() implements Fault {
+    @Override
+    public String kind() {
+      return "gzip";
+    }
+  }
+
   // ---- factories: the names tests read best with ----
 
   static Normal normal() {
@@ -205,5 +217,9 @@ public sealed interface Fault {
 
   static InvalidJson invalidJson() {
     return new InvalidJson();
+  }
+
+  static Gzip gzip() {
+    return new Gzip();
   }
 }

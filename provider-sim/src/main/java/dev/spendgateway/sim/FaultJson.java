@@ -63,9 +63,10 @@ final class FaultJson {
         case "malformedSse" -> Fault.malformedSse(n.path("afterEvents").asInt(0));
         case "streamError" -> Fault.streamError(n.path("afterEvents").asInt(0), n.path("status").asInt(529));
         case "invalidJson" -> Fault.invalidJson();
+        case "gzip" -> Fault.gzip();
         default -> throw new BadScript(
             "unknown 'kind' '" + kind + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
-                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson");
+                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson, gzip");
       };
     } catch (IllegalArgumentException e) {
       throw new BadScript(e.getMessage());

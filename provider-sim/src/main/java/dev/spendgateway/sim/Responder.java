@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
+import org.apache.pekko.http.javadsl.coding.Coder;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
@@ -78,10 +79,9 @@ final class Responder {
       return done(statusResponse(call.route(), Fault.status(se.status()), requestId));
     }
     Usage usage = fault instanceof Fault.Normal n ? n.usage().orElse(defaults.usage()) : defaults.usage();
-    if (!call.stream()) {
-      return done(jsonAnswer(call, fault, usage, requestId));
-    }
-    return done(streamAnswer(call, fault, usage, requestId));
+    HttpResponse answer = call.stream() ? streamAnswer(call, fault, usage, requestId) : jsonAnswer(call, fault, usage, requestId);
+    // Pekko's gzip coder flushes after every chunk, so a compressed stream still streams.
+    return done(fault instanceof Fault.Gzip ? Coder.Gzip.encodeMessage(answer) : answer);
   }
 
   // ---------------- normal answers and their stream faults ----------------

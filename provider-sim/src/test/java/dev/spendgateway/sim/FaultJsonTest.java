@@ -36,7 +36,8 @@ class FaultJsonTest {
         Arguments.of("{\"kind\":\"slowDrip\",\"intervalMs\":250}", Fault.slowDrip(Duration.ofMillis(250)), 1),
         Arguments.of("{\"kind\":\"malformedSse\",\"afterEvents\":2}", Fault.malformedSse(2), 1),
         Arguments.of("{\"kind\":\"streamError\",\"afterEvents\":3}", Fault.streamError(3, 529), 1),
-        Arguments.of("{\"kind\":\"invalidJson\"}", Fault.invalidJson(), 1));
+        Arguments.of("{\"kind\":\"invalidJson\"}", Fault.invalidJson(), 1),
+        Arguments.of("{\"kind\":\"gzip\"}", Fault.gzip(), 1));
   }
 
   @ParameterizedTest(name = "{0}")

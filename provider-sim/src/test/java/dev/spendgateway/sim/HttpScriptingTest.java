@@ -106,6 +106,32 @@ class HttpScriptingTest {
   }
 
   @Test
+  void gzipFaultCompressesJsonAndStreamsWhateverTheCallerAccepts() throws Exception {
+    post("/_sim/script", "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"gzip\",\"times\":2}}");
+    for (boolean stream : new boolean[] {false, true}) {
+      HttpResponse<byte[]> r = http.send(
+          HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/messages"))
+              .header("content-type", "application/json")
+              .header("accept-encoding", "identity")
+              .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"claude-opus-5-5\",\"max_tokens\":5,\"stream\":" + stream + "}"))
+              .build(),
+          HttpResponse.BodyHandlers.ofByteArray());
+      assertEquals(200, r.statusCode());
+      assertEquals("gzip", r.headers().firstValue("content-encoding").orElseThrow());
+      String text;
+      try (java.util.zip.GZIPInputStream in = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(r.body()))) {
+        text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      }
+      if (stream) {
+        assertTrue(text.contains("event: message_stop"), text);
+      } else {
+        assertEquals("message", MAPPER.readTree(text).get("type").asText(), text);
+      }
+    }
+    assertEquals("gzip", json(get("/_sim/received?route=anthropic.messages&limit=1")).get("calls").get(0).get("fault").asText());
+  }
+
+  @Test
   void receivedListsHeadersAndParsedBodies() throws Exception {
     post("/v1/chat/completions", "{\"model\":\"gpt-6.1-sol\",\"store\":false}");
     post("/v1/messages", "{\"model\":\"claude-opus-5-5\"}");

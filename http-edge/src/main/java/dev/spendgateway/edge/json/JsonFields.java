@@ -6,11 +6,9 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
-import java.util.regex.Pattern;
 
 /**
  * Reads the gateway's own JSON API bodies (ledger and admin) strictly. Every problem is a {@link
@@ -19,9 +17,6 @@ import java.util.regex.Pattern;
 public final class JsonFields {
   /** Largest amount or cap one request may name, in USD; anything above is a typo or an attack. */
   public static final BigDecimal MAX_USD = new BigDecimal("1000000");
-
-  /** Reservation, brand and preview ids: no whitespace or control characters. */
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:\\-]{1," + GlobalBudget.MAX_ID_LENGTH + "}");
 
   /** A request the ledger must not see; {@code field} is what to fix. */
   public static final class BadRequest extends RuntimeException {
@@ -78,10 +73,11 @@ public final class JsonFields {
     return node.textValue();
   }
 
-  /** An id (from a body or a path) of 1-128 safe characters. */
+  /** An id (from a body or a path) obeying {@link dev.spendgateway.policy.access.LedgerId}. */
   public static String id(String value, String field) {
-    if (value == null || !ID.matcher(value).matches()) {
-      throw new BadRequest(field, field + " must be 1-" + GlobalBudget.MAX_ID_LENGTH + " characters of [A-Za-z0-9._:-]");
+    // The same rule as x-spend-brand on the provider routes: a brand that can spend can be looked up.
+    if (!dev.spendgateway.policy.access.LedgerId.isValid(value)) {
+      throw new BadRequest(field, field + " must be " + dev.spendgateway.policy.access.LedgerId.DESCRIPTION);
     }
     return value;
   }

@@ -39,8 +39,11 @@ enum Dialect implements CallKind {
 
     @Override
     Optional<PolicyDecision.Violation> vetHeaders(HttpRequest request, RequestPolicy policy) {
-      // Betas are how code execution, computer use and MCP are switched on: vet them too.
-      return request.getHeader("anthropic-beta").flatMap(h -> policy.anthropicBetaHeader(h.value()));
+      // Betas are how code execution, computer use and MCP are switched on: vet them too — every
+      // instance of the header, since the provider reads them all, not only the first.
+      return SpendHeaders.valuesOf(request.getHeaders(), "anthropic-beta").stream()
+          .flatMap(value -> policy.anthropicBetaHeader(value).stream())
+          .findFirst();
     }
   },
   OPENAI_CHAT("/openai/v1/chat/completions", ApiKind.OPENAI_CHAT_COMPLETIONS, Shape.OPENAI) {

@@ -1,16 +1,28 @@
 package dev.spendgateway.edge.provider;
 
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.LedgerId;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 
 /**
  * Reads the spend headers every provider call carries (SPEC §2) into a {@link SpendContext}, or
  * names the first header that is missing or malformed. Pure: the caller passes a header lookup.
+ *
+ * <p>Two id rules, on purpose. The brand or preview id is a ledger key: it must obey {@link
+ * LedgerId}, the rule the ledger API, {@code /usage?brand=} and the admin routes apply, or a brand
+ * could spend under a name no operator can look up or credit. {@code x-request-id} and {@code
+ * x-conversation-id} are correlation ids minted by other systems (tracing ids, base64 with {@code
+ * +/=}, paths with {@code /}); they are only echoed, logged as JSON strings and kept in memory for
+ * conversation stickiness, never booked or put in a URL, so they keep the wider rule below.
  */
 public final class SpendHeaders {
   public static final String LANE = "x-spend-lane";
@@ -21,7 +33,7 @@ public final class SpendHeaders {
   public static final String CONVERSATION_ID = "x-conversation-id";
   public static final String PRIORITY = "x-priority";
 
-  /** Ids end up in logs, metrics labels and journal events: keep them short and inert. */
+  /** Correlation ids end up in logs and response headers: keep them short and inert. */
   private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9._:@/+=-]{1,128}");
 
   /** A brand cap above this is certainly a unit mistake (cents sent as dollars). */
@@ -82,7 +94,7 @@ public final class SpendHeaders {
    * refused, not resolved by picking one — two readers (a proxy, the gateway) could pick
    * differently and bill a different brand than the one that was checked.
    */
-  public static Result readAll(Function<String, java.util.List<String>> headerValues) {
+  public static Result readAll(Function<String, List<String>> headerValues) {
     for (String name : SPEND_HEADERS) {
       int count = headerValues.apply(name).size();
       if (count > 1) {
@@ -92,7 +104,24 @@ public final class SpendHeaders {
     return read(name -> headerValues.apply(name).stream().findFirst());
   }
 
-  public static Result read(Function<String, Optional<String>> header) {
+  /** {@link #readAll(Function)} over a request's headers (names match case-insensitively). */
+  public static Result readAll(HttpRequest request) {
+    return readAll(name -> valuesOf(request.getHeaders(), name));
+  }
+
+  /** Every value of header {@code name}, in arrival order. */
+  public static List<String> valuesOf(Iterable<HttpHeader> headers, String name) {
+    List<String> values = new ArrayList<>(1);
+    for (HttpHeader h : headers) {
+      if (h.is(name)) {
+        values.add(h.value());
+      }
+    }
+    return values;
+  }
+
+  /** Reads one value per header; private so no route can skip the once-only check of readAll. */
+  private static Result read(Function<String, Optional<String>> header) {
     Optional<String> requestIdHeader = header.apply(REQUEST_ID);
     if (requestIdHeader.isPresent() && !SAFE_ID.matcher(requestIdHeader.get()).matches()) {
       return Result.bad(REQUEST_ID, "x-request-id must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
@@ -138,8 +167,8 @@ public final class SpendHeaders {
                 + (lane.get() == Lane.APP ? "brand id" : "preview id")
                 + ")");
       }
-      if (!SAFE_ID.matcher(brand.get()).matches()) {
-        return Result.bad(BRAND, "x-spend-brand must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
+      if (!LedgerId.isValid(brand.get())) {
+        return Result.bad(BRAND, "x-spend-brand must be " + LedgerId.DESCRIPTION);
       }
       subject = brand.get();
     }

@@ -135,7 +135,8 @@ final class RoutedCall {
 
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
   CompletionStage<HttpResponse> run() {
-    SpendHeaders.Result headers = SpendHeaders.read(name -> request.getHeader(name).map(HttpHeader::value));
+    // The pass-through routes' reader: a spend header sent twice is refused, never resolved by picking one.
+    SpendHeaders.Result headers = SpendHeaders.readAll(request);
     if (headers.violation().isPresent()) {
       SpendHeaders.HeaderViolation v = headers.violation().get();
       return done(callError(400, "invalid_request_error", v.message(), v.header(), "bad_header"));

@@ -229,6 +229,115 @@ class UpstreamHygieneE2ETest {
     }
   }
 
+  static Stream<Arguments> unvettedHeaders() {
+    return Stream.of(
+        Arguments.of("x-stainless-authorization", "Bearer " + TOKEN, "a credential dressed as SDK telemetry"),
+        Arguments.of("x-stainless-foo", "bar", "SDK telemetry nobody vetted"),
+        Arguments.of("openai-beta", "assistants=v2", "switches on OpenAI's stateful beta APIs"));
+  }
+
+  @ParameterizedTest(name = "{0}: {1} stays home ({2})")
+  @MethodSource("unvettedHeaders")
+  void callerHeadersOffTheAllowListStayHome(String name, String value, String why) throws Exception {
+    for (String path : List.of(ANTHROPIC, CHAT)) {
+      String body = path.equals(ANTHROPIC) ? claudeBody("hi", false) : chatBody("hi", "");
+      HttpRequest request =
+          gw.postJson(path, body, Brand.fresh("allow")).header(name, value).header("x-stainless-lang", "java").build();
+      assertEquals(200, gw.send(request).statusCode(), path);
+    }
+    List<ReceivedCall> calls = gw.sim.received();
+    assertEquals(2, calls.size());
+    for (ReceivedCall call : calls) {
+      assertTrue(call.header(name).isEmpty(), name + " reached " + call.route() + ": " + call.headers());
+      // The allow-list is live: a vetted telemetry header on the same call does arrive.
+      assertEquals("java", call.header("x-stainless-lang").orElse(null), call.headers().toString());
+    }
+  }
+
+  @Test
+  void theProviderIsAskedForAnUncompressedAnswerWhateverTheCallerAccepts() throws Exception {
+    for (String path : List.of(ANTHROPIC, CHAT)) {
+      String body = path.equals(ANTHROPIC) ? claudeBody("hi", false) : chatBody("hi", "");
+      HttpRequest request = gw.postJson(path, body, Brand.fresh("enc")).header("accept-encoding", "gzip, br").build();
+      assertEquals(200, gw.send(request).statusCode(), path);
+    }
+    for (ReceivedCall call : gw.sim.received()) {
+      assertEquals("identity", call.header("accept-encoding").orElse(null), call.route() + ": " + call.headers());
+    }
+  }
+
+  static Stream<Arguments> betaHeaders() {
+    return Stream.of(
+        Arguments.of("one header", List.of("code-execution-2025-08-25"), "code-execution-2025-08-25"),
+        Arguments.of("an allowed header, then a second one", List.of("prompt-caching-2024-07-31", "code-execution-2025-08-25"),
+            "code-execution-2025-08-25"),
+        Arguments.of("a second header with a list", List.of("prompt-caching-2024-07-31", "interleaved-thinking-2025-05-14, mcp-client-2025-04-04"),
+            "mcp-client-2025-04-04"));
+  }
+
+  @ParameterizedTest(name = "a refused beta in {0} is a 400 naming anthropic-beta")
+  @MethodSource("betaHeaders")
+  void everyAnthropicBetaHeaderIsVetted(String what, List<String> headers, String refused) throws Exception {
+    HttpRequest.Builder b = gw.postJson(ANTHROPIC, claudeBody("hi", false), Brand.fresh("beta"));
+    headers.forEach(value -> b.header("anthropic-beta", value));
+    HttpResponse<String> r = gw.send(b.build());
+
+    assertEquals(400, r.statusCode(), r.body());
+    assertTrue(r.body().contains("anthropic-beta value '" + refused + "'"), r.body());
+    assertTrue(gw.sim.received().isEmpty(), "nothing reached the provider");
+  }
+
+  static Stream<Arguments> compressedAnswers() {
+    return Stream.of(
+        Arguments.of("an Anthropic JSON answer", ANTHROPIC, claudeBody("hi", false), false),
+        Arguments.of("an Anthropic stream", ANTHROPIC, claudeBody("hi", true), true),
+        Arguments.of("an OpenAI chat JSON answer", CHAT, chatBody("hi", ""), false),
+        Arguments.of("an OpenAI chat stream", CHAT, chatBody("hi", ",\"stream\":true"), true));
+  }
+
+  @ParameterizedTest(name = "{0} gzipped by the provider reaches the caller readable and is billed its usage")
+  @MethodSource("compressedAnswers")
+  void aCompressedAnswerIsDecodedForTheCallerAndTheUsageTap(String what, String path, String body, boolean stream)
+      throws Exception {
+    boolean anthropic = path.equals(ANTHROPIC);
+    gw.sim.script(anthropic ? SimRoute.ANTHROPIC_MESSAGES : SimRoute.OPENAI_CHAT, Fault.gzip());
+    String requestId = "gzip-" + System.nanoTime();
+    Brand brand = Brand.fresh("gzip");
+    HttpResponse<String> r = gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
+
+    assertEquals(200, r.statusCode(), r.body());
+    assertTrue(r.headers().firstValue("content-encoding").isEmpty(), "decoded, so no encoding is claimed: " + r.headers().map());
+    if (stream) {
+      assertTrue(r.body().contains(anthropic ? "event: message_stop" : "data: [DONE]"), r.body());
+    } else {
+      JsonNode answer = TestGateway.JSON.readTree(r.body());
+      assertEquals(anthropic ? "message" : "chat.completion", answer.path(anthropic ? "type" : "object").asText(), r.body());
+    }
+    assertEquals("gzip", only(anthropic ? SimRoute.ANTHROPIC_MESSAGES : SimRoute.OPENAI_CHAT).fault());
+    gw.awaitSettled(brand.id());
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
+    BigDecimal billed = anthropic ? Costs.anthropic(Costs.CLAUDE_OPUS, USAGE) : Costs.openAi(Costs.GPT_SOL, USAGE);
+    assertTrue(Costs.same(billed, new BigDecimal(line.path("settled_usd").asText())), "settled from the decoded usage: " + line);
+  }
+
+  @Test
+  void anAnswerInAnEncodingTheGatewayCannotDecodeIsRefusedAndKeepsItsWorstCase() throws Exception {
+    // A 200 labelled brotli: the gateway has no decoder, so it must neither pass the bytes on with
+    // the label stripped nor guess; the answer is unreadable and the reservation keeps its worst case.
+    String answer = "{\"id\":\"msg_br\",\"type\":\"message\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}";
+    gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(200, Map.of("content-encoding", "br"), answer));
+    String requestId = "br-" + System.nanoTime();
+    Brand brand = Brand.fresh("br");
+    HttpResponse<String> r = gw.send(gw.postJson(ANTHROPIC, claudeBody("hi", false), brand).header("x-request-id", requestId).build());
+
+    assertEquals(502, r.statusCode(), r.body());
+    assertTrue(r.headers().firstValue("content-encoding").isEmpty(), r.headers().map().toString());
+    gw.awaitSettled(brand.id());
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
+    BigDecimal worstCase = Costs.worstCase(Costs.CLAUDE_OPUS, claudeBody("hi", false).getBytes(StandardCharsets.UTF_8).length, 800);
+    assertTrue(Costs.same(worstCase, new BigDecimal(line.path("settled_usd").asText())), line.toString());
+  }
+
   @Test
   void aMarkedPromptAndEverySecretStayOutOfLogsAndResponses() throws Exception {
     String marker = "MARKER-" + Long.toHexString(System.nanoTime()) + "-PROMPT";

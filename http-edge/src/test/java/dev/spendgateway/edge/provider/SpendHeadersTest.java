@@ -7,6 +7,7 @@ import dev.spendgateway.edge.provider.SpendHeaders.Priority;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.policy.access.Lane;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,7 @@ class SpendHeadersTest {
         map.put(kv[0], kv[1]);
       }
     }
-    return SpendHeaders.read(name -> Optional.ofNullable(map.get(name)));
+    return SpendHeaders.readAll(name -> Optional.ofNullable(map.get(name)).map(List::of).orElse(List.of()));
   }
 
   @ParameterizedTest(name = "{0} is refused naming {1}")
@@ -36,6 +37,10 @@ class SpendHeadersTest {
         "x-spend-lane=app                                                | x-spend-brand",
         "x-spend-lane=trial                                              | x-spend-brand",
         "x-spend-lane=app;x-spend-brand=b 1                              | x-spend-brand",
+        "x-spend-lane=app;x-spend-brand=a/../b                           | x-spend-brand",
+        "x-spend-lane=trial;x-spend-brand=a/../b                         | x-spend-brand",
+        "x-spend-lane=app;x-spend-brand=ops@acme                         | x-spend-brand",
+        "x-spend-lane=app;x-spend-brand=a+b                              | x-spend-brand",
         "x-spend-lane=app;x-spend-brand=b1                               | x-spend-brand-monthly-usd",
         "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=-1  | x-spend-brand-monthly-usd",
         "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=NaN | x-spend-brand-monthly-usd",
@@ -81,6 +86,23 @@ class SpendHeadersTest {
     SpendHeaders.Result result = SpendHeaders.readAll(name -> withTwice.getOrDefault(name, java.util.List.of()));
     assertEquals(twice, result.violation().orElseThrow().header());
     assertTrue(SpendHeaders.readAll(name -> headers.getOrDefault(name, java.util.List.of())).context().isPresent());
+  }
+
+  /** The brand is a ledger key: the rule the ledger API, /usage and admin apply, no wider. */
+  @ParameterizedTest(name = "brand ''{0}'' accepted={1}")
+  @CsvSource({"b1, true", "acme.eu:shop_2-b, true", "a/../b, false", "ops@acme, false", "a+b, false", "a=b, false"})
+  void theBrandFollowsTheLedgerIdRule(String brand, boolean accepted) {
+    SpendHeaders.Result result =
+        read("x-spend-lane=app;x-spend-brand=" + brand + ";x-spend-brand-monthly-usd=50;x-spend-brand-daily-usd=5");
+    assertEquals(accepted, result.context().isPresent(), result.violation().toString());
+    assertEquals(accepted, dev.spendgateway.policy.access.LedgerId.isValid(brand));
+  }
+
+  /** Correlation ids are never booked or put in a URL: ids minted elsewhere (base64, paths) pass. */
+  @ParameterizedTest(name = "{0}={1} accepted")
+  @CsvSource({"x-request-id, trace/ab+c=", "x-conversation-id, user@host/conv-1"})
+  void correlationIdsKeepTheirWiderRule(String header, String value) {
+    assertTrue(read("x-spend-lane=free;" + header + "=" + value).context().isPresent());
   }
 
   @Test

@@ -102,7 +102,7 @@ public final class RequestPolicy {
                 Refusal.of(
                         "anthropic_beta",
                         "anthropic-beta",
-                        "beta '"
+                        "anthropic-beta value '"
                             + beta
                             + "' is not allowed: betas can switch on tools or premium pricing;"
                             + " allowed prefixes: "

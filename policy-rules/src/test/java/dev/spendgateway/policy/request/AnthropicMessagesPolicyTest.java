@@ -171,6 +171,8 @@ class AnthropicMessagesPolicyTest {
     var v = POLICY.anthropicBetaHeader(header);
     assertEquals(allowed, v.isEmpty());
     v.ifPresent(violation -> assertEquals("anthropic_beta", violation.rule()));
+    // The message names the header, so a caller knows which of its headers to fix.
+    v.ifPresent(violation -> assertTrue(violation.message().startsWith("anthropic-beta value '"), violation.message()));
   }
 
   private static Arguments row(String sentence, String body, String rule, String field) {

@@ -1,6 +1,5 @@
 package dev.spendgateway.upstream.client;
 
-import dev.spendgateway.policy.catalog.Provider;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -16,38 +15,28 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
  *
  * <h2>Caller → provider</h2>
  *
- * Forwarded: {@code accept}, {@code user-agent}, {@code x-stainless-*} (the official SDKs'
- * telemetry: language, OS, package version, retry count, timeout — harmless and it helps the
- * provider's support), and per provider {@code anthropic-version} and {@code anthropic-beta}
- * (values filtered by {@code providers.anthropic.allowed-betas}) for Anthropic, {@code
- * openai-beta} for OpenAI. Content type and length travel with the entity.
+ * Forwarded: exactly the names in the provider's {@code forward-headers} ({@code
+ * conf/providers.conf}, each entry justified there) — exact names, no prefixes, so an unknown
+ * {@code x-stainless-…} name or a credential dressed as telemetry stays home. {@code
+ * anthropic-beta} values are further filtered by {@code providers.anthropic.allowed-betas}, every
+ * instance of the header and every comma-separated value. Content type and length travel with the
+ * entity.
  *
- * <p>Never forwarded, among everything else: the gateway token ({@code authorization}, {@code
- * x-api-key}), any other credential, {@code cookie}, {@code x-forwarded-*}/{@code forwarded},
- * hop-by-hop headers ({@code connection}, {@code keep-alive}, {@code te}, {@code trailer}, {@code
- * transfer-encoding}, {@code upgrade}, {@code proxy-*}), {@code host}, {@code x-spend-*}, {@code
- * x-request-id} (the gateway's own correlation id), {@code accept-encoding} (a compressed SSE body
- * could not be read by the usage tap), {@code openai-organization}/{@code openai-project} (would
- * let a caller pick which of our projects pays) and {@code idempotency-key} (shared across every
- * caller of our one key: one service could receive another's cached answer).
- *
- * <p>Then the real key is added: {@code Authorization: Bearer} for OpenAI, {@code x-api-key} plus
- * a default {@code anthropic-version} for Anthropic.
+ * <p>Then the gateway's own headers are added: {@code accept-encoding: identity} (the usage tap
+ * reads the body as it streams; a provider that compresses anyway is decoded by {@link
+ * UpstreamClient}) and the real key — {@code Authorization: Bearer} for OpenAI, {@code x-api-key}
+ * plus a default {@code anthropic-version} for Anthropic.
  *
  * <h2>Provider → caller</h2>
  *
  * Passed back: {@code retry-after}, {@code retry-after-ms}, {@code x-request-id} (renamed {@code
  * x-upstream-request-id}: the gateway answers with its own {@code x-request-id}, and two headers of
- * that name would leave a caller guessing which one to quote), {@code request-id}, {@code x-ratelimit-*}, {@code anthropic-ratelimit-*}, {@code openai-processing-ms}
- * (content type travels with the entity). Never: {@code set-cookie}, hop-by-hop headers, the
- * providers' organisation headers, or anything else.
+ * that name would leave a caller guessing which one to quote), {@code request-id}, {@code
+ * x-ratelimit-*}, {@code anthropic-ratelimit-*}, {@code openai-processing-ms} (content type travels
+ * with the entity). Never: {@code set-cookie}, {@code content-encoding} (the body is handed on
+ * decoded), hop-by-hop headers, the providers' organisation headers, or anything else.
  */
 public final class HeaderPolicy {
-
-  private static final Set<String> REQUEST_ANY_PROVIDER = Set.of("accept", "user-agent");
-  private static final Set<String> REQUEST_ANTHROPIC = Set.of("anthropic-version", "anthropic-beta");
-  private static final Set<String> REQUEST_OPENAI = Set.of("openai-beta");
-  private static final String SDK_TELEMETRY_PREFIX = "x-stainless-";
 
   private static final Set<String> RESPONSE_EXACT =
       Set.of("retry-after", "retry-after-ms", "x-request-id", "request-id", "openai-processing-ms");
@@ -64,16 +53,12 @@ public final class HeaderPolicy {
 
   private HeaderPolicy() {}
 
-  /** Whether a caller's header (lower-case name) may be forwarded to {@code provider}. */
-  public static boolean isForwardedRequestHeader(Provider provider, String lowercaseName) {
-    if (REQUEST_ANY_PROVIDER.contains(lowercaseName)
-        || lowercaseName.startsWith(SDK_TELEMETRY_PREFIX)) {
-      return true;
-    }
-    return switch (provider) {
-      case ANTHROPIC -> REQUEST_ANTHROPIC.contains(lowercaseName);
-      case OPENAI -> REQUEST_OPENAI.contains(lowercaseName);
-    };
+  /** The only encoding the gateway asks for: the usage tap reads bodies as they stream. */
+  static final HttpHeader IDENTITY_ENCODING = RawHeader.create("accept-encoding", "identity");
+
+  /** Whether a caller's header (lower-case name) may be forwarded to {@code settings}' provider. */
+  public static boolean isForwardedRequestHeader(ProviderSettings settings, String lowercaseName) {
+    return settings.forwardHeaders().contains(lowercaseName);
   }
 
   /** Whether a provider's response header (lower-case name) goes back to the caller. */
@@ -100,7 +85,7 @@ public final class HeaderPolicy {
     boolean hasVersion = false;
     for (HttpHeader header : callerHeaders) {
       String name = header.lowercaseName();
-      if (!isForwardedRequestHeader(settings.provider(), name)) {
+      if (!isForwardedRequestHeader(settings, name)) {
         continue;
       }
       if (name.equals(ANTHROPIC_BETA)) {
@@ -111,6 +96,7 @@ public final class HeaderPolicy {
       hasVersion |= name.equals(ANTHROPIC_VERSION);
       out.add(header);
     }
+    out.add(IDENTITY_ENCODING);
     addCredentials(settings, hasVersion, out);
     return out;
   }
@@ -120,7 +106,7 @@ public final class HeaderPolicy {
     List<HttpHeader> out = new ArrayList<>();
     for (HttpHeader header : upstreamHeaders) {
       if (header.is(OPENAI_REQUEST_ID)) {
-        out.add(org.apache.pekko.http.javadsl.model.headers.RawHeader.create(UPSTREAM_REQUEST_ID, header.value()));
+        out.add(RawHeader.create(UPSTREAM_REQUEST_ID, header.value()));
       } else if (isPassedBackResponseHeader(header.lowercaseName())) {
         out.add(header);
       }

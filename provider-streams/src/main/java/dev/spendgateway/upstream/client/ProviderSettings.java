@@ -15,6 +15,8 @@ import java.util.Set;
  * @param apiKey the real provider key; empty when none is configured (e.g. the demo simulator)
  * @param anthropicVersion {@code anthropic-version} sent when the caller sent none (Anthropic)
  * @param allowedBetas {@code anthropic-beta} values a caller may switch on (Anthropic)
+ * @param forwardHeaders the caller headers (lower-case names, exact: no prefixes) sent on to this
+ *     provider; everything else stays home
  */
 public record ProviderSettings(
     Provider provider,
@@ -26,9 +28,22 @@ public record ProviderSettings(
     int maxConnections,
     int maxOpenRequests,
     String anthropicVersion,
-    Set<String> allowedBetas) {
+    Set<String> allowedBetas,
+    Set<String> forwardHeaders) {
 
   public static final String DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
+
+  /** A header name as HTTP spells it, lower-case; no wildcard can slip into the allow-list. */
+  private static final java.util.regex.Pattern HEADER_NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
+
+  /**
+   * Headers the gateway writes itself on every upstream call: the credential, the encoding it can
+   * read, and what travels with the connection or the entity. Listing one as forwarded would send
+   * the caller's copy next to (or instead of) the gateway's.
+   */
+  private static final Set<String> SET_BY_THE_GATEWAY =
+      Set.of("authorization", "x-api-key", "accept-encoding", "host", "content-type", "content-length",
+          "transfer-encoding", "connection");
 
   public ProviderSettings {
     URI uri = URI.create(baseUrl);
@@ -49,6 +64,14 @@ public record ProviderSettings(
           provider.wireName() + ": max-connections >= 1, max-open-requests a power of two");
     }
     allowedBetas = Set.copyOf(allowedBetas);
+    for (String name : forwardHeaders) {
+      if (!HEADER_NAME.matcher(name).matches() || SET_BY_THE_GATEWAY.contains(name)) {
+        throw new IllegalArgumentException(
+            provider.wireName() + ".forward-headers: '" + name + "' must be a lower-case header name"
+                + " the gateway does not set itself (not one of " + new java.util.TreeSet<>(SET_BY_THE_GATEWAY) + ")");
+      }
+    }
+    forwardHeaders = Set.copyOf(forwardHeaders);
   }
 
   /** Reads one provider block, e.g. {@code config.getConfig("providers.openai")}. */
@@ -63,7 +86,8 @@ public record ProviderSettings(
         c.getInt("max-connections"),
         c.getInt("max-open-requests"),
         c.hasPath("default-version") ? c.getString("default-version") : DEFAULT_ANTHROPIC_VERSION,
-        c.hasPath("allowed-betas") ? Set.copyOf(c.getStringList("allowed-betas")) : Set.of());
+        c.hasPath("allowed-betas") ? Set.copyOf(c.getStringList("allowed-betas")) : Set.of(),
+        Set.copyOf(c.getStringList("forward-headers")));
   }
 
   public boolean isTls() {
@@ -74,7 +98,7 @@ public record ProviderSettings(
   public ProviderSettings withBaseUrl(String url) {
     return new ProviderSettings(
         provider, url, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
-        maxOpenRequests, anthropicVersion, allowedBetas);
+        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders);
   }
 
   /** A copy with another response-start timeout (and an idle timeout at least as long). */
@@ -82,6 +106,6 @@ public record ProviderSettings(
     Duration idle = idleTimeout.compareTo(timeout) < 0 ? timeout : idleTimeout;
     return new ProviderSettings(
         provider, baseUrl, apiKey, connectTimeout, timeout, idle, maxConnections, maxOpenRequests,
-        anthropicVersion, allowedBetas);
+        anthropicVersion, allowedBetas, forwardHeaders);
   }
 }

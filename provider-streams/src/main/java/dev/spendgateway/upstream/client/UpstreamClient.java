@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each call swaps the credentials ({@link HeaderPolicy}): the caller's gateway token and every
  * other credential stay home, the real key is added. Bodies stream in both directions; the
- * response body is handed back unread. Pools never retry (max-retries 0: POST is not idempotent,
+ * response body is handed back unread, decoded if the provider compressed it although asked not to
+ * ({@link UpstreamEncoding}), so the caller and the usage tap read the same plain bytes. Pools never retry (max-retries 0: POST is not idempotent,
  * and retries belong to the failover router with its budget).
  *
  * <p>Thread-safe; create one per actor system: {@code UpstreamClient.create(system, settings)}.
@@ -113,9 +114,10 @@ public final class UpstreamClient {
       result.complete(new UpstreamResult.ConnectionFailed(errorClass));
       return;
     }
-    if (!result.complete(responded(response))) {
+    HttpResponse readable = UpstreamEncoding.decoded(response, materializer);
+    if (!result.complete(responded(readable))) {
       LOG.warn("upstream response after timeout provider={} discarded", provider.wireName());
-      response.discardEntityBytes(materializer);
+      readable.discardEntityBytes(materializer);
     }
   }
 

@@ -21,7 +21,8 @@ public sealed interface UpstreamResult {
    * @param status HTTP status, passed through to the caller as is
    * @param headersToPassBack the allow-listed response headers ({@link HeaderPolicy})
    * @param contentType the body's content type
-   * @param body the body bytes, unchanged
+   * @param body the body bytes, decoded when the provider compressed them ({@link
+   *     UpstreamEncoding}), otherwise unchanged
    */
   record Responded(
       int status, List<HttpHeader> headersToPassBack, ContentType contentType, Source<ByteString, ?> body)

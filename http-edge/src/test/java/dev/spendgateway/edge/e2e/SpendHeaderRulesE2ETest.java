@@ -1,0 +1,107 @@
+package dev.spendgateway.edge.e2e;
+
+import static dev.spendgateway.edge.e2e.E2eGateway.TOKEN;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * One spend-header reader and one id rule on every surface: the pass-through routes, the failover
+ * router, the ledger API, {@code /usage} and the admin routes answer the same input the same way.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SpendHeaderRulesE2ETest {
+  private static final String ROUTER = "/v1/chat/completions";
+  private static final String TRAVERSAL = "a/../b";
+  private static final String TRAVERSAL_IN_A_URL = "a%2F..%2Fb";
+
+  private TestGateway gw;
+
+  @BeforeAll
+  void start() throws Exception {
+    gw = E2eGateway.start("spend-rules");
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    gw.close();
+  }
+
+  @BeforeEach
+  void resetSimulator() {
+    gw.sim.reset();
+  }
+
+  private static String bodyFor(String path) {
+    return switch (path) {
+      case ANTHROPIC -> "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case CHAT -> "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      default -> "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    };
+  }
+
+  static Stream<Arguments> headersSentTwice() {
+    return Stream.of(
+        Arguments.of(ROUTER, "x-spend-brand", "someone-else"),
+        Arguments.of(ROUTER, "x-spend-brand-daily-usd", "999999"),
+        Arguments.of(ROUTER, "x-spend-lane", "free"),
+        Arguments.of(CHAT, "x-spend-brand-daily-usd", "999999"),
+        Arguments.of(ANTHROPIC, "x-spend-brand", "someone-else"));
+  }
+
+  @ParameterizedTest(name = "{0}: {1} sent twice is a 400 naming it")
+  @MethodSource("headersSentTwice")
+  void aSpendHeaderSentTwiceIsRefusedOnEveryRoute(String path, String header, String second) throws Exception {
+    Brand brand = new Brand("b-twice", "5", "50");
+    HttpResponse<String> r = gw.send(gw.postJson(path, bodyFor(path), brand).header(header, second).build());
+
+    assertEquals(400, r.statusCode(), r.body());
+    assertTrue(r.body().contains(header + " was sent 2 times"), r.body());
+    assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
+  }
+
+  /** One request per surface that names the brand {@code a/../b}, and the field its 400 must name. */
+  static Stream<Arguments> traversalBrand() {
+    return Stream.of(
+        Arguments.of("Anthropic pass-through", "provider", ANTHROPIC, "x-spend-brand"),
+        Arguments.of("OpenAI pass-through", "provider", CHAT, "x-spend-brand"),
+        Arguments.of("failover router", "provider", ROUTER, "x-spend-brand"),
+        Arguments.of("ledger reservation", "ledger", "/ledger/reservations", "brand"),
+        Arguments.of("usage query", "usage", "/usage?brand=" + TRAVERSAL_IN_A_URL, "brand"),
+        Arguments.of("admin credit", "admin", "/admin/brands/" + TRAVERSAL_IN_A_URL + "/credit", "brand"));
+  }
+
+  @ParameterizedTest(name = "{0} refuses brand a/../b naming {3}")
+  @MethodSource("traversalBrand")
+  void oneIdRuleEverywhere(String surface, String kind, String path, String field) throws Exception {
+    HttpRequest request =
+        switch (kind) {
+          case "provider" -> gw.postJson(path, bodyFor(path), new Brand(TRAVERSAL, "5", "50")).build();
+          case "ledger" -> gw.postJson(path, "{\"id\":\"r-traversal\",\"lane\":\"app\",\"brand\":\"" + TRAVERSAL
+              + "\",\"amountUsd\":0.10,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}", Brand.fresh("unused")).build();
+          case "usage" -> gw.get(path).header("authorization", "Bearer " + TOKEN).build();
+          default -> gw.postJson(path, "{\"adjustmentId\":\"adj-traversal\",\"usd\":1,\"operator\":\"ops\",\"reason\":\"probe\"}",
+              Brand.fresh("unused")).build();
+        };
+    HttpResponse<String> r = gw.send(request);
+
+    assertEquals(400, r.statusCode(), surface + ": " + r.body());
+    assertTrue(r.body().contains(field), surface + " names " + field + ": " + r.body());
+    assertTrue(r.body().contains("[A-Za-z0-9._:-]"), surface + " states the one rule: " + r.body());
+    assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
+  }
+}
