@@ -146,7 +146,7 @@ class GlobalBudgetTest {
     assertEquals(new Reserved("r-1", usd("0.30")), result.reply());
     ReservationMade made = result.eventOfType(ReservationMade.class);
     assertEquals(new ReservationMade("r-1", Lane.APP, "b1", usd("0.30"), usd("5"), usd("50"),
-        clock.instant(), clock.instant().plus(Duration.ofMinutes(15))), made);
+        clock.instant(), clock.instant().plus(Duration.ofMinutes(15)), Owner.GATEWAY), made);
     State state = result.state();
     assertEquals(Status.RESERVED, state.reservation("r-1").orElseThrow().status());
     assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_DAILY, null, DAY));
