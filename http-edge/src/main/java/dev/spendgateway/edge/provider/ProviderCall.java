@@ -29,7 +29,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -134,7 +133,7 @@ final class ProviderCall {
     if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(model, "deprecated");
     }
-    String reservationId = "gw-" + UUID.randomUUID();
+    String reservationId = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
     ReserveRequest reserve =
         new ReserveRequest(
             reservationId,
@@ -265,9 +264,11 @@ final class ProviderCall {
   private void settle(Reservation held, long actualMicros) {
     if (actualMicros > held.worstCaseMicros()) {
       services.metrics().settledAboveReserve(provider(), model, actualMicros - held.worstCaseMicros());
+      // The request id, not the reservation's: it is what an operator searches the access log by,
+      // and a provider call's reservation id appears in no caller-visible answer or other log line.
       log.warn(
-          "settled above reserve: reservation {} reserved {} actual {} (model {})",
-          held.id(),
+          "settled above reserve: request {} reserved {} actual {} (model {})",
+          requestId,
           Micros.toUsd(held.worstCaseMicros()),
           Micros.toUsd(actualMicros),
           model);
@@ -288,7 +289,8 @@ final class ProviderCall {
   private void closed(Reservation held, long actualMicros, Throwable failure) {
     if (failure != null) {
       // The ledger will expire the reservation at its worst case: money is never under-counted.
-      log.warn("could not close reservation {}: {}; it will expire at its worst case", held.id(), failure.getClass().getSimpleName());
+      log.warn("could not close the reservation of request {}: {}; it will expire at its worst case", requestId,
+          failure.getClass().getSimpleName());
       errorClass = errorClass == null ? "settle_failed" : errorClass;
     } else {
       settledMicros = actualMicros;

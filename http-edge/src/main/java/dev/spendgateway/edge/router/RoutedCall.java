@@ -49,7 +49,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -287,7 +286,7 @@ final class RoutedCall {
   }
 
   private CompletionStage<HttpResponse> reserve(Target target, PolicyDecision.Allowed body, Permit permit) {
-    String id = "gw-" + UUID.randomUUID();
+    String id = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
     ReserveRequest reserve = new ReserveRequest(
         id, spend.lane(), spend.subject(), body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
     return rc.services().ledger().reserve(reserve)
@@ -608,8 +607,9 @@ final class RoutedCall {
       if (actual > run.reservedMicros()) {
         rc.services().metrics().settledAboveReserve(
             run.target().provider().wireName(), run.target().model(), actual - run.reservedMicros());
-        log.warn("settled above reserve: reservation {} reserved {} actual {} (model {})",
-            run.reservationId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
+        // The request id, not the reservation's: see ProviderCall#settle.
+        log.warn("settled above reserve: request {} reserved {} actual {} (model {})",
+            spend.requestId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
       }
       close(run, actual, status, null);
     } else {
@@ -625,8 +625,8 @@ final class RoutedCall {
         : rc.services().inFlight().track(rc.services().ledger().settle(run.reservationId(), actualMicros));
     closing.whenComplete((reply, failure) -> {
       if (failure != null) {
-        log.warn("could not close reservation {}: {}; it will expire at its worst case",
-            run.reservationId(), failure.getClass().getSimpleName());
+        log.warn("could not close the reservation of request {}: {}; it will expire at its worst case",
+            spend.requestId(), failure.getClass().getSimpleName());
       }
       AccessLog.write(new AccessRecord(
           run.at(), spend.requestId(), ROUTE, run.target().provider().wireName(), spend.lane().wireName(),
