@@ -13,6 +13,7 @@ import dev.spendgateway.edge.log.AccessRecord;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
@@ -251,12 +252,17 @@ final class ProviderCall {
             });
   }
 
+  /**
+   * Settles at the reported cost, or at the worst case when the usage is missing or could not come
+   * from a real call (the caller still gets the provider's answer, as with any unreadable usage).
+   */
   private void settleFromUsage(Reservation held, UsageReport report) {
-    if (report instanceof UsageReport.Reported reported) {
-      long actual = services.cost().actualMicros(held.prepared().modelInfo(), reported.usage());
-      settle(held, actual);
+    CostCalculator.Settlement settlement =
+        services.cost().settlement(held.prepared().modelInfo(), held.prepared().worstCase(), report);
+    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
+      settle(held, billed.micros());
     } else {
-      errorClass = "usage_missing";
+      errorClass = ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass();
       settle(held, held.worstCaseMicros());
     }
   }

@@ -17,6 +17,7 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageParsers;
+import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
@@ -601,9 +602,12 @@ final class RoutedCall {
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
+  /** As {@code ProviderCall#settleFromUsage}: an impossible usage keeps the worst case like a missing one. */
   private void settleFromUsage(Run run, UsageReport report, int status) {
-    if (report instanceof UsageReport.Reported reported) {
-      long actual = rc.services().cost().actualMicros(run.body().modelInfo(), reported.usage());
+    CostCalculator.Settlement settlement =
+        rc.services().cost().settlement(run.body().modelInfo(), run.body().worstCase(), report);
+    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
+      long actual = billed.micros();
       if (actual > run.reservedMicros()) {
         rc.services().metrics().settledAboveReserve(
             run.target().provider().wireName(), run.target().model(), actual - run.reservedMicros());
@@ -613,7 +617,7 @@ final class RoutedCall {
       }
       close(run, actual, status, null);
     } else {
-      close(run, run.reservedMicros(), status, "usage_missing");
+      close(run, run.reservedMicros(), status, ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass());
     }
   }
 
