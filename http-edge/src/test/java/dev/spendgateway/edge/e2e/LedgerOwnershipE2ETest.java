@@ -214,4 +214,36 @@ class LedgerOwnershipE2ETest {
     List<String> errors = gw.logs.errorLines();
     assertEquals(List.of(), errors.subList(errorsBefore, errors.size()));
   }
+
+  // --- 3. a provider call's reservation id stays out of the logs ----------------------------------
+
+  private static final java.util.regex.Pattern GATEWAY_RESERVATION_ID =
+      java.util.regex.Pattern.compile("gw-[0-9a-f]{8}-[0-9a-f]{4}-");
+
+  @Test
+  void aSettleAboveTheReserveIsLoggedByRequestIdNeverByReservationId() throws Exception {
+    Brand brand = Brand.fresh("above");
+    String requestId = "above-" + System.nanoTime();
+    // Real, but far more input than a 100-byte body suggests: settled above its reserve.
+    gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usage(new Usage(150_000, 10, 0, 0, 0)));
+
+    HttpResponse<String> r = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand)
+        .header("x-request-id", requestId).build());
+    assertEquals(200, r.statusCode(), r.body());
+    gw.awaitSettled(brand.id());
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
+    assertTrue(new BigDecimal(line.path("settled_usd").asText()).compareTo(new BigDecimal(line.path("reserved_usd").asText())) > 0,
+        line.toString());
+
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (gw.logs.allText().stream().noneMatch(l -> l.contains("settled above reserve: request " + requestId))) {
+      assertTrue(System.nanoTime() < deadline, "no above-reserve warning naming " + requestId);
+      Thread.sleep(20);
+    }
+    List<String> leaking = gw.logs.allText().stream()
+        .filter(l -> !l.startsWith("access "))
+        .filter(l -> GATEWAY_RESERVATION_ID.matcher(l).find())
+        .toList();
+    assertEquals(List.of(), leaking);
+  }
 }
