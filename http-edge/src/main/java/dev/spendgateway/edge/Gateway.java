@@ -50,6 +50,9 @@ public final class Gateway {
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock) {
     this.settings = GatewaySettings.fromConfig(config);
+    settings.startupProblem(true).ifPresent(problem -> {
+      throw new IllegalArgumentException(problem);
+    });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
     ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
         Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
@@ -81,15 +84,30 @@ public final class Gateway {
         new MicrometerRouterListener(metrics.registry(), metrics.calls()));
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
         Optional.of(router.modelCircuits()), Optional.of(catalog));
-    AdminRoutes adminRoutes = new AdminRoutes(ledger, new ObjectMapper());
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            List.of(health.route()),
+            openRoutes(health, adminRoutes(settings, ledger)),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), adminRoutes.route(), metricsRoutes.route())));
+            List.of(ledgerRoutes.route(), metricsRoutes.route())));
+  }
+
+  /**
+   * The routes ahead of the caller-token check: the health probes, and the admin routes when an
+   * operator token is configured. The admin routes check that token themselves: behind the caller
+   * token, every caller could credit away the caps.
+   */
+  private static List<Route> openRoutes(HealthRoutes health, Optional<AdminRoutes> admin) {
+    return admin.map(a -> List.of(health.route(), a.route())).orElseGet(() -> List.of(health.route()));
+  }
+
+  /** Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set. */
+  private static Optional<AdminRoutes> adminRoutes(GatewaySettings settings, LedgerClient ledger) {
+    return settings.hasAdminToken()
+        ? Optional.of(new AdminRoutes(ledger, new ObjectMapper(), new GatewayAuth(settings.adminToken())))
+        : Optional.empty();
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

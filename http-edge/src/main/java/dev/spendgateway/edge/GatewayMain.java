@@ -11,6 +11,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Base64;
 import java.util.List;
+import java.util.Optional;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -22,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * edge, and stops them cleanly on SIGTERM (exit 0).
  *
  * <p>{@code --demo} first starts the provider simulator on a free loopback port and points both
- * upstreams at it, generates a throwaway token, keeps its journal apart ({@code <data-dir>/demo}),
- * and prints ready-to-paste commands.
+ * upstreams at it, generates a throwaway caller token and a different operator (admin) token, keeps
+ * its journal apart ({@code <data-dir>/demo}), and prints ready-to-paste commands.
  */
 public final class GatewayMain {
   /**
@@ -56,22 +57,29 @@ public final class GatewayMain {
     }
     boolean demo = argList.contains("--demo");
     Config config = ConfigFactory.load();
-    if (!demo && !GatewaySettings.fromConfig(config).hasToken()) {
-      System.err.println(
-          "gateway: GATEWAY_TOKEN is not set; export it (the secret callers send as x-api-key or Authorization: Bearer), or run 'bin/gateway --demo'");
+    Optional<String> problem = GatewaySettings.fromConfig(config).startupProblem(demo);
+    if (problem.isPresent()) {
+      System.err.println("gateway: " + problem.get());
       System.exit(2);
     }
     ProviderSimulator simulator = null;
-    String demoToken = null;
+    DemoTokens demoTokens = null;
     if (demo) {
       simulator = ProviderSimulator.start(SimConfig.defaults());
-      demoToken = "demo-" + randomToken();
-      config = demoConfig(config, simulator.baseUrl(), demoToken);
+      demoTokens = DemoTokens.generate();
+      config = demoConfig(config, simulator.baseUrl(), demoTokens);
     }
-    start(config, simulator, demoToken);
+    start(config, simulator, demoTokens);
   }
 
-  private static void start(Config config, ProviderSimulator simulator, String demoToken) {
+  /** The throwaway pair {@code --demo} prints: a caller token and, different, an operator token. */
+  record DemoTokens(String caller, String admin) {
+    static DemoTokens generate() {
+      return new DemoTokens("demo-" + randomToken(), "demo-admin-" + randomToken());
+    }
+  }
+
+  private static void start(Config config, ProviderSimulator simulator, DemoTokens demoTokens) {
     GatewaySettings settings = GatewaySettings.fromConfig(config);
     if (settings.bindsBeyondLoopback()) {
       log.warn(
@@ -107,7 +115,8 @@ public final class GatewayMain {
               String base = "http://" + settings.host() + ":" + binding.localAddress().getPort();
               log.info("gateway listening on {}", base);
               if (simulator != null) {
-                System.out.println(DemoBanner.render(base, demoToken, simulator.baseUrl()));
+                System.out.println(
+                    DemoBanner.render(base, demoTokens.caller(), demoTokens.admin(), simulator.baseUrl()));
                 System.out.flush();
               }
             });
@@ -129,11 +138,12 @@ public final class GatewayMain {
   /** Shutdown asked for by a signal: a clean stop, so CoordinatedShutdown exits with code 0. */
   private static final class SignalReason implements CoordinatedShutdown.Reason {}
 
-  static Config demoConfig(Config config, String simulatorUrl, String token) {
+  static Config demoConfig(Config config, String simulatorUrl, DemoTokens tokens) {
     Path demoData = Path.of(config.getString("gateway.data-dir")).resolve("demo");
     Config overrides =
         ConfigFactory.empty()
-            .withValue("gateway.token", ConfigValueFactory.fromAnyRef(token))
+            .withValue("gateway.token", ConfigValueFactory.fromAnyRef(tokens.caller()))
+            .withValue("gateway.admin-token", ConfigValueFactory.fromAnyRef(tokens.admin()))
             .withValue("gateway.data-dir", ConfigValueFactory.fromAnyRef(demoData.toString()))
             .withValue("providers.openai.base-url", ConfigValueFactory.fromAnyRef(simulatorUrl))
             .withValue("providers.anthropic.base-url", ConfigValueFactory.fromAnyRef(simulatorUrl))

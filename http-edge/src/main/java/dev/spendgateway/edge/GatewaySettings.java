@@ -2,6 +2,7 @@ package dev.spendgateway.edge;
 
 import com.typesafe.config.Config;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * The edge's own settings ({@code gateway.*} in conf/http.conf).
@@ -9,11 +10,13 @@ import java.time.Duration;
  * @param host interface to bind
  * @param port TCP port to bind (0 picks a free one, used by tests)
  * @param token the gateway token callers present; empty means "not configured"
+ * @param adminToken the operator's token, the only credential for the {@code /admin} routes; empty
+ *     means those routes are off
  * @param shutdownDrain how long SIGTERM waits for in-flight calls
  * @param readinessTimeout how long /readyz waits on the ledger before answering 503
  */
 public record GatewaySettings(
-    String host, int port, String token, Duration shutdownDrain, Duration readinessTimeout) {
+    String host, int port, String token, String adminToken, Duration shutdownDrain, Duration readinessTimeout) {
 
   public static GatewaySettings fromConfig(Config config) {
     Config c = config.getConfig("gateway");
@@ -21,12 +24,37 @@ public record GatewaySettings(
         c.getString("host"),
         c.getInt("port"),
         c.getString("token"),
+        c.getString("admin-token"),
         c.getDuration("shutdown-drain"),
         c.getDuration("readiness-timeout"));
   }
 
   public boolean hasToken() {
     return !token.isBlank();
+  }
+
+  /** Whether the {@code /admin} routes are on (an operator token is configured). */
+  public boolean hasAdminToken() {
+    return !adminToken.isBlank();
+  }
+
+  /**
+   * Why the gateway must not start with these settings, as the one line to print; empty when it
+   * may. The admin token must differ from the caller token: every caller holds that one, and the
+   * admin routes can credit away every cap.
+   *
+   * @param demo {@code --demo} generates its own tokens, so a missing caller token is no problem there
+   */
+  public Optional<String> startupProblem(boolean demo) {
+    if (!demo && !hasToken()) {
+      return Optional.of("GATEWAY_TOKEN is not set; export it (the secret callers send as x-api-key or "
+          + "Authorization: Bearer), or run 'bin/gateway --demo'");
+    }
+    if (hasAdminToken() && adminToken.trim().equals(token.trim())) {
+      return Optional.of("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN; the operator's token must be a different "
+          + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
+    }
+    return Optional.empty();
   }
 
   /** Whether the bind address reaches beyond this machine (worth a warning: we hold real keys). */
@@ -46,9 +74,10 @@ public record GatewaySettings(
     return host.matches("[0-9.]+") || host.contains(":");
   }
 
-  /** Never print the token: records' generated toString would. */
+  /** Never print a token: records' generated toString would. */
   @Override
   public String toString() {
-    return "GatewaySettings[host=" + host + ", port=" + port + ", token=<redacted>]";
+    return "GatewaySettings[host=" + host + ", port=" + port + ", token=<redacted>, adminToken="
+        + (hasAdminToken() ? "<redacted>" : "<unset>") + "]";
   }
 }

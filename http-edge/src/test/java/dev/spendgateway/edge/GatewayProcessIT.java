@@ -1,6 +1,7 @@
 package dev.spendgateway.edge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,6 +54,13 @@ class GatewayProcessIT {
       // The printed token opens the authenticated routes; no token does not.
       assertEquals(200, get(base + "/usage", Map.of("x-api-key", token.group(1))).statusCode());
       assertEquals(401, get(base + "/usage", Map.of()).statusCode());
+
+      // The printed admin token, a different secret, opens /admin; the caller token does not.
+      Matcher admin = Pattern.compile("GATEWAY_ADMIN_TOKEN=(\\S+)").matcher(printed);
+      assertTrue(admin.find(), "demo prints its admin token: " + printed);
+      assertNotEquals(token.group(1), admin.group(1));
+      assertEquals(401, get(base + "/admin/no-such-route", Map.of("x-api-key", token.group(1))).statusCode());
+      assertEquals(404, get(base + "/admin/no-such-route", Map.of("x-api-key", admin.group(1))).statusCode());
 
       gateway.destroy(); // SIGTERM
       assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");

@@ -216,6 +216,13 @@ public final class GlobalBudget
     }
   }
 
+  /**
+   * The adjustment would take {@code cap}'s settled spend in {@code window} below zero (more
+   * headroom than the cap itself). Nothing changed; the id stays unused.
+   */
+  public record AdjustRefused(String adjustmentId, CapName cap, String subject, String window, long settledMicros,
+      long deltaMicros, String message) implements AdjustReply {}
+
   public record BatchWritten(int commands, int events) implements LedgerSerializable {}
 
   public record Ready() implements LedgerSerializable {}
@@ -956,11 +963,25 @@ public final class GlobalBudget
     }
 
     Instant now = clock.instant();
+    // After the repeat check: a credit already applied answers its first result even though
+    // crediting it again now would go below zero.
+    AdjustmentBounds.Verdict bounds = AdjustmentBounds.check(cmd.lane(), subject, cmd.deltaMicros(), now,
+        settings.maxAdjustmentMicros(), state::spendOn);
+    if (bounds instanceof AdjustmentBounds.TooLarge tooLarge) {
+      return Effect().reply(cmd.replyTo(), new Invalid(cmd.adjustmentId(), "deltaUsd", tooLarge.message("deltaUsd")));
+    }
+    if (bounds instanceof AdjustmentBounds.BelowZero below) {
+      context.getLog().info("operator adjustment refused: id={} would take {} below zero", cmd.adjustmentId(),
+          below.key().cap().wireName());
+      return Effect().reply(cmd.replyTo(), new AdjustRefused(cmd.adjustmentId(), below.key().cap(),
+          below.key().subject(), below.key().window(), below.settledMicros(), cmd.deltaMicros(), below.message()));
+    }
     Event adjusted =
         new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject, cmd.deltaMicros(), now);
     long writeStarted = System.nanoTime();
-    context.getLog().info("operator adjustment: id={} operator={} lane={} subject={} deltaUsd={} reason={}",
-        cmd.adjustmentId(), cmd.operator(), cmd.lane().wireName(), subject, Micros.toUsd(cmd.deltaMicros()), cmd.reason());
+    // Operator and reason are free text: they go to the journal, not into this log line.
+    context.getLog().info("operator adjustment: id={} lane={} subject={} deltaUsd={}",
+        cmd.adjustmentId(), cmd.lane().wireName(), subject, Micros.toUsd(cmd.deltaMicros()));
     return Effect()
         .persist(adjusted)
         .thenRun(s -> observePersisted(List.of(adjusted), writeStarted))

@@ -19,7 +19,8 @@ public record LedgerSettings(
     Duration compactionInterval,
     Duration askTimeout,
     int maxBatch,
-    boolean createSchema) {
+    boolean createSchema,
+    long maxAdjustmentMicros) {
 
   public LedgerSettings {
     if (snapshotEvery < 1 || maxBatch < 1) {
@@ -32,6 +33,9 @@ public record LedgerSettings(
       // An open reservation's cap windows must outlive it, or closing it would find them gone.
       throw new IllegalArgumentException("ledger.retention must be longer than ledger.reservation-timeout");
     }
+    if (maxAdjustmentMicros <= 0) {
+      throw new IllegalArgumentException("ledger.max-adjustment-usd must be positive");
+    }
   }
 
   /** Reads the {@code ledger} block; {@code config} is the whole (resolved) application config. */
@@ -40,11 +44,11 @@ public record LedgerSettings(
     Config caps = ledger.getConfig("caps");
     return new LedgerSettings(
         new CapLimits(
-            usd(caps, "global-daily-usd"),
-            usd(caps, "global-monthly-usd"),
-            usd(caps, "free-daily-usd"),
-            usd(caps, "trial-daily-usd"),
-            usd(caps, "preview-lifetime-usd")),
+            cap(caps, "global-daily-usd"),
+            cap(caps, "global-monthly-usd"),
+            cap(caps, "free-daily-usd"),
+            cap(caps, "trial-daily-usd"),
+            cap(caps, "preview-lifetime-usd")),
         ledger.getDuration("reservation-timeout"),
         ledger.getDuration("expiry-check-interval"),
         ledger.getInt("snapshot-every"),
@@ -52,19 +56,24 @@ public record LedgerSettings(
         ledger.getDuration("compaction-interval"),
         ledger.getDuration("ask-timeout"),
         ledger.getInt("max-batch"),
-        ledger.getBoolean("create-schema"));
+        ledger.getBoolean("create-schema"),
+        usd(ledger, "max-adjustment-usd", "ledger.max-adjustment-usd"));
   }
 
   public LedgerSettings withCaps(CapLimits newCaps) {
     return new LedgerSettings(newCaps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
-        compactionInterval, askTimeout, maxBatch, createSchema);
+        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros);
   }
 
-  private static long usd(Config caps, String key) {
+  private static long cap(Config caps, String key) {
+    return usd(caps, key, "ledger.caps." + key);
+  }
+
+  private static long usd(Config config, String key, String fullName) {
     try {
-      return Micros.ofUsdExact(new BigDecimal(caps.getString(key)));
+      return Micros.ofUsdExact(new BigDecimal(config.getString(key)));
     } catch (ArithmeticException | NumberFormatException e) {
-      throw new IllegalArgumentException("ledger.caps." + key + " must be a dollar amount with at most 6 decimals", e);
+      throw new IllegalArgumentException(fullName + " must be a dollar amount with at most 6 decimals", e);
     }
   }
 }

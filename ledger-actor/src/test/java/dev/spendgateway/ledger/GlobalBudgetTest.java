@@ -87,7 +87,7 @@ class GlobalBudgetTest {
 
   static LedgerSettings settings(int snapshotEvery) {
     return new LedgerSettings(CAPS, Duration.ofMinutes(15), Duration.ofHours(1), snapshotEvery, Duration.ofDays(35),
-        Duration.ofHours(1), Duration.ofSeconds(5), 1000, false);
+        Duration.ofHours(1), Duration.ofSeconds(5), 1000, false, usd("1000"));
   }
 
   private final TestClock clock = TestClock.at("2026-11-30T10:00:00Z");
@@ -516,6 +516,8 @@ class GlobalBudgetTest {
 
   @Test
   void theSameAdjustmentIdAgainAnswersTheFirstResultAndAppliesOnce() {
+    reserveApp("a1", Lane.APP, "b1", "1.50", "5", "50");
+    settle("a1", "1.50");
     Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply();
     clock.advance(Duration.ofMinutes(5));
 
@@ -524,8 +526,8 @@ class GlobalBudgetTest {
     assertEquals(first, again.reply());
     assertEquals("refund", ((Adjusted) again.reply()).reason());
     assertTrue(again.hasNoEvents());
-    assertEquals(new Spend(-usd("1"), 0), spend(again.state(), CapName.BRAND_DAILY, "b1", DAY));
-    assertEquals(new Spend(-usd("1"), 0), spend(again.state(), CapName.GLOBAL_DAILY, null, DAY));
+    assertEquals(new Spend(usd("0.50"), 0), spend(again.state(), CapName.BRAND_DAILY, "b1", DAY));
+    assertEquals(new Spend(usd("0.50"), 0), spend(again.state(), CapName.GLOBAL_DAILY, null, DAY));
   }
 
   @ParameterizedTest(name = "adj-1 again with {0} is a conflict")
@@ -538,7 +540,9 @@ class GlobalBudgetTest {
   })
   void theSameAdjustmentIdForADifferentAdjustmentIsAConflict(
       String what, String operator, String lane, String subject, String deltaUsd) {
-    adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1");
+    reserveApp("a1", Lane.APP, "b1", "3", "5", "50");
+    settle("a1", "3");
+    assertInstanceOf(Adjusted.class, adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply());
     State before = kit.getState();
 
     var result = adjust("adj-1", operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, deltaUsd);
@@ -553,9 +557,9 @@ class GlobalBudgetTest {
   @Test
   void adjustmentIdsAreRememberedAcrossRestartsSnapshotsAndCompaction() {
     kit = newKit(3);
-    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").reply();
-    reserve("f1", Lane.FREE, null, "0.30");
-    settle("f1", "0.30"); // event 3: a snapshot that holds adj-1
+    reserve("f1", Lane.FREE, null, "0.80");
+    settle("f1", "0.80");
+    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").reply(); // event 3: a snapshot that holds it
     adjust("adj-2", "bob", "missed invoice line", Lane.APP, "b1", "0.20"); // after the snapshot
     State before = kit.getState();
     assertEquals(2, before.knownAdjustments());
@@ -576,6 +580,57 @@ class GlobalBudgetTest {
     assertTrue(compacted.reservation("f1").isEmpty());
     assertEquals(2, compacted.knownAdjustments());
     assertTrue(adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").hasNoEvents());
+  }
+
+  @Test
+  void aCreditBelowZeroInAnyWindowIsRefusedNamingItAndChangesNothing() {
+    reserveApp("a1", Lane.APP, "b1", "2", "5", "50");
+    settle("a1", "2");
+    reserve("f1", Lane.FREE, null, "1");
+    settle("f1", "1");
+    State before = kit.getState();
+
+    // Global daily holds 3, brand b1 only 2: crediting 2.50 to b1 would take brand_daily to -0.50.
+    var result = adjust("adj-big", "alice", "refund", Lane.APP, "b1", "-2.50");
+    var refused = assertInstanceOf(GlobalBudget.AdjustRefused.class, result.reply());
+    assertEquals(CapName.BRAND_DAILY, refused.cap());
+    assertEquals("b1", refused.subject());
+    assertEquals(DAY, refused.window());
+    assertEquals(usd("2"), refused.settledMicros());
+    assertTrue(refused.message().contains("brand_daily of b1 (window " + DAY + ") below zero"), refused.message());
+    assertTrue(result.hasNoEvents());
+    assertEquals(before, result.state());
+    assertTrue(result.state().adjustment("adj-big").isEmpty()); // the id stays free for a corrected credit
+
+    // Exactly the settled spend is fine; a charge is never refused for sign.
+    assertInstanceOf(Adjusted.class, adjust("adj-big", "alice", "refund", Lane.APP, "b1", "-2").reply());
+    assertEquals(Spend.NONE, spend(kit.getState(), CapName.BRAND_DAILY, "b1", DAY));
+    assertInstanceOf(Adjusted.class, adjust("adj-charge", "alice", "missed line", Lane.APP, "b2", "0.10").reply());
+  }
+
+  @Test
+  void anAppliedCreditRepeatedAfterSpendFellAnswersTheFirstResult() {
+    reserve("f1", Lane.FREE, null, "1");
+    settle("f1", "1");
+    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1").reply();
+
+    var again = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1"); // would now go below zero
+    assertEquals(first, again.reply());
+    assertTrue(again.hasNoEvents());
+  }
+
+  @ParameterizedTest(name = "an adjustment of {0} USD is refused as above the per-adjustment limit")
+  @CsvSource({"1000.000001", "-1000.000001", "1000000", "-1000000"})
+  void anAdjustmentAboveTheLimitIsInvalidAndChangesNothing(String deltaUsd) {
+    reserve("f1", Lane.FREE, null, "1");
+    settle("f1", "1");
+    var result = adjust("adj-huge", "alice", "refund", Lane.FREE, null, deltaUsd);
+    Invalid invalid = assertInstanceOf(Invalid.class, result.reply());
+    assertEquals("deltaUsd", invalid.field());
+    assertTrue(invalid.message().startsWith("deltaUsd must be at most 1000 USD either way per adjustment"),
+        invalid.message());
+    assertTrue(result.hasNoEvents());
+    assertInstanceOf(Adjusted.class, adjust("adj-max", "alice", "missed line", Lane.FREE, null, "1000").reply());
   }
 
   @ParameterizedTest(name = "adjustment id \"{0}\" by \"{1}\" on {2} {3} is refused naming {4}")

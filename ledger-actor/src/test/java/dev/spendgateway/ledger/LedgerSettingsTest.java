@@ -26,6 +26,7 @@ class LedgerSettingsTest {
     assertEquals(Duration.ofMinutes(15), s.reservationTimeout());
     assertEquals(1000, s.maxBatch());
     assertEquals(100_000, s.snapshotEvery());
+    assertEquals(1_000_000_000, s.maxAdjustmentMicros()); // 1000 USD per credit or adjustment
     assertTrue(s.createSchema());
   }
 

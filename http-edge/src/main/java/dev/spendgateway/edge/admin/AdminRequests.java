@@ -20,9 +20,14 @@ import java.util.regex.Pattern;
  * field. Every write needs an {@code operator} and a {@code reason}: they are journaled with it.
  * Credit and adjust take an optional {@code adjustmentId} chosen by the client, which makes a retry
  * safe (the ledger applies an id once).
+ *
+ * <p>Operator and reason are plain printable text of at most {@link #MAX_TEXT} characters: no
+ * control, format or line-separator characters. They are shown wherever the journal is read
+ * (exports, tails, terminals), where a newline or an escape sequence in them could forge a line or
+ * rewrite the screen.
  */
 final class AdminRequests {
-  static final int MAX_TEXT = 500;
+  static final int MAX_TEXT = 200;
 
   /** Client-chosen adjustment ids: like reservation ids, but at most 64 characters. */
   private static final Pattern ADJUSTMENT_ID =
@@ -99,9 +104,26 @@ final class AdminRequests {
     if (value.isBlank()) {
       throw new BadRequest(field, field + " must not be blank");
     }
-    if (value.length() > MAX_TEXT) {
+    if (value.codePointCount(0, value.length()) > MAX_TEXT) {
       throw new BadRequest(field, field + " must be at most " + MAX_TEXT + " characters");
     }
+    if (!value.codePoints().allMatch(AdminRequests::isPlainPrintable)) {
+      throw new BadRequest(field, field + " must be plain printable text: no line breaks, tabs or other "
+          + "control or formatting characters");
+    }
     return value;
+  }
+
+  /**
+   * Letters, digits, punctuation, symbols and spaces; not control characters (CR, LF, ESC, NEL...),
+   * format characters (bidi overrides), line or paragraph separators, lone surrogates or unassigned
+   * code points.
+   */
+  static boolean isPlainPrintable(int codePoint) {
+    return switch (Character.getType(codePoint)) {
+      case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
+          Character.SURROGATE, Character.UNASSIGNED, Character.PRIVATE_USE -> false;
+      default -> true;
+    };
   }
 }

@@ -1,19 +1,21 @@
 package dev.spendgateway.edge.demo;
 
 /**
- * What {@code bin/gateway --demo} prints once the gateway is ready: the demo token and commands a
- * new user can paste as they are. Printed on stdout, once, at start — the only place a token is
- * ever printed, and only the throwaway demo token.
+ * What {@code bin/gateway --demo} prints once the gateway is ready: the two demo tokens (the
+ * callers' and the operator's) and commands a new user can paste as they are, each with the token
+ * its route takes. Printed on stdout, once, at start — the only place a token is ever printed, and
+ * only the throwaway demo tokens.
  */
 public final class DemoBanner {
   private DemoBanner() {}
 
-  public static String render(String baseUrl, String token, String simulatorUrl) {
+  public static String render(String baseUrl, String token, String adminToken, String simulatorUrl) {
     return """
 
         ==== spend gateway demo ====
         Gateway:   %1$s   (upstreams: built-in provider simulator at %3$s)
-        Token:     export GATEWAY_TOKEN=%2$s
+        Token:     export GATEWAY_TOKEN=%2$s          (callers: provider routes, /usage, /ledger)
+        Admin:     export GATEWAY_ADMIN_TOKEN=%4$s   (operator only: /admin, bin/gateway-admin)
 
         Ask Claude (through the gateway, billed to brand "acme"):
           curl -s %1$s/anthropic/v1/messages \\
@@ -29,6 +31,10 @@ public final class DemoBanner {
           curl -s %1$s/ledger/reservations -H "x-api-key: %2$s" -H "content-type: application/json" \\
             -d '{"id":"r-1","lane":"app","brand":"acme","amountUsd":0.30,"brandDailyUsd":5,"brandMonthlyUsd":50}'
 
+        As the operator, void that reservation (admin routes take the admin token; the caller token gets 401):
+          curl -s %1$s/admin/reservations/r-1/void -H "x-api-key: %4$s" -H "content-type: application/json" \\
+            -d '{"operator":"demo","reason":"demo: the provider did not bill"}'
+
         With the official OpenAI Java SDK (only the base URL and key change):
           OpenAIClient client = OpenAIOkHttpClient.builder()
               .baseUrl("%1$s/openai/v1").apiKey("%2$s").build();
@@ -39,6 +45,6 @@ public final class DemoBanner {
         Stop with Ctrl-C (or SIGTERM): in-flight calls finish, then it exits 0.
         ============================
         """
-        .formatted(baseUrl, token, simulatorUrl);
+        .formatted(baseUrl, token, simulatorUrl, adminToken);
   }
 }

@@ -10,6 +10,7 @@ import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.testkit.LedgerApiServer;
 import dev.spendgateway.edge.testkit.LedgerApiServer.Answer;
+import dev.spendgateway.edge.testkit.LogCapture;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
@@ -30,27 +31,40 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The admin API over real HTTP, behind the token, against a real ledger (in-memory H2): each
- * write is in the journal with its operator and reason, and shows in {@code /usage}; a credit or
- * adjustment retried with its {@code adjustmentId} is applied once, also through the CLI.
+ * The admin API over real HTTP, behind the operator's admin token, against a real ledger (in-memory
+ * H2): each write is in the journal with its operator and reason, and shows in {@code /usage}; a
+ * credit or adjustment retried with its {@code adjustmentId} is applied once, also through the CLI.
+ * The routes are composed as the gateway composes them: admin ahead of the caller-token check.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminRoutesTest {
-  private static final String TOKEN = "admin-test-token";
+  /** The callers' token: the ledger API and /usage. */
+  private static final String TOKEN = "caller-test-token";
+  /** The operator's token: the only one /admin takes. */
+  private static final String ADMIN_TOKEN = "operator-test-token";
   private LedgerApiServer server;
   private ActorSystem<Void> system;
+  private LogCapture logs;
 
   @BeforeAll
   void start() throws Exception {
+    logs = LogCapture.attach();
     server = LedgerApiServer.start(AdminRoutesTest.class, "admin-routes-test.conf", TOKEN,
-        ledger -> GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(), List.of(
-            new LedgerRoutes(ledger, LedgerApiServer.JSON).route(), new AdminRoutes(ledger, LedgerApiServer.JSON).route())));
+        ledger -> GatewayRoutes.compose(new GatewayAuth(TOKEN),
+            List.of(new AdminRoutes(ledger, LedgerApiServer.JSON, new GatewayAuth(ADMIN_TOKEN)).route()),
+            List.of(), List.of(new LedgerRoutes(ledger, LedgerApiServer.JSON).route())));
     system = server.system;
   }
 
   @AfterAll
   void stop() throws Exception {
     server.close();
+    logs.detach();
+  }
+
+  /** The token a route takes: the admin token under /admin, else the callers'. */
+  private static String tokenFor(String path) {
+    return path.startsWith("/admin/") ? ADMIN_TOKEN : TOKEN;
   }
 
   private Answer post(String path, String body, String token) throws Exception {
@@ -63,7 +77,7 @@ class AdminRoutesTest {
   }
 
   private Answer post(String path, String body) throws Exception {
-    return post(path, body, TOKEN);
+    return post(path, body, tokenFor(path));
   }
 
   private Answer get(String path) throws Exception {
@@ -196,7 +210,7 @@ class AdminRoutesTest {
   void theCliRerunWithTheSameIdCreditsOnce() throws Exception {
     spend("cli-b", "1.00");
     String[] credit = {"credit", "--brand", "cli-b", "--usd", "0.25", "--reason", "refund", "--id", "cli-credit-1",
-        "--host", "127.0.0.1", "--port", String.valueOf(server.port()), "--token", TOKEN,
+        "--host", "127.0.0.1", "--port", String.valueOf(server.port()), "--admin-token", ADMIN_TOKEN,
         "--operator", "alice"};
     List<String> outs = new java.util.ArrayList<>();
     for (int run = 0; run < 2; run++) {
@@ -283,7 +297,7 @@ class AdminRoutesTest {
     post("/ledger/reservations", "{\"id\":\"ct-o\",\"lane\":\"free\",\"amountUsd\":0.20}");
     int events = journal().size();
 
-    Answer refused = post(path, body, TOKEN, contentType);
+    Answer refused = post(path, body, ADMIN_TOKEN, contentType);
 
     assertEquals(415, refused.status(), refused.raw().body());
     assertEquals("unsupported_media_type", refused.body().at("/error/type").textValue());
@@ -303,5 +317,163 @@ class AdminRoutesTest {
     Answer twice = post("/admin/brands/b/credit", "{\"usd\":1,\"usd\":500,\"operator\":\"a\",\"reason\":\"r\"}");
     assertEquals(400, twice.status());
     assertEquals("body", twice.body().at("/error/field").textValue());
+  }
+
+  // --- the operator's credential ----------------------------------------------------------------
+
+  /** Each row: an admin write and its body, all well-formed (the admin token would be answered 200 or 404). */
+  private static final String[][] WRITES = {
+      {"/admin/brands/cred-b/credit", "{\"usd\":0.10,\"operator\":\"mallory\",\"reason\":\"r\"}"},
+      {"/admin/adjustments", "{\"lane\":\"free\",\"deltaUsd\":-0.10,\"operator\":\"mallory\",\"reason\":\"r\"}"},
+      {"/admin/reservations/cred-o/settle", "{\"actualUsd\":0.01,\"operator\":\"mallory\",\"reason\":\"r\"}"},
+      {"/admin/reservations/cred-o/void", "{\"operator\":\"mallory\",\"reason\":\"r\"}"}};
+
+  @Test
+  void theCallerTokenNeverOpensAnAdminRouteAndNothingIsJournaled() throws Exception {
+    spend("cred-b", "1.00");
+    post("/ledger/reservations", "{\"id\":\"cred-o\",\"lane\":\"free\",\"amountUsd\":0.20}");
+    int events = journal().size();
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+
+    for (String[] write : WRITES) {
+      for (String header : new String[] {"authorization: Bearer " + TOKEN, "x-api-key: " + TOKEN, "none"}) {
+        var request = java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + server.port() + write[0]))
+            .header("content-type", "application/json")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(write[1]));
+        if (!header.equals("none")) {
+          request.header(header.substring(0, header.indexOf(':')), header.substring(header.indexOf(':') + 2));
+        }
+        Answer refused = server.send(request.build());
+        assertEquals(401, refused.status(), write[0] + " with " + header + ": " + refused.raw().body());
+        assertEquals("unauthorized", refused.body().at("/error/type").textValue());
+        assertTrue(refused.body().at("/error/message").textValue().contains("GATEWAY_ADMIN_TOKEN"),
+            refused.raw().body());
+      }
+    }
+    assertEquals(events, journal().size());
+    assertEquals("reserved", get("/ledger/reservations/cred-o").body().get("status").textValue());
+    assertUsd("1.00", cap(get("/usage?brand=cred-b").body(), "brand_daily", "cred-b").get("spentUsd"));
+  }
+
+  @Test
+  void anUnknownAdminRouteWithTheAdminTokenIsA404() throws Exception {
+    Answer unknown = post("/admin/brands/b/refund", "{}");
+    assertEquals(404, unknown.status(), unknown.raw().body());
+  }
+
+  @Test
+  void aCreditThatWouldTakeSpendBelowZeroIsRefusedNamingTheCapAndWritesNothing() throws Exception {
+    spend("neg-b", "1.00");
+    int events = journal().size();
+
+    Answer refused = post("/admin/brands/neg-b/credit", creditBody("neg-credit", "1.50"));
+    assertEquals(409, refused.status(), refused.raw().body());
+    assertEquals("adjustment_refused", refused.body().at("/error/type").textValue());
+    assertEquals("brand_daily", refused.body().at("/error/cap").textValue());
+    assertEquals("neg-b", refused.body().at("/error/subject").textValue());
+    assertUsd("1.00", refused.body().at("/error/spentUsd"));
+    assertTrue(refused.body().at("/error/message").textValue().contains("below zero"), refused.raw().body());
+    assertEquals("true", refused.raw().headers().firstValue("x-gateway-error").orElse(null));
+    assertEquals(events, journal().size());
+    assertUsd("1.00", cap(get("/usage?brand=neg-b").body(), "brand_daily", "neg-b").get("spentUsd"));
+
+    // The probe's shape: a million-dollar credit of the free lane.
+    Answer free = post("/admin/adjustments",
+        "{\"lane\":\"free\",\"deltaUsd\":-999,\"operator\":\"alice\",\"reason\":\"r\"}");
+    assertEquals(409, free.status(), free.raw().body());
+    assertEquals(events, journal().size());
+  }
+
+  @ParameterizedTest(name = "{0} {1} USD is refused naming {2}")
+  @CsvSource({
+    "/admin/brands/big-b/credit, usd,      usd,      1000000",
+    "/admin/brands/big-b/credit, usd,      usd,      1000.01",
+    "/admin/adjustments,         deltaUsd, deltaUsd, -1000000",
+    "/admin/adjustments,         deltaUsd, deltaUsd, 1000.000001",
+  })
+  void anAmountAboveTheLimitIsA400NamingTheField(String path, String bodyField, String field, String usd)
+      throws Exception {
+    int events = journal().size();
+    String lane = path.endsWith("adjustments") ? "\"lane\":\"free\"," : "";
+    Answer bad = post(path, "{" + lane + "\"" + bodyField + "\":" + usd + ",\"operator\":\"a\",\"reason\":\"r\"}");
+    assertEquals(400, bad.status(), bad.raw().body());
+    assertEquals(field, bad.body().at("/error/field").textValue());
+    assertTrue(bad.body().at("/error/message").textValue().startsWith(field + " must be at most 1000 USD"),
+        bad.raw().body());
+    assertEquals(events, journal().size());
+  }
+
+  /** Each row: the field and the JSON string sent in it. */
+  @ParameterizedTest(name = "{0} {1} is refused naming it")
+  @CsvSource(delimiter = '|', textBlock = """
+      reason   | refund\\n05:00:00.000 INFO  d.s.l.GlobalBudget - FORGED LINE
+      reason   | refund\\r\\nFORGED
+      reason   | tab\\there
+      reason   | escape \\u001b[2J clears the screen
+      reason   | next line \\u0085 (NEL)
+      reason   | line separator \\u2028 here
+      reason   | bidi \\u202e override
+      operator | alice\\nFORGED
+      operator | bob\\u0000
+      """)
+  void operatorAndReasonMustBePlainPrintableText(String field, String json) throws Exception {
+    int events = journal().size();
+    String operator = field.equals("operator") ? json : "alice";
+    String reason = field.equals("reason") ? json : "refund";
+    for (String[] write : new String[][] {
+        {"/admin/brands/text-b/credit", "\"usd\":0.01,"},
+        {"/admin/adjustments", "\"lane\":\"free\",\"deltaUsd\":0.01,"},
+        {"/admin/reservations/text-o/void", ""}}) {
+      Answer bad = post(write[0], "{" + write[1] + "\"operator\":\"" + operator + "\",\"reason\":\"" + reason + "\"}");
+      assertEquals(400, bad.status(), write[0] + ": " + bad.raw().body());
+      assertEquals(field, bad.body().at("/error/field").textValue());
+      assertTrue(bad.body().at("/error/message").textValue().contains("plain printable text"), bad.raw().body());
+    }
+    assertEquals(events, journal().size());
+    assertTrue(logs.allText().stream().noneMatch(l -> l.contains("FORGED")), () -> String.join("\n", logs.allText()));
+  }
+
+  @Test
+  void operatorAndReasonAreAtMost200Characters() throws Exception {
+    String longest = "x".repeat(200);
+    assertEquals(200, post("/admin/adjustments", "{\"lane\":\"free\",\"deltaUsd\":0.01,\"operator\":\"" + longest
+        + "\",\"reason\":\"" + longest + "\"}").status());
+    Answer tooLong = post("/admin/adjustments", "{\"lane\":\"free\",\"deltaUsd\":0.01,\"operator\":\"a\",\"reason\":\""
+        + longest + "y\"}");
+    assertEquals(400, tooLong.status());
+    assertEquals("reason", tooLong.body().at("/error/field").textValue());
+  }
+
+  @Test
+  void everyAdminWriteIsOneJsonLogLineWhateverItsPrintableText() throws Exception {
+    spend("log-b", "1.00");
+    String reason = "refund \\\"quoted\\\" \\\\ back\\\\slash {\\\"status\\\":200} ünïcödé ✓ 05:00:00.000 INFO x - y";
+    Answer credit = post("/admin/brands/log-b/credit", "{\"adjustmentId\":\"log-credit-1\",\"usd\":0.25,"
+        + "\"operator\":\"o'brien <ops>\",\"reason\":\"" + reason + "\"}");
+    assertEquals(200, credit.status(), credit.raw().body());
+    String expectedReason = credit.body().get("reason").textValue();
+    assertTrue(expectedReason.contains("ünïcödé ✓"), expectedReason);
+
+    List<String> lines = logs.messagesOf("admin").stream().filter(l -> l.contains("log-credit-1")).toList();
+    assertEquals(1, lines.size(), lines::toString);
+    String line = lines.get(0);
+    assertTrue(line.chars().allMatch(c -> c >= 0x20 && c < 0x7f), "one line of printable ASCII: " + line);
+    JsonNode json = LedgerApiServer.JSON.readTree(line);
+    assertEquals("credit", json.get("action").textValue());
+    assertEquals("log-credit-1", json.get("id").textValue());
+    assertEquals("client", json.get("id_chosen_by").textValue());
+    assertEquals("log-b", json.get("brand").textValue());
+    assertUsd("-0.25", json.get("usd"));
+    assertEquals("o'brien <ops>", json.get("operator").textValue());
+    assertEquals(expectedReason, json.get("reason").textValue());
+    assertEquals(200, json.get("status").intValue());
+    assertTrue(logs.allText().stream().noneMatch(l -> l.contains(ADMIN_TOKEN) || l.contains(TOKEN)));
+
+    // A refused write is logged with its status too, still one line.
+    post("/admin/brands/log-b/credit", creditBody("log-credit-2", "5"));
+    JsonNode refused = LedgerApiServer.JSON.readTree(logs.messagesOf("admin").stream()
+        .filter(l -> l.contains("log-credit-2")).findFirst().orElseThrow());
+    assertEquals(409, refused.get("status").intValue());
   }
 }

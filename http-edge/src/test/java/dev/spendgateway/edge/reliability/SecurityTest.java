@@ -285,7 +285,7 @@ class SecurityTest {
   @ParameterizedTest(name = "gateway.host = {0} → beyond loopback: {1}")
   @CsvSource({"127.0.0.1, false", "127.0.0.2, false", "localhost, false", "::1, false", "0:0:0:0:0:0:0:1, false", "0.0.0.0, true", "10.1.2.3, true", "gateway.internal, true", "::, true"})
   void onlyALoopbackHostStaysQuiet(String host, boolean beyond) {
-    assertEquals(beyond, new GatewaySettings(host, 0, "t", Duration.ofSeconds(1), Duration.ofSeconds(1)).bindsBeyondLoopback());
+    assertEquals(beyond, new GatewaySettings(host, 0, "t", "", Duration.ofSeconds(1), Duration.ofSeconds(1)).bindsBeyondLoopback());
   }
 
   @Test

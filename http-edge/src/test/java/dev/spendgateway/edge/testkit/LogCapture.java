@@ -68,6 +68,17 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
     return out;
   }
 
+  /** The formatted messages of one logger, in order. */
+  public List<String> messagesOf(String logger) {
+    List<String> out = new ArrayList<>();
+    for (ILoggingEvent e : events) {
+      if (e.getLoggerName().equals(logger)) {
+        out.add(e.getFormattedMessage());
+      }
+    }
+    return out;
+  }
+
   public List<JsonNode> accessLines() {
     List<JsonNode> out = new ArrayList<>();
     for (ILoggingEvent e : events) {

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -42,7 +43,8 @@ import picocli.CommandLine.Spec;
  * {@code bin/gateway-admin}: the operator's CLI. Read verbs ({@code replay}, {@code verify},
  * {@code export}, {@code tail}) read the journal in the data directory (read-only, also while the
  * gateway runs); write verbs ({@code credit}, {@code adjust}, {@code settle}, {@code void}) go
- * through the running gateway's {@code /admin} API, never to the journal directly.
+ * through the running gateway's {@code /admin} API, never to the journal directly, with the
+ * operator's admin token ({@code GATEWAY_ADMIN_TOKEN} or {@code --admin-token}).
  *
  * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage
  * or the journal/gateway could not be reached.
@@ -74,6 +76,13 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   @Spec CommandLine.Model.CommandSpec spec;
 
+  /** The process environment ({@code GATEWAY_*}, {@code USER}); a map in tests. */
+  private final Function<String, String> env;
+
+  private GatewayAdmin(Function<String, String> env) {
+    this.env = env;
+  }
+
   public static void main(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "dev/spendgateway/ledger/audit/gateway-admin-logback.xml");
@@ -83,9 +92,14 @@ public final class GatewayAdmin implements Callable<Integer> {
     System.exit(commandLine().execute(args));
   }
 
-  /** The configured command line (also what the tests run). */
+  /** The configured command line, reading the process environment. */
   public static CommandLine commandLine() {
-    return new CommandLine(new GatewayAdmin())
+    return commandLine(System::getenv);
+  }
+
+  /** The configured command line reading {@code env} instead of the process environment (tests). */
+  public static CommandLine commandLine(Function<String, String> env) {
+    return new CommandLine(new GatewayAdmin(env))
         .setExecutionExceptionHandler((e, cmd, parsed) -> {
           cmd.getErr().println("gateway-admin: " + e.getMessage());
           return FAILED;
@@ -378,16 +392,22 @@ public final class GatewayAdmin implements Callable<Integer> {
   // Write verbs: through the running gateway's /admin API
   // ---------------------------------------------------------------------------------------------
 
-  /** How to reach the running gateway. */
+  /**
+   * How to reach the running gateway's {@code /admin} routes: they take the operator's token
+   * ({@code GATEWAY_ADMIN_TOKEN}), never the callers' {@code GATEWAY_TOKEN}.
+   */
   static final class GatewayOptions {
+    @Spec(Spec.Target.MIXEE) CommandLine.Model.CommandSpec mixee;
+
     @Option(names = "--host", paramLabel = "HOST", description = "Gateway host. Default: $GATEWAY_HOST, else 127.0.0.1.")
     String host;
 
     @Option(names = "--port", paramLabel = "PORT", description = "Gateway port. Default: $GATEWAY_PORT, else 8787.")
     Integer port;
 
-    @Option(names = "--token", paramLabel = "TOKEN", description = "Gateway token. Default: $GATEWAY_TOKEN.")
-    String token;
+    @Option(names = "--admin-token", paramLabel = "TOKEN",
+        description = "The operator's admin token (not the callers' gateway token). Default: $GATEWAY_ADMIN_TOKEN.")
+    String adminToken;
 
     @Option(names = "--operator", paramLabel = "NAME",
         description = "Who does this (journaled). Default: $USER.")
@@ -399,10 +419,11 @@ public final class GatewayAdmin implements Callable<Integer> {
       return URI.create("http://" + (h.contains(":") ? "[" + h + "]" : h) + ":" + p + path);
     }
 
-    String token() {
-      String t = token != null ? token : System.getenv("GATEWAY_TOKEN");
+    String adminToken() {
+      String t = adminToken != null ? adminToken : env("GATEWAY_ADMIN_TOKEN", null);
       if (t == null || t.isBlank()) {
-        throw new IllegalStateException("no gateway token: set GATEWAY_TOKEN or pass --token");
+        throw new IllegalStateException("no admin token: set GATEWAY_ADMIN_TOKEN (the operator's token, not "
+            + "GATEWAY_TOKEN) or pass --admin-token");
       }
       return t;
     }
@@ -411,8 +432,8 @@ public final class GatewayAdmin implements Callable<Integer> {
       return operator != null ? operator : env("USER", System.getProperty("user.name", "operator"));
     }
 
-    private static String env(String name, String fallback) {
-      String v = System.getenv(name);
+    private String env(String name, String fallback) {
+      String v = ((GatewayAdmin) mixee.root().userObject()).env.apply(name);
       return v == null || v.isBlank() ? fallback : v;
     }
   }
@@ -466,7 +487,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(body);
     return HttpRequest.newBuilder(gateway.uri(path))
         .timeout(ANSWER_TIMEOUT)
-        .header("authorization", "Bearer " + gateway.token())
+        .header("authorization", "Bearer " + gateway.adminToken())
         .header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8))
         .build();

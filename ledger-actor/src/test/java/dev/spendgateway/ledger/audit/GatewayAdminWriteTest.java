@@ -17,6 +17,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -75,7 +76,7 @@ class GatewayAdminWriteTest {
       return;
     }
     byte[] answer = (status == 200
-        ? "{\"adjustmentId\":\"" + body.get("adjustmentId").textValue() + "\"}"
+        ? "{\"adjustmentId\":\"" + body.path("adjustmentId").asText() + "\"}"
         : "{\"error\":{\"type\":\"stub\",\"message\":\"scripted " + status + "\"}}").getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("content-type", "application/json");
     exchange.sendResponseHeaders(status, answer.length);
@@ -85,10 +86,17 @@ class GatewayAdminWriteTest {
 
   private Run admin(int port, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--host", "127.0.0.1", "--port", String.valueOf(port), "--token", TOKEN, "--operator", "alice"));
+    all.addAll(List.of("--admin-token", TOKEN));
+    return withEnv(port, Map.of(), all.toArray(String[]::new));
+  }
+
+  /** Runs the CLI with {@code env} as its whole environment, the stub as its gateway, alice as operator. */
+  private Run withEnv(int port, Map<String, String> env, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of("--host", "127.0.0.1", "--port", String.valueOf(port), "--operator", "alice"));
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    var cli = GatewayAdmin.commandLine();
+    var cli = GatewayAdmin.commandLine(env::get);
     cli.setOut(new PrintWriter(out));
     cli.setErr(new PrintWriter(err));
     int exit = cli.execute(all.toArray(String[]::new));
@@ -171,6 +179,40 @@ class GatewayAdminWriteTest {
     assertEquals(2, run.exit(), run.err());
     assertTrue(run.err().contains("cannot reach the gateway at"), run.err());
     assertTrue(run.err().contains(retryLine("goodwill-7")), run.err());
+  }
+
+  /** Each row: a write verb with its arguments. */
+  @ParameterizedTest(name = "{0} sends GATEWAY_ADMIN_TOKEN, never GATEWAY_TOKEN")
+  @ValueSource(strings = {"credit --brand b1 --usd 1 --reason r", "adjust --lane free --usd 1 --reason r",
+      "settle r-1 --usd 1 --reason r", "void r-1 --reason r"})
+  void writeVerbsSendTheAdminTokenFromTheEnvironment(String verb) {
+    Run run = withEnv(server.getAddress().getPort(),
+        Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token", "GATEWAY_TOKEN", "env-caller-token"), verb.split(" "));
+
+    assertEquals(0, run.exit(), run.err());
+    assertEquals("Bearer env-admin-token", requests.get(0).authorization());
+  }
+
+  @Test
+  void theAdminTokenFlagOverridesTheEnvironment() {
+    Run run = withEnv(server.getAddress().getPort(), Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token"),
+        credit("--admin-token", "flag-admin-token"));
+
+    assertEquals(0, run.exit(), run.err());
+    assertEquals("Bearer flag-admin-token", requests.get(0).authorization());
+  }
+
+  @ParameterizedTest(name = "GATEWAY_ADMIN_TOKEN [{0}] with only the caller token set: one clear line, nothing sent")
+  @ValueSource(strings = {"", "   "})
+  void withoutAnAdminTokenAWriteSaysSoInOneLineAndSendsNothing(String adminToken) {
+    Run run = withEnv(server.getAddress().getPort(),
+        Map.of("GATEWAY_TOKEN", "env-caller-token", "GATEWAY_ADMIN_TOKEN", adminToken), credit());
+
+    assertEquals(2, run.exit(), run.err());
+    assertEquals("gateway-admin: no admin token: set GATEWAY_ADMIN_TOKEN (the operator's token, not GATEWAY_TOKEN) "
+        + "or pass --admin-token", run.err().lines().filter(l -> l.startsWith("gateway-admin:")).findFirst()
+        .orElseThrow(() -> new AssertionError(run.err())));
+    assertTrue(requests.isEmpty(), requests::toString);
   }
 
   @ParameterizedTest

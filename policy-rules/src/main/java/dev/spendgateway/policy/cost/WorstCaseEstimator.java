@@ -30,13 +30,44 @@ public record WorstCaseEstimator(PolicyLimits limits) {
    */
   public WorstCase chat(
       ModelInfo model, long bodyBytes, long maxOutputTokens, int choices, int webSearchUses) {
+    checkInputs(bodyBytes, maxOutputTokens, choices, webSearchUses);
+    return priced(
+        model,
+        CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken()),
+        maxOutputTokens,
+        choices,
+        webSearchUses);
+  }
+
+  /**
+   * Worst case of a chat-style call whose input includes content the provider fetches from a URL
+   * (an image or a document the body only names). Its size is unknown before the call, so the input
+   * is reserved at the model's whole context window, the one bound known in advance (or at the body
+   * estimate, should that ever be larger); outputs and searches as in {@link #chat}.
+   */
+  public WorstCase chatWithFetchedContent(
+      ModelInfo model, long bodyBytes, long maxOutputTokens, int choices, int webSearchUses) {
+    checkInputs(bodyBytes, maxOutputTokens, choices, webSearchUses);
+    return priced(
+        model,
+        Math.max(model.contextLimit(), CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken())),
+        maxOutputTokens,
+        choices,
+        webSearchUses);
+  }
+
+  private static void checkInputs(
+      long bodyBytes, long maxOutputTokens, int choices, int webSearchUses) {
     if (bodyBytes < 0 || maxOutputTokens < 0 || choices < 1 || webSearchUses < 0) {
       throw new IllegalArgumentException("worst case inputs out of range");
     }
+  }
+
+  private WorstCase priced(
+      ModelInfo model, long promptTokens, long maxOutputTokens, int choices, int webSearchUses) {
     long inputTokens =
         Math.addExact(
-            CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken()),
-            Math.multiplyExact(webSearchUses, limits.webSearchInputTokensPerUse()));
+            promptTokens, Math.multiplyExact(webSearchUses, limits.webSearchInputTokensPerUse()));
     long outputTokens = Math.multiplyExact(maxOutputTokens, choices);
     long perMillion =
         Math.addExact(

@@ -106,13 +106,16 @@ final class AnthropicMessagesRules {
     int webSearchUses = checkTools(body.get("tools"));
     checkToolChoice(body.get("tool_choice"), webSearchUses > 0);
     checkCacheTtl(body, "");
+    ReferencedContent.Fetched fetched = ReferencedContent.anthropic(body, limits.urlContent());
     BodyRules.checkOneOf(body, "service_tier", SERVICE_TIERS, "service_tier");
     boolean stream = BodyRules.streamFlag(body);
     return new Allowed(
         body.deepCopy(),
         model.name(),
         model,
-        estimator.chat(model, bodyBytes, maxTokens, 1, webSearchUses),
+        fetched == ReferencedContent.Fetched.URL_CONTENT
+            ? estimator.chatWithFetchedContent(model, bodyBytes, maxTokens, 1, webSearchUses)
+            : estimator.chat(model, bodyBytes, maxTokens, 1, webSearchUses),
         stream,
         warnings);
   }

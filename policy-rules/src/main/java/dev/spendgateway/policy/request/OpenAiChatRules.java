@@ -86,6 +86,7 @@ final class OpenAiChatRules {
         BodyRules.checkModel(
             body.get("model"), "model", catalog, Provider.OPENAI, ModelKind.CHAT, today, warnings);
     BodyRules.checkMessages(body.get("messages"), "messages", limits);
+    ReferencedContent.Fetched fetched = ReferencedContent.openAiChat(body, limits.urlContent());
     OptionalLong maxTokens =
         BodyRules.boundedWholeNumber(body, "max_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
     OptionalLong maxCompletionTokens =
@@ -108,7 +109,9 @@ final class OpenAiChatRules {
         upstream,
         model.name(),
         model,
-        estimator.chat(model, bodyBytes, outputBudget, choices, 0),
+        fetched == ReferencedContent.Fetched.URL_CONTENT
+            ? estimator.chatWithFetchedContent(model, bodyBytes, outputBudget, choices, 0)
+            : estimator.chat(model, bodyBytes, outputBudget, choices, 0),
         stream,
         warnings);
   }

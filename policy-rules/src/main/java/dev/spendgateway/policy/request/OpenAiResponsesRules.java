@@ -99,6 +99,7 @@ final class OpenAiResponsesRules {
         BodyRules.checkModel(
             body.get("model"), "model", catalog, Provider.OPENAI, ModelKind.CHAT, today, warnings);
     checkInput(body.get("input"));
+    ReferencedContent.Fetched fetched = ReferencedContent.openAiResponses(body, limits.urlContent());
     OptionalLong maxOutput =
         BodyRules.boundedWholeNumber(
             body, "max_output_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
@@ -122,7 +123,9 @@ final class OpenAiResponsesRules {
         upstream,
         model.name(),
         model,
-        estimator.chat(model, bodyBytes, outputBudget, 1, webSearchUses),
+        fetched == ReferencedContent.Fetched.URL_CONTENT
+            ? estimator.chatWithFetchedContent(model, bodyBytes, outputBudget, 1, webSearchUses)
+            : estimator.chat(model, bodyBytes, outputBudget, 1, webSearchUses),
         stream,
         warnings);
   }

@@ -3,6 +3,7 @@ package dev.spendgateway.policy.request;
 import dev.spendgateway.policy.config.ConfigMaps;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -21,6 +22,8 @@ import java.util.Map;
  * @param transcriptionMaxFileBytes largest audio upload; larger is 413
  * @param bytesPerToken request bytes counted as one input token in the estimate
  * @param audioMinBitsPerSecond lowest bitrate assumed when bounding an upload's duration
+ * @param urlContent which kinds of content the provider fetches from a URL are allowed (all off by
+ *     default); a call carrying allowed URL content reserves its input at the model's whole context
  */
 public record PolicyLimits(
     long maxBodyBytes,
@@ -34,9 +37,28 @@ public record PolicyLimits(
     long webSearchInputTokensPerUse,
     long transcriptionMaxFileBytes,
     long bytesPerToken,
-    long audioMinBitsPerSecond) {
+    long audioMinBitsPerSecond,
+    UrlContent urlContent) {
 
   private static final String PATH = "policy";
+  private static final String URL_CONTENT = "allow-url-content";
+
+  /**
+   * Switches for content the provider fetches from a URL the caller names. Off, such content is
+   * refused: its size, and so its input cost, is unknown until the provider has fetched it. On, the
+   * call reserves its input at the model's whole context window, the only bound known beforehand.
+   * Content stored with the provider ({@code file_id}) has no switch: the gateway is stateless and the
+   * provider account is shared by every caller, so a stored file is never reachable through it.
+   *
+   * @param images image URLs: Anthropic {@code image} blocks with a {@code url} source, OpenAI chat
+   *     {@code image_url} and Responses {@code input_image.image_url} that are not {@code data:} URLs
+   * @param documents document and file URLs: Anthropic {@code document} (and every other non-image
+   *     block) with a {@code url} source, OpenAI Responses {@code input_file.file_url}
+   */
+  public record UrlContent(boolean images, boolean documents) {
+    /** Nothing fetched by URL: the default. */
+    public static final UrlContent NONE = new UrlContent(false, false);
+  }
 
   public PolicyLimits {
     if (maxBodyBytes <= 0
@@ -50,7 +72,8 @@ public record PolicyLimits(
         || webSearchInputTokensPerUse < 0
         || transcriptionMaxFileBytes <= 0
         || bytesPerToken <= 0
-        || audioMinBitsPerSecond <= 0) {
+        || audioMinBitsPerSecond <= 0
+        || urlContent == null) {
       throw new IllegalArgumentException("policy limits out of range: " + this);
     }
   }
@@ -69,7 +92,8 @@ public record PolicyLimits(
         4_000,
         25L * 1024 * 1024,
         3,
-        8_000);
+        8_000,
+        UrlContent.NONE);
   }
 
   /**
@@ -93,7 +117,58 @@ public record PolicyLimits(
         whole(root, "web-search-input-tokens-per-use", d.webSearchInputTokensPerUse),
         whole(root, "transcription-max-file-bytes", d.transcriptionMaxFileBytes),
         whole(root, "bytes-per-token", d.bytesPerToken),
-        whole(root, "audio-min-bits-per-second", d.audioMinBitsPerSecond));
+        whole(root, "audio-min-bits-per-second", d.audioMinBitsPerSecond),
+        urlContent(root, d.urlContent));
+  }
+
+  /** These limits with other URL content switches (an operator override, a test). */
+  public PolicyLimits withUrlContent(UrlContent switches) {
+    return new PolicyLimits(
+        maxBodyBytes,
+        minMessages,
+        maxMessages,
+        anthropicMaxTokens,
+        openAiMaxTokens,
+        maxChoices,
+        webSearchMaxUses,
+        webSearchMicrosPerUse,
+        webSearchInputTokensPerUse,
+        transcriptionMaxFileBytes,
+        bytesPerToken,
+        audioMinBitsPerSecond,
+        switches);
+  }
+
+  /** The optional {@code allow-url-content} object; each switch keeps its default when absent. */
+  private static UrlContent urlContent(Map<String, Object> root, UrlContent fallback) {
+    if (root.get(URL_CONTENT) == null) {
+      return fallback;
+    }
+    Map<String, Object> switches = ConfigMaps.object(root, URL_CONTENT, PATH);
+    String path = PATH + "." + URL_CONTENT;
+    return new UrlContent(
+        flag(switches, "images", path, fallback.images()),
+        flag(switches, "documents", path, fallback.documents()));
+  }
+
+  /**
+   * A boolean switch. A file gives HOCON booleans; a {@code -Dpolicy...=true} override arrives as its
+   * text, so the words HOCON reads as booleans are accepted too. Anything else fails at start.
+   */
+  private static boolean flag(Map<String, Object> map, String key, String path, boolean fallback) {
+    Object value = map.get(key);
+    if (value == null) {
+      return fallback;
+    }
+    if (value instanceof Boolean b) {
+      return b;
+    }
+    return switch (value.toString().trim().toLowerCase(Locale.ROOT)) {
+      case "true", "yes", "on" -> true;
+      case "false", "no", "off" -> false;
+      default -> throw new IllegalArgumentException(
+          path + "." + key + " must be true or false, was " + value);
+    };
   }
 
   private static long whole(Map<String, Object> root, String key, long fallback) {

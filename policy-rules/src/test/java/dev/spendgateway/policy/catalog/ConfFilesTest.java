@@ -29,4 +29,15 @@ class ConfFilesTest {
     assertEquals(
         PolicyLimits.defaults(), PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped()));
   }
+
+  @Test
+  void aSystemPropertyOverrideSwitchesUrlImagesOn() {
+    // -Dpolicy.allow-url-content.images=true arrives as the text "true", not a boolean.
+    Config config =
+        ConfigFactory.parseMap(java.util.Map.of("policy.allow-url-content.images", "true"))
+            .withFallback(ConfigFactory.parseFile(new File(CONF_DIR, "policy.conf")))
+            .resolve();
+    PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
+    assertEquals(new PolicyLimits.UrlContent(true, false), limits.urlContent());
+  }
 }

@@ -37,6 +37,27 @@ class WorstCaseEstimatorTest {
     assertEquals(micros, ESTIMATOR.worstCaseMicros(model(name), bytes, maxOut, choices, searches));
   }
 
+  @ParameterizedTest(
+      name = "{0} with fetched content: {1} bytes, {2} out, {3} searches -> {4} in, {5} micros")
+  @CsvSource({
+    // model,          bytes,   maxOut, search, in assumed, micros
+    // 200,000 x $5 (Opus cache write, its dearest input) + 1,000 x $20 per million
+    "claude-opus-5-5,  229,     1000,   0,      200000,     1020000",
+    // the 8 searches' results read back come on top of a full context
+    "claude-opus-5-5,  229,     1000,   8,      232000,     1260000",
+    // 400,000 x $2 + 32,000 x $10 per million
+    "gpt-6.1-sol,      30,      32000,  0,      400000,     1120000",
+    // a body estimate above the context window is kept (never reserve less than the bytes say)
+    "claude-opus-5-5,  900003,  1,      0,      300001,     1500025",
+  })
+  void fetchedContentReservesTheWholeContextWindow(
+      String name, long bytes, long maxOut, int searches, long inputAssumed, long micros) {
+    WorstCase w = ESTIMATOR.chatWithFetchedContent(model(name), bytes, maxOut, 1, searches);
+    assertEquals(inputAssumed, w.inputTokensAssumed());
+    assertEquals(maxOut, w.outputTokensAssumed());
+    assertEquals(micros, w.micros());
+  }
+
   @ParameterizedTest(name = "{0} bytes of audio -> {1} s assumed, {2} micros")
   @CsvSource({"0, 0, 0", "1, 1, 100", "1000, 1, 100", "1001, 2, 200", "26214400, 26215, 2621500"})
   void boundsAudioFromFileSizeAtTheLowestBitrate(long bytes, long seconds, long micros) {

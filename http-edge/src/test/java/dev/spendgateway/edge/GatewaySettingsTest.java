@@ -1,0 +1,61 @@
+package dev.spendgateway.edge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** When the gateway refuses to start, and the demo's pair of tokens. */
+class GatewaySettingsTest {
+  private static GatewaySettings settings(String token, String adminToken) {
+    return new GatewaySettings("127.0.0.1", 0, token, adminToken, Duration.ofSeconds(1), Duration.ofSeconds(1));
+  }
+
+  @ParameterizedTest(name = "caller [{0}], admin [{1}], demo {2}: {3}")
+  @CsvSource(delimiter = '|', textBlock = """
+      ''       | ''        | false | GATEWAY_TOKEN is not set
+      ''       | ''        | true  | starts
+      caller-1 | ''        | false | starts
+      caller-1 | admin-1   | false | starts
+      caller-1 | caller-1  | false | GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN
+      caller-1 | ' caller-1 ' | false | GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN
+      caller-1 | caller-1  | true  | GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN
+      """)
+  void startupProblem(String token, String adminToken, boolean demo, String expected) {
+    Optional<String> problem = settings(token, adminToken).startupProblem(demo);
+    if (expected.equals("starts")) {
+      assertEquals(Optional.empty(), problem);
+    } else {
+      assertTrue(problem.orElseThrow().startsWith(expected), problem.get());
+      assertFalse(problem.get().contains("caller-1"), "a token is never printed: " + problem.get());
+    }
+  }
+
+  @Test
+  void theAdminTokenIsReadFromTheShippedConfigAndNeverPrinted() {
+    GatewaySettings shipped = GatewaySettings.fromConfig(ConfigFactory.load());
+    assertFalse(shipped.hasAdminToken(), "no default: /admin is off until an operator sets one");
+    GatewaySettings set = settings("caller-1", "admin-secret-1");
+    assertTrue(set.hasAdminToken());
+    assertFalse(set.toString().contains("admin-secret-1"), set.toString());
+    assertFalse(set.toString().contains("caller-1"), set.toString());
+  }
+
+  @Test
+  void theDemoRunsWithTwoDifferentTokens() {
+    GatewayMain.DemoTokens tokens = GatewayMain.DemoTokens.generate();
+    GatewaySettings demo =
+        GatewaySettings.fromConfig(GatewayMain.demoConfig(ConfigFactory.load(), "http://127.0.0.1:1", tokens));
+    assertEquals(tokens.caller(), demo.token());
+    assertEquals(tokens.admin(), demo.adminToken());
+    assertNotEquals(demo.token(), demo.adminToken());
+    assertEquals(Optional.empty(), demo.startupProblem(true));
+  }
+}
