@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Refusal;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
@@ -74,7 +75,8 @@ public final class GlobalBudget
 
   /**
    * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
-   * come with the request; for the other lanes they are ignored (send 0).
+   * come with the request; for the other lanes they are ignored (send 0). {@code owner} is recorded
+   * with the reservation: only it may settle or void it.
    */
   public record Reserve(
       String id,
@@ -83,14 +85,31 @@ public final class GlobalBudget
       long amountMicros,
       long brandDailyMicros,
       long brandMonthlyMicros,
+      Owner owner,
       ActorRef<ReserveReply> replyTo)
-      implements Batchable {}
+      implements Batchable {
+    /** A reservation of the gateway's provider routes. */
+    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, ActorRef<ReserveReply> replyTo) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, Owner.GATEWAY, replyTo);
+    }
+  }
 
-  /** Close an open reservation at its real cost. */
-  public record Settle(String id, long actualMicros, ActorRef<CloseReply> replyTo) implements Batchable {}
+  /** Close an open reservation at its real cost; {@code closer} must be its owner. */
+  public record Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) implements Batchable {
+    /** A settle by the gateway's provider routes. */
+    public Settle(String id, long actualMicros, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, Owner.GATEWAY, replyTo);
+    }
+  }
 
-  /** Close an open reservation at zero: the provider did not bill. */
-  public record VoidReservation(String id, ActorRef<CloseReply> replyTo) implements Batchable {}
+  /** Close an open reservation at zero: the provider did not bill. {@code closer} must be its owner. */
+  public record VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) implements Batchable {
+    /** A void by the gateway's provider routes. */
+    public VoidReservation(String id, ActorRef<CloseReply> replyTo) {
+      this(id, Owner.GATEWAY, replyTo);
+    }
+  }
 
   /** Decide {@code commands} in order and persist their events as one write; then answer each. */
   public record Batch(List<Batchable> commands, ActorRef<BatchWritten> replyTo) implements Command {}
@@ -157,14 +176,24 @@ public final class GlobalBudget
   /** The reservation is closed; a repeated settle or void gets the first result. */
   public record Closed(String id, Status status, long actualMicros) implements CloseReply {}
 
+  /**
+   * The closer does not own the reservation (or, for the ledger API, the id is in the provider
+   * routes' namespace, known or not, so the answer reveals nothing about their reservations).
+   * Nothing changed.
+   */
+  public record Forbidden(String id, String message) implements CloseReply {}
+
   /** The id was refused, so there is nothing to settle or void. */
   public record NotOpen(String id, Status status) implements CloseReply {}
 
   public record NotFound(String id) implements CloseReply, ReservationReply {}
 
-  /** @param actualMicros empty while the reservation is open or when it was refused */
+  /**
+   * @param actualMicros empty while the reservation is open or when it was refused
+   * @param owner who made it (the ledger API shows only its own)
+   */
   public record ReservationView(
-      String id, Status status, Lane lane, String subject, long amountMicros, Optional<Long> actualMicros)
+      String id, Status status, Lane lane, String subject, long amountMicros, Optional<Long> actualMicros, Owner owner)
       implements ReservationReply {}
 
   public record Usage(List<CapUsage> caps, int openReservations) implements LedgerSerializable {}
@@ -212,17 +241,46 @@ public final class GlobalBudget
     }
   }
 
-  /** Event: {@code amountMicros} is held until {@code expiresAt} against the lane's caps. */
+  /**
+   * Event: {@code amountMicros} is held until {@code expiresAt} against the lane's caps, for {@code
+   * owner}. {@code owner} was added after v1: an older event has none and reads as the owner its
+   * id's namespace implies ({@link Owner#impliedBy}).
+   */
   public record ReservationMade(
       String id, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros,
-      Instant at, Instant expiresAt)
-      implements Event {}
+      Instant at, Instant expiresAt, Owner owner)
+      implements Event {
+    public ReservationMade {
+      owner = owner == null ? Owner.impliedBy(id) : owner;
+    }
 
-  /** Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit and idempotency. */
+    /** The older form, without an owner. */
+    public ReservationMade(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, Instant at, Instant expiresAt) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, at, expiresAt, null);
+    }
+  }
+
+  /**
+   * Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit and
+   * idempotency. {@code owner} as in {@link ReservationMade}.
+   */
   public record ReservationRefused(
       String id, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros,
-      CapName cap, String capSubject, String window, long limitMicros, long headroomMicros, Instant at)
-      implements Event {}
+      CapName cap, String capSubject, String window, long limitMicros, long headroomMicros, Instant at, Owner owner)
+      implements Event {
+    public ReservationRefused {
+      owner = owner == null ? Owner.impliedBy(id) : owner;
+    }
+
+    /** The older form, without an owner. */
+    public ReservationRefused(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, CapName cap, String capSubject, String window, long limitMicros, long headroomMicros,
+        Instant at) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, cap, capSubject, window, limitMicros,
+          headroomMicros, at, null);
+    }
+  }
 
   /**
    * Event: closed at its real cost; {@code actualMicros > reservedMicros} is recorded as is.
@@ -375,7 +433,7 @@ public final class GlobalBudget
 
     State withReservation(ReservationMade e) {
       Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
-          e.brandMonthlyMicros(), e.at(), e.expiresAt(), Status.RESERVED, 0, null, null);
+          e.brandMonthlyMicros(), e.at(), e.expiresAt(), Status.RESERVED, 0, null, null, e.owner());
       PersistentMap<CapKey, Spend> newSpend = spend;
       for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at())) {
         newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withReserved(e.amountMicros()));
@@ -389,7 +447,7 @@ public final class GlobalBudget
     State withRefusal(ReservationRefused e) {
       Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
           e.brandMonthlyMicros(), e.at(), e.at(), Status.REFUSED, 0, e.at(),
-          new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()));
+          new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()), e.owner());
       return new State(reservations.with(e.id(), r), open, spend, brandCaps, adjustments);
     }
 
@@ -713,9 +771,9 @@ public final class GlobalBudget
     if (command instanceof Reserve r) {
       return decideReserve(state, r, now);
     } else if (command instanceof Settle s) {
-      return decideClose(state, s.id(), Status.SETTLED, s.actualMicros(), now, null, null, s.replyTo());
+      return decideClose(state, s.id(), Status.SETTLED, s.actualMicros(), now, s.closer(), null, null, s.replyTo());
     } else if (command instanceof VoidReservation v) {
-      return decideClose(state, v.id(), Status.VOIDED, 0, now, null, null, v.replyTo());
+      return decideClose(state, v.id(), Status.VOIDED, 0, now, v.closer(), null, null, v.replyTo());
     }
     throw new IllegalArgumentException("not batchable: " + command);
   }
@@ -724,7 +782,7 @@ public final class GlobalBudget
     Optional<String> invalid = invalidReserve(cmd);
     if (invalid.isPresent()) {
       String field = invalid.get();
-      return Decision.answer(() -> cmd.replyTo().tell(new Invalid(cmd.id(), field, field + " is missing or out of range")));
+      return Decision.answer(() -> cmd.replyTo().tell(new Invalid(cmd.id(), field, invalidReserveMessage(cmd, field))));
     }
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
     long brandDaily = cmd.lane() == Lane.APP ? cmd.brandDailyMicros() : 0;
@@ -733,7 +791,7 @@ public final class GlobalBudget
     Optional<Reservation> known = state.reservation(cmd.id());
     if (known.isPresent()) {
       Reservation r = known.get();
-      ReserveReply again = !r.sameRequestAs(cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly)
+      ReserveReply again = !r.sameRequestAs(cmd.owner(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly)
           ? new Conflict(cmd.id(), "reservation id " + cmd.id() + " was already used for a different request")
           : r.wasRefused()
               ? new Refused(r.id(), r.refusal().cap(), r.refusal().subject(), r.refusal().headroomMicros())
@@ -747,19 +805,20 @@ public final class GlobalBudget
     if (failure.isPresent()) {
       CapCheck.Failure f = failure.get();
       Event refused = new ReservationRefused(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
-          f.key().cap(), f.key().subject(), f.key().window(), f.limitMicros(), f.headroomMicros(), now);
+          f.key().cap(), f.key().subject(), f.key().window(), f.limitMicros(), f.headroomMicros(), now, cmd.owner());
       Refused reply = new Refused(cmd.id(), f.key().cap(), f.key().subject(), f.headroomMicros());
       return new Decision(List.of(refused), () -> cmd.replyTo().tell(reply));
     }
     Event made = new ReservationMade(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
-        now, now.plus(settings.reservationTimeout()));
+        now, now.plus(settings.reservationTimeout()), cmd.owner());
     Reserved reply = new Reserved(cmd.id(), cmd.amountMicros());
     return new Decision(List.of(made), () -> cmd.replyTo().tell(reply));
   }
 
   /** The first malformed field of a reserve, if any (the edge validates first; this is the backstop). */
   private static Optional<String> invalidReserve(Reserve cmd) {
-    if (cmd.id() == null || cmd.id().isBlank() || cmd.id().length() > MAX_ID_LENGTH) {
+    if (cmd.id() == null || cmd.id().isBlank() || cmd.id().length() > MAX_ID_LENGTH || cmd.owner() == null
+        || Owner.impliedBy(cmd.id()) == Owner.GATEWAY && cmd.owner() != Owner.GATEWAY) {
       return Optional.of("id");
     }
     if (cmd.lane() == null) {
@@ -769,7 +828,7 @@ public final class GlobalBudget
         || cmd.subject().length() > MAX_ID_LENGTH)) {
       return Optional.of("brand");
     }
-    if (cmd.amountMicros() < 0) {
+    if (cmd.amountMicros() < cmd.owner().minimumAmountMicros()) {
       return Optional.of("amountUsd");
     }
     if (cmd.lane() == Lane.APP && cmd.brandDailyMicros() < 0) {
@@ -781,16 +840,40 @@ public final class GlobalBudget
     return Optional.empty();
   }
 
+  private static String invalidReserveMessage(Reserve cmd, String field) {
+    if (field.equals("id") && cmd.owner() != null && cmd.id() != null && cmd.id().length() <= MAX_ID_LENGTH
+        && Owner.impliedBy(cmd.id()) == Owner.GATEWAY) {
+      return "ids starting with " + Owner.GATEWAY_ID_PREFIX + " are the gateway's own; choose another id";
+    }
+    if (field.equals("amountUsd") && cmd.amountMicros() >= 0) {
+      return "amountUsd must be greater than 0";
+    }
+    return field + " is missing or out of range";
+  }
+
+  /**
+   * @param closer who asks to close it; {@code null} for an operator, who may close any reservation
+   *     at any amount (a correction is exactly that)
+   */
   private Decision decideClose(State state, String id, Status closeAs, long actualMicros, Instant now,
-      String operator, String reason, ActorRef<CloseReply> replyTo) {
+      Owner closer, String operator, String reason, ActorRef<CloseReply> replyTo) {
     if (actualMicros < 0) {
       return Decision.answer(() -> replyTo.tell(new Invalid(id, "actualUsd", "actualUsd must not be negative")));
     }
     Optional<Reservation> known = state.reservation(id);
+    if (closer == Owner.LEDGER_API && Owner.impliedBy(id) == Owner.GATEWAY
+        || closer != null && known.isPresent() && !known.get().closableBy(closer)) {
+      return Decision.answer(() -> replyTo.tell(new Forbidden(id, forbiddenMessage(id, closer))));
+    }
     if (known.isEmpty()) {
       return Decision.answer(() -> replyTo.tell(new NotFound(id)));
     }
     Reservation r = known.get();
+    if (closer != null && closeAs == Status.SETTLED && r.isOpen() && !r.settleWithinBoundOf(closer, actualMicros)) {
+      String message = "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
+          + Micros.toUsd(r.amountMicros()).toPlainString() + "; a reservation settles at most at what it reserved";
+      return Decision.answer(() -> replyTo.tell(new Invalid(id, "actualUsd", message)));
+    }
     if (r.wasRefused()) {
       return Decision.answer(() -> replyTo.tell(new NotOpen(id, Status.REFUSED)));
     }
@@ -806,11 +889,23 @@ public final class GlobalBudget
     return new Decision(List.of(closed), () -> replyTo.tell(reply));
   }
 
+  /** Says whose the reservation is without naming it: an id of the provider routes is never echoed. */
+  private static String forbiddenMessage(String id, Owner closer) {
+    return closer == Owner.LEDGER_API
+        ? "reservations made by the gateway's provider routes are settled and voided by the gateway only"
+        : "reservations made through the ledger API are settled and voided through it only";
+  }
+
+  /**
+   * A provider call's reservation id stays out of the log: the gateway logs the same fact with the
+   * call's request id, which is what an operator searches by.
+   */
   private void logOverReserve(List<Event> events) {
     for (Event e : events) {
       if (e instanceof ReservationSettled s && s.overReserve()) {
+        String id = Owner.impliedBy(s.id()) == Owner.GATEWAY ? "(a provider call)" : s.id();
         context.getLog().warn("settled above reserve: id={} lane={} subject={} reservedUsd={} actualUsd={}",
-            s.id(), s.lane().wireName(), s.subject(), Micros.toUsd(s.reservedMicros()), Micros.toUsd(s.actualMicros()));
+            id, s.lane().wireName(), s.subject(), Micros.toUsd(s.reservedMicros()), Micros.toUsd(s.actualMicros()));
       }
     }
   }
@@ -921,12 +1016,12 @@ public final class GlobalBudget
 
   private ReplyEffect<Event, State> onOperatorSettle(State state, OperatorSettle cmd) {
     return onOperatorClose(state, decideClose(state, cmd.id(), Status.SETTLED, cmd.actualMicros(), clock.instant(),
-        cmd.operator(), cmd.reason(), cmd.replyTo()));
+        null, cmd.operator(), cmd.reason(), cmd.replyTo()));
   }
 
   private ReplyEffect<Event, State> onOperatorVoid(State state, OperatorVoid cmd) {
     return onOperatorClose(state, decideClose(state, cmd.id(), Status.VOIDED, 0, clock.instant(),
-        cmd.operator(), cmd.reason(), cmd.replyTo()));
+        null, cmd.operator(), cmd.reason(), cmd.replyTo()));
   }
 
   /** Persists an operator's close (if it closes anything), then answers; same rules as a caller's close. */
@@ -964,7 +1059,7 @@ public final class GlobalBudget
   private ReplyEffect<Event, State> onGetReservation(State state, GetReservation cmd) {
     ReservationReply reply = state.reservation(cmd.id())
         .<ReservationReply>map(r -> new ReservationView(r.id(), r.status(), r.lane(), r.subject(), r.amountMicros(),
-            r.isOpen() || r.wasRefused() ? Optional.empty() : Optional.of(r.actualMicros())))
+            r.isOpen() || r.wasRefused() ? Optional.empty() : Optional.of(r.actualMicros()), r.owner()))
         .orElseGet(() -> new NotFound(cmd.id()));
     return Effect().reply(cmd.replyTo(), reply);
   }

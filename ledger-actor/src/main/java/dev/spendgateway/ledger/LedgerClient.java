@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.GlobalBudget.CloseReply;
 import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
 import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
 import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.Reservation.Owner;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -25,19 +26,41 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * {@code ForkJoinPool.commonPool()}, which on a 2-core machine has parallelism 1 and so makes the
  * JDK start a new thread per callback; completing on the dispatcher avoids that and keeps caller
  * code off the ledger's thread.
+ *
+ * <p>A client acts for one {@link Owner}: its reservations are recorded as that owner's, and it can
+ * settle or void only those. {@link #of} gives the gateway's own client; the ledger API narrows it
+ * with {@link #actingAs}.
  */
 public final class LedgerClient {
   private final ActorRef<GlobalBudget.Command> ledger;
   private final Scheduler scheduler;
   private final Executor executor;
   private final Duration askTimeout;
+  private final Owner owner;
+
+  /** The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}. */
+  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout) {
+    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY);
+  }
 
   /** @param executor where answers complete, normally {@code system.executionContext()} */
-  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout) {
+  private LedgerClient(
+      ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout, Owner owner) {
     this.ledger = ledger;
     this.scheduler = scheduler;
     this.executor = executor;
     this.askTimeout = askTimeout;
+    this.owner = owner;
+  }
+
+  /** The same ledger, reserving, settling and voiding as {@code owner}. */
+  public LedgerClient actingAs(Owner owner) {
+    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner);
+  }
+
+  /** Whose reservations this client makes and may close. */
+  public Owner owner() {
+    return owner;
   }
 
   public static LedgerClient of(ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
@@ -46,16 +69,16 @@ public final class LedgerClient {
 
   public CompletionStage<ReserveReply> reserve(ReserveRequest r) {
     return ask(replyTo -> new GlobalBudget.Reserve(r.id(), r.lane(), r.subject(), r.amountMicros(),
-        r.brandDailyMicros(), r.brandMonthlyMicros(), replyTo));
+        r.brandDailyMicros(), r.brandMonthlyMicros(), owner, replyTo));
   }
 
   public CompletionStage<CloseReply> settle(String id, long actualMicros) {
-    return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, replyTo));
+    return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, owner, replyTo));
   }
 
   /** The provider did not bill: close at zero. */
   public CompletionStage<CloseReply> voidReservation(String id) {
-    return ask(replyTo -> new GlobalBudget.VoidReservation(id, replyTo));
+    return ask(replyTo -> new GlobalBudget.VoidReservation(id, owner, replyTo));
   }
 
   /** Operator's settle: journaled with {@code operator} and {@code reason}. */

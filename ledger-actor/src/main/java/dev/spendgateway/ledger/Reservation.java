@@ -4,6 +4,7 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapName;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.UUID;
 
 /**
  * One reservation as the ledger knows it: what was asked, what was answered and, once closed, what
@@ -14,6 +15,8 @@ import java.util.Objects;
  * @param actualMicros the cost it closed at; 0 while open
  * @param closedAt when it was settled, voided, expired or refused
  * @param refusal why it was refused; {@code null} unless {@code status == REFUSED}
+ * @param owner who made it, and so who may close it; read from an older snapshot without one, it
+ *     is the owner its id's namespace implies ({@link Owner#impliedBy})
  */
 public record Reservation(
     String id,
@@ -27,7 +30,60 @@ public record Reservation(
     Status status,
     long actualMicros,
     Instant closedAt,
-    Refusal refusal) {
+    Refusal refusal,
+    Owner owner) {
+
+  public Reservation {
+    owner = owner == null ? Owner.impliedBy(id) : owner;
+  }
+
+  /**
+   * Who made a reservation. Only its owner closes it (an operator and the expiry timer excepted):
+   * the provider routes settle their own calls at what the provider billed, while a service using
+   * the ledger API can neither close those nor settle its own above what it reserved, so no caller
+   * of that API can move spend it did not hold first.
+   */
+  public enum Owner {
+    /** The gateway's provider routes, around one upstream call; ids are {@link #GATEWAY_ID_PREFIX} + a UUID. */
+    GATEWAY,
+    /** Another internal service through the ledger API; ids are the caller's, outside the gateway's namespace. */
+    LEDGER_API;
+
+    /** The id namespace of the provider routes' reservations: no ledger API caller may use it. */
+    public static final String GATEWAY_ID_PREFIX = "gw-";
+
+    /** A fresh id for a reservation of the provider routes. */
+    public static String newGatewayId() {
+      return GATEWAY_ID_PREFIX + UUID.randomUUID();
+    }
+
+    /**
+     * The owner an id's namespace implies. Events and snapshots written before owners were recorded
+     * carry none; the provider routes always used this prefix and the ledger API's callers (load
+     * tests, other services) their own ids.
+     */
+    public static Owner impliedBy(String id) {
+      return id != null && id.startsWith(GATEWAY_ID_PREFIX) ? GATEWAY : LEDGER_API;
+    }
+
+    /**
+     * Smallest amount this owner may reserve. The ledger API holds money for another service's
+     * spend, so an empty hold is meaningless there; a provider call's worst case can be $0 (a free
+     * model, an empty audio file) and is still reserved so the call is counted and closed.
+     */
+    public long minimumAmountMicros() {
+      return this == LEDGER_API ? 1 : 0;
+    }
+
+    /**
+     * Whether this owner's settle may exceed what it reserved. The provider bills what it bills, so
+     * a provider call is settled at its real cost; a ledger API caller chose its own amount, and a
+     * settle above it would spend budget that was never checked against the caps.
+     */
+    public boolean maySettleAboveReserve() {
+      return this == GATEWAY;
+    }
+  }
 
   /** Lifecycle of a reservation id. Only {@code RESERVED} holds money in reserve. */
   public enum Status {
@@ -60,16 +116,28 @@ public record Reservation(
   }
 
   /** Whether a repeated reserve asks exactly what this one asked (else it is a conflicting reuse). */
-  public boolean sameRequestAs(Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros) {
-    return this.lane == lane
+  public boolean sameRequestAs(
+      Owner owner, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros) {
+    return this.owner == owner
+        && this.lane == lane
         && Objects.equals(this.subject, subject)
         && this.amountMicros == amountMicros
         && this.brandDailyMicros == brandDailyMicros
         && this.brandMonthlyMicros == brandMonthlyMicros;
   }
 
+  /** Whether {@code closer} may settle or void it: only the owner (operators bypass this check). */
+  public boolean closableBy(Owner closer) {
+    return owner == closer;
+  }
+
+  /** Whether {@code closer} may settle it at {@code actualMicros} (see {@link Owner#maySettleAboveReserve}). */
+  public boolean settleWithinBoundOf(Owner closer, long actualMicros) {
+    return closer.maySettleAboveReserve() || actualMicros <= amountMicros;
+  }
+
   public Reservation closed(Status status, long actualMicros, Instant at) {
     return new Reservation(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros,
-        reservedAt, expiresAt, status, actualMicros, at, null);
+        reservedAt, expiresAt, status, actualMicros, at, null, owner);
   }
 }

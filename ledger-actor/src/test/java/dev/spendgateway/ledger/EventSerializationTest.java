@@ -113,4 +113,22 @@ class EventSerializationTest {
     assertTrue(state.sameBooksAs(read));
     assertFalse(read.sameBooksAs(state));
   }
+
+  @Test
+  void aSnapshotWrittenBeforeOwnersWereRecordedStillReads() throws Exception {
+    State state = someState()
+        .applied(new GlobalBudget.ReservationMade("gw-1", Lane.FREE, null, 1_000, 0, 0, AT, AT.plusSeconds(900),
+            Reservation.Owner.GATEWAY));
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
+    for (JsonNode reservation : tree.get("reservations")) {
+      assertTrue(reservation.has("owner"));
+      ((ObjectNode) reservation).remove("owner");
+    }
+
+    State read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    assertEquals(state, read);
+    assertEquals(Reservation.Owner.GATEWAY, read.reservation("gw-1").orElseThrow().owner());
+    assertEquals(Reservation.Owner.LEDGER_API, read.reservation("r-1").orElseThrow().owner());
+  }
 }

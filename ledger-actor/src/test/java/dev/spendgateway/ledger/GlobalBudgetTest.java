@@ -41,6 +41,10 @@ import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
 import dev.spendgateway.ledger.GlobalBudget.State;
 import dev.spendgateway.ledger.GlobalBudget.Usage;
 import dev.spendgateway.ledger.GlobalBudget.VoidReservation;
+import dev.spendgateway.ledger.GlobalBudget.Forbidden;
+import dev.spendgateway.ledger.GlobalBudget.OperatorSettle;
+import dev.spendgateway.ledger.GlobalBudget.OperatorVoid;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
@@ -142,7 +146,7 @@ class GlobalBudgetTest {
     assertEquals(new Reserved("r-1", usd("0.30")), result.reply());
     ReservationMade made = result.eventOfType(ReservationMade.class);
     assertEquals(new ReservationMade("r-1", Lane.APP, "b1", usd("0.30"), usd("5"), usd("50"),
-        clock.instant(), clock.instant().plus(Duration.ofMinutes(15))), made);
+        clock.instant(), clock.instant().plus(Duration.ofMinutes(15)), Owner.GATEWAY), made);
     State state = result.state();
     assertEquals(Status.RESERVED, state.reservation("r-1").orElseThrow().status());
     assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_DAILY, null, DAY));
@@ -669,7 +673,8 @@ class GlobalBudgetTest {
   void getReservationShowsStatusAndActual() {
     reserve("r-1", Lane.FREE, null, "0.30");
     ReservationReply open = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
-    assertEquals(new ReservationView("r-1", Status.RESERVED, Lane.FREE, null, usd("0.30"), Optional.empty()), open);
+    assertEquals(new ReservationView("r-1", Status.RESERVED, Lane.FREE, null, usd("0.30"), Optional.empty(),
+        Owner.GATEWAY), open);
     settle("r-1", "0.12");
     ReservationReply settled = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
     assertEquals(Optional.of(usd("0.12")), ((ReservationView) settled).actualMicros());
@@ -690,5 +695,163 @@ class GlobalBudgetTest {
     assertTrue(result.state().reservation("old").isEmpty());
     assertEquals(Spend.NONE, spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
     assertTrue(result.state().reservation("open").orElseThrow().isOpen());
+  }
+
+  // --- ownership and the ledger API's bounds -----------------------------------------------------
+
+  private CommandResultWithReply<Command, Event, State, ReserveReply> reserveAs(Owner owner, String id, String amount) {
+    return kit.runCommand(replyTo -> new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, owner, replyTo));
+  }
+
+  private CommandResultWithReply<Command, Event, State, CloseReply> closeAs(Owner closer, String id, String action,
+      String actual) {
+    return action.equals("void")
+        ? kit.runCommand(replyTo -> new VoidReservation(id, closer, replyTo))
+        : kit.runCommand(replyTo -> new Settle(id, usd(actual), closer, replyTo));
+  }
+
+  @ParameterizedTest(name = "a reservation of {0} closed by {1} with {2} {3}: {4}")
+  @CsvSource({
+      "GATEWAY,    LEDGER_API, settle, 0.10, forbidden",
+      "GATEWAY,    LEDGER_API, void,   0,    forbidden",
+      "LEDGER_API, GATEWAY,    settle, 0.10, forbidden",
+      "LEDGER_API, GATEWAY,    void,   0,    forbidden",
+      "LEDGER_API, LEDGER_API, settle, 0.30, settled",
+      "LEDGER_API, LEDGER_API, settle, 0.31, invalid",
+      "LEDGER_API, LEDGER_API, void,   0,    voided",
+      "GATEWAY,    GATEWAY,    settle, 0.45, settled",
+      "GATEWAY,    GATEWAY,    void,   0,    voided",
+  })
+  void onlyTheOwnerClosesAndTheLedgerApiSettlesAtMostItsReserve(
+      Owner owner, Owner closer, String action, String actual, String outcome) {
+    String id = owner == Owner.GATEWAY ? "gw-1" : "r-1";
+    reserveAs(owner, id, "0.30");
+
+    var result = closeAs(closer, id, action, actual);
+
+    switch (outcome) {
+      case "forbidden" -> assertInstanceOf(Forbidden.class, result.reply());
+      case "invalid" -> assertEquals("actualUsd", ((Invalid) result.reply()).field());
+      case "settled" -> assertEquals(new Closed(id, Status.SETTLED, usd(actual)), result.reply());
+      case "voided" -> assertEquals(new Closed(id, Status.VOIDED, 0), result.reply());
+      default -> throw new IllegalArgumentException(outcome);
+    }
+    if (outcome.equals("forbidden") || outcome.equals("invalid")) {
+      assertTrue(result.hasNoEvents());
+      assertTrue(result.state().isOpen(id));
+      assertEquals(new Spend(0, usd("0.30")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+    }
+  }
+
+  @Test
+  void aForbiddenCloseNamesNeitherTheIdNorLeavesTheReservationUnclosable() {
+    reserveAs(Owner.GATEWAY, "gw-abc", "0.30");
+    var refused = closeAs(Owner.LEDGER_API, "gw-abc", "settle", "0");
+    assertFalse(((Forbidden) refused.reply()).message().contains("gw-abc"));
+
+    // The provider call that holds it still settles it, at what the provider billed.
+    var settled = closeAs(Owner.GATEWAY, "gw-abc", "settle", "0.45");
+    assertEquals(new Closed("gw-abc", Status.SETTLED, usd("0.45")), settled.reply());
+  }
+
+  @Test
+  void theLedgerApiIsRefusedAnyIdOfTheGatewaysNamespaceKnownOrNot() {
+    var unknownSettle = closeAs(Owner.LEDGER_API, "gw-never-made", "settle", "0.10");
+    var unknownVoid = closeAs(Owner.LEDGER_API, "gw-never-made", "void", "0");
+    assertInstanceOf(Forbidden.class, unknownSettle.reply());
+    assertInstanceOf(Forbidden.class, unknownVoid.reply());
+    // Its own unknown ids are still plain not-founds.
+    assertEquals(new NotFound("nope"), closeAs(Owner.LEDGER_API, "nope", "settle", "0.10").reply());
+  }
+
+  @Test
+  void theLedgerApiCannotReserveAnIdOfTheGatewaysNamespace() {
+    var result = reserveAs(Owner.LEDGER_API, "gw-mine", "0.30");
+    Invalid invalid = (Invalid) result.reply();
+    assertEquals("id", invalid.field());
+    assertTrue(invalid.message().contains("gw-"), invalid.message());
+    assertTrue(result.hasNoEvents());
+  }
+
+  @ParameterizedTest(name = "{0} reserving {1}: {2}")
+  @CsvSource({
+      "LEDGER_API, 0,        invalid",
+      "LEDGER_API, 0.000001, reserved",
+      "GATEWAY,    0,        reserved",
+  })
+  void theLedgerApiReservesOnlyPositiveAmounts(Owner owner, String amount, String outcome) {
+    String id = owner == Owner.GATEWAY ? "gw-z" : "z-1";
+    var result = reserveAs(owner, id, amount);
+    if (outcome.equals("invalid")) {
+      Invalid invalid = (Invalid) result.reply();
+      assertEquals("amountUsd", invalid.field());
+      assertEquals("amountUsd must be greater than 0", invalid.message());
+      assertTrue(result.hasNoEvents());
+    } else {
+      assertEquals(new Reserved(id, usd(amount)), result.reply());
+      assertEquals(owner, result.eventOfType(ReservationMade.class).owner());
+      assertEquals(owner, result.state().reservation(id).orElseThrow().owner());
+    }
+  }
+
+  @Test
+  void theSameIdFromAnotherOwnerIsAConflict() {
+    reserveAs(Owner.LEDGER_API, "r-1", "0.30");
+    var again = reserveAs(Owner.GATEWAY, "r-1", "0.30");
+    assertInstanceOf(Conflict.class, again.reply());
+    assertTrue(again.hasNoEvents());
+  }
+
+  @Test
+  void anOperatorClosesAnyReservationAtAnyAmount() {
+    reserveAs(Owner.LEDGER_API, "r-1", "0.30");
+    reserveAs(Owner.GATEWAY, "gw-1", "0.30");
+    var aboveReserve = kit.<CloseReply>runCommand(replyTo -> new OperatorSettle("r-1", usd("0.80"), "bob", "invoice", replyTo));
+    assertEquals(new Closed("r-1", Status.SETTLED, usd("0.80")), aboveReserve.reply());
+    var gatewayOne = kit.<CloseReply>runCommand(replyTo -> new OperatorVoid("gw-1", "bob", "not billed", replyTo));
+    assertEquals(new Closed("gw-1", Status.VOIDED, 0), gatewayOne.reply());
+  }
+
+  @Test
+  void ownersAreRememberedAcrossARestart() {
+    reserveAs(Owner.GATEWAY, "gw-1", "0.30");
+    reserveAs(Owner.LEDGER_API, "r-1", "0.30");
+    kit.restart();
+    assertInstanceOf(Forbidden.class, closeAs(Owner.LEDGER_API, "gw-1", "settle", "0.10").reply());
+    assertInstanceOf(Forbidden.class, closeAs(Owner.GATEWAY, "r-1", "settle", "0.10").reply());
+  }
+
+  /**
+   * A journal written before owners were recorded: its reservation events have no owner. They
+   * replay as the owner their id's namespace implies, so a provider call's reservation is still
+   * out of the ledger API's reach and another service's still closable by it.
+   */
+  @Test
+  void oldReservationEventsWithoutAnOwnerStillReplay() throws Exception {
+    var cbor = new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.cbor.CBORFactory());
+    var serialization = org.apache.pekko.serialization.SerializationExtension.get(
+        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(testKit.system()));
+    java.time.Instant at = clock.instant();
+    List<Object> oldEvents = new java.util.ArrayList<>();
+    for (Event current : List.<Event>of(
+        new ReservationMade("gw-old", Lane.FREE, null, usd("0.30"), 0, 0, at, at.plusSeconds(900), Owner.GATEWAY),
+        new ReservationMade("svc-old", Lane.FREE, null, usd("0.20"), 0, 0, at, at.plusSeconds(900), Owner.LEDGER_API))) {
+      var serializer = serialization.findSerializerFor(current);
+      var tree = (com.fasterxml.jackson.databind.node.ObjectNode) cbor.readTree(serialization.serialize(current).get());
+      assertTrue(tree.has("owner"));
+      tree.remove("owner"); // the form written before owners were recorded
+      oldEvents.add(serialization.deserialize(cbor.writeValueAsBytes(tree), serializer.identifier(),
+          org.apache.pekko.serialization.Serializers.manifestFor(serializer, current)).get());
+    }
+    kit.persistenceTestKit().persistForRecovery(GlobalBudget.PERSISTENCE_ID.id(), oldEvents);
+    kit.restart();
+
+    assertEquals(Owner.GATEWAY, kit.getState().reservation("gw-old").orElseThrow().owner());
+    assertEquals(Owner.LEDGER_API, kit.getState().reservation("svc-old").orElseThrow().owner());
+    assertInstanceOf(Forbidden.class, closeAs(Owner.LEDGER_API, "gw-old", "settle", "0").reply());
+    assertEquals(new Closed("svc-old", Status.SETTLED, usd("0.20")),
+        closeAs(Owner.LEDGER_API, "svc-old", "settle", "0.20").reply());
+    assertEquals(new Closed("gw-old", Status.SETTLED, usd("0.10")),
+        closeAs(Owner.GATEWAY, "gw-old", "settle", "0.10").reply());
   }
 }

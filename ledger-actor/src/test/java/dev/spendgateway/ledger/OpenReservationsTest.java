@@ -13,7 +13,7 @@ class OpenReservationsTest {
 
   private static Reservation open(String id, int expiresInSeconds) {
     return new Reservation(id, Lane.FREE, null, 1_000, 0, 0, T0, T0.plusSeconds(expiresInSeconds),
-        Reservation.Status.RESERVED, 0, null, null);
+        Reservation.Status.RESERVED, 0, null, null, Reservation.Owner.LEDGER_API);
   }
 
   private static List<String> ids(List<Reservation> rs) {

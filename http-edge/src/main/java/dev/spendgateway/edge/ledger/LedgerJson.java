@@ -10,7 +10,7 @@ import java.math.BigDecimal;
 import java.util.List;
 
 /**
- * The JSON bodies of the ledger API (SPEC §2), separate from the actor's messages. Nulls are
+ * The JSON bodies of the ledger API, separate from the actor's messages. Nulls are
  * written ({@code "subject":null}, {@code "actualUsd":null}) because the contract shows them.
  */
 final class LedgerJson {

@@ -8,6 +8,7 @@ import static dev.spendgateway.edge.json.JsonFields.usd;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.json.JsonFields;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
 
@@ -22,19 +23,30 @@ final class LedgerRequests {
     this.fields = new JsonFields(mapper);
   }
 
-  /** {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd"}}. */
+  /**
+   * {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd"}}. The id must lie
+   * outside the provider routes' namespace ({@code gw-}), so a caller can never collide with, or
+   * pose as, a provider call; the amount must be above 0, since an empty hold reserves nothing.
+   */
   ReserveRequest reserve(String body) {
     JsonNode json = fields.object(body);
     String id = id(text(json.get("id"), "id"), "id");
+    if (Owner.impliedBy(id) == Owner.GATEWAY) {
+      throw new JsonFields.BadRequest("id",
+          "ids starting with " + Owner.GATEWAY_ID_PREFIX + " are the gateway's own; choose another id");
+    }
     Lane lane = lane(json.get("lane"));
     String brand = lane.needsSubject() ? id(text(json.get("brand"), "brand"), "brand") : null;
     long amount = usd(json.get("amountUsd"), "amountUsd");
+    if (amount == 0) {
+      throw new JsonFields.BadRequest("amountUsd", "amountUsd must be greater than 0");
+    }
     long daily = lane == Lane.APP ? usd(json.get("brandDailyUsd"), "brandDailyUsd") : 0;
     long monthly = lane == Lane.APP ? usd(json.get("brandMonthlyUsd"), "brandMonthlyUsd") : 0;
     return new ReserveRequest(id, lane, brand, amount, daily, monthly);
   }
 
-  /** {@code {"actualUsd"}}: the real cost. */
+  /** {@code {"actualUsd"}}: the real cost (the ledger refuses it above the reserved amount). */
   long settle(String body) {
     return usd(fields.object(body).get("actualUsd"), "actualUsd");
   }

@@ -14,6 +14,7 @@ import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.ledger.GlobalBudget.CloseReply;
 import dev.spendgateway.ledger.GlobalBudget.Closed;
 import dev.spendgateway.ledger.GlobalBudget.Conflict;
+import dev.spendgateway.ledger.GlobalBudget.Forbidden;
 import dev.spendgateway.ledger.GlobalBudget.Invalid;
 import dev.spendgateway.ledger.GlobalBudget.NotFound;
 import dev.spendgateway.ledger.GlobalBudget.NotOpen;
@@ -23,6 +24,7 @@ import dev.spendgateway.ledger.GlobalBudget.ReservationView;
 import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
 import dev.spendgateway.ledger.GlobalBudget.Reserved;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.money.Micros;
 import java.util.Optional;
@@ -34,12 +36,29 @@ import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * The ledger API (SPEC §2): reserve, settle, void, look up a reservation, and {@code /usage}.
- * Authentication is not done here: the main route wraps this one with the gateway-token check.
+ * The ledger API: reserve, settle, void, look up a reservation, and {@code /usage}, for internal
+ * services that pay for other things and for load tests. Authentication is not done here: the main
+ * route wraps this one with the gateway-token check.
  *
  * <p>Bodies are validated before the ledger sees them (400 naming the field); the ledger's answers
  * map to statuses in {@link #reserved}, {@link #closed} and {@link #reservation}. A ledger that does
  * not answer within the ask timeout gives 503.
+ *
+ * <p>Rules of this API, which every token holder can call, so that no call here can move spend it
+ * did not first hold against the caps:
+ * <ul>
+ *   <li>{@code amountUsd} must be greater than 0 (400 naming {@code amountUsd}).
+ *   <li>A settle is at most the reserved amount (400 naming {@code actualUsd}; nothing changes). An
+ *       operator who must book more uses the admin API's settle, which records who and why.
+ *   <li>Reservations made by the provider routes belong to the gateway: settling or voiding one here
+ *       is 403 and leaves it open for the call that holds it. Their ids ({@code gw-} followed by a
+ *       UUID) are the gateway's namespace: reserving such an id here is 400, settling or voiding
+ *       one is 403 whether or not it exists, and looking one up is 404, the answer for any
+ *       reservation this API cannot see — so none of these answers tells a caller whether a provider
+ *       call holds that id.
+ *   <li>Every reservation this API makes is recorded as the ledger API's own; the provider routes
+ *       cannot close it either.
+ * </ul>
  */
 public final class LedgerRoutes extends AllDirectives {
 
@@ -50,8 +69,9 @@ public final class LedgerRoutes extends AllDirectives {
   private final JsonApi api;
   private final LedgerRequests requests;
 
+  /** @param ledger any client of the ledger: this API always acts as {@link Owner#LEDGER_API} */
   public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper) {
-    this.ledger = ledger;
+    this.ledger = ledger.actingAs(Owner.LEDGER_API);
     this.api = new JsonApi(mapper);
     this.requests = new LedgerRequests(mapper);
   }
@@ -88,7 +108,13 @@ public final class LedgerRoutes extends AllDirectives {
   }
 
   private Route reservation(String id) {
-    return api.validated(() -> answer(ledger.get(JsonFields.id(id, "id")), this::reservation));
+    return api.validated(() -> {
+      String checkedId = JsonFields.id(id, "id");
+      if (Owner.impliedBy(checkedId) == Owner.GATEWAY) {
+        return complete(notVisible(checkedId));
+      }
+      return answer(ledger.get(checkedId), this::reservation);
+    });
   }
 
   private Route usage(Optional<String> brand) {
@@ -130,6 +156,8 @@ public final class LedgerRoutes extends AllDirectives {
       return api.json(StatusCodes.OK, ClosedBody.of(c));
     } else if (reply instanceof NotFound n) {
       return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
+    } else if (reply instanceof Forbidden f) {
+      return api.simpleError(StatusCodes.FORBIDDEN, "forbidden", null, f.message());
     } else if (reply instanceof NotOpen n) {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null,
           "reservation " + n.id() + " was " + n.status().wireName() + "; there is nothing to close");
@@ -143,11 +171,20 @@ public final class LedgerRoutes extends AllDirectives {
 
   private HttpResponse reservation(ReservationReply reply) {
     if (reply instanceof ReservationView v) {
-      return api.json(StatusCodes.OK, ReservationBody.of(v));
+      return v.owner() == Owner.LEDGER_API ? api.json(StatusCodes.OK, ReservationBody.of(v)) : notVisible(v.id());
     } else if (reply instanceof NotFound n) {
       return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
     }
     throw new IllegalStateException("unexpected reply " + reply);
+  }
+
+  /**
+   * A reservation of the provider routes, or any id of their namespace: answered as unknown, without
+   * repeating the id, so the answer is the same whether a provider call holds it or not.
+   */
+  private HttpResponse notVisible(String id) {
+    return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null,
+        Owner.impliedBy(id) == Owner.GATEWAY ? "no such reservation through the ledger API" : "no reservation " + id);
   }
 
   // --- helpers ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import dev.spendgateway.edge.log.AccessRecord;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
@@ -29,7 +30,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -138,7 +138,7 @@ final class ProviderCall {
     if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(model, "deprecated");
     }
-    String reservationId = "gw-" + UUID.randomUUID();
+    String reservationId = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
     ReserveRequest reserve =
         new ReserveRequest(
             reservationId,
@@ -256,12 +256,17 @@ final class ProviderCall {
             });
   }
 
+  /**
+   * Settles at the reported cost, or at the worst case when the usage is missing or could not come
+   * from a real call (the caller still gets the provider's answer, as with any unreadable usage).
+   */
   private void settleFromUsage(Reservation held, UsageReport report) {
-    if (report instanceof UsageReport.Reported reported) {
-      long actual = services.cost().actualMicros(held.prepared().modelInfo(), reported.usage());
-      settle(held, actual);
+    CostCalculator.Settlement settlement =
+        services.cost().settlement(held.prepared().modelInfo(), held.prepared().worstCase(), report);
+    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
+      settle(held, billed.micros());
     } else {
-      errorClass = "usage_missing";
+      errorClass = ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass();
       settle(held, held.worstCaseMicros());
     }
   }
@@ -269,9 +274,11 @@ final class ProviderCall {
   private void settle(Reservation held, long actualMicros) {
     if (actualMicros > held.worstCaseMicros()) {
       services.metrics().settledAboveReserve(provider(), model, actualMicros - held.worstCaseMicros());
+      // The request id, not the reservation's: it is what an operator searches the access log by,
+      // and a provider call's reservation id appears in no caller-visible answer or other log line.
       log.warn(
-          "settled above reserve: reservation {} reserved {} actual {} (model {})",
-          held.id(),
+          "settled above reserve: request {} reserved {} actual {} (model {})",
+          requestId,
           Micros.toUsd(held.worstCaseMicros()),
           Micros.toUsd(actualMicros),
           model);
@@ -292,7 +299,8 @@ final class ProviderCall {
   private void closed(Reservation held, long actualMicros, Throwable failure) {
     if (failure != null) {
       // The ledger will expire the reservation at its worst case: money is never under-counted.
-      log.warn("could not close reservation {}: {}; it will expire at its worst case", held.id(), failure.getClass().getSimpleName());
+      log.warn("could not close the reservation of request {}: {}; it will expire at its worst case", requestId,
+          failure.getClass().getSimpleName());
       errorClass = errorClass == null ? "settle_failed" : errorClass;
     } else {
       settledMicros = actualMicros;

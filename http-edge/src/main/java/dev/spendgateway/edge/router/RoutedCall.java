@@ -17,6 +17,7 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageParsers;
+import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
@@ -49,7 +50,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -291,7 +291,7 @@ final class RoutedCall {
   }
 
   private CompletionStage<HttpResponse> reserve(Target target, PolicyDecision.Allowed body, Permit permit) {
-    String id = "gw-" + UUID.randomUUID();
+    String id = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
     ReserveRequest reserve = new ReserveRequest(
         id, spend.lane(), spend.subject(), body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
     return rc.services().ledger().reserve(reserve)
@@ -606,18 +606,22 @@ final class RoutedCall {
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
+  /** As {@code ProviderCall#settleFromUsage}: an impossible usage keeps the worst case like a missing one. */
   private void settleFromUsage(Run run, UsageReport report, int status) {
-    if (report instanceof UsageReport.Reported reported) {
-      long actual = rc.services().cost().actualMicros(run.body().modelInfo(), reported.usage());
+    CostCalculator.Settlement settlement =
+        rc.services().cost().settlement(run.body().modelInfo(), run.body().worstCase(), report);
+    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
+      long actual = billed.micros();
       if (actual > run.reservedMicros()) {
         rc.services().metrics().settledAboveReserve(
             run.target().provider().wireName(), run.target().model(), actual - run.reservedMicros());
-        log.warn("settled above reserve: reservation {} reserved {} actual {} (model {})",
-            run.reservationId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
+        // The request id, not the reservation's: see ProviderCall#settle.
+        log.warn("settled above reserve: request {} reserved {} actual {} (model {})",
+            spend.requestId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
       }
       close(run, actual, status, null);
     } else {
-      close(run, run.reservedMicros(), status, "usage_missing");
+      close(run, run.reservedMicros(), status, ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass());
     }
   }
 
@@ -629,8 +633,8 @@ final class RoutedCall {
         : rc.services().inFlight().track(rc.services().ledger().settle(run.reservationId(), actualMicros));
     closing.whenComplete((reply, failure) -> {
       if (failure != null) {
-        log.warn("could not close reservation {}: {}; it will expire at its worst case",
-            run.reservationId(), failure.getClass().getSimpleName());
+        log.warn("could not close the reservation of request {}: {}; it will expire at its worst case",
+            spend.requestId(), failure.getClass().getSimpleName());
       }
       AccessLog.write(new AccessRecord(
           run.at(), spend.requestId(), ROUTE, run.target().provider().wireName(), spend.lane().wireName(),

@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.ledger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static dev.spendgateway.edge.testkit.LedgerApiServer.assertUsd;
 
@@ -218,6 +219,9 @@ class LedgerRoutesTest {
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"trial\",\"brand\":\"" + tooLong + "\",\"amountUsd\":0.1}", "brand"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\"}", "amountUsd"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":-0.30}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":0}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":0.000000}", "amountUsd"),
+        Arguments.of("{\"id\":\"gw-m-1\",\"lane\":\"free\",\"amountUsd\":1}", "id"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":\"NaN\"}", "amountUsd"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":NaN}", "body"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1e12}", "amountUsd"),
@@ -324,5 +328,108 @@ class LedgerRoutesTest {
     } finally {
       other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
+  }
+
+  // --- the API's bounds and the gateway's own reservations --------------------------------------
+
+  private BigDecimal globalDailySpent() throws Exception {
+    return get("/usage").body().get("caps").get(0).get("spentUsd").decimalValue();
+  }
+
+  /** One request must not stop all traffic: an empty hold settled at a fortune. */
+  @Test
+  void aZeroReservationSettledAtAFortuneIsRefusedAtBothSteps() throws Exception {
+    BigDecimal spentBefore = globalDailySpent();
+    Answer zero = post("/ledger/reservations", "{\"id\":\"dos-1\",\"lane\":\"free\",\"amountUsd\":0}");
+    assertEquals(400, zero.status());
+    assertEquals("amountUsd", zero.body().at("/error/field").textValue());
+    assertEquals("amountUsd must be greater than 0", zero.body().at("/error/message").textValue());
+    assertEquals(404, get("/ledger/reservations/dos-1").status());
+
+    assertEquals(201, post("/ledger/reservations", "{\"id\":\"dos-2\",\"lane\":\"free\",\"amountUsd\":0.000001}").status());
+    Answer fortune = post("/ledger/reservations/dos-2/settle", "{\"actualUsd\":1000000}");
+    assertEquals(400, fortune.status());
+    assertEquals("invalid_request", fortune.body().at("/error/type").textValue());
+    assertEquals("actualUsd", fortune.body().at("/error/field").textValue());
+    assertTrue(fortune.body().at("/error/message").textValue().contains("above the reserved amountUsd 0.000001"),
+        fortune.raw().body());
+    assertGatewayError(fortune);
+    assertEquals("reserved", get("/ledger/reservations/dos-2").body().get("status").textValue());
+    assertEquals(0, spentBefore.compareTo(globalDailySpent()));
+  }
+
+  @Test
+  void aSettleUpToTheReservedAmountIsAcceptedAndOneAboveItChangesNothing() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"sb-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    assertEquals(400, post("/ledger/reservations/sb-1/settle", "{\"actualUsd\":0.300001}").status());
+    assertEquals("reserved", get("/ledger/reservations/sb-1").body().get("status").textValue());
+
+    Answer atReserve = post("/ledger/reservations/sb-1/settle", "{\"actualUsd\":0.30}");
+    assertEquals(200, atReserve.status());
+    assertUsd("0.30", atReserve.body().get("actualUsd"));
+  }
+
+  /** A reservation the provider routes hold, made as they make it: through the gateway's own client. */
+  private String gatewayReservation() throws Exception {
+    String id = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
+    var reply = server.ledger.reserve(new dev.spendgateway.ledger.ReserveRequest(id,
+        dev.spendgateway.policy.access.Lane.FREE, null, 300_000, 0, 0)).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(new GlobalBudget.Reserved(id, 300_000), reply);
+    return id;
+  }
+
+  private GlobalBudget.ReservationView view(String id) throws Exception {
+    return (GlobalBudget.ReservationView) server.ledger.get(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  @ParameterizedTest(name = "{0} of a provider call''s reservation through the ledger API is 403 and it stays open")
+  @CsvSource({"settle", "void"})
+  void theProviderRoutesReservationsCannotBeClosedHere(String action) throws Exception {
+    String id = gatewayReservation();
+    BigDecimal spentBefore = globalDailySpent();
+
+    Answer refused = action.equals("settle")
+        ? post("/ledger/reservations/" + id + "/settle", "{\"actualUsd\":0}")
+        : post("/ledger/reservations/" + id + "/void", "");
+
+    assertEquals(403, refused.status());
+    assertEquals("forbidden", refused.body().at("/error/type").textValue());
+    assertEquals("reservations made by the gateway's provider routes are settled and voided by the gateway only",
+        refused.body().at("/error/message").textValue());
+    assertFalse(refused.raw().body().contains(id));
+    assertGatewayError(refused);
+    assertEquals(GlobalBudget.ReservationView.class, view(id).getClass());
+    assertEquals(dev.spendgateway.ledger.Reservation.Status.RESERVED, view(id).status());
+    assertEquals(0, spentBefore.compareTo(globalDailySpent()));
+
+    // The provider call that holds it settles it as usual, at what the provider billed.
+    var closed = server.ledger.settle(id, 450_000).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(new GlobalBudget.Closed(id, dev.spendgateway.ledger.Reservation.Status.SETTLED, 450_000), closed);
+  }
+
+  @Test
+  void anyIdOfTheGatewaysNamespaceIs403ToCloseAnd404ToReadWhetherItExistsOrNot() throws Exception {
+    String held = gatewayReservation();
+    String never = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
+
+    Answer readHeld = get("/ledger/reservations/" + held);
+    Answer readNever = get("/ledger/reservations/" + never);
+    assertEquals(404, readHeld.status());
+    assertEquals(readNever.status(), readHeld.status());
+    assertEquals(readNever.body(), readHeld.body());
+    assertFalse(readHeld.raw().body().contains(held));
+
+    Answer settleNever = post("/ledger/reservations/" + never + "/settle", "{\"actualUsd\":0}");
+    Answer settleHeld = post("/ledger/reservations/" + held + "/settle", "{\"actualUsd\":0}");
+    assertEquals(403, settleNever.status());
+    assertEquals(settleNever.body(), settleHeld.body());
+  }
+
+  @Test
+  void theGatewayCannotCloseTheLedgerApisReservationsEither() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"own-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    var reply = server.ledger.settle("own-1", 0).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(GlobalBudget.Forbidden.class, reply.getClass());
+    assertEquals("reserved", get("/ledger/reservations/own-1").body().get("status").textValue());
   }
 }

@@ -53,6 +53,7 @@ class MetricsRoutesTest {
   private ServerBinding binding;
   private String base;
   private GatewayMetrics metrics;
+  private LedgerClient client;
 
   @BeforeAll
   void start() throws Exception {
@@ -61,7 +62,7 @@ class MetricsRoutesTest {
     system = ActorSystem.create(Behaviors.empty(), "metrics-routes-test", config);
     LedgerSettings settings = LedgerSettings.fromConfig(config);
     metrics = new GatewayMetrics();
-    LedgerClient client = LedgerClient.of(system,
+    client = LedgerClient.of(system,
         Ledger.spawn(system, settings, Clock.systemUTC(), metrics.ledgerObserver()), settings);
     client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     ModelCatalog catalog = ModelCatalog.fromMap(Map.of());
@@ -116,11 +117,14 @@ class MetricsRoutesTest {
     Map<String, Double> before = scrape();
     assertTrue(before.containsKey("gateway_ledger_recovery_seconds"), before.keySet().toString());
 
-    reserve("m-1", "0.30");
+    // A provider call's reservation, settled above its reserve as only the provider routes may.
+    String providerCall = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
+    client.reserve(new dev.spendgateway.ledger.ReserveRequest(providerCall, dev.spendgateway.policy.access.Lane.APP,
+        "m1", 300_000, 1_000_000, 10_000_000)).toCompletableFuture().get(10, TimeUnit.SECONDS);
     reserve("m-2", "0.20");
     reserve("m-3", "0.10");
     reserve("m-big", "0.90"); // refused: brand daily cap of $1
-    send("POST", "/ledger/reservations/m-1/settle", "{\"actualUsd\":0.35}", true); // above its reserve
+    client.settle(providerCall, 350_000).toCompletableFuture().get(10, TimeUnit.SECONDS); // above its reserve
     send("POST", "/ledger/reservations/m-2/settle", "{\"actualUsd\":0.05}", true);
     send("POST", "/ledger/reservations/m-3/void", null, true);
 

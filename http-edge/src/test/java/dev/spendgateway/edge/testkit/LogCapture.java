@@ -57,6 +57,17 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
     return out;
   }
 
+  /** Every captured line logged at ERROR, as {@link #allText()} formats it. */
+  public List<String> errorLines() {
+    List<String> out = new ArrayList<>();
+    for (ILoggingEvent e : events) {
+      if (e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.ERROR)) {
+        out.add(e.getLoggerName() + " " + e.getFormattedMessage());
+      }
+    }
+    return out;
+  }
+
   /** The formatted messages of one logger, in order. */
   public List<String> messagesOf(String logger) {
     List<String> out = new ArrayList<>();

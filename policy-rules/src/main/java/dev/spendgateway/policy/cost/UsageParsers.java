@@ -1,6 +1,7 @@
 package dev.spendgateway.policy.cost;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.Optional;
 
@@ -135,10 +136,14 @@ public final class UsageParsers {
   }
 
   private static UsageReport seconds(JsonNode value) {
-    if (value == null || !value.isNumber() || value.decimalValue().signum() < 0) {
+    if (value == null || !value.isNumber() || !isFinite(value) || value.decimalValue().signum() < 0) {
       return notReported("transcription duration is not a non-negative number");
     }
-    long seconds = value.decimalValue().setScale(0, RoundingMode.CEILING).longValueExact();
+    BigDecimal rounded = value.decimalValue().setScale(0, RoundingMode.CEILING);
+    if (rounded.compareTo(LARGEST_COUNT) > 0) {
+      return notReported("transcription duration is too large to be real");
+    }
+    long seconds = rounded.longValueExact();
     return new UsageReport.Reported(new TokenUsage(0, 0, 0, 0, 0, seconds));
   }
 
@@ -162,10 +167,24 @@ public final class UsageParsers {
     if (value == null || value.isNull()) {
       return Optional.empty();
     }
-    if (!value.canConvertToExactIntegral() || value.decimalValue().signum() < 0) {
+    if (!value.isNumber() || !isFinite(value) || !value.canConvertToExactIntegral()
+        || value.decimalValue().signum() < 0) {
       throw new MalformedUsage(key + " is not a non-negative integer");
     }
-    return Optional.of(value.decimalValue().longValueExact());
+    BigDecimal exact = value.decimalValue();
+    if (exact.compareTo(LARGEST_COUNT) > 0) {
+      // 1e30 tokens is no real call; it is unreadable, like any other broken count.
+      throw new MalformedUsage(key + " is too large to be a real count");
+    }
+    return Optional.of(exact.longValueExact());
+  }
+
+  /** The largest count read as such; anything above does not fit a {@code long} and is malformed. */
+  private static final BigDecimal LARGEST_COUNT = BigDecimal.valueOf(Long.MAX_VALUE);
+
+  /** NaN and infinities (which a lenient parser may produce) have no decimal value. */
+  private static boolean isFinite(JsonNode value) {
+    return !(value.isFloatingPointNumber() && !value.isBigDecimal() && !Double.isFinite(value.doubleValue()));
   }
 
   private static long optionalCount(JsonNode node, String key) {

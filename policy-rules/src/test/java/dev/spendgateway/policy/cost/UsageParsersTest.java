@@ -76,7 +76,18 @@ class UsageParsersTest {
         row("transcription as plain text", UsageParsers::transcription, "'hello'", null),
         row("transcription billed by tokens", UsageParsers::transcription, "{'usage':{'type':'tokens','input_tokens':5}}", null),
         row("transcription negative duration", UsageParsers::transcription, "{'duration':-1}", null),
-        row("transcription duration as text", UsageParsers::transcription, "{'duration':'12'}", null));
+        row("transcription duration as text", UsageParsers::transcription, "{'duration':'12'}", null),
+        row("anthropic count of 1e30", UsageParsers::anthropic, "{'input_tokens':1e30,'output_tokens':1}", null),
+        row("anthropic count of 10^30 written out", UsageParsers::anthropic,
+            "{'input_tokens':1000000000000000000000000000000,'output_tokens':1}", null),
+        row("anthropic cache count one above a long", UsageParsers::anthropic,
+            "{'input_tokens':1,'output_tokens':1,'cache_read_input_tokens':9223372036854775808}", null),
+        row("openai chat prompt of 1e30", UsageParsers::openAiChat, "{'prompt_tokens':1e30,'completion_tokens':1}", null),
+        row("openai responses output of 1e30", UsageParsers::openAiResponses,
+            "{'usage':{'input_tokens':1,'output_tokens':1e30}}", null),
+        row("transcription duration of 1e30 seconds", UsageParsers::transcription, "{'duration':1e30}", null),
+        row("transcription usage seconds of 1e30", UsageParsers::transcription,
+            "{'usage':{'type':'duration','seconds':1e30}}", null));
   }
 
   @ParameterizedTest(name = "{0} is not reported")
