@@ -222,4 +222,50 @@ public sealed interface Fault {
   static Gzip gzip() {
     return new Gzip();
   }
+
+  // ---- what real providers do on long calls: pauses inside a stream, usage never reported ----
+
+  /**
+   * A normal stream that goes silent for {@code pause} after its first {@code afterEvents} events,
+   * then sends the rest: a reasoning model thinking between two events. Real pauses last minutes;
+   * tests use seconds. For a JSON request the pause comes before the response headers instead.
+   */
+  record StreamPause(int afterEvents, Duration pause) implements Fault {
+    public StreamPause {
+      if (afterEvents < 0) {
+        throw new IllegalArgumentException("afterEvents must be >= 0");
+      }
+      Objects.requireNonNull(pause, "pause");
+      if (pause.isNegative()) {
+        throw new IllegalArgumentException("pause must be >= 0");
+      }
+    }
+
+    @Override
+    public String kind() {
+      return "streamPause";
+    }
+  }
+
+  /**
+   * A complete, cleanly ended answer in which the provider never reports the final usage: Anthropic's
+   * {@code message_delta} has no {@code usage} (only {@code message_start} had any), a chat stream
+   * ends with {@code [DONE]} but no usage chunk although {@code include_usage} was asked, the
+   * Responses API's {@code response.completed} carries {@code usage: null}. A JSON answer has no
+   * {@code usage} field. A gateway can only keep its worst case for such an answer.
+   */
+  record UsageMissing() implements Fault {
+    @Override
+    public String kind() {
+      return "usageMissing";
+    }
+  }
+
+  static StreamPause streamPause(int afterEvents, Duration pause) {
+    return new StreamPause(afterEvents, pause);
+  }
+
+  static UsageMissing usageMissing() {
+    return new UsageMissing();
+  }
 }

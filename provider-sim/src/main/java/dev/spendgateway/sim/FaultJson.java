@@ -64,9 +64,13 @@ final class FaultJson {
         case "streamError" -> Fault.streamError(n.path("afterEvents").asInt(0), n.path("status").asInt(529));
         case "invalidJson" -> Fault.invalidJson();
         case "gzip" -> Fault.gzip();
+        case "streamPause" -> Fault.streamPause(
+            requiredInt(n, "afterEvents"), Duration.ofMillis(requiredLong(n, "pauseMs")));
+        case "usageMissing" -> Fault.usageMissing();
         default -> throw new BadScript(
             "unknown 'kind' '" + kind + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
-                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson, gzip");
+                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson,"
+                + " streamPause, usageMissing, gzip");
       };
     } catch (IllegalArgumentException e) {
       throw new BadScript(e.getMessage());
@@ -150,5 +154,13 @@ final class FaultJson {
       throw new BadScript("'" + field + "' is required and must be an integer");
     }
     return v.asInt();
+  }
+
+  private static long requiredLong(JsonNode n, String field) {
+    JsonNode v = n.get(field);
+    if (v == null || !v.canConvertToLong()) {
+      throw new BadScript("'" + field + "' is required and must be an integer");
+    }
+    return v.asLong();
   }
 }

@@ -57,6 +57,9 @@ final class Responder {
     } else if (fault instanceof Fault.SlowDrip d && !call.stream()) {
       // A JSON answer has no events to drip; the drip interval becomes a delay instead.
       delay = delay.plus(d.interval());
+    } else if (fault instanceof Fault.StreamPause p && !call.stream()) {
+      // A JSON answer has no events to pause between; the pause comes before the headers.
+      delay = delay.plus(p.pause());
     }
     if (delay.isZero()) {
       return render(call, fault, defaults);
@@ -100,6 +103,9 @@ final class Responder {
           case ANTHROPIC_MESSAGES -> anthropic.message(
               call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
         };
+    if (fault instanceof Fault.UsageMissing && body instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+      o.remove("usage");
+    }
     byte[] bytes = write(body);
     if (call.route() == SimRoute.OPENAI_TRANSCRIPTIONS
         && "text".equals(call.body().path("response_format").asText(""))) {
@@ -132,6 +138,10 @@ final class Responder {
       body = Source.from(bytes);
     } else if (fault instanceof Fault.SlowDrip drip) {
       body = Source.from(toBytes(events)).throttle(1, drip.interval());
+    } else if (fault instanceof Fault.StreamPause pause) {
+      body = pausedSource(events, pause);
+    } else if (fault instanceof Fault.UsageMissing) {
+      body = Source.from(toBytes(withoutFinalUsage(events)));
     } else {
       body = Source.from(toBytes(events));
     }
@@ -325,4 +335,55 @@ final class Responder {
     return CompletableFuture.completedFuture(r);
   }
 
+  // ---------------- long pauses and unreported usage ----------------
+
+  /**
+   * The first events, then silence for the pause, then the rest. The tail is materialized only once
+   * the head is sent, so the pause starts after the last event before it, not when the answer
+   * starts.
+   */
+  private static Source<ByteString, NotUsed> pausedSource(List<SseEvent> events, Fault.StreamPause pause) {
+    int split = Math.min(pause.afterEvents(), events.size());
+    Source<ByteString, NotUsed> head = Source.from(toBytes(events.subList(0, split)));
+    List<ByteString> rest = toBytes(events.subList(split, events.size()));
+    return head.concatLazy(Source.lazySource(() -> Source.from(rest).initialDelay(pause.pause()))
+        .mapMaterializedValue(m -> NotUsed.getInstance()));
+  }
+
+  /**
+   * The same events with the provider's final usage report taken out: Anthropic's {@code
+   * message_delta} loses {@code usage} (the {@code message_start} counts stay, as they are sent
+   * before generation), the chat usage chunk is dropped, the Responses API's {@code
+   * response.completed} says {@code usage: null}, the transcription's {@code done} has none.
+   */
+  private List<SseEvent> withoutFinalUsage(List<SseEvent> events) {
+    List<SseEvent> out = new ArrayList<>(events.size());
+    for (SseEvent e : events) {
+      JsonNode data;
+      try {
+        data = mapper.readTree(e.data());
+      } catch (IOException notJson) {
+        out.add(e); // [DONE]
+        continue;
+      }
+      if (!(data instanceof com.fasterxml.jackson.databind.node.ObjectNode o)) {
+        out.add(e);
+        continue;
+      }
+      String type = o.path("type").asText("");
+      if (o.path("choices").isArray() && o.path("choices").isEmpty() && o.path("usage").isObject()) {
+        continue;
+      }
+      if (type.equals("message_delta") || type.equals("transcript.text.done")) {
+        o.remove("usage");
+      } else if (o.path("response").path("usage").isObject()) {
+        ((com.fasterxml.jackson.databind.node.ObjectNode) o.get("response")).putNull("usage");
+      } else {
+        out.add(e);
+        continue;
+      }
+      out.add(new SseEvent(e.event(), new String(write(o), StandardCharsets.UTF_8)));
+    }
+    return out;
+  }
 }

@@ -225,6 +225,18 @@ class AnthropicSdkTest {
   }
 
   @Test
+  void aStreamWithoutFinalUsageStillReadsToMessageStop() {
+    sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usageMissing());
+    List<RawMessageStreamEvent> got = new ArrayList<>();
+    try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
+      stream.stream().forEach(got::add);
+    }
+    assertTrue(got.get(got.size() - 1).isMessageStop());
+    assertTrue(got.stream().filter(RawMessageStreamEvent::isMessageDelta)
+        .allMatch(e -> e.asMessageDelta()._usage().isMissing()), "message_delta has no usage");
+  }
+
+  @Test
   void streamCutStopsBeforeMessageStop() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.streamCut(4));
     List<RawMessageStreamEvent> got = new ArrayList<>();

@@ -37,7 +37,10 @@ class FaultJsonTest {
         Arguments.of("{\"kind\":\"malformedSse\",\"afterEvents\":2}", Fault.malformedSse(2), 1),
         Arguments.of("{\"kind\":\"streamError\",\"afterEvents\":3}", Fault.streamError(3, 529), 1),
         Arguments.of("{\"kind\":\"invalidJson\"}", Fault.invalidJson(), 1),
-        Arguments.of("{\"kind\":\"gzip\"}", Fault.gzip(), 1));
+        Arguments.of("{\"kind\":\"gzip\"}", Fault.gzip(), 1),
+        Arguments.of("{\"kind\":\"streamPause\",\"afterEvents\":2,\"pauseMs\":180000}",
+            Fault.streamPause(2, Duration.ofMinutes(3)), 1),
+        Arguments.of("{\"kind\":\"usageMissing\",\"times\":2}", Fault.usageMissing(), 2));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -56,6 +59,8 @@ class FaultJsonTest {
       "{\"kind\":\"status\",\"status\":99}     | status out of range",
       "{\"kind\":\"streamCut\"}                | 'afterEvents'",
       "{\"kind\":\"slowDrip\"}                 | 'intervalMs'",
+      "{\"kind\":\"streamPause\",\"afterEvents\":1} | 'pauseMs'",
+      "{\"kind\":\"streamPause\",\"pauseMs\":10}    | 'afterEvents'",
       "{\"kind\":\"reset\",\"times\":0}        | 'times'",
       "{\"kind\":\"normal\",\"usage\":{\"inputTokens\":-1}} | >= 0",
   })

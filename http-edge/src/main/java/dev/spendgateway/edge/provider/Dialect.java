@@ -13,6 +13,7 @@ import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamBody;
+import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.usage.ApiKind;
 import java.time.LocalDate;
 import java.util.Optional;
@@ -164,7 +165,8 @@ enum Dialect implements CallKind {
         new UpstreamBody.Strict(
             ContentTypes.APPLICATION_JSON, ByteString.fromArray(CallerJson.bytes(allowed.upstreamBody())));
     return new Preparation.Prepared(
-        allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody);
+        allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody,
+        this != OPENAI_CHAT || UsageChunkFilter.callerAskedForUsage(json));
   }
 
   static Preparation.Rejected rejected(String rule, String field, String message, int status, String model) {

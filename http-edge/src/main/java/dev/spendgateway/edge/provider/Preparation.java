@@ -19,10 +19,23 @@ sealed interface Preparation {
    * @param worstCase what to reserve
    * @param warnings non-blocking notes sent back as {@code x-gateway-warning}
    * @param upstreamBody the rewritten body to send
+   * @param forwardUsageChunk whether a streamed answer's usage-only chunk goes to the caller: the
+   *     gateway asks OpenAI chat for it on every stream, the caller gets it only if it asked too
    */
   record Prepared(
-      String model, ModelInfo modelInfo, WorstCase worstCase, List<String> warnings, UpstreamBody upstreamBody)
-      implements Preparation {}
+      String model,
+      ModelInfo modelInfo,
+      WorstCase worstCase,
+      List<String> warnings,
+      UpstreamBody upstreamBody,
+      boolean forwardUsageChunk)
+      implements Preparation {
+
+    /** A call whose stream reaches the caller as the provider sent it. */
+    Prepared(String model, ModelInfo modelInfo, WorstCase worstCase, List<String> warnings, UpstreamBody upstreamBody) {
+      this(model, modelInfo, worstCase, warnings, upstreamBody, true);
+    }
+  }
 
   /** @param model the model the caller asked for, when known (for the log) */
   record Rejected(PolicyDecision.Violation violation, String model) implements Preparation {}

@@ -23,6 +23,7 @@ import dev.spendgateway.upstream.stream.BodyCollector;
 import dev.spendgateway.upstream.stream.CollectedBody;
 import dev.spendgateway.upstream.stream.MeteredStream;
 import dev.spendgateway.upstream.stream.StreamOutcome;
+import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -217,7 +218,9 @@ final class ProviderCall {
           settleStream(held, outcome);
         })
         .whenComplete((ignored, failure) -> settleStarted.run());
-    return passThrough(responded, metered.toClient());
+    // The usage chunk the gateway asked for is counted above; the caller sees it only if it asked.
+    return passThrough(responded, metered.toClient().via(UsageChunkFilter.forCaller(
+        held.prepared().forwardUsageChunk(), services.upstream().settings().sseLimits())));
   }
 
   private void settleStream(Reservation held, StreamOutcome outcome) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.upstream.sse.SseDecoder;
 import dev.spendgateway.upstream.sse.SseEvent;
 import dev.spendgateway.upstream.sse.SseLimits;
+import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,18 @@ final class OpenAiChunks {
   private OpenAiChunks() {}
 
   static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits) {
+    return reframed(model, limits);
+  }
+
+  /**
+   * {@link #flow(String, SseLimits)} without the usage-only chunk unless the caller asked for it:
+   * the gateway asks OpenAI for usage on every stream to count it, not to show it.
+   */
+  static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits, boolean usageChunk) {
+    return UsageChunkFilter.forCaller(usageChunk, limits).via(reframed(model, limits));
+  }
+
+  private static Flow<ByteString, ByteString, NotUsed> reframed(String model, SseLimits limits) {
     return Flow.of(ByteString.class)
         .<Input>map(Input.Bytes::new)
         .recover(Throwable.class, Input.Failed::new)

@@ -38,6 +38,7 @@ import dev.spendgateway.upstream.stream.BodyCollector;
 import dev.spendgateway.upstream.stream.CollectedBody;
 import dev.spendgateway.upstream.stream.MeteredStream;
 import dev.spendgateway.upstream.stream.StreamOutcome;
+import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
 import dev.spendgateway.upstream.translate.ChatToMessages;
 import dev.spendgateway.upstream.translate.MessagesToChat;
@@ -460,10 +461,11 @@ final class RoutedCall {
   }
 
   private Flow<ByteString, ByteString, NotUsed> translation(Provider provider) {
+    boolean usageChunk = UsageChunkFilter.callerAskedForUsage(chatRequest);
     if (provider == Provider.OPENAI) {
-      return OpenAiChunks.flow(profile.name(), rc.services().upstream().settings().sseLimits());
+      return OpenAiChunks.flow(profile.name(), rc.services().upstream().settings().sseLimits(), usageChunk);
     }
-    return AnthropicSseToChatChunks.flow(profile.name(), started.getEpochSecond());
+    return AnthropicSseToChatChunks.flow(profile.name(), started.getEpochSecond(), usageChunk);
   }
 
   private void streamEnded(Run run, StreamOutcome outcome, boolean delivered) {
@@ -479,7 +481,8 @@ final class RoutedCall {
     if (!outcome.cleanEnd()) {
       rc.breakers().onFailure(run.target().provider());
     }
-    String why = outcome.clientDisconnected() && outcome.cleanEnd() ? "usage_missing" : "upstream_cut";
+    // A clean end without the final usage is the provider not reporting it, not a cut.
+    String why = outcome.cleanEnd() ? "usage_missing" : "upstream_cut";
     close(run, run.reservedMicros(), status, why + outcome.errorClass().map(c -> ":" + c).orElse(""));
   }
 

@@ -12,6 +12,7 @@ import com.openai.errors.BadRequestException;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.SimRoute;
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The official OpenAI Java SDK, unchanged but for its base URL, gets answers from either provider
@@ -107,10 +110,13 @@ class RouterSdkTest {
 
   private record Streamed(List<String> provider, List<String> failover, StreamView view) {}
 
-  private Streamed stream() {
+  private Streamed stream(boolean askForUsage) {
     List<ChatCompletionChunk> chunks = new ArrayList<>();
+    ChatCompletionCreateParams params = askForUsage
+        ? params().toBuilder().streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build()).build()
+        : params();
     HttpResponseFor<StreamResponse<ChatCompletionChunk>> raw =
-        client.chat().completions().withRawResponse().createStreaming(params());
+        client.chat().completions().withRawResponse().createStreaming(params);
     try (StreamResponse<ChatCompletionChunk> s = raw.parse()) {
       s.stream().forEach(chunks::add);
     }
@@ -134,17 +140,19 @@ class RouterSdkTest {
     return new Streamed(raw.headers().values("x-gateway-provider"), raw.headers().values("x-gateway-failover"), view);
   }
 
-  @Test
-  void streamsFromEitherProviderLookTheSame() {
-    Streamed fromOpenAi = stream();
+  @ParameterizedTest(name = "caller asked for usage: {0}")
+  @ValueSource(booleans = {true, false})
+  void streamsFromEitherProviderLookTheSame(boolean askForUsage) {
+    Streamed fromOpenAi = stream(askForUsage);
     h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
-    Streamed fromClaude = stream();
+    Streamed fromClaude = stream(askForUsage);
 
     assertEquals(List.of("openai"), fromOpenAi.provider());
     assertEquals(List.of("false"), fromOpenAi.failover());
     assertEquals(List.of("anthropic"), fromClaude.provider());
     assertEquals(List.of("true"), fromClaude.failover());
-    assertEquals(new StreamView(List.of("fast-summary"), "assistant", SimConfig.DEFAULT_REPLY, "stop", true), fromOpenAi.view());
+    // The usage-only chunk comes last for a caller that asked for it, and never otherwise.
+    assertEquals(new StreamView(List.of("fast-summary"), "assistant", SimConfig.DEFAULT_REPLY, "stop", askForUsage), fromOpenAi.view());
     assertEquals(fromOpenAi.view(), fromClaude.view());
   }
 

@@ -56,7 +56,8 @@ record MeterReading(UsageTally tally, long bytes, long malformed, Optional<Strin
         bytes,
         tally.events(),
         malformed,
-        failure);
+        failure,
+        tally.usageFinal());
   }
 
   /** What flows down the counting branch: decoded chunks, then at most one failure marker. */

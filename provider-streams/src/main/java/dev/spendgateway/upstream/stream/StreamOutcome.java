@@ -6,9 +6,10 @@ import java.util.Optional;
 /**
  * What the counting branch learned once the upstream of a streamed answer ended.
  *
- * <p>Settlement rule for the caller: {@link #cleanEnd()} and a usage document → parse it and settle
- * the actual cost; anything else → keep the worst case and log {@code usage_missing} (a partial
- * usage document from a cut stream is a lower bound, never a bill).
+ * <p>Settlement rule for the caller: {@link #cleanEnd()} and the provider's final usage → parse it
+ * and settle the actual cost; anything else → keep the worst case and log {@code usage_missing} (a
+ * partial usage document — from a cut stream, or Anthropic's {@code message_start} alone — is a
+ * lower bound, never a bill).
  *
  * @param usageDocument the usage document (shape per {@link
  *     dev.spendgateway.upstream.usage.ApiKind}), possibly partial when not clean
@@ -18,6 +19,7 @@ import java.util.Optional;
  * @param events SSE events decoded
  * @param malformed SSE lines/events the tap skipped for breaking the size bounds
  * @param errorClass a safe error class (no message, no URL) when the upstream failed
+ * @param usageFinal the usage document holds the provider's final count, not a partial one
  */
 public record StreamOutcome(
     Optional<JsonNode> usageDocument,
@@ -26,15 +28,16 @@ public record StreamOutcome(
     long bytes,
     long events,
     long malformed,
-    Optional<String> errorClass) {
+    Optional<String> errorClass,
+    boolean usageFinal) {
 
   /** The provider finished the answer and the whole stream was read. */
   public boolean cleanEnd() {
     return termination == Termination.COMPLETED;
   }
 
-  /** Clean end with a usage document: the only case that may settle below the worst case. */
+  /** Clean end with the final usage: the only case that may settle below the worst case. */
   public boolean usageSettled() {
-    return cleanEnd() && usageDocument.isPresent();
+    return cleanEnd() && usageDocument.isPresent() && usageFinal;
   }
 }

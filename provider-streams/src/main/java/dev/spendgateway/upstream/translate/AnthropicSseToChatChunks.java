@@ -30,8 +30,10 @@ import org.apache.pekko.util.ByteString;
  *   <li>{@code message_delta} → a chunk with empty delta and the mapped {@code finish_reason}
  *       ({@link FinishReasons}); its cumulative usage is kept.
  *   <li>{@code message_stop} → the usage chunk ({@code choices: []}, {@code usage} as in {@link
- *       MessagesToChat}), then {@code [DONE]}. When Anthropic reported no readable usage the usage
- *       chunk is left out rather than faked as zero.
+ *       MessagesToChat}), then {@code [DONE]}. The usage chunk is only for a caller that asked for
+ *       it ({@code stream_options.include_usage}), as OpenAI itself would send it; a caller that did
+ *       not ask reads {@code choices[0]} of every chunk. When Anthropic reported no readable usage
+ *       the usage chunk is left out rather than faked as zero.
  *   <li>{@code ping}, {@code content_block_stop} and unknown event types → nothing.
  *   <li>{@code error} (e.g. {@code overloaded_error} mid-stream), unreadable data, an oversized line,
  *       or the upstream ending / failing before {@code message_stop} → one {@code {"error":{…}}}
@@ -51,6 +53,7 @@ public final class AnthropicSseToChatChunks {
 
   private final String model;
   private final long created;
+  private final boolean usageChunk;
   private String id = MessagesToChat.chatId("");
   private boolean started;
   private boolean finishSent;
@@ -65,8 +68,16 @@ public final class AnthropicSseToChatChunks {
    * @param createdEpochSeconds the chunks' {@code created} (the router's clock)
    */
   public AnthropicSseToChatChunks(String model, long createdEpochSeconds) {
+    this(model, createdEpochSeconds, true);
+  }
+
+  /**
+   * @param usageChunk whether the caller asked for the usage-only chunk at the end of the stream
+   */
+  public AnthropicSseToChatChunks(String model, long createdEpochSeconds, boolean usageChunk) {
     this.model = model;
     this.created = createdEpochSeconds;
+    this.usageChunk = usageChunk;
   }
 
   /**
@@ -170,11 +181,25 @@ public final class AnthropicSseToChatChunks {
    */
   public static Flow<ByteString, ByteString, NotUsed> flow(
       String model, long createdEpochSeconds, int maxLineBytes) {
+    return flow(model, createdEpochSeconds, maxLineBytes, true);
+  }
+
+  /**
+   * {@link #flow(String, long, int)} with {@link #DEFAULT_MAX_LINE_BYTES}, sending the usage-only
+   * chunk only when {@code usageChunk} (the caller asked for it).
+   */
+  public static Flow<ByteString, ByteString, NotUsed> flow(
+      String model, long createdEpochSeconds, boolean usageChunk) {
+    return flow(model, createdEpochSeconds, DEFAULT_MAX_LINE_BYTES, usageChunk);
+  }
+
+  private static Flow<ByteString, ByteString, NotUsed> flow(
+      String model, long createdEpochSeconds, int maxLineBytes, boolean usageChunk) {
     return Flow.of(ByteString.class)
         .<Input>map(Input.Bytes::new)
         .recover(Throwable.class, Input.Failed::new)
         .statefulMap(
-            () -> new StreamState(new SseEventParser(maxLineBytes), new AnthropicSseToChatChunks(model, createdEpochSeconds)),
+            () -> new StreamState(new SseEventParser(maxLineBytes), new AnthropicSseToChatChunks(model, createdEpochSeconds, usageChunk)),
             (state, input) -> Pair.create(state, state.on(input)),
             state -> java.util.Optional.of(state.onEnd()))
         .mapConcat(frames -> frames);
@@ -201,7 +226,7 @@ public final class AnthropicSseToChatChunks {
 
   private void onMessageStop(List<String> out) {
     finishChunk(out);
-    if (usage() instanceof UsageReport.Reported reported) {
+    if (usageChunk && usage() instanceof UsageReport.Reported reported) {
       ObjectNode chunk = chunkEnvelope();
       chunk.putArray("choices");
       chunk.set("usage", MessagesToChat.usage(reported.usage()));

@@ -112,6 +112,22 @@ class StreamMeterTest {
   }
 
   @Test
+  void anAnthropicStreamWhoseMessageDeltaHasNoUsageEndsCleanlyButKeepsTheWorstCase() throws Exception {
+    ByteString noFinalUsage = ByteString.fromString(ANTHROPIC.utf8String()
+        .replace(",\"usage\":{\"output_tokens\":30}}", "}"));
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(Source.from(Fixtures.chunks(noFinalUsage, 11)), ApiKind.ANTHROPIC_MESSAGES);
+
+    await(metered.toClient().runWith(Sink.ignore(), testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertTrue(outcome.cleanEnd());
+    assertTrue(outcome.usageDocument().isPresent(), "message_start's input counts are kept");
+    assertFalse(outcome.usageFinal());
+    assertFalse(outcome.usageSettled(), "1 output token is not a bill");
+  }
+
+  @Test
   void aClientLeavingEarlyStillGetsTheRealUsageDrained() throws Exception {
     Source<ByteString, ?> upstream =
         Source.from(eventChunks(ANTHROPIC)).throttle(1, Duration.ofMillis(20));

@@ -93,6 +93,28 @@ class AnthropicSseToChatChunksTest {
     assertTrue(translator.isComplete());
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"anthropic-text-stream.sse", "anthropic-max-tokens-crlf-stream.sse", "anthropic-thinking-stream.sse"})
+  void aCallerThatDidNotAskForUsageGetsNoUsageChunkButTheUsageIsStillCounted(String fixture) throws Exception {
+    AnthropicSseToChatChunks translator = new AnthropicSseToChatChunks("p", 7, false);
+    List<String> payloads = replay(fixture, translator);
+    List<String> asked = replay(fixture, new AnthropicSseToChatChunks("p", 7, true));
+
+    assertEquals(asked.size() - 1, payloads.size());
+    assertEquals(AnthropicSseToChatChunks.DONE, payloads.get(payloads.size() - 1));
+    for (String payload : payloads.subList(0, payloads.size() - 1)) {
+      assertEquals(1, Json.parse(payload).path("choices").size(), payload);
+    }
+    assertInstanceOf(UsageReport.Reported.class, translator.usage());
+    assertTrue(translator.isComplete());
+
+    List<ByteString> flowed = Source.from(pieces(fixture, 5))
+        .via(AnthropicSseToChatChunks.flow("p", 7, false))
+        .runWith(org.apache.pekko.stream.javadsl.Sink.seq(), testKit.system())
+        .toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertEquals(payloads.stream().map(AnthropicSseToChatChunks::frame).toList(), flowed);
+  }
+
   @Test
   void usageIsReadWithThePolicyRulesParser() {
     AnthropicSseToChatChunks translator = new AnthropicSseToChatChunks("p", 0);

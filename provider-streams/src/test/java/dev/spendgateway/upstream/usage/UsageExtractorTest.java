@@ -74,6 +74,27 @@ class UsageExtractorTest {
   }
 
   @Test
+  void anthropicUsageIsFinalOnlyOnceMessageDeltaBringsTheOutputCount() {
+    assertTrue(replay(ApiKind.ANTHROPIC_MESSAGES, Fixtures.bytes(Fixtures.ANTHROPIC)).usageFinal());
+    ByteString cut = Fixtures.until(Fixtures.bytes(Fixtures.ANTHROPIC), "event: message_delta");
+    assertFalse(replay(ApiKind.ANTHROPIC_MESSAGES, cut).usageFinal(), "message_start alone");
+  }
+
+  @Test
+  void anthropicStreamEndingWithoutMessageDeltaUsageKeepsOnlyAPartialUsage() {
+    UsageTally tally = replay(ApiKind.ANTHROPIC_MESSAGES, withoutDeltaUsage(Fixtures.bytes(Fixtures.ANTHROPIC)));
+    assertTrue(tally.terminalSeen(), "it ended cleanly with message_stop");
+    assertFalse(tally.usageFinal());
+    assertEquals(1, tally.usageDocument().orElseThrow().get("output_tokens").asLong());
+  }
+
+  /** The recorded session with its message_delta's usage taken out, as a provider may send it. */
+  static ByteString withoutDeltaUsage(ByteString session) {
+    return ByteString.fromString(session.utf8String().replaceAll(
+        "(\"type\":\"message_delta\".*?),\"usage\":\\{[^}]*\\}", "$1"));
+  }
+
+  @Test
   void openAiChatUsageIsTheFinalUsageChunk() {
     UsageTally tally = replay(ApiKind.OPENAI_CHAT_COMPLETIONS, Fixtures.bytes(Fixtures.OPENAI_CHAT));
     assertTrue(tally.terminalSeen());
