@@ -21,9 +21,10 @@ public final class GatewayRoutes {
   private GatewayRoutes() {}
 
   /**
-   * @param open routes that need no token (health probes)
+   * @param open routes that need no caller token (health probes; the admin routes, which check the
+   *     operator's own token)
    * @param providerRoutes routes that check the token themselves, in their provider's error shape
-   * @param gatewayApi the gateway's own API (ledger, usage, admin, metrics), behind the token
+   * @param gatewayApi the gateway's own API (ledger, usage, metrics), behind the caller token
    */
   public static Route compose(GatewayAuth auth, List<Route> open, List<Route> providerRoutes, List<Route> gatewayApi) {
     Route notFound = complete(GatewayErrors.notFound(Shape.GATEWAY, "No such route on this gateway."));
