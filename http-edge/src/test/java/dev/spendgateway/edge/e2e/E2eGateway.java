@@ -25,4 +25,8 @@ final class E2eGateway {
   static TestGateway start(String name) throws Exception {
     return TestGateway.start(SUITE, name);
   }
+
+  static TestGateway start(String name, java.util.Map<String, Object> overrides) throws Exception {
+    return TestGateway.start(SUITE, name, overrides);
+  }
 }

@@ -29,11 +29,14 @@ class SpendHeaderRulesE2ETest {
   private static final String TRAVERSAL = "a/../b";
   private static final String TRAVERSAL_IN_A_URL = "a%2F..%2Fb";
 
+  /** The operator's credential: only it reaches the admin routes. */
+  private static final String ADMIN_TOKEN = "spend-rules-operator-token";
+
   private TestGateway gw;
 
   @BeforeAll
   void start() throws Exception {
-    gw = E2eGateway.start("spend-rules");
+    gw = E2eGateway.start("spend-rules", java.util.Map.of("gateway.admin-token", ADMIN_TOKEN));
   }
 
   @AfterAll
@@ -94,8 +97,11 @@ class SpendHeaderRulesE2ETest {
           case "ledger" -> gw.postJson(path, "{\"id\":\"r-traversal\",\"lane\":\"app\",\"brand\":\"" + TRAVERSAL
               + "\",\"amountUsd\":0.10,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}", Brand.fresh("unused")).build();
           case "usage" -> gw.get(path).header("authorization", "Bearer " + TOKEN).build();
-          default -> gw.postJson(path, "{\"adjustmentId\":\"adj-traversal\",\"usd\":1,\"operator\":\"ops\",\"reason\":\"probe\"}",
-              Brand.fresh("unused")).build();
+          default -> gw.get(path).header("authorization", "Bearer " + ADMIN_TOKEN)
+              .header("content-type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofString(
+                  "{\"adjustmentId\":\"adj-traversal\",\"usd\":1,\"operator\":\"ops\",\"reason\":\"probe\"}"))
+              .build();
         };
     HttpResponse<String> r = gw.send(request);
 
