@@ -136,7 +136,7 @@ public final class UsageParsers {
   }
 
   private static UsageReport seconds(JsonNode value) {
-    if (value == null || !value.isNumber() || !isFinite(value) || value.decimalValue().signum() < 0) {
+    if (value == null || !value.isNumber() || !hasDecimalValue(value) || value.decimalValue().signum() < 0) {
       return notReported("transcription duration is not a non-negative number");
     }
     BigDecimal rounded = value.decimalValue().setScale(0, RoundingMode.CEILING);
@@ -167,7 +167,8 @@ public final class UsageParsers {
     if (value == null || value.isNull()) {
       return Optional.empty();
     }
-    if (!value.isNumber() || !isFinite(value) || !value.canConvertToExactIntegral()
+    // canConvertToExactIntegral is false for NaN and infinities (a lenient parser's), so no float test is needed.
+    if (!value.isNumber() || !value.canConvertToExactIntegral()
         || value.decimalValue().signum() < 0) {
       throw new MalformedUsage(key + " is not a non-negative integer");
     }
@@ -182,9 +183,14 @@ public final class UsageParsers {
   /** The largest count read as such; anything above does not fit a {@code long} and is malformed. */
   private static final BigDecimal LARGEST_COUNT = BigDecimal.valueOf(Long.MAX_VALUE);
 
-  /** NaN and infinities (which a lenient parser may produce) have no decimal value. */
-  private static boolean isFinite(JsonNode value) {
-    return !(value.isFloatingPointNumber() && !value.isBigDecimal() && !Double.isFinite(value.doubleValue()));
+  /** NaN and infinities (which a lenient parser may produce) have no exact decimal value. */
+  private static boolean hasDecimalValue(JsonNode value) {
+    try {
+      value.decimalValue();
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   private static long optionalCount(JsonNode node, String key) {
