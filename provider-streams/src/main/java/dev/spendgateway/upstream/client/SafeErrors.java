@@ -64,11 +64,15 @@ public final class SafeErrors {
   /** The safe class of {@code error}, looking through its cause chain. */
   public static String classify(Throwable error) {
     Throwable e = unwrap(error);
-    // A refused connect surfaces as a StreamTcpException wrapping a ConnectException; only the
-    // inner one says nothing was sent, so look for it through the whole chain first.
+    // A refused connect surfaces as a StreamTcpException wrapping a ConnectException, a failed
+    // handshake may be wrapped too; only the inner one says nothing was sent, so look for them
+    // through the whole chain first.
     for (Throwable c = e; c != null; c = c.getCause()) {
       if (c instanceof ConnectException) {
         return CONNECT_FAILED;
+      }
+      if (c instanceof SSLHandshakeException) {
+        return TLS_HANDSHAKE_FAILED;
       }
     }
     String fallback = "error:" + e.getClass().getSimpleName();
@@ -89,10 +93,7 @@ public final class SafeErrors {
     if (e instanceof MaxCallDurationExceeded) {
       return MAX_CALL_DURATION;
     }
-    // Only a handshake failure proves nothing was sent; every other SSLException may come after.
-    if (e instanceof SSLHandshakeException) {
-      return TLS_HANDSHAKE_FAILED;
-    }
+    // Only a handshake failure (found above) proves nothing was sent; any other may come after.
     if (e instanceof SSLException) {
       return TLS_FAILED;
     }
