@@ -1,5 +1,6 @@
 package dev.spendgateway.ledger;
 
+import dev.spendgateway.ledger.journal.JournalDurability;
 import java.time.Clock;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -15,6 +16,11 @@ import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
  * with {@link SchemaUtils#createIfNotExists} (each statement is tried and existing objects are left
  * alone, so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
  * the recovery from the journal are done.
+ *
+ * <p>The ledger answers a command only once its event is durable. With {@code ledger.journal.sync}
+ * on (the shipped default) that means flushed to disk, not just handed to the OS: the journal's
+ * DAO ({@link JournalDurability#DAO}) syncs each group commit before confirming it. A config that
+ * asks for the flush but wires another DAO is refused here rather than silently losing it.
  */
 public final class Ledger {
   public static final String ACTOR_NAME = "ledger";
@@ -39,6 +45,7 @@ public final class Ledger {
 
   private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> behavior(
       ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    JournalDurability.requireConsistent(system.settings().config());
     return ReservationBatcher.create(settings, clock,
         settings.createSchema() ? () -> SchemaUtils.createIfNotExists(system) : null, observer);
   }
