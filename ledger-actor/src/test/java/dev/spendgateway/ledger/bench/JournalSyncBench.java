@@ -40,63 +40,94 @@ public final class JournalSyncBench {
     Path base = Path.of(args.length > 0 ? args[0] : System.getProperty("java.io.tmpdir"));
     int batches = args.length > 1 ? Integer.parseInt(args[1]) : 300;
     FilePath.register(new DsyncFilePath());
-    System.out.println("# " + FsyncProbe.summary(base));
-    System.out.println("| option | rows per batch | batch p50 ms | batch p99 ms | batch mean ms | forces seen |");
-    System.out.println("|---|---:|---:|---:|---:|---:|");
+    System.out.println("# before: " + FsyncProbe.summary(base));
+    System.out.println("| option | rows per batch | batch p50 ms | batch p99 ms | batch mean ms | forces |");
+    System.out.println("|---|---:|---:|---:|---:|---|");
     for (int rows : new int[] {1, 256}) {
+      // All options side by side, one batch each in turn (rotating who goes first), so a noisy
+      // neighbour on a shared machine slows them alike instead of whichever ran during the noise.
+      java.util.List<Journal> journals = new java.util.ArrayList<>();
       for (Option option : Option.values()) {
-        Path dir = Files.createTempDirectory(base, "journal-sync-bench");
-        try {
-          Histogram h = run(dir, option, rows, batches);
-          System.out.printf("| %s | %d | %.3f | %.3f | %.3f | %s |%n", option, rows,
+        journals.add(new Journal(Files.createTempDirectory(base, "journal-sync-bench"), option));
+      }
+      try {
+        for (int b = 0; b < batches + 20; b++) {
+          for (int j = 0; j < journals.size(); j++) {
+            journals.get((b + j) % journals.size()).batch(rows, b >= 20); // the first 20 rounds warm up
+          }
+        }
+        for (Journal journal : journals) {
+          Histogram h = journal.micros;
+          System.out.printf("| %s | %d | %.3f | %.3f | %.3f | %s |%n", journal.option, rows,
               h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0, h.getMean() / 1000.0,
-              option == Option.DSYNC_FILE ? "every write" : option == Option.COMMIT_ONLY ? "0" : "1 per batch");
-        } finally {
-          LedgerBench.deleteTree(dir);
+              switch (journal.option) {
+                case COMMIT_ONLY -> "none";
+                case DSYNC_FILE -> "every write waits";
+                default -> "1 per batch";
+              });
+        }
+      } finally {
+        for (Journal journal : journals) {
+          journal.close();
         }
       }
     }
+    System.out.println("# after: " + FsyncProbe.summary(base));
   }
 
-  static Histogram run(Path dir, Option option, int rows, int batches) throws SQLException {
-    String file = (option == Option.DSYNC_FILE ? "dsync:" : "") + dir.resolve("journal");
-    String url = "jdbc:h2:" + file + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0";
-    Histogram micros = new Histogram(TimeUnit.SECONDS.toMicros(10), 3);
-    byte[] payload = new byte[60]; // a CBOR ledger event is ~50-80 bytes
-    try (Connection c = DriverManager.getConnection(url, "sa", "")) {
-      try (Statement s = c.createStatement()) {
+  /** One H2 FILE database with a journal-shaped table, made durable per batch the {@link Option} way. */
+  static final class Journal implements AutoCloseable {
+    final Option option;
+    final Path dir;
+    final Connection connection;
+    final PreparedStatement insert;
+    final Statement sync;
+    final Histogram micros = new Histogram(TimeUnit.SECONDS.toMicros(10), 3);
+    final byte[] payload = new byte[60]; // a CBOR ledger event is ~50-80 bytes
+    long seq;
+
+    Journal(Path dir, Option option) throws SQLException {
+      this.option = option;
+      this.dir = dir;
+      String file = (option == Option.DSYNC_FILE ? "dsync:" : "") + dir.resolve("journal");
+      connection = DriverManager.getConnection("jdbc:h2:" + file + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0", "sa", "");
+      try (Statement s = connection.createStatement()) {
         s.execute("CREATE TABLE event_journal (ordering BIGINT AUTO_INCREMENT, persistence_id VARCHAR(255) NOT NULL,"
             + " sequence_number BIGINT NOT NULL, writer VARCHAR(255) NOT NULL, event_ser_manifest VARCHAR(255),"
             + " event_payload BLOB NOT NULL, PRIMARY KEY (persistence_id, sequence_number))");
       }
-      c.setAutoCommit(false);
-      long seq = 0;
-      try (PreparedStatement insert = c.prepareStatement(
+      connection.setAutoCommit(false);
+      insert = connection.prepareStatement(
           "INSERT INTO event_journal (persistence_id, sequence_number, writer, event_ser_manifest, event_payload)"
               + " VALUES ('global', ?, '2f9a4c1e-0a7b-4d5e-9c33-7d1f6b2e8a90', 'dev.spendgateway.ledger.GlobalBudget$ReservationMade', ?)");
-          Statement sync = c.createStatement()) {
-        for (int b = 0; b < batches + 20; b++) {
-          long t0 = System.nanoTime();
-          for (int r = 0; r < rows; r++) {
-            insert.setLong(1, ++seq);
-            insert.setBytes(2, payload);
-            insert.addBatch();
-          }
-          insert.executeBatch();
-          c.commit();
-          switch (option) {
-            case CHECKPOINT_SYNC -> sync.execute("CHECKPOINT SYNC");
-            case MVSTORE_SYNC -> ((SessionLocal) c.unwrap(JdbcConnection.class).getSession())
-                .getDatabase().getStore().getMvStore().sync();
-            default -> { }
-          }
-          if (b >= 20) { // the first 20 batches warm the JIT and the file
-            micros.recordValue(Math.min((System.nanoTime() - t0) / 1000, TimeUnit.SECONDS.toMicros(10)));
-          }
-        }
+      sync = connection.createStatement();
+    }
+
+    void batch(int rows, boolean record) throws SQLException {
+      long t0 = System.nanoTime();
+      for (int r = 0; r < rows; r++) {
+        insert.setLong(1, ++seq);
+        insert.setBytes(2, payload);
+        insert.addBatch();
+      }
+      insert.executeBatch();
+      connection.commit();
+      switch (option) {
+        case CHECKPOINT_SYNC -> sync.execute("CHECKPOINT SYNC");
+        case MVSTORE_SYNC -> ((SessionLocal) connection.unwrap(JdbcConnection.class).getSession())
+            .getDatabase().getStore().getMvStore().sync();
+        default -> { }
+      }
+      if (record) {
+        micros.recordValue(Math.min((System.nanoTime() - t0) / 1000, TimeUnit.SECONDS.toMicros(10)));
       }
     }
-    return micros;
+
+    @Override
+    public void close() throws SQLException {
+      connection.close();
+      LedgerBench.deleteTree(dir);
+    }
   }
 
   /** {@code dsync:} — the plain disk file opened with {@code O_DSYNC}: every write is on disk when it returns. */
