@@ -5,8 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerSettings;
+import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -51,5 +58,25 @@ class JournalDurabilityTest {
   void theDaoFlushesUnlessTurnedOff(String sync, boolean flushes) {
     Config config = sync == null ? ConfigFactory.empty() : ConfigFactory.parseMap(Map.of("ledger.journal.sync", sync));
     org.junit.jupiter.api.Assertions.assertEquals(flushes, JournalDurability.syncRequested(config));
+  }
+
+  @Test
+  void theLedgerRefusesToStartWhenTheFlushIsAskedForButNotWired() throws Exception {
+    Config config = ConfigFactory.parseMap(Map.of(
+            "ledger.journal.sync", "on",
+            "pekko.persistence.journal.plugin", "jdbc-journal",
+            "jdbc-journal.dao", DEFAULT_DAO))
+        .withFallback(ConfigFactory.parseResources("ledger-h2-file-test.conf"))
+        .withFallback(ConfigFactory.defaultReference())
+        .resolve();
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "durability-check", config);
+    try {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Ledger.spawn(system, LedgerSettings.fromConfig(config), Clock.systemUTC()));
+      org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("jdbc-journal.dao"), e.getMessage());
+    } finally {
+      system.terminate();
+      system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
   }
 }
