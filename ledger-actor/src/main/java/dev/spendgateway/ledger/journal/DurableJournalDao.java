@@ -43,7 +43,7 @@ import slick.jdbc.SimpleJdbcAction;
  * one call holds a whole batch), {@code CHECKPOINT SYNC} runs on the same database before the
  * returned future completes. Pekko runs the persist callback, and so the ledger answers, only
  * when that future completes. Writes that commit while a sync runs share the next one
- * ({@link GroupSync}): one sync per batch at most, never a write without one. A failed sync fails
+ * ({@link GroupSync}): at most one sync per write, never a write without one. A failed sync fails
  * its writes (the ledger then answers nobody in the batch; the rows may still be in the journal,
  * which is why callers retry with the same reservation id).
  *
@@ -60,13 +60,11 @@ public final class DurableJournalDao implements JournalDao {
 
   private final JournalDao journal;
   private final GroupSync groupSync; // null when ledger.journal.sync is off
-  private final ExecutionContext ec;
 
   /** The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link DefaultJournalDao}). */
   public DurableJournalDao(JdbcBackend.JdbcDatabaseDef db, JdbcProfile profile, JournalConfig journalConfig,
       Serialization serialization, ExecutionContext ec, Materializer mat) {
     this.journal = new DefaultJournalDao(db, profile, journalConfig, serialization, ec, mat);
-    this.ec = ec;
     Config config = serialization.system().settings().config();
     if (JournalDurability.syncRequested(config)) {
       if (!(profile instanceof H2Profile)) {
@@ -79,7 +77,7 @@ public final class DurableJournalDao implements JournalDao {
       log.info("ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
     } else {
       this.groupSync = null;
-      log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations are lost on power loss");
+      log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
     }
   }
 
