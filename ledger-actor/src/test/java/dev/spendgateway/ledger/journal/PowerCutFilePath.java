@@ -79,6 +79,7 @@ public final class PowerCutFilePath extends FilePathWrapper {
     static DiskImage of(Path file) {
       try {
         Path side = Files.createTempFile("powercut-", ".img");
+        side.toFile().deleteOnExit(); // scratch: the test copies what it needs out of it
         if (Files.exists(file)) {
           Files.copy(file, side, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
