@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.policy.caps.CapLimits;
 import java.io.File;
 import java.time.Duration;
@@ -37,5 +38,13 @@ class LedgerSettingsTest {
         c.getString("pekko-persistence-jdbc.shared-databases.slick.db.url"));
     assertEquals("jdbc-journal", c.getString("pekko.persistence.journal.plugin"));
     assertEquals("slick", c.getString("jdbc-journal.use-shared-db"));
+  }
+
+  @Test
+  void theShippedJournalFlushesEachWriteToDisk() {
+    Config c = shipped(Map.of());
+    assertTrue(c.getBoolean("ledger.journal.sync"));
+    assertEquals(JournalDurability.DAO, c.getString("jdbc-journal.dao"));
+    JournalDurability.requireConsistent(c); // the ledger would refuse to start otherwise
   }
 }
