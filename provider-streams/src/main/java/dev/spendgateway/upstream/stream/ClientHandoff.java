@@ -38,10 +38,8 @@ final class ClientHandoff implements Publisher<ByteString> {
   static ClientHandoff awaitClient(
       Publisher<ByteString> meterOutput, Duration subscribeTimeout, Scheduler scheduler, ExecutionContext ec) {
     ClientHandoff handoff = new ClientHandoff(meterOutput);
+    // Nobody can subscribe before this method returns, so the timer is in place before any client.
     handoff.giveUpTimer = scheduler.scheduleOnce(subscribeTimeout, handoff::clientNeverCame, ec);
-    if (handoff.taken.get()) {
-      handoff.giveUpTimer.cancel(); // the client was quicker than the timer's registration
-    }
     return handoff;
   }
 
