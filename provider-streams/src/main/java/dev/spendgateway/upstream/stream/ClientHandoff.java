@@ -1,7 +1,10 @@
 package dev.spendgateway.upstream.stream;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.util.ByteString;
@@ -19,11 +22,16 @@ import scala.concurrent.ExecutionContext;
  * headers), nobody subscribes: when the timeout passes, the handoff subscribes a subscriber that
  * cancels at once, which the usage tap reads as "the client left" and drains. Whoever takes the
  * handoff first wins; a subscriber that comes later, or a second one, gets {@link ClientGone}.
+ *
+ * <p>{@link #clientDone()} completes when the client's side is over: read to its end, failed,
+ * cancelled, or given up. The meter's outcome waits for it, so a settle never overtakes the
+ * delivery of the answer it bills (the handoff reads a few chunks ahead of the client).
  */
 final class ClientHandoff implements Publisher<ByteString> {
 
   private final Publisher<ByteString> meterOutput;
   private final AtomicBoolean taken = new AtomicBoolean();
+  private final CompletableFuture<Done> clientDone = new CompletableFuture<>();
   private volatile Cancellable giveUpTimer = Cancellable.alreadyCancelled();
 
   private ClientHandoff(Publisher<ByteString> meterOutput) {
@@ -43,6 +51,11 @@ final class ClientHandoff implements Publisher<ByteString> {
     return handoff;
   }
 
+  /** Completes (never exceptionally) once the client's side of the stream is over. */
+  CompletionStage<Done> clientDone() {
+    return clientDone;
+  }
+
   @Override
   public void subscribe(Subscriber<? super ByteString> subscriber) {
     if (taken.compareAndSet(false, true)) {
@@ -58,7 +71,16 @@ final class ClientHandoff implements Publisher<ByteString> {
   private void clientNeverCame() {
     if (taken.compareAndSet(false, true)) {
       meterOutput.subscribe(new CancelAtOnce());
+      clientEnded();
     }
+  }
+
+  /**
+   * The client's side is over. Called by the client's own stream when it stops (see {@link
+   * StreamMeter}), or here when the client never came; only the first call counts.
+   */
+  void clientEnded() {
+    clientDone.complete(Done.getInstance());
   }
 
   /** A client that reads nothing: the usage tap sees a cancelled client and drains. */

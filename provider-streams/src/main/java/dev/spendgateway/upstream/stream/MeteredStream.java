@@ -10,7 +10,8 @@ import org.apache.pekko.util.ByteString;
  * counting them.
  *
  * <p>The upstream read and its count started when this was made; {@code outcome} completes when
- * the upstream ends, whatever the client does. {@code toClient} may be run once (normally as the
+ * the upstream has ended and the client's side is over (read to its end, failed or cancelled),
+ * whatever the client does. {@code toClient} may be run once (normally as the
  * chunked entity of the response to the caller). If it is not run within the meter's client
  * subscribe timeout (the caller hung up before the response started, or the edge decided not to
  * send it), the client counts as gone: the rest of the upstream is drained, bounded by the drain

@@ -25,7 +25,7 @@ import org.reactivestreams.Publisher;
  *
  * <pre>
  *   upstream ─ UsageTap ─ one-subscriber publisher ═══ ClientHandoff ═══▶ toClient (the caller's response)
- *                 └─▶ outcome
+ *                 └─▶ counted ───────────────────────────────┴─ client's side over ─▶ outcome
  * </pre>
  *
  * <ul>
@@ -97,7 +97,8 @@ public final class StreamMeter {
   /**
    * Starts reading {@code upstream} (a provider's SSE body) through the usage tap and hands its
    * bytes to whoever runs {@link MeteredStream#toClient()} first, within the client subscribe
-   * timeout. The outcome completes whatever the client does.
+   * timeout. The outcome completes whatever the client does, once the upstream has ended and the
+   * client's side is over (read to its end, failed, cancelled, or given up).
    */
   public MeteredStream meter(Source<ByteString, ?> upstream, ApiKind kind) {
     Pair<CompletionStage<StreamOutcome>, Publisher<ByteString>> running;
@@ -111,7 +112,37 @@ public final class StreamMeter {
     }
     ClientHandoff handoff = ClientHandoff.awaitClient(
         running.second(), clientSubscribeTimeout, system.scheduler(), system.executionContext());
-    return new MeteredStream(Source.fromPublisher(handoff), running.first());
+    return new MeteredStream(clientSide(handoff), afterTheClient(running.first(), handoff));
+  }
+
+  /**
+   * What the edge sends. The watch sits after the handoff's buffer, so it ends only when the
+   * client's own stream has taken the last chunk, failed or cancelled; a run refused with
+   * {@link ClientHandoff.ClientGone} was never the client and does not count.
+   */
+  private static Source<ByteString, NotUsed> clientSide(ClientHandoff handoff) {
+    return Source.fromPublisher(handoff)
+        .watchTermination((notUsed, over) -> {
+          over.whenComplete((done, error) -> {
+            if (!(SafeErrors.unwrap(error) instanceof ClientHandoff.ClientGone)) {
+              handoff.clientEnded();
+            }
+          });
+          return NotUsed.getInstance();
+        });
+  }
+
+  /**
+   * The tap's outcome, released once the client's side is over too. The handoff reads a few
+   * chunks ahead of the client, so the upstream can end while the client still reads; the caller
+   * settles and logs on the outcome, and that must not overtake the answer's delivery. A stopped
+   * meter does not wait: nothing will move on the client's side any more.
+   */
+  private static CompletionStage<StreamOutcome> afterTheClient(
+      CompletionStage<StreamOutcome> counted, ClientHandoff handoff) {
+    return counted.thenCompose(outcome -> outcome.termination() == Termination.STOPPED
+        ? CompletableFuture.completedFuture(outcome)
+        : handoff.clientDone().thenApply(clientOver -> outcome));
   }
 
   private Sink<ByteString, Publisher<ByteString>> oneSubscriberHandoff() {

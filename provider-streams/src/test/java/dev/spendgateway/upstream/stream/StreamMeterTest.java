@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.SinkQueueWithCancel;
 import org.apache.pekko.stream.javadsl.Source;
@@ -347,5 +348,28 @@ class StreamMeterTest {
     assertTrue(outcome.usageSettled());
     assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
     assertEquals(ANTHROPIC.size(), outcome.bytes());
+  }
+
+  @Test
+  void theOutcomeWaitsForTheClientToGetTheRestTheHandoffReadAhead() throws Exception {
+    // A short answer fits in the handoff's buffer: the upstream ends while the client has read one chunk.
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+    SinkQueueWithCancel<ByteString> client = metered.toClient()
+        .runWith(Sink.<ByteString>queue().withAttributes(Attributes.inputBuffer(1, 1)), testKit.system());
+    ByteString received = await(client.pull()).orElseThrow();
+    // A second reader is refused, and its refusal is not the client's end either.
+    assertThrows(ExecutionException.class, () -> await(metered.toClient().runWith(Sink.ignore(), testKit.system())));
+
+    Thread.sleep(300);
+    assertFalse(metered.outcome().toCompletableFuture().isDone(), "settled before the client had the answer");
+    for (Optional<ByteString> next = await(client.pull()); next.isPresent(); next = await(client.pull())) {
+      received = received.concat(next.get());
+    }
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(ANTHROPIC, received);
+    assertFalse(outcome.clientDisconnected());
+    assertTrue(outcome.usageSettled());
   }
 }
