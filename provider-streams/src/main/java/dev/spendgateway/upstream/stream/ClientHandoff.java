@@ -47,7 +47,11 @@ final class ClientHandoff implements Publisher<ByteString> {
       Publisher<ByteString> meterOutput, Duration subscribeTimeout, Scheduler scheduler, ExecutionContext ec) {
     ClientHandoff handoff = new ClientHandoff(meterOutput);
     // Nobody can subscribe before this method returns, so the timer is in place before any client.
-    handoff.giveUpTimer = scheduler.scheduleOnce(subscribeTimeout, handoff::clientNeverCame, ec);
+    try {
+      handoff.giveUpTimer = scheduler.scheduleOnce(subscribeTimeout, handoff::clientNeverCame, ec);
+    } catch (IllegalStateException schedulerStopped) {
+      handoff.clientNeverCame(); // the actor system is stopping: no response will be sent now
+    }
     return handoff;
   }
 
