@@ -69,7 +69,8 @@ public final class Gateway {
             CostCalculator.of(limits),
             ledger,
             UpstreamClient.create(system, upstreamSettings),
-            StreamMeter.create(system, upstreamSettings),
+            StreamMeter.create(
+                system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
             clock,
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),
