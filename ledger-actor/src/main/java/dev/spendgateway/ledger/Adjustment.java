@@ -14,6 +14,11 @@ import java.util.Objects;
 public record Adjustment(
     String id, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at) {
 
+  /** The adjustment an event records. */
+  static Adjustment of(LedgerEvents.SpendAdjusted e) {
+    return new Adjustment(e.adjustmentId(), e.operator(), e.reason(), e.lane(), e.subject(), e.deltaMicros(), e.at());
+  }
+
   /**
    * Whether a repeated adjustment asks exactly what this one did (else it is a conflicting reuse).
    * The reason is free text and not compared: the first one stays in the journal.

@@ -1,9 +1,9 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.Reservation.Owner;
 import java.time.Duration;
 import java.util.Optional;

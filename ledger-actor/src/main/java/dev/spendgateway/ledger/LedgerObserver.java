@@ -1,6 +1,6 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 import java.time.Duration;
 import java.util.List;
 

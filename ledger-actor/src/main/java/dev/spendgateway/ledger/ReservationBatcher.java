@@ -1,8 +1,8 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.Batch;
-import dev.spendgateway.ledger.GlobalBudget.BatchWritten;
-import dev.spendgateway.ledger.GlobalBudget.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Batch;
+import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
+import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;

@@ -1,8 +1,8 @@
 package dev.spendgateway.ledger;
 
 import com.typesafe.config.Config;
-import dev.spendgateway.ledger.GlobalBudget.CapUsage;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.access.Lane;
 import java.nio.file.Files;
 import java.nio.file.Path;
