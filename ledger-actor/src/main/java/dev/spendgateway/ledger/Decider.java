@@ -163,6 +163,12 @@ public final class Decider {
   }
 
   /**
+   * Closes an open reservation. A caller's settle is bounded twice: by {@code
+   * ledger.max-settle-multiple} times what it reserved (a larger one is a units mistake that would
+   * use up the caps), and, for an owner that may not exceed its reserve, by the reserve itself. A
+   * repeated settle answers the first close when it repeats the amount, and is a conflict when it
+   * does not: the books keep the first amount, and the caller must learn that they differ.
+   *
    * @param closer who asks to close it; {@code null} for an operator, who may close any reservation
    *     at any amount
    */
@@ -180,6 +186,10 @@ public final class Decider {
       return Decision.answer(new NotFound(id));
     }
     Reservation r = known.get();
+    if (closer != null && closeAs == Status.SETTLED && r.isOpen()
+        && !r.settleWithinMultiple(actualMicros, settings.maxSettleMultiple())) {
+      return Decision.answer(new Invalid(id, "actualUsd", aboveMultipleMessage(r, actualMicros)));
+    }
     if (closer != null && closeAs == Status.SETTLED && r.isOpen() && !r.settleWithinBoundOf(closer, actualMicros)) {
       String message = "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
           + Micros.toUsd(r.amountMicros()).toPlainString() + "; a reservation settles at most at what it reserved";
@@ -187,6 +197,10 @@ public final class Decider {
     }
     if (r.wasRefused()) {
       return Decision.answer(new NotOpen(id, Status.REFUSED));
+    }
+    if (closeAs == Status.SETTLED && r.status() == Status.SETTLED && r.actualMicros() != actualMicros) {
+      return Decision.answer(new Conflict(id, "reservation " + id + " was already settled at actualUsd "
+          + Micros.toUsd(r.actualMicros()).toPlainString() + "; a repeated settle must send the same actualUsd"));
     }
     if (!r.isOpen()) {
       return Decision.answer(new Closed(id, r.status(), r.actualMicros()));
@@ -196,6 +210,13 @@ public final class Decider {
             operator, reason)
         : new ReservationVoided(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now, operator, reason);
     return Decision.of(closed, new Closed(id, closeAs, actualMicros));
+  }
+
+  private String aboveMultipleMessage(Reservation r, long actualMicros) {
+    return "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
+        + Micros.toUsd(r.amountMicros()).toPlainString() + " and more than ledger.max-settle-multiple ("
+        + settings.maxSettleMultiple() + ") times it; a settle that large is refused as a likely units mistake"
+        + " (cents sent as dollars) and the reservation stays open";
   }
 
   /** Says whose the reservation is without naming it: an id of the provider routes is never echoed. */

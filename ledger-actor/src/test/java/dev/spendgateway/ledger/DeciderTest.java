@@ -124,12 +124,30 @@ class DeciderTest {
         Arguments.of("a void closes an open reservation at zero",
             List.of(apiMade("r-1", "0.50")), new VoidReservation("r-1", Owner.LEDGER_API, null),
             new Closed("r-1", Status.VOIDED, 0), List.of(ReservationVoided.class)),
-        Arguments.of("a repeat of the same settle answers the first close and writes nothing",
-            List.of(apiMade("r-1", "0.50"), settled("r-1", "0.50", "0.20")), apiSettle("r-1", "0.20"),
-            new Closed("r-1", Status.SETTLED, usd("0.20")), List.of()),
         Arguments.of("a gateway settle above its reserve (the provider billed more) is booked as billed",
             List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "0.70"),
-            new Closed("gw-1", Status.SETTLED, usd("0.70")), List.of(ReservationSettled.class)));
+            new Closed("gw-1", Status.SETTLED, usd("0.70")), List.of(ReservationSettled.class)),
+        Arguments.of("a gateway settle at exactly ten times its reserve is still booked",
+            List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "5.00"),
+            new Closed("gw-1", Status.SETTLED, usd("5.00")), List.of(ReservationSettled.class)),
+        Arguments.of("a gateway settle above ten times its reserve (cents sent as dollars) is refused naming the bound",
+            List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "50.00"),
+            new Invalid("gw-1", "actualUsd", "actualUsd 50 is above the reserved amountUsd 0.5 and more than"
+                + " ledger.max-settle-multiple (10) times it; a settle that large is refused as a likely units mistake"
+                + " (cents sent as dollars) and the reservation stays open"),
+            List.of()),
+        Arguments.of("a settle repeating the first amount answers the first close and writes nothing",
+            List.of(apiMade("r-1", "0.50"), settled("r-1", "0.50", "0.20")), apiSettle("r-1", "0.20"),
+            new Closed("r-1", Status.SETTLED, usd("0.20")), List.of()),
+        Arguments.of("a repeated settle with a different amount is a conflict and the first amount stays",
+            List.of(apiMade("r-1", "0.50"), settled("r-1", "0.50", "0.20")), apiSettle("r-1", "0.30"),
+            new Conflict("r-1", "reservation r-1 was already settled at actualUsd 0.2; a repeated settle must send"
+                + " the same actualUsd"),
+            List.of()),
+        Arguments.of("a void after a settle answers the settle (the books keep the first close)",
+            List.of(apiMade("r-1", "0.50"), settled("r-1", "0.50", "0.20")),
+            new VoidReservation("r-1", Owner.LEDGER_API, null),
+            new Closed("r-1", Status.SETTLED, usd("0.20")), List.of()));
   }
 
   @ParameterizedTest(name = "{0}")

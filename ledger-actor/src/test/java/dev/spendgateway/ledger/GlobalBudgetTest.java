@@ -314,12 +314,16 @@ class GlobalBudgetTest {
   }
 
   @Test
-  void settlingTwiceReturnsTheFirstResult() {
+  void settlingTwiceWithTheSameAmountReturnsTheFirstResultAndWithAnotherIsAConflict() {
     reserve("r-1", Lane.FREE, null, "0.30");
     settle("r-1", "0.12");
-    var again = settle("r-1", "0.20");
+    var again = settle("r-1", "0.12");
     assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), again.reply());
     assertTrue(again.hasNoEvents());
+    var other = settle("r-1", "0.20");
+    assertInstanceOf(Conflict.class, other.reply());
+    assertTrue(other.hasNoEvents());
+    assertEquals(usd("0.12"), other.state().reservation("r-1").orElseThrow().actualMicros());
     var voidAfter = kit.<CloseReply>runCommand(replyTo -> new VoidReservation("r-1", replyTo));
     assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), voidAfter.reply());
     assertTrue(voidAfter.hasNoEvents());

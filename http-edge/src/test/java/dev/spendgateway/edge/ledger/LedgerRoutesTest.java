@@ -120,7 +120,7 @@ class LedgerRoutesTest {
   }
 
   @Test
-  void settleAnswers200WithTheActualAndTheFirstResultAgain() throws Exception {
+  void settleAnswers200WithTheActualAndTheSameAgainForTheSameAmount() throws Exception {
     post("/ledger/reservations", "{\"id\":\"s-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
     Answer settled = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.12}");
     assertEquals(200, settled.status());
@@ -128,9 +128,36 @@ class LedgerRoutesTest {
     assertEquals("settled", settled.body().get("status").textValue());
     assertUsd("0.12", settled.body().get("actualUsd"));
 
-    Answer again = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.20}");
+    Answer again = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.12}");
     assertEquals(200, again.status());
-    assertUsd("0.12", again.body().get("actualUsd"));
+    assertEquals(settled.body(), again.body());
+  }
+
+  /** The caller and the books disagree about what it cost: the caller must hear it, not a silent 200. */
+  @Test
+  void aRepeatedSettleWithAnotherAmountIs409AndTheFirstAmountStays() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"s-2\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    assertEquals(200, post("/ledger/reservations/s-2/settle", "{\"actualUsd\":0.12}").status());
+
+    Answer conflict = post("/ledger/reservations/s-2/settle", "{\"actualUsd\":0.20}");
+    assertEquals(409, conflict.status());
+    assertEquals("conflict", conflict.body().at("/error/type").textValue());
+    assertTrue(conflict.body().at("/error/message").textValue().contains("already settled at actualUsd 0.12"),
+        conflict.raw().body());
+    assertGatewayError(conflict);
+    assertUsd("0.12", get("/ledger/reservations/s-2").body().get("actualUsd"));
+  }
+
+  /** A units mistake (cents sent as dollars) is refused naming the bound; the reservation stays open. */
+  @Test
+  void aSettleAboveTheMaxSettleMultipleIs400NamingTheBound() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"s-3\",\"lane\":\"free\",\"amountUsd\":0.12}");
+    Answer mistake = post("/ledger/reservations/s-3/settle", "{\"actualUsd\":12}");
+    assertEquals(400, mistake.status());
+    assertEquals("actualUsd", mistake.body().at("/error/field").textValue());
+    assertTrue(mistake.body().at("/error/message").textValue().contains("ledger.max-settle-multiple (10)"),
+        mistake.raw().body());
+    assertEquals("reserved", get("/ledger/reservations/s-3").body().get("status").textValue());
   }
 
   @Test
