@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.LedgerProtocol.Adjust;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.policy.access.Lane;
+import java.time.Instant;
 import java.util.Optional;
 
 /**
@@ -56,8 +57,12 @@ public final class CommandValidation {
     return field + " is missing or out of range";
   }
 
-  /** The first malformed field of an operator adjustment, if any. */
-  public static Optional<String> invalidAdjust(Adjust cmd) {
+  /**
+   * The first malformed field of an operator adjustment at {@code now}, if any. Its window must be a
+   * day or month that has begun (nothing was spent in a later one), and a grant needs a subject whose
+   * caps it moves (the free lane has none).
+   */
+  public static Optional<String> invalidAdjust(Adjust cmd, Instant now) {
     if (cmd.adjustmentId() == null || cmd.adjustmentId().isBlank()
         || cmd.adjustmentId().length() > MAX_ADJUSTMENT_ID_LENGTH) {
       return Optional.of("adjustmentId");
@@ -71,7 +76,25 @@ public final class CommandValidation {
     if (cmd.operator() == null || cmd.operator().isBlank()) {
       return Optional.of("operator");
     }
+    if (!AdjustmentWindow.isValid(cmd.window()) || AdjustmentWindow.isInTheFuture(cmd.window(), now)) {
+      return Optional.of("window");
+    }
+    if (cmd.scope() == null || cmd.scope() == AdjustmentScope.GRANT && !cmd.lane().needsSubject()) {
+      return Optional.of("scope");
+    }
     return Optional.empty();
+  }
+
+  /** What to tell the operator about {@code field} of a malformed adjustment. */
+  public static String invalidAdjustMessage(Adjust cmd, String field) {
+    return switch (field) {
+      case "window" -> "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment corrects, "
+          + "not later than the current one";
+      case "scope" -> cmd.scope() == null
+          ? "scope must be grant (only the brand's own caps) or refund (the lane's and the global caps too)"
+          : "scope grant moves a brand's or preview's own caps; the free lane has none, so use refund";
+      default -> field + " is missing or out of range";
+    };
   }
 
   private static boolean validSubject(String subject) {

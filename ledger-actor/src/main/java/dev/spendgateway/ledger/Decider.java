@@ -34,6 +34,7 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
+import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -244,23 +245,30 @@ public final class Decider {
    * one's facts and writes nothing; the id reused for a different one is a {@link Conflict}.
    */
   public Decision<AdjustReply> adjust(LedgerState state, Adjust cmd, Instant now) {
-    Optional<String> invalid = CommandValidation.invalidAdjust(cmd);
+    Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now);
     if (invalid.isPresent()) {
       String field = invalid.get();
-      return Decision.answer(new Invalid(cmd.adjustmentId(), field, field + " is missing or out of range"));
+      return Decision.answer(new Invalid(cmd.adjustmentId(), field, CommandValidation.invalidAdjustMessage(cmd, field)));
     }
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
     Optional<Adjustment> known = state.adjustment(cmd.adjustmentId());
     if (known.isPresent()) {
       Adjustment first = known.get();
-      return Decision.answer(first.sameAdjustmentAs(cmd.lane(), subject, cmd.deltaMicros(), cmd.operator())
+      return Decision.answer(
+          first.sameAdjustmentAs(cmd.lane(), subject, cmd.deltaMicros(), cmd.operator(), cmd.window(), cmd.scope())
           ? Adjusted.of(first)
           : new Conflict(cmd.adjustmentId(), conflictMessage(first)));
     }
     // After the repeat check: a credit already applied answers its first result even though
     // crediting it again now would go below zero.
-    AdjustmentBounds.Verdict bounds = AdjustmentBounds.check(cmd.lane(), subject, cmd.deltaMicros(), now,
-        settings.maxAdjustmentMicros(), state::spendOn);
+    List<CapKey> moved = state.keysMovedBy(cmd.lane(), subject, cmd.window(), cmd.scope(), now);
+    if (moved.isEmpty()) {
+      return Decision.answer(new Invalid(cmd.adjustmentId(), "window", "window " + cmd.window()
+          + " has ended and none of its cap windows is in the books any more (ended windows are kept for"
+          + " ledger.retention), so there is no headroom left in it to correct"));
+    }
+    AdjustmentBounds.Verdict bounds =
+        AdjustmentBounds.check(moved, cmd.deltaMicros(), settings.maxAdjustmentMicros(), state::spendOn);
     if (bounds instanceof AdjustmentBounds.TooLarge tooLarge) {
       return Decision.answer(new Invalid(cmd.adjustmentId(), "deltaUsd", tooLarge.message("deltaUsd")));
     }
@@ -268,15 +276,16 @@ public final class Decider {
       return Decision.answer(new AdjustRefused(cmd.adjustmentId(), below.key().cap(), below.key().subject(),
           below.key().window(), below.settledMicros(), cmd.deltaMicros(), below.message()));
     }
-    SpendAdjusted adjusted =
-        new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject, cmd.deltaMicros(), now);
+    SpendAdjusted adjusted = new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject,
+        cmd.deltaMicros(), now, cmd.window(), cmd.scope());
     return Decision.of(adjusted, Adjusted.of(Adjustment.of(adjusted)));
   }
 
   private static String conflictMessage(Adjustment first) {
     return "adjustment id " + first.id() + " was already used for a different adjustment (lane "
         + first.lane().wireName() + (first.subject() == null ? "" : ", brand " + first.subject())
-        + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", operator " + first.operator()
+        + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", window " + first.window()
+        + ", scope " + first.scope().wireName() + ", operator " + first.operator()
         + ", at " + first.at() + "); choose a new id for a new adjustment";
   }
 

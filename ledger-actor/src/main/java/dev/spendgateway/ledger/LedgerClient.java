@@ -92,15 +92,17 @@ public final class LedgerClient {
   }
 
   /**
-   * Operator's correction of settled spend on the lane's current cap windows ({@code deltaMicros}
-   * negative = credit), journaled as {@code SpendAdjusted} with who and why. Idempotent by
-   * {@code adjustmentId}: a repeat answers the first {@code Adjusted}; the id reused for a different
+   * Operator's correction of settled spend ({@code deltaMicros} negative = credit) on the caps of
+   * the lane that {@code scope} names, in the windows containing {@code window} (a UTC day or
+   * month), journaled as {@code SpendAdjusted} with who and why. Idempotent by {@code
+   * adjustmentId}: a repeat answers the first {@code Adjusted}; the id reused for a different
    * adjustment answers {@code Conflict}.
    */
-  public CompletionStage<GlobalBudget.AdjustReply> adjust(
+  public CompletionStage<LedgerProtocol.AdjustReply> adjust(
       String adjustmentId, String operator, String reason, dev.spendgateway.policy.access.Lane lane, String subject,
-      long deltaMicros) {
-    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, replyTo));
+      long deltaMicros, String window, AdjustmentScope scope) {
+    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, window,
+        scope, replyTo));
   }
 
   public CompletionStage<ReservationReply> get(String id) {

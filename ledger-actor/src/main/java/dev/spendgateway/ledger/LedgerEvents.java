@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.CapWindows;
 import java.time.Instant;
 
 /**
@@ -109,10 +110,28 @@ public interface LedgerEvents {
   public record ReservationExpired(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at)
       implements Event {}
 
-  /** Event: an operator moved settled spend by {@code deltaMicros} in the windows of {@code at}. */
+  /**
+   * Event: an operator moved settled spend by {@code deltaMicros} in the caps of {@code lane}/{@code
+   * subject} that {@code scope} names, in the windows containing {@code window} (see {@link
+   * AdjustmentWindow}). {@code window} and {@code scope} were added after v1: an older event has
+   * neither and moved every cap of the lane in the day and month of {@code at}, which is exactly a
+   * {@link AdjustmentScope#REFUND} on the day of {@code at}, so it reads as that.
+   */
   public record SpendAdjusted(
-      String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at)
-      implements Event {}
+      String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at,
+      String window, AdjustmentScope scope)
+      implements Event {
+    public SpendAdjusted {
+      window = window == null && at != null ? CapWindows.dayKey(at) : window;
+      scope = scope == null ? AdjustmentScope.REFUND : scope;
+    }
+
+    /** The older form: every cap of the lane, in the windows of {@code at}. */
+    public SpendAdjusted(
+        String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at) {
+      this(adjustmentId, operator, reason, lane, subject, deltaMicros, at, null, null);
+    }
+  }
 
   /** Event: closed reservations closed before {@code cutoff} and cap windows older than it were dropped. */
   public record Compacted(Instant cutoff, Instant at) implements Event {}

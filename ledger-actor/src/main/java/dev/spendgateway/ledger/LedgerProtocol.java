@@ -77,13 +77,15 @@ public interface LedgerProtocol {
 
   /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
-   * settled spend to the current windows of the lane's caps. Idempotent by {@code adjustmentId}: a
-   * repeat with the same lane, subject, delta and operator gets the first answer and changes
+   * settled spend to the caps of the lane that {@code scope} names, in the windows containing
+   * {@code window} (a UTC day {@code 2026-11-29} or month {@code 2026-11}; see {@link
+   * AdjustmentWindow}), and in no other window. Idempotent by {@code adjustmentId}: a repeat with
+   * the same lane, subject, delta, operator, window and scope gets the first answer and changes
    * nothing; the same id with other fields is a {@link Conflict}.
    */
   public record Adjust(
       String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
-      ActorRef<AdjustReply> replyTo)
+      String window, AdjustmentScope scope, ActorRef<AdjustReply> replyTo)
       implements Command {}
 
   /**
@@ -164,10 +166,12 @@ public interface LedgerProtocol {
    * The adjustment is applied (durably). Also the answer to a repeat of its id: the first one's
    * facts, reason included.
    */
-  public record Adjusted(String adjustmentId, Lane lane, String subject, long deltaMicros, String operator, String reason)
+  public record Adjusted(String adjustmentId, Lane lane, String subject, long deltaMicros, String operator, String reason,
+      String window, AdjustmentScope scope)
       implements AdjustReply {
     static Adjusted of(Adjustment a) {
-      return new Adjusted(a.id(), a.lane(), a.subject(), a.deltaMicros(), a.operator(), a.reason());
+      return new Adjusted(a.id(), a.lane(), a.subject(), a.deltaMicros(), a.operator(), a.reason(), a.window(),
+          a.scope());
     }
   }
 

@@ -154,9 +154,21 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   /** The delta counts as settled spend in the windows of {@code at}; its id is remembered. */
+  /**
+   * The cap windows an adjustment on {@code window} moves when applied at {@code at}: those its
+   * scope names (see {@link AdjustmentWindow#keys}), except a window that has ended and is no longer
+   * in the books (compacted, or never spent in). No reserve is decided against such a window again,
+   * so there is no headroom left in it to correct; recreating it would only hold a lone delta.
+   */
+  public List<CapKey> keysMovedBy(Lane lane, String subject, String window, AdjustmentScope scope, Instant at) {
+    return AdjustmentWindow.keys(lane, subject, window, scope).stream()
+        .filter(k -> spend.containsKey(k) || !AdjustmentWindow.hasEnded(k, at))
+        .toList();
+  }
+
   LedgerState withAdjustment(SpendAdjusted e) {
     PersistentMap<CapKey, Spend> newSpend = spend;
-    for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at())) {
+    for (CapKey key : keysMovedBy(e.lane(), e.subject(), e.window(), e.scope(), e.at())) {
       newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
     }
     Adjustment a = Adjustment.of(e);

@@ -1,6 +1,7 @@
 package dev.spendgateway.ledger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import dev.spendgateway.ledger.Decider.Decision;
 import dev.spendgateway.ledger.LedgerEvents.Event;
@@ -8,6 +9,11 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
 import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerProtocol.Adjust;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
+import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
@@ -23,7 +29,9 @@ import dev.spendgateway.ledger.LedgerProtocol.VoidReservation;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.Spend;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -158,6 +166,141 @@ class DeciderTest {
 
     assertEquals(reply, decision.reply());
     assertEquals(eventTypes, decision.events().stream().map(Object::getClass).toList());
+  }
+
+  // --- adjustments by window ------------------------------------------------------------------
+
+  static final Instant YESTERDAY = Instant.parse("2026-11-29T15:00:00Z");
+
+  /** Brand b1 (caps $100 a day, $1000 a month) spent {@code amount} at {@code at}, settled at once. */
+  static List<Event> b1Spent(String id, String amount, Instant at) {
+    return List.of(
+        new ReservationMade(id, Lane.APP, "b1", usd(amount), usd("100"), usd("1000"), at, at.plus(Duration.ofMinutes(15)),
+            Owner.GATEWAY),
+        new ReservationSettled(id, Lane.APP, "b1", at, usd(amount), usd(amount), at));
+  }
+
+  static Adjust adjust(String id, String delta, String window, AdjustmentScope scope) {
+    return new Adjust(id, "alice", "ticket 812", Lane.APP, "b1", usd(delta), window, scope, null);
+  }
+
+  static Reserve reserveB1(String id, String amount) {
+    return new Reserve(id, Lane.APP, "b1", usd(amount), usd("100"), usd("1000"), Owner.GATEWAY, null);
+  }
+
+  static LedgerState applied(LedgerState state, Decision<?> decision) {
+    for (Event e : decision.events()) {
+      state = state.applied(e);
+    }
+    return state;
+  }
+
+  /** Yesterday $30 was spent and refunded; today the global day is full: the refund must not reopen it. */
+  @Test
+  void aRefundForYesterdayNeverGivesTodaysCapsRoom() {
+    List<Event> history = new java.util.ArrayList<>(b1Spent("gw-y", "30", YESTERDAY));
+    history.addAll(b1Spent("gw-t", "40", EARLIER));
+    LedgerState state = given(history);
+
+    Decision<AdjustReply> refund = DECIDER.adjust(state, adjust("ticket-812", "-30", "2026-11-29", AdjustmentScope.REFUND), NOW);
+    assertEquals(new Adjusted("ticket-812", Lane.APP, "b1", -usd("30"), "alice", "ticket 812", "2026-11-29",
+        AdjustmentScope.REFUND), refund.reply());
+    state = applied(state, refund);
+
+    assertEquals(new Refused("gw-1", CapName.GLOBAL_DAILY, null, 0), DECIDER.reserve(state, reserveB1("gw-1", "1"), NOW).reply());
+    assertEquals(0, state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-29")).settledMicros());
+    assertEquals(usd("40"), state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")).settledMicros());
+    // The month holds what was really spent in it: 30 + 40 - 30.
+    assertEquals(usd("40"), state.spendOn(new CapKey(CapName.GLOBAL_MONTHLY, null, "2026-11")).settledMicros());
+  }
+
+  /** A grant is the company's gift to one brand: the provider's bill, and so the global caps, stay. */
+  @Test
+  void aGrantMovesOnlyTheBrandsOwnCaps() {
+    LedgerState state = given(b1Spent("gw-t", "20", EARLIER));
+
+    state = applied(state, DECIDER.adjust(state, adjust("goodwill-1", "-5", "2026-11-30", AdjustmentScope.GRANT), NOW));
+
+    assertEquals(usd("15"), state.spendOn(new CapKey(CapName.BRAND_DAILY, "b1", "2026-11-30")).settledMicros());
+    assertEquals(usd("15"), state.spendOn(new CapKey(CapName.BRAND_MONTHLY, "b1", "2026-11")).settledMicros());
+    assertEquals(usd("20"), state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")).settledMicros());
+    assertEquals(usd("20"), state.spendOn(new CapKey(CapName.GLOBAL_MONTHLY, null, "2026-11")).settledMicros());
+  }
+
+  static Stream<Arguments> adjustmentRows() {
+    List<Event> spentToday = b1Spent("gw-t", "20", EARLIER);
+    return Stream.of(
+        Arguments.of("a refund naming a month that has not begun is invalid",
+            spentToday, adjust("a-1", "-1", "2026-12", AdjustmentScope.REFUND), "window"),
+        Arguments.of("a refund naming no window is invalid",
+            spentToday, adjust("a-1", "-1", null, AdjustmentScope.REFUND), "window"),
+        Arguments.of("a refund naming a day that does not exist is invalid",
+            spentToday, adjust("a-1", "-1", "2026-11-31", AdjustmentScope.REFUND), "window"),
+        Arguments.of("an adjustment that says neither grant nor refund is invalid",
+            spentToday, adjust("a-1", "-1", "2026-11-30", null), "scope"),
+        Arguments.of("a grant on the free lane (no brand caps to move) is invalid",
+            spentToday, new Adjust("a-1", "alice", "x", Lane.FREE, null, -1, "2026-11-30", AdjustmentScope.GRANT, null),
+            "scope"),
+        Arguments.of("a credit on a month that ended and is gone from the books has nothing to correct",
+            spentToday, adjust("a-1", "-1", "2026-10", AdjustmentScope.REFUND), "window"),
+        Arguments.of("a credit on today above the brand's spend today is refused below zero",
+            spentToday, adjust("a-1", "-21", "2026-11-30", AdjustmentScope.GRANT), "brand_daily"),
+        Arguments.of("a credit on yesterday (its day gone) above the month's spend is refused below zero",
+            spentToday, adjust("a-1", "-21", "2026-11-29", AdjustmentScope.REFUND), "global_monthly"),
+        Arguments.of("the same id again with another window is a conflict",
+            List.of(spentToday.get(0), spentToday.get(1), new SpendAdjusted("a-1", "alice", "x", Lane.APP, "b1",
+                -usd("1"), EARLIER, "2026-11-30", AdjustmentScope.REFUND)),
+            adjust("a-1", "-1", "2026-11", AdjustmentScope.REFUND), "conflict"),
+        Arguments.of("the same id again with another scope is a conflict",
+            List.of(spentToday.get(0), spentToday.get(1), new SpendAdjusted("a-1", "alice", "x", Lane.APP, "b1",
+                -usd("1"), EARLIER, "2026-11-30", AdjustmentScope.REFUND)),
+            adjust("a-1", "-1", "2026-11-30", AdjustmentScope.GRANT), "conflict"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("adjustmentRows")
+  void refusesAdjustmentsThatNameNoRealWindowOrGoBelowZero(String sentence, List<Event> given, Adjust when,
+      String refusedOn) {
+    Decision<AdjustReply> decision = DECIDER.adjust(given(given), when, NOW);
+
+    String actual = decision.reply() instanceof Invalid i ? i.field()
+        : decision.reply() instanceof AdjustRefused r ? r.cap().wireName()
+        : decision.reply() instanceof Conflict ? "conflict" : decision.reply().toString();
+    assertEquals(refusedOn, actual);
+    assertEquals(List.of(), decision.events());
+  }
+
+  /**
+   * Yesterday's day window is no longer in the books (compacted, or never spent in): a refund for
+   * yesterday moves this month, which is what still decides reserves, and leaves no trace in a day.
+   */
+  @Test
+  void aRefundForADayNoLongerInTheBooksMovesItsMonthOnly() {
+    LedgerState state = given(b1Spent("gw-t", "20", EARLIER));
+
+    Decision<AdjustReply> refund = DECIDER.adjust(state, adjust("a-1", "-5", "2026-11-29", AdjustmentScope.REFUND), NOW);
+    state = applied(state, refund);
+
+    assertInstanceOf(Adjusted.class, refund.reply());
+    assertEquals(usd("15"), state.spendOn(new CapKey(CapName.GLOBAL_MONTHLY, null, "2026-11")).settledMicros());
+    assertEquals(usd("15"), state.spendOn(new CapKey(CapName.BRAND_MONTHLY, "b1", "2026-11")).settledMicros());
+    assertEquals(usd("20"), state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")).settledMicros());
+    assertEquals(Spend.NONE, state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-29")));
+  }
+
+  /** An adjustment journaled before adjustments named a window replays as it always applied. */
+  @Test
+  void anOldAdjustmentReadsAsARefundOnTheDayItWasMade() {
+    SpendAdjusted old = new SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -usd("1"), EARLIER);
+    assertEquals("2026-11-30", old.window());
+    assertEquals(AdjustmentScope.REFUND, old.scope());
+
+    LedgerState state = given(b1Spent("gw-t", "3", EARLIER)).applied(old);
+    for (CapKey k : List.of(new CapKey(CapName.BRAND_DAILY, "b1", "2026-11-30"),
+        new CapKey(CapName.BRAND_MONTHLY, "b1", "2026-11"), new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30"),
+        new CapKey(CapName.GLOBAL_MONTHLY, null, "2026-11"))) {
+      assertEquals(usd("2"), state.spendOn(k).settledMicros(), k.toString());
+    }
   }
 
   @Test

@@ -50,6 +50,7 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
@@ -127,7 +128,8 @@ class GlobalBudgetTest {
 
   private CommandResultWithReply<Command, Event, LedgerState, AdjustReply> adjust(
       String id, String operator, String reason, Lane lane, String subject, String deltaUsd) {
-    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd), replyTo));
+    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd),
+        CapWindows.dayKey(clock.instant()), AdjustmentScope.REFUND, replyTo));
   }
 
   private static Spend spend(LedgerState state, CapName cap, String subject, String window) {
@@ -511,7 +513,7 @@ class GlobalBudgetTest {
     settle("f1", "3");
     assertInstanceOf(Refused.class, reserve("f2", Lane.FREE, null, "0.50").reply());
     var result = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1");
-    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund"), result.reply());
+    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund", DAY, AdjustmentScope.REFUND), result.reply());
     SpendAdjusted adjusted = result.eventOfType(SpendAdjusted.class);
     assertEquals("alice", adjusted.operator());
     assertEquals(new Spend(usd("2"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
