@@ -13,6 +13,7 @@ import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
 import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
 import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Busy;
 import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
@@ -52,7 +53,8 @@ public final class Decider {
 
   /**
    * What one command decided: the events to persist (none for a refusal that changes nothing or a
-   * repeat) and the reply its caller gets once they are durable.
+   * repeat) and the reply its caller gets once they are durable. A command whose caller had given
+   * up (past its deadline) is {@link #dropped}: no events and no reply, nobody is waiting for one.
    */
   public record Decision<R>(List<Event> events, R reply) {
     public Decision {
@@ -66,13 +68,27 @@ public final class Decider {
     static <R> Decision<R> of(Event event, R reply) {
       return new Decision<>(List.of(event), reply);
     }
+
+    static <R> Decision<R> dropped() {
+      return new Decision<>(List.of(), null);
+    }
+
+    /** Whether the command was dropped unanswered because its caller had given up. */
+    public boolean isDropped() {
+      return reply == null;
+    }
   }
 
   /** One command of a batch with what was decided for it. */
   public record Decided(Batchable command, Decision<?> decision) {}
 
   /** A group commit: every event in command order, and each command's decision. */
-  public record BatchDecision(List<Event> events, List<Decided> decided) {}
+  public record BatchDecision(List<Event> events, List<Decided> decided) {
+    /** How many commands were dropped because their callers had given up. */
+    public int dropped() {
+      return (int) decided.stream().filter(d -> d.decision().isDropped()).count();
+    }
+  }
 
   private final LedgerSettings settings;
 
@@ -99,8 +115,11 @@ public final class Decider {
     return new BatchDecision(List.copyOf(events), List.copyOf(decided));
   }
 
-  /** One group-committed command. */
+  /** One group-committed command; dropped when its caller had given up by {@code now}. */
   public Decision<?> decide(LedgerState state, Batchable command, Instant now) {
+    if (command.pastDeadline(now)) {
+      return Decision.dropped();
+    }
     if (command instanceof Reserve r) {
       return reserve(state, r, now);
     } else if (command instanceof Settle s) {
@@ -155,11 +174,17 @@ public final class Decider {
 
   /** An operator's settle: any reservation, at any amount (a correction is exactly that). */
   public Decision<CloseReply> operatorSettle(LedgerState state, OperatorSettle cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
     return close(state, cmd.id(), Status.SETTLED, cmd.actualMicros(), now, null, cmd.operator(), cmd.reason());
   }
 
   /** An operator's void: any open reservation. */
   public Decision<CloseReply> operatorVoid(LedgerState state, OperatorVoid cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
     return close(state, cmd.id(), Status.VOIDED, 0, now, null, cmd.operator(), cmd.reason());
   }
 
@@ -245,6 +270,9 @@ public final class Decider {
    * one's facts and writes nothing; the id reused for a different one is a {@link Conflict}.
    */
   public Decision<AdjustReply> adjust(LedgerState state, Adjust cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
     Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now);
     if (invalid.isPresent()) {
       String field = invalid.get();
@@ -287,6 +315,18 @@ public final class Decider {
         + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", window " + first.window()
         + ", scope " + first.scope().wireName() + ", operator " + first.operator()
         + ", at " + first.at() + "); choose a new id for a new adjustment";
+  }
+
+  /**
+   * The answer to a reserve, settle or void that found the queue full: at once, nothing decided.
+   * Retry after a second: a healthy writer clears a full queue well within that, and a stalled one
+   * answers busy again rather than letting the caller wait out its whole ask timeout.
+   */
+  public static Busy busy(Batchable command) {
+    String id = command instanceof Reserve r ? r.id()
+        : command instanceof Settle s ? s.id()
+        : ((VoidReservation) command).id();
+    return new Busy(id, 1);
   }
 
   /** What the ledger knows about one id. */

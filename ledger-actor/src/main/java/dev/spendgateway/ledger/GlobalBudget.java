@@ -144,6 +144,7 @@ public final class GlobalBudget
    */
   private ReplyEffect<Event, LedgerState> onBatch(LedgerState state, Batch batch) {
     BatchDecision decided = decider.decideBatch(state, batch.commands(), clock.instant());
+    reportDropped(decided.dropped());
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
     if (events.isEmpty()) {
@@ -161,12 +162,23 @@ public final class GlobalBudget
 
   private static void sendAll(List<Decided> decided) {
     for (Decided d : decided) {
-      send(d.command(), d.decision().reply());
+      if (!d.decision().isDropped()) {
+        send(d.command(), d.decision().reply());
+      }
     }
   }
 
-  /** Sends a batched command's decided reply to its caller (the reply type matches the command's). */
-  private static void send(Batchable command, Object reply) {
+  /** Commands whose callers had given up: counted and logged, never written, never answered. */
+  private void reportDropped(int dropped) {
+    if (dropped > 0) {
+      context.getLog().warn("dropped {} ledger commands past their deadline (their callers had given up); "
+          + "nothing was written for them", dropped);
+      tellObserver(() -> observer.droppedPastDeadline(dropped));
+    }
+  }
+
+  /** Sends a batched command's reply to its caller (the reply type matches the command's). */
+  static void send(Batchable command, Object reply) {
     if (command instanceof Reserve r) {
       r.replyTo().tell((ReserveReply) reply);
     } else if (command instanceof Settle s) {
@@ -238,8 +250,15 @@ public final class GlobalBudget
     }
   }
 
-  /** Persists a decision's events (if any), then sends its reply; a decision without events answers at once. */
+  /**
+   * Persists a decision's events (if any), then sends its reply; a decision without events answers
+   * at once, and a dropped one (its caller had given up) not at all.
+   */
   private <R> ReplyEffect<Event, LedgerState> persistThenReply(Decision<R> decision, ActorRef<R> replyTo) {
+    if (decision.isDropped()) {
+      reportDropped(1);
+      return Effect().noReply();
+    }
     if (decision.events().isEmpty()) {
       return Effect().reply(replyTo, decision.reply());
     }

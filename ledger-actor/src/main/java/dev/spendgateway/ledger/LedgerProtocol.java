@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapName;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -25,8 +26,23 @@ public interface LedgerProtocol {
   /** Everything the ledger accepts. */
   public sealed interface Command extends LedgerSerializable {}
 
+  /**
+   * A command whose caller stops waiting at {@code deadline} (its ask timeout). Past it the ledger
+   * drops the command without deciding or writing it: its caller has already answered its own
+   * caller (503), so a reservation booked now would hold its worst case under an id nobody closes.
+   * {@code null} means no deadline (commands built without {@link LedgerClient}, e.g. in tests).
+   */
+  public sealed interface WithDeadline extends Command {
+    Instant deadline();
+
+    /** Whether the caller had given up by {@code now}. */
+    default boolean pastDeadline(Instant now) {
+      return deadline() != null && now.isAfter(deadline());
+    }
+  }
+
   /** The commands that change the books and are therefore group-committed. */
-  public sealed interface Batchable extends Command {}
+  public sealed interface Batchable extends WithDeadline {}
 
   /**
    * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
@@ -41,28 +57,47 @@ public interface LedgerProtocol {
       long brandDailyMicros,
       long brandMonthlyMicros,
       Owner owner,
+      Instant deadline,
       ActorRef<ReserveReply> replyTo)
       implements Batchable {
-    /** A reservation of the gateway's provider routes. */
+    /** Without a deadline. */
+    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, Owner owner, ActorRef<ReserveReply> replyTo) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, owner, null, replyTo);
+    }
+
+    /** A reservation of the gateway's provider routes, without a deadline. */
     public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
         long brandMonthlyMicros, ActorRef<ReserveReply> replyTo) {
-      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, Owner.GATEWAY, replyTo);
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, Owner.GATEWAY, null, replyTo);
     }
   }
 
   /** Close an open reservation at its real cost; {@code closer} must be its owner. */
-  public record Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) implements Batchable {
-    /** A settle by the gateway's provider routes. */
+  public record Settle(String id, long actualMicros, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements Batchable {
+    /** Without a deadline. */
+    public Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, closer, null, replyTo);
+    }
+
+    /** A settle by the gateway's provider routes, without a deadline. */
     public Settle(String id, long actualMicros, ActorRef<CloseReply> replyTo) {
-      this(id, actualMicros, Owner.GATEWAY, replyTo);
+      this(id, actualMicros, Owner.GATEWAY, null, replyTo);
     }
   }
 
   /** Close an open reservation at zero: the provider did not bill. {@code closer} must be its owner. */
-  public record VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) implements Batchable {
-    /** A void by the gateway's provider routes. */
+  public record VoidReservation(String id, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements Batchable {
+    /** Without a deadline. */
+    public VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) {
+      this(id, closer, null, replyTo);
+    }
+
+    /** A void by the gateway's provider routes, without a deadline. */
     public VoidReservation(String id, ActorRef<CloseReply> replyTo) {
-      this(id, Owner.GATEWAY, replyTo);
+      this(id, Owner.GATEWAY, null, replyTo);
     }
   }
 
@@ -85,18 +120,36 @@ public interface LedgerProtocol {
    */
   public record Adjust(
       String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
-      String window, AdjustmentScope scope, ActorRef<AdjustReply> replyTo)
-      implements Command {}
+      String window, AdjustmentScope scope, Instant deadline, ActorRef<AdjustReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public Adjust(String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
+        String window, AdjustmentScope scope, ActorRef<AdjustReply> replyTo) {
+      this(adjustmentId, operator, reason, lane, subject, deltaMicros, window, scope, null, replyTo);
+    }
+  }
 
   /**
    * Operator's settle through the running actor: like {@link Settle}, and the event records who
    * and why. Not group-committed (rare), decided in order with the batches.
    */
-  public record OperatorSettle(String id, long actualMicros, String operator, String reason, ActorRef<CloseReply> replyTo)
-      implements Command {}
+  public record OperatorSettle(String id, long actualMicros, String operator, String reason, Instant deadline,
+      ActorRef<CloseReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public OperatorSettle(String id, long actualMicros, String operator, String reason, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, operator, reason, null, replyTo);
+    }
+  }
 
   /** Operator's void through the running actor: like {@link VoidReservation}, with who and why. */
-  public record OperatorVoid(String id, String operator, String reason, ActorRef<CloseReply> replyTo) implements Command {}
+  public record OperatorVoid(String id, String operator, String reason, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public OperatorVoid(String id, String operator, String reason, ActorRef<CloseReply> replyTo) {
+      this(id, operator, reason, null, replyTo);
+    }
+  }
 
   /** Spend against every current cap window, optionally narrowed to one brand or preview id. */
   public record GetUsage(Optional<String> subject, ActorRef<Usage> replyTo) implements Command {}
@@ -123,6 +176,13 @@ public interface LedgerProtocol {
 
   /** The first cap that could not take the amount, with its headroom. A refused id stays refused. */
   public record Refused(String id, CapName cap, String subject, long headroomMicros) implements ReserveReply {}
+
+  /**
+   * The ledger's queue of reserve/settle/void commands was full ({@code ledger.max-queued-commands}):
+   * answered at once, nothing decided or written. The caller may retry the same command after
+   * {@code retryAfterSeconds} (the edge answers 503 {@code ledger_busy} with {@code retry-after}).
+   */
+  public record Busy(String id, int retryAfterSeconds) implements ReserveReply, CloseReply {}
 
   /** The id is already used by a different request. */
   public record Conflict(String id, String message) implements ReserveReply, CloseReply, AdjustReply {}

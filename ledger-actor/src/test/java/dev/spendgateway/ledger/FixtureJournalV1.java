@@ -44,7 +44,7 @@ public final class FixtureJournalV1 {
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
       ActorRef<GlobalBudget.Command> ref = Ledger.spawn(system, settings, clock);
-      LedgerClient ledger = LedgerClient.of(system, ref, settings);
+      LedgerClient ledger = LedgerClient.of(system, ref, settings, clock);
       ledger.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
 
       // Day one: brands b1 and b2 on the app lane, the free lane, two previews.
