@@ -303,6 +303,42 @@ class DeciderTest {
     }
   }
 
+  // --- deadlines ----------------------------------------------------------------------------------
+
+  static Stream<Arguments> deadlineRows() {
+    Instant justPast = NOW.minusMillis(1);
+    return Stream.of(
+        Arguments.of("a reserve reaching the writer after its caller gave up is dropped: nothing booked, no reply",
+            List.of(), new Reserve("r-1", Lane.FREE, null, usd("0.50"), 0, 0, Owner.LEDGER_API, justPast, null), true),
+        Arguments.of("a settle past its deadline is dropped and the reservation stays open",
+            List.of(apiMade("r-1", "0.50")), new Settle("r-1", usd("0.20"), Owner.LEDGER_API, justPast, null), true),
+        Arguments.of("a void past its deadline is dropped",
+            List.of(apiMade("r-1", "0.50")), new VoidReservation("r-1", Owner.LEDGER_API, justPast, null), true),
+        Arguments.of("a reserve decided exactly at its deadline is still decided",
+            List.of(), new Reserve("r-1", Lane.FREE, null, usd("0.50"), 0, 0, Owner.LEDGER_API, NOW, null), false),
+        Arguments.of("a command without a deadline is always decided",
+            List.of(), reserveFree("r-1", "0.50", Owner.LEDGER_API), false));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("deadlineRows")
+  void dropsWhatItsCallerGaveUpOn(String sentence, List<Event> given, Batchable when, boolean dropped) {
+    Decision<?> decision = DECIDER.decide(given(given), when, NOW);
+
+    assertEquals(dropped, decision.isDropped());
+    assertEquals(dropped, decision.events().isEmpty());
+  }
+
+  @Test
+  void aBatchCountsWhatItDropped() {
+    var batch = DECIDER.decideBatch(LedgerState.empty(), List.of(
+        new Reserve("late", Lane.FREE, null, usd("1"), 0, 0, Owner.LEDGER_API, NOW.minusSeconds(1), null),
+        new Reserve("on-time", Lane.FREE, null, usd("1"), 0, 0, Owner.LEDGER_API, NOW.plusSeconds(1), null)), NOW);
+
+    assertEquals(1, batch.dropped());
+    assertEquals(List.of(ReservationMade.class), batch.events().stream().map(Object::getClass).toList());
+  }
+
   @Test
   void aBatchDecidesEachCommandAgainstTheStateTheOnesBeforeItLeft() {
     var batch = DECIDER.decideBatch(LedgerState.empty(), List.of(

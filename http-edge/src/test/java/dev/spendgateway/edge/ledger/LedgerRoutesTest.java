@@ -357,6 +357,46 @@ class LedgerRoutesTest {
     }
   }
 
+  /** A ledger whose queue is full answers every reserve, settle and void busy at once. */
+  private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> fullLedger() {
+    return org.apache.pekko.actor.typed.javadsl.Behaviors.receiveMessage(command -> {
+      if (command instanceof GlobalBudget.Reserve r) {
+        r.replyTo().tell(new GlobalBudget.Busy(r.id(), 1));
+      } else if (command instanceof GlobalBudget.Settle s) {
+        s.replyTo().tell(new GlobalBudget.Busy(s.id(), 1));
+      } else if (command instanceof GlobalBudget.VoidReservation v) {
+        v.replyTo().tell(new GlobalBudget.Busy(v.id(), 1));
+      }
+      return org.apache.pekko.actor.typed.javadsl.Behaviors.same();
+    });
+  }
+
+  @ParameterizedTest(name = "POST {0} to a ledger whose queue is full: 503 ledger_busy with retry-after, at once")
+  @CsvSource(delimiter = '|', textBlock = """
+      /ledger/reservations            | {"id":"busy-1","lane":"free","amountUsd":0.10}
+      /ledger/reservations/busy-1/settle | {"actualUsd":0.10}
+      /ledger/reservations/busy-1/void   | {}
+      """)
+  void aLedgerWhoseQueueIsFullIs503LedgerBusyWithRetryAfter(String path, String body) throws Exception {
+    var full = system.systemActorOf(fullLedger(), "full-ledger-" + Math.abs(path.hashCode()),
+        org.apache.pekko.actor.typed.Props.empty());
+    LedgerClient client = new LedgerClient(full, system.scheduler(), system.executionContext(), Duration.ofSeconds(5));
+    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON).route());
+    try {
+      long started = System.nanoTime();
+      Answer answer = server.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + other.localAddress().getPort() + path))
+          .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+      assertEquals(503, answer.status(), answer.raw().body());
+      assertEquals("ledger_busy", answer.body().at("/error/type").textValue());
+      assertEquals("1", answer.raw().headers().firstValue("retry-after").orElse(null));
+      assertGatewayError(answer);
+      assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(5)) < 0);
+    } finally {
+      other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
   // --- the API's bounds and the gateway's own reservations --------------------------------------
 
   private BigDecimal globalDailySpent() throws Exception {
