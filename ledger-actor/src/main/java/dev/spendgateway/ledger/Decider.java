@@ -189,14 +189,19 @@ public final class Decider {
   }
 
   /**
-   * Closes an open reservation. A caller's settle is bounded twice: by {@code
-   * ledger.max-settle-multiple} times what it reserved (a larger one is a units mistake that would
-   * use up the caps), and, for an owner that may not exceed its reserve, by the reserve itself. A
-   * repeated settle answers the first close when it repeats the amount, and is a conflict when it
-   * does not: the books keep the first amount, and the caller must learn that they differ.
+   * Closes an open reservation. A settle typed by a person or another service is bounded by {@code
+   * ledger.max-settle-multiple} times what was reserved: a larger one is a units mistake (cents sent
+   * as dollars) that would use up the caps for the day or month. That holds for operators too, who
+   * otherwise may close any reservation at any amount (a correction is exactly that). The provider
+   * routes' own settles are not bounded by it: they book what the provider billed, and some of
+   * their reserves are floors, not estimates (an audio transcription reserves before its duration
+   * is known, and a real one costs ten to hundreds of times that floor); refusing those would leave
+   * real spend uncounted. An owner that may not exceed its reserve (the ledger API) is also bounded
+   * by the reserve itself. A repeated settle answers the first close when it repeats the amount,
+   * and is a conflict when it does not: the books keep the first amount, and the caller must learn
+   * that they differ.
    *
-   * @param closer who asks to close it; {@code null} for an operator, who may close any reservation
-   *     at any amount
+   * @param closer who asks to close it; {@code null} for an operator
    */
   private Decision<CloseReply> close(LedgerState state, String id, Status closeAs, long actualMicros, Instant now,
       Owner closer, String operator, String reason) {
@@ -212,7 +217,7 @@ public final class Decider {
       return Decision.answer(new NotFound(id));
     }
     Reservation r = known.get();
-    if (closer != null && closeAs == Status.SETTLED && r.isOpen()
+    if (closer != Owner.GATEWAY && closeAs == Status.SETTLED && r.isOpen()
         && !r.settleWithinMultiple(actualMicros, settings.maxSettleMultiple())) {
       return Decision.answer(new Invalid(id, "actualUsd", aboveMultipleMessage(r, actualMicros)));
     }

@@ -15,6 +15,8 @@ import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
 import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
 import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Command;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
@@ -135,12 +137,21 @@ class DeciderTest {
         Arguments.of("a gateway settle above its reserve (the provider billed more) is booked as billed",
             List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "0.70"),
             new Closed("gw-1", Status.SETTLED, usd("0.70")), List.of(ReservationSettled.class)),
-        Arguments.of("a gateway settle at exactly ten times its reserve is still booked",
-            List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "5.00"),
-            new Closed("gw-1", Status.SETTLED, usd("5.00")), List.of(ReservationSettled.class)),
-        Arguments.of("a gateway settle above ten times its reserve (cents sent as dollars) is refused naming the bound",
-            List.of(made("gw-1", Lane.FREE, null, "0.50", Owner.GATEWAY)), gatewaySettle("gw-1", "50.00"),
-            new Invalid("gw-1", "actualUsd", "actualUsd 50 is above the reserved amountUsd 0.5 and more than"
+        Arguments.of("a gateway settle far above its reserve (an audio floor) is booked as the provider billed",
+            List.of(made("gw-1", Lane.FREE, null, "0.0001", Owner.GATEWAY)), gatewaySettle("gw-1", "0.06"),
+            new Closed("gw-1", Status.SETTLED, usd("0.06")), List.of(ReservationSettled.class)),
+        Arguments.of("an operator settle at exactly ten times the reserve is still booked",
+            List.of(apiMade("r-1", "0.50")), operatorSettle("r-1", "5.00"),
+            new Closed("r-1", Status.SETTLED, usd("5.00")), List.of(ReservationSettled.class)),
+        Arguments.of("an operator settle above ten times the reserve (cents typed as dollars) is refused naming the bound",
+            List.of(apiMade("r-1", "0.50")), operatorSettle("r-1", "50.00"),
+            new Invalid("r-1", "actualUsd", "actualUsd 50 is above the reserved amountUsd 0.5 and more than"
+                + " ledger.max-settle-multiple (10) times it; a settle that large is refused as a likely units mistake"
+                + " (cents sent as dollars) and the reservation stays open"),
+            List.of()),
+        Arguments.of("a ledger API settle above ten times the reserve is refused naming the bound",
+            List.of(apiMade("r-1", "0.50")), apiSettle("r-1", "50.00"),
+            new Invalid("r-1", "actualUsd", "actualUsd 50 is above the reserved amountUsd 0.5 and more than"
                 + " ledger.max-settle-multiple (10) times it; a settle that large is refused as a likely units mistake"
                 + " (cents sent as dollars) and the reservation stays open"),
             List.of()),
@@ -158,11 +169,18 @@ class DeciderTest {
             new Closed("r-1", Status.SETTLED, usd("0.20")), List.of()));
   }
 
+  /** An operator's settle, decided like the group-committed commands (it carries who and why). */
+  static Command operatorSettle(String id, String actual) {
+    return new OperatorSettle(id, usd(actual), "alice", "invoice", null);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("rows")
-  void decides(String sentence, List<Event> given, Batchable when, Object reply, List<Class<?>> eventTypes) {
+  void decides(String sentence, List<Event> given, Command when, Object reply, List<Class<?>> eventTypes) {
     LedgerState state = given(given);
-    Decision<?> decision = DECIDER.decide(state, when, NOW);
+    Decision<?> decision = when instanceof OperatorSettle o
+        ? DECIDER.operatorSettle(state, o, NOW)
+        : DECIDER.decide(state, (Batchable) when, NOW);
 
     assertEquals(reply, decision.reply());
     assertEquals(eventTypes, decision.events().stream().map(Object::getClass).toList());

@@ -333,6 +333,20 @@ class AdminRoutesTest {
     assertEquals(before, journal().size());
   }
 
+  /** Cents typed as dollars: refused naming the bound, and the reservation stays open. */
+  @Test
+  void anOperatorSettleAboveTheMaxSettleMultipleIs400NamingTheBound() throws Exception {
+    assertEquals(201, post("/ledger/reservations",
+        "{\"id\":\"o-big\",\"lane\":\"free\",\"amountUsd\":0.12}").status());
+    Answer mistake = post("/admin/reservations/o-big/settle",
+        "{\"actualUsd\":12,\"operator\":\"bob\",\"reason\":\"invoice says 12 (cents)\"}");
+    assertEquals(400, mistake.status(), mistake.raw().body());
+    assertEquals("actualUsd", mistake.body().at("/error/field").textValue());
+    assertTrue(mistake.body().at("/error/message").textValue().contains("ledger.max-settle-multiple (10)"),
+        mistake.raw().body());
+    assertEquals("reserved", get("/ledger/reservations/o-big").body().get("status").textValue());
+  }
+
   @Test
   void adjustmentOnTheFreeLaneMovesTheGlobalAndPoolCaps() throws Exception {
     JsonNode before = get("/usage").body();
