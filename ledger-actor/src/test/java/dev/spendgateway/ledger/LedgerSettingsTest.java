@@ -32,6 +32,20 @@ class LedgerSettingsTest {
   }
 
   @Test
+  void aSettleIsBoundedAtTenTimesItsReserveAndTheQueueAtTwentyBatches() {
+    LedgerSettings s = LedgerSettings.fromConfig(shipped(Map.of()));
+    assertEquals(10, s.maxSettleMultiple());
+    assertEquals(20_000, s.maxQueuedCommands());
+    assertEquals(3, LedgerSettings.fromConfig(shipped(Map.of("ledger.max-settle-multiple", 3))).maxSettleMultiple());
+  }
+
+  @Test
+  void aQueueShorterThanOneBatchIsRefusedAtStart() {
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> LedgerSettings.fromConfig(shipped(Map.of("ledger.max-queued-commands", 999))));
+  }
+
+  @Test
   void theJournalIsAnH2FileUnderTheDataDir() {
     Config c = shipped(Map.of("gateway.data-dir", "/var/lib/gw"));
     assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=0",

@@ -2,8 +2,8 @@ package dev.spendgateway.ledger.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;

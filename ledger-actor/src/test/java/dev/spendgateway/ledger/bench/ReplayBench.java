@@ -3,7 +3,7 @@ package dev.spendgateway.ledger.bench;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.AuditRuns;
 import dev.spendgateway.ledger.audit.GatewayAdmin;
