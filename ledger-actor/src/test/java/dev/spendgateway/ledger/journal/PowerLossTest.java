@@ -3,9 +3,9 @@ package dev.spendgateway.ledger.journal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationView;
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.H2Ledger;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.ledger.ReserveRequest;
