@@ -24,7 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * (settled/voided/expired, by caller/operator/timeout), {@code gateway_ledger_settled_above_reserve_total{lane}}
  * and {@code gateway_ledger_settled_above_reserve_usd_total{lane}},
  * {@code gateway_ledger_adjustments_total{lane}}, {@code gateway_ledger_journal_batch_events} (summary),
- * {@code gateway_ledger_journal_write_seconds} (histogram), {@code gateway_ledger_recovery_seconds}.
+ * {@code gateway_ledger_journal_write_seconds} (histogram), {@code gateway_ledger_recovery_seconds},
+ * {@code gateway_ledger_dropped_past_deadline_total} (commands whose callers had given up, never
+ * written) and {@code gateway_ledger_shed_total} (answered busy at once: the queue was full). The last
+ * two exist at 0 from the start so an alert on them sees a value, not "no data".
  */
 public final class MicrometerLedgerObserver implements LedgerObserver {
   private static final Duration[] WRITE_BUCKETS = {
@@ -36,6 +39,8 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
   private final DistributionSummary batchSize;
   private final Timer writeTime;
   private final AtomicLong recoveryMillis = new AtomicLong(-1);
+  private final Counter droppedPastDeadline;
+  private final Counter shed;
 
   public MicrometerLedgerObserver(MeterRegistry registry) {
     this.registry = registry;
@@ -50,6 +55,19 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
     Gauge.builder("gateway.ledger.recovery", recoveryMillis, m -> m.get() < 0 ? Double.NaN : m.get() / 1000.0)
         .baseUnit("seconds").description("How long the last ledger recovery (snapshot + journal) took")
         .register(registry);
+    this.droppedPastDeadline = counter("gateway.ledger.dropped.past.deadline",
+        "Ledger commands dropped unwritten because their caller's deadline had passed");
+    this.shed = counter("gateway.ledger.shed", "Ledger commands answered busy at once because the queue was full");
+  }
+
+  @Override
+  public void droppedPastDeadline(int commands) {
+    droppedPastDeadline.increment(commands);
+  }
+
+  @Override
+  public void shed(int commands) {
+    shed.increment(commands);
   }
 
   @Override

@@ -116,6 +116,9 @@ class MetricsRoutesTest {
   void parsesAsPrometheusTextAndTheLedgerSeriesMove() throws Exception {
     Map<String, Double> before = scrape();
     assertTrue(before.containsKey("gateway_ledger_recovery_seconds"), before.keySet().toString());
+    // Load-shedding counters exist at 0 before anything was shed, so an alert never sees "no data".
+    assertEquals(0.0, value(before, "gateway_ledger_dropped_past_deadline_total"));
+    assertEquals(0.0, value(before, "gateway_ledger_shed_total"));
 
     // A provider call's reservation, settled above its reserve as only the provider routes may.
     String providerCall = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
