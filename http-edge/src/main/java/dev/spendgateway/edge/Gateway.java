@@ -61,7 +61,7 @@ public final class Gateway {
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
-    metrics.withLedger(ledger);
+    metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
         new CallServices(
@@ -80,7 +80,7 @@ public final class Gateway {
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
     ProviderRoutes providers = new ProviderRoutes(services, auth);
-    LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper());
+    LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper(), config.getInt("gateway.usage-top-subjects"));
     FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth,
         new MicrometerRouterListener(metrics.registry(), metrics.calls()));
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),

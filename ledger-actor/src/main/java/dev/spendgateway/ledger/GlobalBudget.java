@@ -131,7 +131,7 @@ public final class GlobalBudget
         .onCommand(OperatorVoid.class,
             (state, cmd) -> persistThenReply(decider.operatorVoid(state, cmd, clock.instant()), cmd.replyTo()))
         .onCommand(GetUsage.class,
-            (state, cmd) -> Effect().reply(cmd.replyTo(), state.usage(cmd.subject(), clock.instant(), settings.caps())))
+            (state, cmd) -> Effect().reply(cmd.replyTo(), state.usage(cmd.subject(), cmd.topSubjects(), clock.instant(), settings.caps())))
         .onCommand(GetReservation.class,
             (state, cmd) -> Effect().reply(cmd.replyTo(), Decider.reservation(state, cmd.id())))
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))

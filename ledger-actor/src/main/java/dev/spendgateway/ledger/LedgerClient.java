@@ -139,6 +139,11 @@ public final class LedgerClient {
     return ask(replyTo -> new GlobalBudget.GetUsage(subject, replyTo));
   }
 
+  /** As above; without a subject, at most {@code topSubjects} brands' or preview ids' caps. */
+  public CompletionStage<Usage> usage(Optional<String> subject, int topSubjects) {
+    return ask(replyTo -> new GlobalBudget.GetUsage(subject, topSubjects, replyTo));
+  }
+
   /**
    * Completes once the ledger has created its schema and recovered from the journal (asks again
    * after each ask timeout, so a long recovery is waited out). {@code /readyz} depends on it.

@@ -151,8 +151,26 @@ public interface LedgerProtocol {
     }
   }
 
-  /** Spend against every current cap window, optionally narrowed to one brand or preview id. */
-  public record GetUsage(Optional<String> subject, ActorRef<Usage> replyTo) implements Command {}
+  /**
+   * Spend against every current cap window, optionally narrowed to one brand or preview id. Without
+   * a subject the answer holds the global and pool caps and the caps of at most {@code topSubjects}
+   * brands or preview ids (those with the most spent + held in the current windows): the number of
+   * preview ids grows without end, and a read must not grow with it.
+   */
+  public record GetUsage(Optional<String> subject, int topSubjects, ActorRef<Usage> replyTo) implements Command {
+    /** The default number of subjects a subject-less usage read lists. */
+    public static final int DEFAULT_TOP_SUBJECTS = 20;
+
+    public GetUsage {
+      if (topSubjects < 0) {
+        throw new IllegalArgumentException("topSubjects must be >= 0, was " + topSubjects);
+      }
+    }
+
+    public GetUsage(Optional<String> subject, ActorRef<Usage> replyTo) {
+      this(subject, DEFAULT_TOP_SUBJECTS, replyTo);
+    }
+  }
 
   public record GetReservation(String id, ActorRef<ReservationReply> replyTo) implements Command {}
 
@@ -213,7 +231,15 @@ public interface LedgerProtocol {
       String id, Status status, Lane lane, String subject, long amountMicros, Optional<Long> actualMicros, Owner owner)
       implements ReservationReply {}
 
-  public record Usage(List<CapUsage> caps, int openReservations) implements LedgerSerializable {}
+  /**
+   * @param activeSubjects how many brands and preview ids have spend or holds in the current windows
+   *     (the caps of at most the requested number of them are in {@code caps})
+   */
+  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects) implements LedgerSerializable {
+    public Usage(List<CapUsage> caps, int openReservations) {
+      this(caps, openReservations, 0);
+    }
+  }
 
   public record CapUsage(CapName cap, String subject, String window, long limitMicros, long spentMicros, long reservedMicros)
       implements LedgerSerializable {

@@ -11,6 +11,7 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.Reservation.Refusal;
 import dev.spendgateway.ledger.Reservation.Status;
@@ -251,7 +252,12 @@ public final class LedgerState implements LedgerSerializable {
    * UsageView}).
    */
   public Usage usage(Optional<String> subject, Instant now, CapLimits limits) {
-    return UsageView.of(this, subject, now, limits);
+    return UsageView.of(this, subject, GetUsage.DEFAULT_TOP_SUBJECTS, now, limits);
+  }
+
+  /** As above, listing at most {@code topSubjects} subjects' caps when no subject is given. */
+  public Usage usage(Optional<String> subject, int topSubjects, Instant now, CapLimits limits) {
+    return UsageView.of(this, subject, topSubjects, now, limits);
   }
 
   // Read access for the usage view and the snapshot codec (same package, no copies).

@@ -676,6 +676,34 @@ class GlobalBudgetTest {
   }
 
   @Test
+  void usageWithoutASubjectListsOnlyTheTopSpendersAndCountsTheRest() {
+    // 30 preview ids, p00 spending least and p29 most; a subject-less read lists the top 3 only.
+    for (int i = 0; i < 30; i++) {
+      reserve(String.format("t%02d", i), Lane.TRIAL, String.format("p%02d", i), "0.0" + (i < 10 ? "0" : "") + (i + 1));
+    }
+    Usage top3 = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 3, replyTo)).reply();
+    assertEquals(30, top3.activeSubjects());
+    assertEquals(List.of("p27", "p28", "p29"),
+        top3.caps().stream().filter(c -> c.subject() != null).map(CapUsage::subject).toList());
+    assertEquals(4 + 3, top3.caps().size(), "the four global and pool caps, then one lifetime cap per listed id");
+
+    Usage none = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 0, replyTo)).reply();
+    assertEquals(4, none.caps().size());
+    assertEquals(30, none.activeSubjects());
+
+    Usage one = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.of("p00"), 0, replyTo)).reply();
+    assertEquals("p00", one.caps().get(one.caps().size() - 1).subject(), "a named subject is always listed");
+  }
+
+  @Test
+  void theTopSpendersAreChosenByUseThenById() {
+    assertEquals(List.of(), UsageView.topByUse(java.util.Map.of("a", 5L), 0));
+    assertEquals(java.util.Set.of("b", "c"),
+        java.util.Set.copyOf(UsageView.topByUse(java.util.Map.of("a", 1L, "b", 7L, "c", 3L), 2)));
+    assertEquals(List.of("a"), UsageView.topByUse(java.util.Map.of("a", 2L, "b", 2L), 1), "ties go to the smaller id");
+  }
+
+  @Test
   void getReservationShowsStatusAndActual() {
     reserve("r-1", Lane.FREE, null, "0.30");
     ReservationReply open = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();

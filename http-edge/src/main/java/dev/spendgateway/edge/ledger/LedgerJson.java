@@ -44,9 +44,10 @@ final class LedgerJson {
   }
 
   @JsonInclude(JsonInclude.Include.ALWAYS)
-  record UsageBody(List<CapBody> caps, int openReservations) {
+  /** {@code activeSubjects}: brands and preview ids with spend or holds now (the listed ones may be fewer). */
+  record UsageBody(List<CapBody> caps, int openReservations, int activeSubjects) {
     static UsageBody of(Usage u) {
-      return new UsageBody(u.caps().stream().map(CapBody::of).toList(), u.openReservations());
+      return new UsageBody(u.caps().stream().map(CapBody::of).toList(), u.openReservations(), u.activeSubjects());
     }
   }
 

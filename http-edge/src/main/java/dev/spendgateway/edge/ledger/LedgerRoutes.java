@@ -11,6 +11,7 @@ import dev.spendgateway.edge.ledger.LedgerJson.ReservedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
+import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Busy;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
@@ -73,7 +74,15 @@ public final class LedgerRoutes extends AllDirectives {
   private final LedgerRequests requests;
 
   /** @param ledger any client of the ledger: this API always acts as {@link Owner#LEDGER_API} */
+  private final int usageTopSubjects;
+
   public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper) {
+    this(ledger, mapper, GetUsage.DEFAULT_TOP_SUBJECTS);
+  }
+
+  /** @param usageTopSubjects {@code gateway.usage-top-subjects}: subjects listed by {@code /usage} without a brand */
+  public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper, int usageTopSubjects) {
+    this.usageTopSubjects = usageTopSubjects;
     this.ledger = ledger.actingAs(Owner.LEDGER_API);
     this.api = new JsonApi(mapper);
     this.requests = new LedgerRequests(mapper);
@@ -123,7 +132,7 @@ public final class LedgerRoutes extends AllDirectives {
   private Route usage(Optional<String> brand) {
     return api.validated(() -> {
       brand.ifPresent(b -> JsonFields.id(b, "brand"));
-      return answer(ledger.usage(brand), usage -> api.json(StatusCodes.OK, UsageBody.of(usage)));
+      return answer(ledger.usage(brand, usageTopSubjects), usage -> api.json(StatusCodes.OK, UsageBody.of(usage)));
     });
   }
 

@@ -43,7 +43,12 @@ public final class GatewayMetrics {
 
   /** Spend, reserved and remaining per cap window from the running ledger, read at each scrape. */
   public GatewayMetrics withLedger(LedgerClient ledger) {
-    this.usage = new LedgerUsageGauges(ledger, registry);
+    return withLedger(ledger, 0);
+  }
+
+  /** As above, with per-subject series for the {@code subjectSeries} biggest spenders (0: none). */
+  public GatewayMetrics withLedger(LedgerClient ledger, int subjectSeries) {
+    this.usage = new LedgerUsageGauges(ledger, registry, subjectSeries);
     return this;
   }
 

@@ -19,11 +19,13 @@ import java.util.function.ToLongFunction;
  * {@code /metrics} is scraped (the same numbers as {@code GET /usage}):
  * {@code gateway_cap_limit_usd}, {@code gateway_cap_spent_usd}, {@code gateway_cap_reserved_usd},
  * {@code gateway_cap_remaining_usd} with tags {@code cap}, {@code subject} (brand or preview id,
- * empty for global and pool caps), {@code window}; and {@code gateway_ledger_open_reservations}.
+ * empty for global and pool caps; per-subject series only for the configured number of biggest
+ * spenders, none by default), {@code window}; and {@code gateway_ledger_open_reservations}.
  * Windows that ended drop out at the next scrape.
  */
 public final class LedgerUsageGauges {
   private final LedgerClient ledger;
+  private final int subjectSeries;
   private final MultiGauge limit;
   private final MultiGauge spent;
   private final MultiGauge reserved;
@@ -31,7 +33,17 @@ public final class LedgerUsageGauges {
   private final AtomicInteger open = new AtomicInteger();
 
   public LedgerUsageGauges(LedgerClient ledger, MeterRegistry registry) {
+    this(ledger, registry, 0);
+  }
+
+  /**
+   * @param subjectSeries per-brand/preview series for at most this many subjects, the biggest
+   *     spenders ({@code gateway.metrics-subject-series}); 0: global and pool caps only, so the number
+   *     of series stays fixed however many brands and preview ids call
+   */
+  public LedgerUsageGauges(LedgerClient ledger, MeterRegistry registry, int subjectSeries) {
     this.ledger = ledger;
+    this.subjectSeries = subjectSeries;
     this.limit = gauge(registry, "gateway.cap.limit", "Cap limit in its window");
     this.spent = gauge(registry, "gateway.cap.spent", "Settled spend in the cap window");
     this.reserved = gauge(registry, "gateway.cap.reserved", "Worst case held by open reservations in the cap window");
@@ -46,7 +58,7 @@ public final class LedgerUsageGauges {
 
   /** Asks the ledger for its usage and updates the gauges; completes (also on failure) when done. */
   public CompletionStage<Void> refresh() {
-    return ledger.usage(Optional.empty()).handle((usage, failure) -> {
+    return ledger.usage(Optional.empty(), subjectSeries).handle((usage, failure) -> {
       if (failure == null) {
         update(usage);
       }

@@ -144,8 +144,14 @@ class MetricsRoutesTest {
     assertTrue(after.containsKey("gateway_ledger_journal_write_seconds_bucket{le=\"+Inf\"}"));
 
     String today = CapWindows.dayKey(Instant.now());
-    assertEquals(0.40, value(after, "gateway_cap_spent_usd{cap=\"brand_daily\",subject=\"m1\",window=\"" + today + "\"}"), 1e-9);
-    assertEquals(0.60, value(after, "gateway_cap_remaining_usd{cap=\"brand_daily\",subject=\"m1\",window=\"" + today + "\"}"), 1e-9);
+    String m1Daily = "{cap=\"brand_daily\",subject=\"m1\",window=\"" + today + "\"}";
+    // Per-brand series are off by default (every brand would be a label value for ever)...
+    assertFalse(after.containsKey("gateway_cap_spent_usd" + m1Daily), after.keySet().toString());
+    // ...and on for the biggest spenders when asked for.
+    Map<String, Double> top = PrometheusText.parse(
+        new GatewayMetrics().withLedger(client, 5).scrape().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(0.40, value(top, "gateway_cap_spent_usd" + m1Daily), 1e-9);
+    assertEquals(0.60, value(top, "gateway_cap_remaining_usd" + m1Daily), 1e-9);
     assertEquals(40.0, value(after, "gateway_cap_limit_usd{cap=\"global_daily\",subject=\"\",window=\"" + today + "\"}"), 1e-9);
     assertEquals(0.0, value(after, "gateway_ledger_open_reservations"));
   }

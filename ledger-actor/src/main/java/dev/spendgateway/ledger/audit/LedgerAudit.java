@@ -147,7 +147,8 @@ public final class LedgerAudit {
 
   /** {@code /usage} of the replayed state as of {@code at}. */
   public Usage usage(Instant at) {
-    return state.usage(Optional.empty(), at, limits);
+    // Offline, for an operator's audit: every active subject, not only the top spenders /usage lists.
+    return state.usage(Optional.empty(), Integer.MAX_VALUE, at, limits);
   }
 
   public long events() {

@@ -24,9 +24,9 @@ public final class UsageReport {
   }
 
   @JsonInclude(JsonInclude.Include.ALWAYS)
-  public record UsageJson(List<CapJson> caps, int openReservations) {
+  public record UsageJson(List<CapJson> caps, int openReservations, int activeSubjects) {
     public static UsageJson of(Usage u) {
-      return new UsageJson(u.caps().stream().map(CapJson::of).toList(), u.openReservations());
+      return new UsageJson(u.caps().stream().map(CapJson::of).toList(), u.openReservations(), u.activeSubjects());
     }
   }
 
