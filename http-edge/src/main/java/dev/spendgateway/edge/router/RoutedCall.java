@@ -42,6 +42,7 @@ import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
 import dev.spendgateway.upstream.translate.ChatToMessages;
 import dev.spendgateway.upstream.translate.MessagesToChat;
+import dev.spendgateway.upstream.translate.OpenAiChunks;
 import dev.spendgateway.upstream.translate.TranslationError;
 import dev.spendgateway.upstream.usage.ApiKind;
 import java.time.Duration;
