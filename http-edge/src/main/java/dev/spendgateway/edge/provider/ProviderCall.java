@@ -175,7 +175,14 @@ final class ProviderCall {
       UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
       return services.upstream()
           .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
-          .thenCompose(this::onUpstream);
+          .thenCompose(this::onUpstream)
+          .whenComplete((answer, failure) -> {
+            if (failure != null) {
+              // A failure inside the gateway: the request may have gone out, so the worst case stays
+              // (a no-op when a path already ended the attempt).
+              held.end(new UpstreamOutcome.NoAnswer("internal"), 500);
+            }
+          });
     }
 
     private CompletionStage<HttpResponse> onUpstream(UpstreamResult result) {

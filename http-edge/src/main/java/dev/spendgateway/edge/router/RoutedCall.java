@@ -344,7 +344,15 @@ final class RoutedCall {
                 .whenComplete((r, e) -> raw.complete(r)),
             RoutedCall::isProviderFailure)
         .handle((result, failure) -> failure == null ? onUpstream(run, result) : onBreakerFailure(run, raw, failure))
-        .thenCompose(s -> s);
+        .thenCompose(s -> s)
+        .whenComplete((answer, failure) -> {
+          if (failure != null) {
+            // A failure inside the gateway: the request may have gone out, so the worst case stays
+            // (a no-op when a path already ended the attempt).
+            run.permit().close();
+            end(run, new UpstreamOutcome.NoAnswer("internal"), 500);
+          }
+        });
   }
 
   /** Per attempt, for {@code /metrics}: the upstream's status (or failure) by provider and model. */
