@@ -2,15 +2,14 @@ package dev.spendgateway.edge.router;
 
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
-import dev.spendgateway.edge.body.CallerJson;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.call.BudgetRefusal;
 import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.CallerJsonBody;
 import dev.spendgateway.edge.call.Settlement;
 import dev.spendgateway.edge.call.UpstreamOutcome;
 import dev.spendgateway.edge.errors.GatewayErrors;
@@ -160,9 +159,7 @@ final class RoutedCall {
       return CallerBodies.discard(request.entity(), rc.services().materializer())
           .thenApply(drained -> withCallHeaders(refused));
     }
-    long limit = rc.services().policy().limits().maxBodyBytes();
-    return CallerBodies.readStrict(
-            request.entity(), limit, rc.services().bodyReadTimeout().toMillis(), rc.services().materializer())
+    return CallerJsonBody.read(request.entity(), rc.services())
         .thenCompose(this::withBody)
         .exceptionally(this::internalError)
         .thenApply(this::withCallHeaders);
@@ -170,24 +167,11 @@ final class RoutedCall {
 
   // --- preparing the call ---------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> withBody(CallerBodies.Body body) {
-    if (body instanceof CallerBodies.TooLarge tooLarge) {
-      return done(callError(413, "invalid_request_error",
-          "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "body", "policy:max_body_bytes"));
+  private CompletionStage<HttpResponse> withBody(CallerJsonBody.Read body) {
+    if (body instanceof CallerJsonBody.Refused refused) {
+      return done(callError(refused.status(), "invalid_request_error", refused.message(), refused.field(), refused.errorClass()));
     }
-    if (body instanceof CallerBodies.Unreadable unreadable) {
-      return done(callError(unreadable.status(), "invalid_request_error", unreadable.message(), "body", "policy:" + unreadable.rule()));
-    }
-    JsonNode json;
-    try {
-      json = CallerJson.parse(((CallerBodies.Read) body).bytes());
-    } catch (JsonProcessingException e) {
-      return done(callError(400, "invalid_request_error",
-          "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", "body", "policy:json"));
-    }
-    if (!(json instanceof ObjectNode object)) {
-      return done(callError(400, "invalid_request_error", "The request body must be a JSON object.", "body", "policy:json"));
-    }
+    ObjectNode object = ((CallerJsonBody.Json) body).object();
     chatRequest = object;
     String name = object.path("model").asText("");
     Optional<RoutingProfile> found = rc.profiles().find(name);
