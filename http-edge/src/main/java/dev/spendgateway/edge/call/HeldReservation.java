@@ -95,6 +95,7 @@ public final class HeldReservation {
       if (failure == null) {
         result.complete(LedgerClose.of(reply, asked, micros, heldMicros));
       } else if (attempt < MAX_ASKS) {
+        // Only on an unanswered ask (rare): the JDK's delayed executor needs no scheduler handed in.
         Executor later = CompletableFuture.delayedExecutor(backoff(attempt).toMillis(), TimeUnit.MILLISECONDS);
         later.execute(() -> ask(close, asked, micros, attempt + 1, result));
       } else {
