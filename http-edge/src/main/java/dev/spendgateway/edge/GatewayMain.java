@@ -86,6 +86,9 @@ public final class GatewayMain {
           "binding {} — reachable beyond this machine; the gateway holds real provider keys, make sure that is intended",
           settings.host());
     }
+    // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a provider's
+    // response start) is not fatal, but the operator should see the value actually used.
+    settings.startupWarnings().forEach(warning -> log.warn("{}", warning));
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "gateway", config);
     installSignalHandlers(system);
     if (simulator != null) {

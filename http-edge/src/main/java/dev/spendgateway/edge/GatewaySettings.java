@@ -14,9 +14,23 @@ import java.util.Optional;
  *     means those routes are off
  * @param shutdownDrain how long SIGTERM waits for in-flight calls
  * @param readinessTimeout how long /readyz waits on the ledger before answering 503
+ * @param timeouts the timers on a provider call's path, checked at start; empty when the config
+ *     holds only the edge's part (tests of the edge alone)
  */
 public record GatewaySettings(
-    String host, int port, String token, String adminToken, Duration shutdownDrain, Duration readinessTimeout) {
+    String host,
+    int port,
+    String token,
+    String adminToken,
+    Duration shutdownDrain,
+    Duration readinessTimeout,
+    Optional<TimeoutBudget> timeouts) {
+
+  /** Settings with no provider call path to check. */
+  public GatewaySettings(
+      String host, int port, String token, String adminToken, Duration shutdownDrain, Duration readinessTimeout) {
+    this(host, port, token, adminToken, shutdownDrain, readinessTimeout, Optional.empty());
+  }
 
   public static GatewaySettings fromConfig(Config config) {
     Config c = config.getConfig("gateway");
@@ -26,7 +40,8 @@ public record GatewaySettings(
         c.getString("token"),
         c.getString("admin-token"),
         c.getDuration("shutdown-drain"),
-        c.getDuration("readiness-timeout"));
+        c.getDuration("readiness-timeout"),
+        TimeoutBudget.fromConfig(config));
   }
 
   public boolean hasToken() {
@@ -41,7 +56,8 @@ public record GatewaySettings(
   /**
    * Why the gateway must not start with these settings, as the one line to print; empty when it
    * may. The admin token must differ from the caller token: every caller holds that one, and the
-   * admin routes can credit away every cap.
+   * admin routes can credit away every cap. The timers on a provider call's path must fit together
+   * ({@link TimeoutBudget}): a timer shorter than what it must cover cuts calls the provider bills.
    *
    * @param demo {@code --demo} generates its own tokens, so a missing caller token is no problem there
    */
@@ -54,7 +70,15 @@ public record GatewaySettings(
       return Optional.of("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN; the operator's token must be a different "
           + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
     }
-    return Optional.empty();
+    return timeouts.flatMap(TimeoutBudget::startupProblem);
+  }
+
+  /**
+   * What the gateway adjusts itself rather than refusing (one line each, for a start-up warning):
+   * today a breaker call-timeout shorter than a provider's response-start-timeout.
+   */
+  public java.util.List<String> startupWarnings() {
+    return timeouts.map(TimeoutBudget::raised).orElse(java.util.List.of());
   }
 
   /** Whether the bind address reaches beyond this machine (worth a warning: we hold real keys). */

@@ -10,7 +10,8 @@ import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Reads a caller's request body into memory with a hard limit and a deadline, so a body the gateway
+ * Reads a caller's request body into memory with a hard limit (the route's own: JSON 4 MiB, a
+ * transcription form the policy's file limit plus its framing) and a deadline, so a body the gateway
  * cannot take is refused in the caller's error shape (not Pekko's plain text, not a 500): over the
  * limit a 413 before it is buffered, broken framing a 400, not finished in time a 408. Shared by the
  * pass-through routes, the failover router and the gateway's own API.
@@ -59,9 +60,11 @@ public final class CallerBodies {
           .completionStage()
           .handle((done, failure) -> (Body) new TooLarge(limitBytes));
     }
+    // The route's own limit goes to toStrict too: without it toStrict stops at Pekko's
+    // max-to-strict-bytes (8 MiB) and a 10 MiB upload the policy allows fails like a cut body.
     return entity
         .withSizeLimit(limitBytes)
-        .toStrict(timeoutMillis, materializer)
+        .toStrict(timeoutMillis, limitBytes, materializer)
         .<Body>thenApply(strict -> new Read(strict.getData()))
         .exceptionally(failure -> refusalOrRethrow(failure, limitBytes, timeoutMillis));
   }

@@ -76,7 +76,10 @@ class SecurityTest {
         "gateway.token", ODD_TOKEN,
         "gateway.header-read-timeout", "1s",
         "gateway.body-read-timeout", "2s",
-        "pekko.http.server.idle-timeout", "4s"));
+        "pekko.http.server.idle-timeout", "4s",
+        // The server's idle timeout must cover the providers' silences (checked at start): scaled too.
+        "providers.openai.idle-timeout", "3s",
+        "providers.anthropic.idle-timeout", "3s"));
   }
 
   @AfterAll

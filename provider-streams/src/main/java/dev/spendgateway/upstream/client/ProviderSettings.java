@@ -17,6 +17,8 @@ import java.util.Set;
  * @param allowedBetas {@code anthropic-beta} values a caller may switch on (Anthropic)
  * @param forwardHeaders the caller headers (lower-case names, exact: no prefixes) sent on to this
  *     provider; everything else stays home
+ * @param keepAliveTimeout how long a pooled connection may sit unused before the gateway closes it;
+ *     below the provider's own idle close, so a connection it already closed is never reused
  */
 public record ProviderSettings(
     Provider provider,
@@ -29,9 +31,13 @@ public record ProviderSettings(
     int maxOpenRequests,
     String anthropicVersion,
     Set<String> allowedBetas,
-    Set<String> forwardHeaders) {
+    Set<String> forwardHeaders,
+    Duration keepAliveTimeout) {
 
   public static final String DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
+
+  /** {@code keep-alive-timeout}'s default: below the 60 s and more after which providers close. */
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(30);
 
   /** A header name as HTTP spells it, lower-case; no wildcard can slip into the allow-list. */
   private static final java.util.regex.Pattern HEADER_NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
@@ -72,6 +78,26 @@ public record ProviderSettings(
       }
     }
     forwardHeaders = Set.copyOf(forwardHeaders);
+    if (keepAliveTimeout.isNegative() || keepAliveTimeout.isZero()) {
+      throw new IllegalArgumentException(provider.wireName() + ".keep-alive-timeout must be > 0");
+    }
+  }
+
+  /** With the default {@link #DEFAULT_KEEP_ALIVE_TIMEOUT}. */
+  public ProviderSettings(
+      Provider provider,
+      String baseUrl,
+      Optional<Secret> apiKey,
+      Duration connectTimeout,
+      Duration responseStartTimeout,
+      Duration idleTimeout,
+      int maxConnections,
+      int maxOpenRequests,
+      String anthropicVersion,
+      Set<String> allowedBetas,
+      Set<String> forwardHeaders) {
+    this(provider, baseUrl, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
+        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders, DEFAULT_KEEP_ALIVE_TIMEOUT);
   }
 
   /** Reads one provider block, e.g. {@code config.getConfig("providers.openai")}. */
@@ -87,7 +113,8 @@ public record ProviderSettings(
         c.getInt("max-open-requests"),
         c.hasPath("default-version") ? c.getString("default-version") : DEFAULT_ANTHROPIC_VERSION,
         c.hasPath("allowed-betas") ? Set.copyOf(c.getStringList("allowed-betas")) : Set.of(),
-        Set.copyOf(c.getStringList("forward-headers")));
+        Set.copyOf(c.getStringList("forward-headers")),
+        c.hasPath("keep-alive-timeout") ? c.getDuration("keep-alive-timeout") : DEFAULT_KEEP_ALIVE_TIMEOUT);
   }
 
   public boolean isTls() {
@@ -98,7 +125,7 @@ public record ProviderSettings(
   public ProviderSettings withBaseUrl(String url) {
     return new ProviderSettings(
         provider, url, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
-        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders);
+        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders, keepAliveTimeout);
   }
 
   /** A copy with another response-start timeout (and an idle timeout at least as long). */
@@ -106,6 +133,6 @@ public record ProviderSettings(
     Duration idle = idleTimeout.compareTo(timeout) < 0 ? timeout : idleTimeout;
     return new ProviderSettings(
         provider, baseUrl, apiKey, connectTimeout, timeout, idle, maxConnections, maxOpenRequests,
-        anthropicVersion, allowedBetas, forwardHeaders);
+        anthropicVersion, allowedBetas, forwardHeaders, keepAliveTimeout);
   }
 }

@@ -6,6 +6,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import org.apache.pekko.stream.BufferOverflowException;
 import org.apache.pekko.stream.StreamLimitReachedException;
 import org.apache.pekko.stream.StreamTcpException;
@@ -15,16 +16,32 @@ import org.apache.pekko.stream.StreamTcpException;
  * UpstreamResult.ConnectionFailed}. Exception <em>messages</em> are never used: they can hold
  * URLs, host names or, from careless libraries, header values.
  *
- * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_failed}, {@code
- * pool_overflow} (the provider's pool queue is full: answer "try later"), {@code idle_timeout},
- * {@code response_start_timeout}, {@code connection_closed}, {@code connection_lost}, {@code drain_timeout}, {@code
- * too_large}, otherwise {@code error:<SimpleClassName>}.
+ * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_handshake_failed}, {@code
+ * tls_failed}, {@code pool_overflow} (the provider's pool queue is full: answer "try later"),
+ * {@code idle_timeout}, {@code response_start_timeout}, {@code max_call_duration}, {@code
+ * connection_closed}, {@code connection_lost}, {@code drain_timeout}, {@code too_large}, otherwise
+ * {@code error:<SimpleClassName>}.
  */
 public final class SafeErrors {
 
   public static final String RESPONSE_START_TIMEOUT = "response_start_timeout";
   public static final String POOL_OVERFLOW = "pool_overflow";
   public static final String CONNECT_FAILED = "connect_failed";
+
+  /**
+   * The TLS handshake failed: no request byte can have been sent (HTTP is written only over an
+   * established session), so the call is free and may be retried once.
+   */
+  public static final String TLS_HANDSHAKE_FAILED = "tls_handshake_failed";
+
+  /**
+   * Any other TLS failure (a bad record, an alert, a close_notify mid-answer): it can happen after
+   * the request went out, so the provider may bill it and the caller keeps the worst case.
+   */
+  public static final String TLS_FAILED = "tls_failed";
+
+  /** The call outlived {@code providers.max-call-duration} and was cut; kept at the worst case. */
+  public static final String MAX_CALL_DURATION = "max_call_duration";
 
   /**
    * The TCP connection broke after it was open (reset, closed mid-request): the request may have
@@ -47,11 +64,15 @@ public final class SafeErrors {
   /** The safe class of {@code error}, looking through its cause chain. */
   public static String classify(Throwable error) {
     Throwable e = unwrap(error);
-    // A refused connect surfaces as a StreamTcpException wrapping a ConnectException; only the
-    // inner one says nothing was sent, so look for it through the whole chain first.
+    // A refused connect surfaces as a StreamTcpException wrapping a ConnectException, a failed
+    // handshake may be wrapped too; only the inner one says nothing was sent, so look for them
+    // through the whole chain first.
     for (Throwable c = e; c != null; c = c.getCause()) {
       if (c instanceof ConnectException) {
         return CONNECT_FAILED;
+      }
+      if (c instanceof SSLHandshakeException) {
+        return TLS_HANDSHAKE_FAILED;
       }
     }
     String fallback = "error:" + e.getClass().getSimpleName();
@@ -69,8 +90,12 @@ public final class SafeErrors {
     if (e instanceof UnknownHostException) {
       return "dns_failed";
     }
+    if (e instanceof MaxCallDurationExceeded) {
+      return MAX_CALL_DURATION;
+    }
+    // Only a handshake failure (found above) proves nothing was sent; any other may come after.
     if (e instanceof SSLException) {
-      return "tls_failed";
+      return TLS_FAILED;
     }
     if (e instanceof BufferOverflowException) {
       return POOL_OVERFLOW;

@@ -1,21 +1,28 @@
 package dev.spendgateway.upstream.client;
 
 import dev.spendgateway.policy.catalog.Provider;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.event.LoggingAdapter;
+import org.apache.pekko.http.javadsl.ClientTransport;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.settings.ClientConnectionSettings;
 import org.apache.pekko.http.javadsl.settings.ConnectionPoolSettings;
+import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.SharedKillSwitch;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +37,16 @@ import org.slf4j.LoggerFactory;
  * ({@link UpstreamEncoding}), so the caller and the usage tap read the same plain bytes. Pools never retry (max-retries 0: POST is not idempotent,
  * and retries belong to the failover router with its budget).
  *
+ * <p>Two exceptions to "never retry", both provably free: a request whose connection was refused or
+ * whose TLS handshake failed never left the gateway, so it is sent once more when its body is in
+ * memory ({@link UpstreamBody.Strict}; a streamed upload cannot be replayed).
+ *
+ * <p>Timers: the response headers must come within {@code response-start-timeout}; a silent
+ * connection is closed after {@code idle-timeout}; the whole call, body included, is cut at {@code
+ * providers.max-call-duration} (the body fails with {@link MaxCallDurationExceeded}), so it ends
+ * before the ledger would expire its reservation. A pooled connection unused for {@code
+ * keep-alive-timeout} is closed rather than reused after the provider dropped it.
+ *
  * <p>Thread-safe; create one per actor system: {@code UpstreamClient.create(system, settings)}.
  */
 public final class UpstreamClient {
@@ -42,20 +59,27 @@ public final class UpstreamClient {
   private final Materializer materializer;
   private final LoggingAdapter poolLog;
   private final Map<Provider, Pool> pools = new EnumMap<>(Provider.class);
+  private final Optional<ClientTransport> transport;
 
-  private UpstreamClient(ActorSystem<?> system, UpstreamSettings settings) {
+  private UpstreamClient(ActorSystem<?> system, UpstreamSettings settings, Optional<ClientTransport> transport) {
     this.system = system;
     this.settings = settings;
     this.http = Http.get(system);
     this.materializer = Materializer.matFromSystem(system);
     this.poolLog = system.classicSystem().log();
+    this.transport = transport;
     for (Provider provider : Provider.values()) {
       pools.put(provider, pool(settings.provider(provider)));
     }
   }
 
   public static UpstreamClient create(ActorSystem<?> system, UpstreamSettings settings) {
-    return new UpstreamClient(system, settings);
+    return new UpstreamClient(system, settings, Optional.empty());
+  }
+
+  /** With another way to open connections (tests: a connect refused on purpose). */
+  static UpstreamClient create(ActorSystem<?> system, UpstreamSettings settings, ClientTransport transport) {
+    return new UpstreamClient(system, settings, Optional.of(transport));
   }
 
   public UpstreamSettings settings() {
@@ -76,11 +100,34 @@ public final class UpstreamClient {
     if (!path.startsWith("/")) {
       throw new IllegalArgumentException("path must start with /");
     }
+    CallDeadline deadline = CallDeadline.startingNow(settings.maxCallDuration());
+    return attempt(provider, path, request, deadline)
+        .thenCompose(result -> sendAgainIfNeverSent(provider, path, request, deadline, result));
+  }
+
+  /**
+   * The one retry: a refused connect or a failed TLS handshake proves the provider never saw the
+   * request (free, and not billed), so an in-memory body is sent once more at once.
+   */
+  private CompletionStage<UpstreamResult> sendAgainIfNeverSent(
+      Provider provider, String path, UpstreamRequest request, CallDeadline deadline, UpstreamResult first) {
+    if (first instanceof UpstreamResult.ConnectionFailed failed
+        && failed.isRetryableNeverSent()
+        && request.body() instanceof UpstreamBody.Strict) {
+      LOG.info("upstream call never sent provider={} error={}; sending it once more",
+          provider.wireName(), failed.safeErrorClass());
+      return attempt(provider, path, request, deadline);
+    }
+    return CompletableFuture.completedFuture(first);
+  }
+
+  private CompletionStage<UpstreamResult> attempt(
+      Provider provider, String path, UpstreamRequest request, CallDeadline deadline) {
     Pool pool = pools.get(provider);
     CompletableFuture<UpstreamResult> result = new CompletableFuture<>();
-    Cancellable timer = startResponseTimer(pool, result);
+    Cancellable timer = startResponseTimer(pool, deadline, result);
     http.singleRequest(toHttpRequest(pool, path, request), pool.https(), pool.settings(), poolLog)
-        .whenComplete((response, error) -> onResponse(provider, timer, result, response, error));
+        .whenComplete((response, error) -> onResponse(provider, deadline, timer, result, response, error));
     return result;
   }
 
@@ -93,16 +140,25 @@ public final class UpstreamClient {
         .withEntity(UpstreamBody.toEntity(request.body()));
   }
 
-  private Cancellable startResponseTimer(Pool pool, CompletableFuture<UpstreamResult> result) {
-    Runnable expire =
-        () -> result.complete(new UpstreamResult.ConnectionFailed(SafeErrors.RESPONSE_START_TIMEOUT));
+  /**
+   * The headers must come within the provider's response-start-timeout, and within what is left of
+   * the call's max duration when that is sooner (a retried call has used some of it).
+   */
+  private Cancellable startResponseTimer(
+      Pool pool, CallDeadline deadline, CompletableFuture<UpstreamResult> result) {
+    Duration responseStart = pool.config().responseStartTimeout();
+    Duration left = deadline.left();
+    String errorClass =
+        left.compareTo(responseStart) < 0 ? SafeErrors.MAX_CALL_DURATION : SafeErrors.RESPONSE_START_TIMEOUT;
+    Runnable expire = () -> result.complete(new UpstreamResult.ConnectionFailed(errorClass));
     return system
         .scheduler()
-        .scheduleOnce(pool.config().responseStartTimeout(), expire, system.executionContext());
+        .scheduleOnce(left.compareTo(responseStart) < 0 ? left : responseStart, expire, system.executionContext());
   }
 
   private void onResponse(
       Provider provider,
+      CallDeadline deadline,
       Cancellable timer,
       CompletableFuture<UpstreamResult> result,
       HttpResponse response,
@@ -115,18 +171,45 @@ public final class UpstreamClient {
       return;
     }
     HttpResponse readable = UpstreamEncoding.decoded(response, materializer);
-    if (!result.complete(responded(readable))) {
+    if (!result.complete(responded(readable, deadline))) {
       LOG.warn("upstream response after timeout provider={} discarded", provider.wireName());
       readable.discardEntityBytes(materializer);
     }
   }
 
-  private static UpstreamResult.Responded responded(HttpResponse response) {
+  private UpstreamResult.Responded responded(HttpResponse response, CallDeadline deadline) {
     return new UpstreamResult.Responded(
         response.status().intValue(),
         HeaderPolicy.passedBackResponseHeaders(response.getHeaders()),
         response.entity().getContentType(),
-        response.entity().getDataBytes());
+        cutAtDeadline(response.entity().getDataBytes(), deadline));
+  }
+
+  /**
+   * The body, failed with {@link MaxCallDurationExceeded} (and its connection closed) if it is still
+   * flowing when the call's max duration runs out. The timer is cancelled when the body ends,
+   * however it ends.
+   */
+  private Source<ByteString, ?> cutAtDeadline(Source<ByteString, ?> body, CallDeadline deadline) {
+    SharedKillSwitch cut = KillSwitches.shared("max-call-duration");
+    Cancellable timer =
+        system.scheduler().scheduleOnce(
+            deadline.left(), () -> cut.abort(new MaxCallDurationExceeded(deadline.limit())), system.executionContext());
+    return body.via(cut.flow()).watchTermination((mat, done) -> done.whenComplete((d, e) -> timer.cancel()));
+  }
+
+  /** When a call started and how long it may last, across its (at most two) attempts. */
+  private record CallDeadline(long startNanos, Duration limit) {
+    static CallDeadline startingNow(Duration limit) {
+      return new CallDeadline(System.nanoTime(), limit);
+    }
+
+    /** What is left of the limit, never negative. */
+    Duration left() {
+      Duration used = Duration.ofNanos(System.nanoTime() - startNanos);
+      Duration left = limit.minus(used);
+      return left.isNegative() ? Duration.ZERO : left;
+    }
   }
 
   private Pool pool(ProviderSettings p) {
@@ -141,7 +224,11 @@ public final class UpstreamClient {
             .withConnectionSettings(connection)
             .withMaxConnections(p.maxConnections())
             .withMaxOpenRequests(p.maxOpenRequests())
+            .withKeepAliveTimeout(p.keepAliveTimeout())
             .withMaxRetries(0);
+    if (transport.isPresent()) {
+      poolSettings = poolSettings.withTransport(transport.get());
+    }
     if (p.apiKey().isEmpty()) {
       LOG.warn("no API key configured for provider={}; calls go out without one", p.provider().wireName());
     }

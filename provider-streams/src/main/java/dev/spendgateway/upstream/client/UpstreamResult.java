@@ -53,16 +53,26 @@ public sealed interface UpstreamResult {
 
     private static final java.util.Set<String> NEVER_SENT =
         java.util.Set.of(
-            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, "dns_failed", "tls_failed");
+            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, "dns_failed", SafeErrors.TLS_HANDSHAKE_FAILED);
 
     /**
      * Whether the request may have reached the provider (and been billed): false only for
-     * failures before any byte was sent (connect, DNS, TLS, full pool) — those settle at 0. A
-     * response-start timeout or a connection lost mid-request may have been processed: keep the
-     * worst case.
+     * failures provably before any byte was sent (a refused connect, DNS, a failed TLS handshake, a
+     * full pool) — those settle at 0. Any other TLS error, a response-start timeout or a connection
+     * lost mid-request may have been processed: keep the worst case.
      */
     public boolean mayHaveReachedProvider() {
       return !NEVER_SENT.contains(safeErrorClass);
+    }
+
+    /**
+     * Whether the same request may be sent once more: only when the connection was refused or its
+     * TLS handshake failed (nothing reached the provider). DNS failures and a full pool are not
+     * retried: a second try at once would meet the same answer.
+     */
+    public boolean isRetryableNeverSent() {
+      return SafeErrors.CONNECT_FAILED.equals(safeErrorClass)
+          || SafeErrors.TLS_HANDSHAKE_FAILED.equals(safeErrorClass);
     }
   }
 }

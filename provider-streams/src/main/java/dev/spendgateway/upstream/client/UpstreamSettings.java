@@ -13,13 +13,25 @@ import java.time.Duration;
  * @param drainTimeout {@code providers.drain-timeout}
  * @param maxResponseBytes {@code providers.max-response-bytes}
  * @param sseLimits {@code providers.max-sse-line-bytes} and {@code max-sse-event-bytes}
+ * @param maxCallDuration {@code providers.max-call-duration}: from sending the request to the
+ *     answer's last byte; past it the call is cut ({@link SafeErrors#MAX_CALL_DURATION})
  */
 public record UpstreamSettings(
     ProviderSettings openai,
     ProviderSettings anthropic,
     Duration drainTimeout,
     long maxResponseBytes,
-    SseLimits sseLimits) {
+    SseLimits sseLimits,
+    Duration maxCallDuration) {
+
+  /** {@code providers.max-call-duration}'s default (see conf/providers.conf for the rule it obeys). */
+  public static final Duration DEFAULT_MAX_CALL_DURATION = Duration.ofMinutes(13);
+
+  public UpstreamSettings {
+    if (maxCallDuration.isNegative() || maxCallDuration.isZero()) {
+      throw new IllegalArgumentException("providers.max-call-duration must be > 0");
+    }
+  }
 
   /** Reads {@code providers.*} from the application's root config (already resolved). */
   public static UpstreamSettings fromConfig(Config root) {
@@ -31,7 +43,8 @@ public record UpstreamSettings(
         p.getBytes("max-response-bytes"),
         new SseLimits(
             Math.toIntExact(p.getBytes("max-sse-line-bytes")),
-            Math.toIntExact(p.getBytes("max-sse-event-bytes"))));
+            Math.toIntExact(p.getBytes("max-sse-event-bytes"))),
+        p.hasPath("max-call-duration") ? p.getDuration("max-call-duration") : DEFAULT_MAX_CALL_DURATION);
   }
 
   public ProviderSettings provider(Provider provider) {
@@ -44,12 +57,16 @@ public record UpstreamSettings(
   /** A copy with one provider's settings replaced. */
   public UpstreamSettings with(ProviderSettings settings) {
     return switch (settings.provider()) {
-      case OPENAI -> new UpstreamSettings(settings, anthropic, drainTimeout, maxResponseBytes, sseLimits);
-      case ANTHROPIC -> new UpstreamSettings(openai, settings, drainTimeout, maxResponseBytes, sseLimits);
+      case OPENAI -> new UpstreamSettings(settings, anthropic, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
+      case ANTHROPIC -> new UpstreamSettings(openai, settings, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
     };
   }
 
   public UpstreamSettings withDrainTimeout(Duration timeout) {
-    return new UpstreamSettings(openai, anthropic, timeout, maxResponseBytes, sseLimits);
+    return new UpstreamSettings(openai, anthropic, timeout, maxResponseBytes, sseLimits, maxCallDuration);
+  }
+
+  public UpstreamSettings withMaxCallDuration(Duration duration) {
+    return new UpstreamSettings(openai, anthropic, drainTimeout, maxResponseBytes, sseLimits, duration);
   }
 }

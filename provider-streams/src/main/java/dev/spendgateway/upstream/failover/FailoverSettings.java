@@ -10,6 +10,14 @@ import java.util.Optional;
 /**
  * The {@code failover} block of conf/profiles.conf (every key documented there), read once at start.
  * Each building block takes the part it needs.
+ *
+ * <p>The breaker's {@code call-timeout} times a call up to its response headers, and a non-streamed
+ * answer's headers come only after the whole generation — up to the provider's {@code
+ * response-start-timeout}. A shorter breaker would count a long answer as a provider failure and
+ * fail it over while the first generation still bills, so when the config holds the {@code
+ * providers} block the call-timeout is raised to the longest response-start-timeout plus {@link
+ * #BREAKER_MARGIN} (the edge's startup check refuses such a config first; this keeps every other
+ * user of these settings safe too).
  */
 public record FailoverSettings(
     RetryPolicy retryPolicy,
@@ -23,6 +31,25 @@ public record FailoverSettings(
 
   public FailoverSettings {
     budgets = Map.copyOf(budgets);
+  }
+
+  /** Added to the longest response-start-timeout: the upstream's own timer then ends a silent call first. */
+  public static final Duration BREAKER_MARGIN = Duration.ofSeconds(10);
+
+  /**
+   * The longest {@code providers.<provider>.response-start-timeout} in {@code config}, empty when it
+   * has no {@code providers} block (a config of the failover block alone).
+   */
+  static Optional<Duration> longestResponseStart(Config config) {
+    Optional<Duration> longest = Optional.empty();
+    for (Provider provider : Provider.values()) {
+      String key = "providers." + provider.wireName() + ".response-start-timeout";
+      if (config.hasPath(key)) {
+        Duration d = config.getDuration(key);
+        longest = longest.filter(l -> l.compareTo(d) >= 0).or(() -> Optional.of(d));
+      }
+    }
+    return longest;
   }
 
   public static FailoverSettings fromConfig(Config config) {
@@ -52,6 +79,7 @@ public record FailoverSettings(
             f.getDuration("breaker.call-timeout"),
             f.getDuration("breaker.reset-timeout"),
             f.getDuration("breaker.max-reset-timeout"));
+    breaker = longestResponseStart(config).map(breaker::coveringResponseStart).orElse(breaker);
     AdmissionPools.Settings admission =
         new AdmissionPools.Settings(
             pools,

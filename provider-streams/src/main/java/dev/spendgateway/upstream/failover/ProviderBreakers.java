@@ -22,8 +22,9 @@ import org.apache.pekko.pattern.CircuitBreakerOpenException;
  *
  * <p>What counts as a failure is the caller's call: pass a predicate on the answer (an HTTP 5xx, 529
  * or exhausted 429 is a failure; a caller error 400 is NOT — the provider is healthy). The call
- * timeout applies to the supplied stage: for streams, complete the stage at the response headers,
- * not at the end of the body.
+ * timeout applies to the supplied stage: complete it at the response headers, never at the end of
+ * the body — a long answer is not a failure — and keep it at least the provider's
+ * response-start-timeout ({@link Settings#coveringResponseStart}).
  */
 public final class ProviderBreakers {
 
@@ -34,6 +35,17 @@ public final class ProviderBreakers {
       if (maxFailures < 1) {
         throw new IllegalArgumentException("breaker.max-failures must be >= 1");
       }
+    }
+
+    /**
+     * These settings with a call-timeout that lets a response start as late as {@code
+     * responseStart} (plus {@link FailoverSettings#BREAKER_MARGIN}); unchanged when it already does.
+     */
+    public Settings coveringResponseStart(Duration responseStart) {
+      Duration floor = responseStart.plus(FailoverSettings.BREAKER_MARGIN);
+      return callTimeout.compareTo(responseStart) >= 0
+          ? this
+          : new Settings(maxFailures, floor, resetTimeout, maxResetTimeout);
     }
   }
 

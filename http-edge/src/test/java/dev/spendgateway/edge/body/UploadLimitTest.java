@@ -1,0 +1,64 @@
+package dev.spendgateway.edge.body;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.RequestEntity;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A caller's body is read up to the route's own limit — never cut at Pekko's in-memory read limit
+ * (max-to-strict-bytes, 8 MiB), which would turn an allowed 10 MiB upload into a "malformed body".
+ * Bodies arrive as the parser hands them over: streamed, with or without a Content-Length.
+ */
+class UploadLimitTest {
+  private static final long MIB = 1024 * 1024;
+  private static final ActorTestKit testKit = ActorTestKit.create();
+  private static final Materializer MAT = Materializer.matFromSystem(testKit.system());
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  /** {@code bytes} in 64 KiB chunks, announced with its length or chunked. */
+  private static RequestEntity streamed(long bytes, boolean withLength) {
+    int chunk = 64 * 1024;
+    Source<ByteString, ?> data = Source.range(1, (int) (bytes / chunk))
+        .map(i -> ByteString.fromArray(new byte[chunk]))
+        .concat(Source.single(ByteString.fromArray(new byte[(int) (bytes % chunk)])));
+    return withLength
+        ? HttpEntities.create(ContentTypes.APPLICATION_OCTET_STREAM, bytes, data)
+        : HttpEntities.createChunked(ContentTypes.APPLICATION_OCTET_STREAM, data);
+  }
+
+  @ParameterizedTest(name = "{0} MiB under a {1} MiB limit, length announced {2}: {3}")
+  @CsvSource({
+      "10, 25, true,  read",
+      "10, 25, false, read",
+      "25, 25, false, read",
+      "9,  4,  true,  too large",
+      "9,  4,  false, too large"
+  })
+  void aBodyIsReadUpToTheRoutesOwnLimit(long mib, long limitMib, boolean withLength, String expected) throws Exception {
+    CallerBodies.Body body = CallerBodies
+        .readStrict(streamed(mib * MIB, withLength), limitMib * MIB, 30_000, MAT)
+        .toCompletableFuture()
+        .get(60, TimeUnit.SECONDS);
+
+    if (expected.equals("read")) {
+      assertEquals(mib * MIB, assertInstanceOf(CallerBodies.Read.class, body, body::toString).bytes().size());
+    } else {
+      assertEquals(limitMib * MIB, assertInstanceOf(CallerBodies.TooLarge.class, body, body::toString).limitBytes());
+    }
+  }
+}
