@@ -56,7 +56,7 @@ public final class Gateway {
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
     ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
         Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
-    this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings);
+    this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
@@ -69,7 +69,8 @@ public final class Gateway {
             CostCalculator.of(limits),
             ledger,
             UpstreamClient.create(system, upstreamSettings),
-            StreamMeter.create(system, upstreamSettings),
+            StreamMeter.create(
+                system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
             clock,
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),

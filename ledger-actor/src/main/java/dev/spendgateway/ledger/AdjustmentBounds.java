@@ -6,6 +6,7 @@ import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Instant;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -44,20 +45,30 @@ public final class AdjustmentBounds {
   private static final Within WITHIN = new Within();
 
   /**
-   * Checks {@code deltaMicros} on {@code lane}/{@code subject} in the windows of {@code at}: first
-   * its size, then, window by window in cap order, that settled spend stays at zero or above.
+   * Checks {@code deltaMicros} on every cap of {@code lane}/{@code subject} in the windows of {@code
+   * at} (a refund on the day of {@code at}): first its size, then, window by window in cap order,
+   * that settled spend stays at zero or above.
    *
    * @param settled the current totals per cap key ({@link Spend#NONE} for a key never used)
    */
   public static Verdict check(Lane lane, String subject, long deltaMicros, Instant at, long maxMicros,
       Function<CapKey, Spend> settled) {
+    return check(CapCheck.keysFor(lane, subject, at), deltaMicros, maxMicros, settled);
+  }
+
+  /**
+   * Checks {@code deltaMicros} on the cap windows {@code moved} (those the adjustment would change):
+   * first its size, then, window by window in the given order, that settled spend stays at zero or
+   * above.
+   */
+  public static Verdict check(List<CapKey> moved, long deltaMicros, long maxMicros, Function<CapKey, Spend> settled) {
     if (deltaMicros > maxMicros || deltaMicros < -maxMicros) {
       return new TooLarge(deltaMicros, maxMicros);
     }
     if (deltaMicros >= 0) {
       return WITHIN;
     }
-    for (CapKey key : CapCheck.keysFor(lane, subject, at)) {
+    for (CapKey key : moved) {
       long spent = settled.apply(key).settledMicros();
       if (spent + deltaMicros < 0) {
         return new BelowZero(key, spent, deltaMicros);

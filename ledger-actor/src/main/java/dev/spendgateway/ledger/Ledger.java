@@ -1,20 +1,26 @@
 package dev.spendgateway.ledger;
 
+import dev.spendgateway.ledger.journal.JournalDurability;
+import dev.spendgateway.ledger.journal.JournalSchema;
 import java.time.Clock;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
 
 /**
  * Starts the ledger. The returned ref is all the edge needs (wrap it in a {@link LedgerClient}); a
  * cluster singleton proxy can replace it later without the edge noticing.
  *
  * <p>Before {@link GlobalBudget} recovers, the plugin's own DDL for the configured database is run
- * with {@link SchemaUtils#createIfNotExists} (each statement is tried and existing objects are left
- * alone, so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
+ * with {@link JournalSchema#createIfNotExists} (each statement is tried and existing objects are
+ * left alone, so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
  * the recovery from the journal are done.
+ *
+ * <p>The ledger answers a command only once its event is durable. With {@code ledger.journal.sync}
+ * on (the shipped default) that means flushed to disk, not just handed to the OS: the journal's
+ * DAO ({@link JournalDurability#DAO}) syncs each group commit before confirming it. A config that
+ * asks for the flush but wires another DAO is refused here rather than silently losing it.
  */
 public final class Ledger {
   public static final String ACTOR_NAME = "ledger";
@@ -39,7 +45,8 @@ public final class Ledger {
 
   private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> behavior(
       ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    JournalDurability.requireConsistent(system.settings().config());
     return ReservationBatcher.create(settings, clock,
-        settings.createSchema() ? () -> SchemaUtils.createIfNotExists(system) : null, observer);
+        settings.createSchema() ? () -> JournalSchema.createIfNotExists(system) : null, observer);
   }
 }

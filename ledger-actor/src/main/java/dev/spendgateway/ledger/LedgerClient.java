@@ -1,11 +1,13 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.Reservation.Owner;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,7 +21,11 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 /**
  * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
  * with the ledger's answer (given only after the event is durable) or fails with a
- * {@code TimeoutException} after the ask timeout ({@code ledger.ask-timeout}).
+ * {@code TimeoutException} after the ask timeout ({@code ledger.ask-timeout}). Every write command
+ * carries that instant as its deadline: the ledger drops a command it reaches later, so a call
+ * answered 503 is not booked afterwards. A reserve, settle or void may also complete at once with
+ * {@link LedgerProtocol.Busy} when the ledger's queue is full (map it to 503 {@code ledger_busy}
+ * with {@code retry-after}).
  *
  * <p>The returned stages are plain {@link CompletableFuture}s completed on {@code executor} (the
  * actor system's dispatcher). Pekko's own ask stage runs every dependent stage asynchronously on
@@ -37,25 +43,31 @@ public final class LedgerClient {
   private final Executor executor;
   private final Duration askTimeout;
   private final Owner owner;
+  private final Clock clock;
 
-  /** The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}. */
+  /** The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}; deadlines on the system clock. */
   public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout) {
-    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY);
+    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC());
   }
 
-  /** @param executor where answers complete, normally {@code system.executionContext()} */
-  private LedgerClient(
-      ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout, Owner owner) {
+  /**
+   * @param executor where answers complete, normally {@code system.executionContext()}
+   * @param clock the ledger's clock: every write command carries the instant its ask times out on
+   *     it as its deadline, and the ledger drops a command it reaches only after that instant
+   */
+  private LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor,
+      Duration askTimeout, Owner owner, Clock clock) {
     this.ledger = ledger;
     this.scheduler = scheduler;
     this.executor = executor;
     this.askTimeout = askTimeout;
     this.owner = owner;
+    this.clock = clock;
   }
 
   /** The same ledger, reserving, settling and voiding as {@code owner}. */
   public LedgerClient actingAs(Owner owner) {
-    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner);
+    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock);
   }
 
   /** Whose reservations this client makes and may close. */
@@ -63,44 +75,59 @@ public final class LedgerClient {
     return owner;
   }
 
+  /** The gateway's client of a ledger running on the system clock. */
   public static LedgerClient of(ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
-    return new LedgerClient(ledger, system.scheduler(), system.executionContext(), settings.askTimeout());
+    return of(system, ledger, settings, Clock.systemUTC());
+  }
+
+  /** The gateway's client of a ledger running on {@code clock} (the one given to {@link Ledger#spawn}). */
+  public static LedgerClient of(
+      ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings, Clock clock) {
+    return new LedgerClient(ledger, system.scheduler(), system.executionContext(), settings.askTimeout(),
+        Owner.GATEWAY, clock);
+  }
+
+  /** When a command sent now stops being worth deciding: when its ask times out. */
+  private Instant deadline() {
+    return clock.instant().plus(askTimeout);
   }
 
   public CompletionStage<ReserveReply> reserve(ReserveRequest r) {
     return ask(replyTo -> new GlobalBudget.Reserve(r.id(), r.lane(), r.subject(), r.amountMicros(),
-        r.brandDailyMicros(), r.brandMonthlyMicros(), owner, replyTo));
+        r.brandDailyMicros(), r.brandMonthlyMicros(), owner, deadline(), replyTo));
   }
 
   public CompletionStage<CloseReply> settle(String id, long actualMicros) {
-    return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, owner, replyTo));
+    return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, owner, deadline(), replyTo));
   }
 
   /** The provider did not bill: close at zero. */
   public CompletionStage<CloseReply> voidReservation(String id) {
-    return ask(replyTo -> new GlobalBudget.VoidReservation(id, owner, replyTo));
+    return ask(replyTo -> new GlobalBudget.VoidReservation(id, owner, deadline(), replyTo));
   }
 
   /** Operator's settle: journaled with {@code operator} and {@code reason}. */
   public CompletionStage<CloseReply> operatorSettle(String id, long actualMicros, String operator, String reason) {
-    return ask(replyTo -> new GlobalBudget.OperatorSettle(id, actualMicros, operator, reason, replyTo));
+    return ask(replyTo -> new GlobalBudget.OperatorSettle(id, actualMicros, operator, reason, deadline(), replyTo));
   }
 
   /** Operator's void: journaled with {@code operator} and {@code reason}. */
   public CompletionStage<CloseReply> operatorVoid(String id, String operator, String reason) {
-    return ask(replyTo -> new GlobalBudget.OperatorVoid(id, operator, reason, replyTo));
+    return ask(replyTo -> new GlobalBudget.OperatorVoid(id, operator, reason, deadline(), replyTo));
   }
 
   /**
-   * Operator's correction of settled spend on the lane's current cap windows ({@code deltaMicros}
-   * negative = credit), journaled as {@code SpendAdjusted} with who and why. Idempotent by
-   * {@code adjustmentId}: a repeat answers the first {@code Adjusted}; the id reused for a different
+   * Operator's correction of settled spend ({@code deltaMicros} negative = credit) on the caps of
+   * the lane that {@code scope} names, in the windows containing {@code window} (a UTC day or
+   * month), journaled as {@code SpendAdjusted} with who and why. Idempotent by {@code
+   * adjustmentId}: a repeat answers the first {@code Adjusted}; the id reused for a different
    * adjustment answers {@code Conflict}.
    */
-  public CompletionStage<GlobalBudget.AdjustReply> adjust(
+  public CompletionStage<LedgerProtocol.AdjustReply> adjust(
       String adjustmentId, String operator, String reason, dev.spendgateway.policy.access.Lane lane, String subject,
-      long deltaMicros) {
-    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, replyTo));
+      long deltaMicros, String window, AdjustmentScope scope) {
+    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, window,
+        scope, deadline(), replyTo));
   }
 
   public CompletionStage<ReservationReply> get(String id) {

@@ -1,6 +1,6 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 import java.time.Duration;
 import java.util.List;
 
@@ -27,4 +27,16 @@ public interface LedgerObserver {
    * @param took from the ledger actor's start to the end of recovery
    */
   default void recovered(Duration took, int knownReservations, int openReservations) {}
+
+  /**
+   * The writer dropped {@code commands} whose callers' deadlines had passed, writing nothing for
+   * them (a stalled or overloaded journal shows here first).
+   */
+  default void droppedPastDeadline(int commands) {}
+
+  /**
+   * The batcher answered {@code commands} busy at once because its queue was full
+   * ({@code ledger.max-queued-commands}); none was decided.
+   */
+  default void shed(int commands) {}
 }

@@ -20,7 +20,23 @@ public record LedgerSettings(
     Duration askTimeout,
     int maxBatch,
     boolean createSchema,
-    long maxAdjustmentMicros) {
+    long maxAdjustmentMicros,
+    int maxSettleMultiple,
+    int maxQueuedCommands) {
+
+  /** Default of {@code ledger.max-settle-multiple} when a config leaves it out (see conf/ledger.conf). */
+  public static final int DEFAULT_MAX_SETTLE_MULTIPLE = 10;
+
+  /** Default of {@code ledger.max-queued-commands} when a config leaves it out (see conf/ledger.conf). */
+  public static final int DEFAULT_MAX_QUEUED_COMMANDS = 20_000;
+
+  /** The settings without the settle bound and queue bound: those take their defaults. */
+  public LedgerSettings(CapLimits caps, Duration reservationTimeout, Duration expiryCheckInterval, int snapshotEvery,
+      Duration retention, Duration compactionInterval, Duration askTimeout, int maxBatch, boolean createSchema,
+      long maxAdjustmentMicros) {
+    this(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention, compactionInterval, askTimeout,
+        maxBatch, createSchema, maxAdjustmentMicros, DEFAULT_MAX_SETTLE_MULTIPLE, DEFAULT_MAX_QUEUED_COMMANDS);
+  }
 
   public LedgerSettings {
     if (snapshotEvery < 1 || maxBatch < 1) {
@@ -35,6 +51,13 @@ public record LedgerSettings(
     }
     if (maxAdjustmentMicros <= 0) {
       throw new IllegalArgumentException("ledger.max-adjustment-usd must be positive");
+    }
+    if (maxSettleMultiple < 1) {
+      throw new IllegalArgumentException("ledger.max-settle-multiple must be >= 1");
+    }
+    if (maxQueuedCommands < maxBatch) {
+      // A full batch must fit in the queue, or group commit could never send one.
+      throw new IllegalArgumentException("ledger.max-queued-commands must be >= ledger.max-batch");
     }
   }
 
@@ -57,12 +80,15 @@ public record LedgerSettings(
         ledger.getDuration("ask-timeout"),
         ledger.getInt("max-batch"),
         ledger.getBoolean("create-schema"),
-        usd(ledger, "max-adjustment-usd", "ledger.max-adjustment-usd"));
+        usd(ledger, "max-adjustment-usd", "ledger.max-adjustment-usd"),
+        ledger.hasPath("max-settle-multiple") ? ledger.getInt("max-settle-multiple") : DEFAULT_MAX_SETTLE_MULTIPLE,
+        ledger.hasPath("max-queued-commands") ? ledger.getInt("max-queued-commands") : DEFAULT_MAX_QUEUED_COMMANDS);
   }
 
   public LedgerSettings withCaps(CapLimits newCaps) {
     return new LedgerSettings(newCaps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
-        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros);
+        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple,
+        maxQueuedCommands);
   }
 
   private static long cap(Config caps, String key) {

@@ -136,6 +136,18 @@ public record Reservation(
     return closer.maySettleAboveReserve() || actualMicros <= amountMicros;
   }
 
+  /**
+   * Whether a settle at {@code actualMicros} is at most {@code multiple} times what was reserved. A
+   * product too large for a {@code long} is far above any real bill, so it bounds nothing.
+   */
+  public boolean settleWithinMultiple(long actualMicros, int multiple) {
+    try {
+      return actualMicros <= Math.multiplyExact(amountMicros, (long) multiple);
+    } catch (ArithmeticException tooLarge) {
+      return true;
+    }
+  }
+
   public Reservation closed(Status status, long actualMicros, Instant at) {
     return new Reservation(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros,
         reservedAt, expiresAt, status, actualMicros, at, null, owner);

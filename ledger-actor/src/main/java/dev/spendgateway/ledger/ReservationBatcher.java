@@ -1,8 +1,8 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.Batch;
-import dev.spendgateway.ledger.GlobalBudget.BatchWritten;
-import dev.spendgateway.ledger.GlobalBudget.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Batch;
+import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
+import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -29,6 +29,12 @@ import org.apache.pekko.actor.typed.javadsl.StashBuffer;
  * durable. Each caller is answered by {@code GlobalBudget} only after the batch holding its event
  * is in the journal. Queries and operator commands pass straight through.
  *
+ * <p>The queue is bounded ({@code ledger.max-queued-commands}): a command arriving when it is full
+ * is answered {@link LedgerProtocol.Busy} at once and never decided. A queue that long means the
+ * journal is stalled; its callers would give up before their turn, and each command queued past
+ * its caller's deadline is work (and memory) for nobody. Commands that do wait carry their
+ * caller's deadline, and the writer drops those whose deadline passed while they queued.
+ *
  * <p>On start it first runs the journal schema DDL (idempotent), stashing what arrives meanwhile.
  */
 public final class ReservationBatcher extends AbstractBehavior<Object> {
@@ -39,6 +45,8 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   private final ActorRef<GlobalBudget.Command> ledger;
   private final int maxBatch;
+  private final int maxQueued;
+  private final LedgerObserver observer;
   private final Duration writeTimeout;
   private final ArrayDeque<Batchable> queued = new ArrayDeque<>();
   private boolean writing;
@@ -91,6 +99,8 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
     this.ledger = context.spawn(budget, "global-budget");
     this.maxBatch = settings.maxBatch();
+    this.maxQueued = settings.maxQueuedCommands();
+    this.observer = observer;
     this.writeTimeout = settings.askTimeout();
   }
 
@@ -104,6 +114,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   }
 
   private Behavior<Object> onBatchable(Batchable command) {
+    if (queued.size() >= maxQueued) {
+      shed(command);
+      return this;
+    }
     queued.add(command);
     if (!writing) {
       sendBatch();
@@ -125,6 +139,16 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       sendBatch();
     }
     return this;
+  }
+
+  /** Answers busy at once; metrics must never break the ledger, so the observer's failure is dropped. */
+  private void shed(Batchable command) {
+    GlobalBudget.send(command, Decider.busy(command));
+    try {
+      observer.shed(1);
+    } catch (RuntimeException e) {
+      getContext().getLog().warn("ledger observer failed: {}", e.toString());
+    }
   }
 
   private Behavior<Object> onPassThrough(GlobalBudget.Command command) {

@@ -1,6 +1,6 @@
 package dev.spendgateway.ledger;
 
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.policy.access.Lane;
 import java.io.PrintStream;
 import java.nio.file.Path;

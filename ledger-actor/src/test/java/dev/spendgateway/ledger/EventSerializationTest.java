@@ -8,8 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
-import dev.spendgateway.ledger.GlobalBudget.Event;
-import dev.spendgateway.ledger.GlobalBudget.State;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
@@ -74,24 +74,24 @@ class EventSerializationTest {
     assertEquals(event, serialization.deserialize(bytes, serializer.identifier(), manifest).get());
   }
 
-  private State someState() {
-    return State.empty()
+  private LedgerState someState() {
+    return LedgerState.empty()
         .applied(new GlobalBudget.ReservationMade("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT,
             AT.plusSeconds(900)))
         .applied(new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT))
         .applied(new GlobalBudget.SpendAdjusted("adj-2", "bob", "missed line", Lane.FREE, null, 20_000, AT));
   }
 
-  private State roundTrip(byte[] bytes, Object like) {
+  private LedgerState roundTrip(byte[] bytes, Object like) {
     var serializer = serialization.findSerializerFor(like);
-    return (State) serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, like))
+    return (LedgerState) serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, like))
         .get();
   }
 
   @Test
   void theSnapshotFormKeepsTheAdjustmentIds() {
-    State state = someState();
-    State read = roundTrip(serialization.serialize(state).get(), state);
+    LedgerState state = someState();
+    LedgerState read = roundTrip(serialization.serialize(state).get(), state);
     assertEquals(state, read);
     assertEquals(2, read.knownAdjustments());
     assertEquals(state.adjustment("adj-1"), read.adjustment("adj-1"));
@@ -99,13 +99,13 @@ class EventSerializationTest {
 
   @Test
   void aSnapshotWrittenBeforeAdjustmentIdsWereKeptStillReads() throws Exception {
-    State state = someState();
+    LedgerState state = someState();
     ObjectMapper cbor = new ObjectMapper(new CBORFactory());
     ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
     assertTrue(tree.has("adjustments"));
     tree.remove("adjustments"); // the first snapshot form: reservations, spend, brandCaps
 
-    State read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    LedgerState read = roundTrip(cbor.writeValueAsBytes(tree), state);
     assertEquals(0, read.knownAdjustments());
     assertEquals(state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")),
         read.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")));
@@ -116,7 +116,7 @@ class EventSerializationTest {
 
   @Test
   void aSnapshotWrittenBeforeOwnersWereRecordedStillReads() throws Exception {
-    State state = someState()
+    LedgerState state = someState()
         .applied(new GlobalBudget.ReservationMade("gw-1", Lane.FREE, null, 1_000, 0, 0, AT, AT.plusSeconds(900),
             Reservation.Owner.GATEWAY));
     ObjectMapper cbor = new ObjectMapper(new CBORFactory());
@@ -126,7 +126,7 @@ class EventSerializationTest {
       ((ObjectNode) reservation).remove("owner");
     }
 
-    State read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    LedgerState read = roundTrip(cbor.writeValueAsBytes(tree), state);
     assertEquals(state, read);
     assertEquals(Reservation.Owner.GATEWAY, read.reservation("gw-1").orElseThrow().owner());
     assertEquals(Reservation.Owner.LEDGER_API, read.reservation("r-1").orElseThrow().owner());

@@ -1,8 +1,8 @@
 package dev.spendgateway.ledger;
 
 import com.typesafe.config.Config;
-import dev.spendgateway.ledger.GlobalBudget.CapUsage;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.access.Lane;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +44,7 @@ public final class FixtureJournalV1 {
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
       ActorRef<GlobalBudget.Command> ref = Ledger.spawn(system, settings, clock);
-      LedgerClient ledger = LedgerClient.of(system, ref, settings);
+      LedgerClient ledger = LedgerClient.of(system, ref, settings, clock);
       ledger.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
 
       // Day one: brands b1 and b2 on the app lane, the free lane, two previews.
@@ -62,7 +62,8 @@ public final class FixtureJournalV1 {
       get(ledger.voidReservation("r-3"));
       get(ledger.settle("r-5", 20_000));
       get(ledger.settle("r-6", 350_000));
-      adjust(system, ref, "adj-1", "alice", "refund of a duplicate charge", Lane.APP, "b1", -500_000);
+      adjust(system, ref, "adj-1", "alice", "refund of a duplicate charge", Lane.APP, "b1", -500_000,
+          dev.spendgateway.policy.caps.CapWindows.dayKey(clock.instant()));
       // r-8 is left open and expires at its worst case.
       clock.advance(Duration.ofMinutes(20));
       Thread.sleep(2_500);
@@ -73,7 +74,8 @@ public final class FixtureJournalV1 {
       reserve(ledger, "r-10", Lane.FREE, null, 3_500_000, 0, 0); // refused: free_daily
       reserve(ledger, "r-11", Lane.APP, "b2", 250_000, 2_000_000, 20_000_000); // stays open
       get(ledger.settle("r-9", 650_000));
-      adjust(system, ref, "adj-2", "bob", "missed provider invoice line", Lane.FREE, null, 1_000_000);
+      adjust(system, ref, "adj-2", "bob", "missed provider invoice line", Lane.FREE, null, 1_000_000,
+          dev.spendgateway.policy.caps.CapWindows.dayKey(clock.instant()));
 
       clock.set(MIDWAY.toString());
       List<String> midway = lines(get(ledger.usage(Optional.empty())));
@@ -109,9 +111,11 @@ public final class FixtureJournalV1 {
   }
 
   private static void adjust(ActorSystem<Void> system, ActorRef<GlobalBudget.Command> ref, String id, String operator,
-      String reason, Lane lane, String subject, long delta) throws Exception {
+      String reason, Lane lane, String subject, long delta, String window) throws Exception {
     get(AskPattern.<GlobalBudget.Command, GlobalBudget.AdjustReply>ask(ref,
-        replyTo -> new GlobalBudget.Adjust(id, operator, reason, lane, subject, delta, replyTo),
+        // The v1 form moved every cap of the lane in the current day: a refund on today's window.
+        replyTo -> new GlobalBudget.Adjust(id, operator, reason, lane, subject, delta,
+            window, AdjustmentScope.REFUND, replyTo),
         Duration.ofSeconds(5), system.scheduler()));
   }
 

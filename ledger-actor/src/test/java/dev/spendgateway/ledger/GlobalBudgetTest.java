@@ -6,50 +6,51 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import dev.spendgateway.ledger.GlobalBudget.Adjust;
-import dev.spendgateway.ledger.GlobalBudget.AdjustReply;
-import dev.spendgateway.ledger.GlobalBudget.Adjusted;
-import dev.spendgateway.ledger.GlobalBudget.Batch;
-import dev.spendgateway.ledger.GlobalBudget.BatchWritten;
-import dev.spendgateway.ledger.GlobalBudget.CapUsage;
-import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
-import dev.spendgateway.ledger.GlobalBudget.Command;
-import dev.spendgateway.ledger.GlobalBudget.Compact;
-import dev.spendgateway.ledger.GlobalBudget.Compacted;
-import dev.spendgateway.ledger.GlobalBudget.Conflict;
-import dev.spendgateway.ledger.GlobalBudget.Event;
-import dev.spendgateway.ledger.GlobalBudget.ExpireDue;
-import dev.spendgateway.ledger.GlobalBudget.GetReservation;
-import dev.spendgateway.ledger.GlobalBudget.GetUsage;
-import dev.spendgateway.ledger.GlobalBudget.Invalid;
-import dev.spendgateway.ledger.GlobalBudget.NotFound;
-import dev.spendgateway.ledger.GlobalBudget.NotOpen;
-import dev.spendgateway.ledger.GlobalBudget.Refused;
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
-import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
-import dev.spendgateway.ledger.GlobalBudget.ReservationRefused;
-import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
-import dev.spendgateway.ledger.GlobalBudget.ReservationView;
-import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
-import dev.spendgateway.ledger.GlobalBudget.Reserve;
-import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
-import dev.spendgateway.ledger.GlobalBudget.Settle;
-import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
-import dev.spendgateway.ledger.GlobalBudget.State;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
-import dev.spendgateway.ledger.GlobalBudget.VoidReservation;
-import dev.spendgateway.ledger.GlobalBudget.Forbidden;
-import dev.spendgateway.ledger.GlobalBudget.OperatorSettle;
-import dev.spendgateway.ledger.GlobalBudget.OperatorVoid;
+import dev.spendgateway.ledger.LedgerProtocol.Adjust;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
+import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
+import dev.spendgateway.ledger.LedgerProtocol.Batch;
+import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
+import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Command;
+import dev.spendgateway.ledger.LedgerProtocol.Compact;
+import dev.spendgateway.ledger.LedgerEvents.Compacted;
+import dev.spendgateway.ledger.LedgerProtocol.Conflict;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerProtocol.ExpireDue;
+import dev.spendgateway.ledger.LedgerProtocol.GetReservation;
+import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
+import dev.spendgateway.ledger.LedgerProtocol.Invalid;
+import dev.spendgateway.ledger.LedgerProtocol.NotFound;
+import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
+import dev.spendgateway.ledger.LedgerProtocol.Refused;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerProtocol.Reserve;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Settle;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.VoidReservation;
+import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorVoid;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
@@ -91,7 +92,7 @@ class GlobalBudgetTest {
   }
 
   private final TestClock clock = TestClock.at("2026-11-30T10:00:00Z");
-  private EventSourcedBehaviorTestKit<Command, Event, State> kit;
+  private EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit;
 
   @BeforeEach
   void setUp() {
@@ -99,8 +100,8 @@ class GlobalBudgetTest {
     kit = newKit(1000);
   }
 
-  private EventSourcedBehaviorTestKit<Command, Event, State> newKit(int snapshotEvery) {
-    EventSourcedBehaviorTestKit<Command, Event, State> k = EventSourcedBehaviorTestKit.create(
+  private EventSourcedBehaviorTestKit<Command, Event, LedgerState> newKit(int snapshotEvery) {
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> k = EventSourcedBehaviorTestKit.create(
         testKit.system(), GlobalBudget.create(settings(snapshotEvery), clock),
         EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
     k.clear();
@@ -111,26 +112,27 @@ class GlobalBudgetTest {
     return Micros.ofUsdExact(new BigDecimal(amount));
   }
 
-  private CommandResultWithReply<Command, Event, State, ReserveReply> reserve(
+  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserve(
       String id, Lane lane, String subject, String amount) {
     return reserveApp(id, lane, subject, amount, "0", "0");
   }
 
-  private CommandResultWithReply<Command, Event, State, ReserveReply> reserveApp(
+  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserveApp(
       String id, Lane lane, String subject, String amount, String brandDaily, String brandMonthly) {
     return kit.runCommand(replyTo -> new Reserve(id, lane, subject, usd(amount), usd(brandDaily), usd(brandMonthly), replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, State, CloseReply> settle(String id, String actual) {
+  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> settle(String id, String actual) {
     return kit.runCommand(replyTo -> new Settle(id, usd(actual), replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, State, AdjustReply> adjust(
+  private CommandResultWithReply<Command, Event, LedgerState, AdjustReply> adjust(
       String id, String operator, String reason, Lane lane, String subject, String deltaUsd) {
-    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd), replyTo));
+    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd),
+        CapWindows.dayKey(clock.instant()), AdjustmentScope.REFUND, replyTo));
   }
 
-  private static Spend spend(State state, CapName cap, String subject, String window) {
+  private static Spend spend(LedgerState state, CapName cap, String subject, String window) {
     return state.spendOn(new CapKey(cap, subject, window));
   }
 
@@ -147,7 +149,7 @@ class GlobalBudgetTest {
     ReservationMade made = result.eventOfType(ReservationMade.class);
     assertEquals(new ReservationMade("r-1", Lane.APP, "b1", usd("0.30"), usd("5"), usd("50"),
         clock.instant(), clock.instant().plus(Duration.ofMinutes(15)), Owner.GATEWAY), made);
-    State state = result.state();
+    LedgerState state = result.state();
     assertEquals(Status.RESERVED, state.reservation("r-1").orElseThrow().status());
     assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_DAILY, null, DAY));
     assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_MONTHLY, null, MONTH));
@@ -274,7 +276,7 @@ class GlobalBudgetTest {
     clock.set("2026-11-30T23:59:00Z");
     reserve("r-1", Lane.FREE, null, "1.00");
     clock.set("2026-12-01T00:05:00Z");
-    State state = settle("r-1", "0.70").state();
+    LedgerState state = settle("r-1", "0.70").state();
     assertEquals(new Spend(usd("0.70"), 0), spend(state, CapName.GLOBAL_DAILY, null, DAY));
     assertEquals(new Spend(usd("0.70"), 0), spend(state, CapName.GLOBAL_MONTHLY, null, MONTH));
     assertEquals(Spend.NONE, spend(state, CapName.GLOBAL_DAILY, null, "2026-12-01"));
@@ -314,12 +316,16 @@ class GlobalBudgetTest {
   }
 
   @Test
-  void settlingTwiceReturnsTheFirstResult() {
+  void settlingTwiceWithTheSameAmountReturnsTheFirstResultAndWithAnotherIsAConflict() {
     reserve("r-1", Lane.FREE, null, "0.30");
     settle("r-1", "0.12");
-    var again = settle("r-1", "0.20");
+    var again = settle("r-1", "0.12");
     assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), again.reply());
     assertTrue(again.hasNoEvents());
+    var other = settle("r-1", "0.20");
+    assertInstanceOf(Conflict.class, other.reply());
+    assertTrue(other.hasNoEvents());
+    assertEquals(usd("0.12"), other.state().reservation("r-1").orElseThrow().actualMicros());
     var voidAfter = kit.<CloseReply>runCommand(replyTo -> new VoidReservation("r-1", replyTo));
     assertEquals(new Closed("r-1", Status.SETTLED, usd("0.12")), voidAfter.reply());
     assertTrue(voidAfter.hasNoEvents());
@@ -445,7 +451,7 @@ class GlobalBudgetTest {
     assertTrue(kit.runCommand(new ExpireDue()).hasNoEvents());
 
     clock.advance(Duration.ofMinutes(1));
-    CommandResult<Command, Event, State> result = kit.runCommand(new ExpireDue());
+    CommandResult<Command, Event, LedgerState> result = kit.runCommand(new ExpireDue());
     ReservationExpired expired = result.eventOfType(ReservationExpired.class);
     assertEquals(usd("0.30"), expired.reservedMicros());
     assertEquals(Status.EXPIRED, result.state().reservation("r-1").orElseThrow().status());
@@ -466,7 +472,7 @@ class GlobalBudgetTest {
     while (kit.getState().reservation("r-1").orElseThrow().isOpen() && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
-    State state = kit.getState();
+    LedgerState state = kit.getState();
     assertEquals(Status.EXPIRED, state.reservation("r-1").orElseThrow().status());
     assertEquals(Status.SETTLED, state.reservation("r-2").orElseThrow().status());
     assertEquals(new Spend(usd("0.35"), 0), spend(state, CapName.FREE_DAILY, null, DAY));
@@ -488,14 +494,14 @@ class GlobalBudgetTest {
     clock.set("2026-12-01T00:01:00Z"); // a new day; the open ones are not yet expired
     reserve("f1", Lane.FREE, null, "0.30");
     adjust("adj-1", "ops", "credit", Lane.FREE, null, "-0.10");
-    State before = kit.getState();
+    LedgerState before = kit.getState();
     assertTrue(kit.snapshotTestKit().isPresent());
 
-    State fromSnapshot = kit.restart().state();
+    LedgerState fromSnapshot = kit.restart().state();
     assertEquals(before, fromSnapshot);
 
     kit.snapshotTestKit().orElseThrow().clearAll();
-    State fromJournalOnly = kit.restart().state();
+    LedgerState fromJournalOnly = kit.restart().state();
     assertEquals(before, fromJournalOnly);
   }
 
@@ -507,7 +513,7 @@ class GlobalBudgetTest {
     settle("f1", "3");
     assertInstanceOf(Refused.class, reserve("f2", Lane.FREE, null, "0.50").reply());
     var result = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1");
-    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund"), result.reply());
+    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund", DAY, AdjustmentScope.REFUND), result.reply());
     SpendAdjusted adjusted = result.eventOfType(SpendAdjusted.class);
     assertEquals("alice", adjusted.operator());
     assertEquals(new Spend(usd("2"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
@@ -543,7 +549,7 @@ class GlobalBudgetTest {
     reserveApp("a1", Lane.APP, "b1", "3", "5", "50");
     settle("a1", "3");
     assertInstanceOf(Adjusted.class, adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply());
-    State before = kit.getState();
+    LedgerState before = kit.getState();
 
     var result = adjust("adj-1", operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, deltaUsd);
     Conflict conflict = assertInstanceOf(Conflict.class, result.reply());
@@ -561,7 +567,7 @@ class GlobalBudgetTest {
     settle("f1", "0.80");
     Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").reply(); // event 3: a snapshot that holds it
     adjust("adj-2", "bob", "missed invoice line", Lane.APP, "b1", "0.20"); // after the snapshot
-    State before = kit.getState();
+    LedgerState before = kit.getState();
     assertEquals(2, before.knownAdjustments());
 
     assertEquals(before, kit.restart().state()); // snapshot + journal
@@ -576,7 +582,7 @@ class GlobalBudgetTest {
 
     // Compaction forgets the closed reservation after the retention, never an adjustment id.
     clock.advance(Duration.ofDays(40));
-    State compacted = kit.runCommand(new Compact()).state();
+    LedgerState compacted = kit.runCommand(new Compact()).state();
     assertTrue(compacted.reservation("f1").isEmpty());
     assertEquals(2, compacted.knownAdjustments());
     assertTrue(adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").hasNoEvents());
@@ -588,7 +594,7 @@ class GlobalBudgetTest {
     settle("a1", "2");
     reserve("f1", Lane.FREE, null, "1");
     settle("f1", "1");
-    State before = kit.getState();
+    LedgerState before = kit.getState();
 
     // Global daily holds 3, brand b1 only 2: crediting 2.50 to b1 would take brand_daily to -0.50.
     var result = adjust("adj-big", "alice", "refund", Lane.APP, "b1", "-2.50");
@@ -699,11 +705,11 @@ class GlobalBudgetTest {
 
   // --- ownership and the ledger API's bounds -----------------------------------------------------
 
-  private CommandResultWithReply<Command, Event, State, ReserveReply> reserveAs(Owner owner, String id, String amount) {
+  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserveAs(Owner owner, String id, String amount) {
     return kit.runCommand(replyTo -> new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, owner, replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, State, CloseReply> closeAs(Owner closer, String id, String action,
+  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> closeAs(Owner closer, String id, String action,
       String actual) {
     return action.equals("void")
         ? kit.runCommand(replyTo -> new VoidReservation(id, closer, replyTo))

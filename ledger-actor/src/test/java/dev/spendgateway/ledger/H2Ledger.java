@@ -19,7 +19,7 @@ public final class H2Ledger implements AutoCloseable {
   private H2Ledger(Config config, Clock clock) {
     this.system = ActorSystem.create(Behaviors.empty(), "ledger-h2", config);
     this.settings = LedgerSettings.fromConfig(config);
-    this.client = LedgerClient.of(system, Ledger.spawn(system, settings, clock), settings);
+    this.client = LedgerClient.of(system, Ledger.spawn(system, settings, clock), settings, clock);
   }
 
   /** Starts the ledger and waits until it has recovered. */

@@ -3,9 +3,9 @@ package dev.spendgateway.ledger;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.spendgateway.ledger.GlobalBudget.NotFound;
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationView;
+import dev.spendgateway.ledger.LedgerProtocol.NotFound;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.caps.CapName;
 import java.io.BufferedReader;

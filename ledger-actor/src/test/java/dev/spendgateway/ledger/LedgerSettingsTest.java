@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.policy.caps.CapLimits;
 import java.io.File;
 import java.time.Duration;
@@ -31,11 +32,33 @@ class LedgerSettingsTest {
   }
 
   @Test
+  void aSettleIsBoundedAtTenTimesItsReserveAndTheQueueAtTwentyBatches() {
+    LedgerSettings s = LedgerSettings.fromConfig(shipped(Map.of()));
+    assertEquals(10, s.maxSettleMultiple());
+    assertEquals(20_000, s.maxQueuedCommands());
+    assertEquals(3, LedgerSettings.fromConfig(shipped(Map.of("ledger.max-settle-multiple", 3))).maxSettleMultiple());
+  }
+
+  @Test
+  void aQueueShorterThanOneBatchIsRefusedAtStart() {
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> LedgerSettings.fromConfig(shipped(Map.of("ledger.max-queued-commands", 999))));
+  }
+
+  @Test
   void theJournalIsAnH2FileUnderTheDataDir() {
     Config c = shipped(Map.of("gateway.data-dir", "/var/lib/gw"));
     assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=0",
         c.getString("pekko-persistence-jdbc.shared-databases.slick.db.url"));
     assertEquals("jdbc-journal", c.getString("pekko.persistence.journal.plugin"));
     assertEquals("slick", c.getString("jdbc-journal.use-shared-db"));
+  }
+
+  @Test
+  void theShippedJournalFlushesEachWriteToDisk() {
+    Config c = shipped(Map.of());
+    assertTrue(c.getBoolean("ledger.journal.sync"));
+    assertEquals(JournalDurability.DAO, c.getString("jdbc-journal.dao"));
+    JournalDurability.requireConsistent(c); // the ledger would refuse to start otherwise
   }
 }

@@ -10,6 +10,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.json.JsonFields.BadRequest;
+import dev.spendgateway.ledger.AdjustmentScope;
+import dev.spendgateway.ledger.AdjustmentWindow;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.policy.access.Lane;
 import java.util.Optional;
@@ -19,7 +21,8 @@ import java.util.regex.Pattern;
  * Parses and validates the admin API's bodies; every problem is a {@link BadRequest} naming the
  * field. Every write needs an {@code operator} and a {@code reason}: they are journaled with it.
  * Credit and adjust take an optional {@code adjustmentId} chosen by the client, which makes a retry
- * safe (the ledger applies an id once).
+ * safe (the ledger applies an id once), and a required {@code window} and {@code scope} (see {@link
+ * Target}).
  *
  * <p>Operator and reason are plain printable text of at most {@link #MAX_TEXT} characters: no
  * control, format or line-separator characters. They are shown wherever the journal is read
@@ -37,14 +40,24 @@ final class AdminRequests {
   record Who(String operator, String reason) {}
 
   /**
+   * Which window an adjustment corrects and which caps it moves; both required, so no correction
+   * lands in a window its author did not name.
+   *
+   * @param window the UTC day ({@code 2026-11-29}) or month ({@code 2026-11}) corrected
+   * @param scope {@code grant}: the brand's own caps only; {@code refund}: the lane's and global too
+   */
+  record Target(String window, AdjustmentScope scope) {}
+
+  /**
    * {@code credit}: a positive amount taken off a brand's settled spend.
    *
    * @param adjustmentId empty when the client left the choice to the server
    */
-  record Credit(Optional<String> adjustmentId, long usdMicros, Who who) {}
+  record Credit(Optional<String> adjustmentId, long usdMicros, Who who, Target target) {}
 
   /** {@code adjustments}: a signed amount on a lane's caps (positive = charge); id as in {@link Credit}. */
-  record Adjustment(Optional<String> adjustmentId, Lane lane, String subject, long deltaMicros, Who who) {}
+  record Adjustment(Optional<String> adjustmentId, Lane lane, String subject, long deltaMicros, Who who,
+      Target target) {}
 
   record Settle(long actualMicros, Who who) {}
 
@@ -60,14 +73,15 @@ final class AdminRequests {
     if (usd == 0) {
       throw new BadRequest("usd", "usd must be positive");
     }
-    return new Credit(adjustmentId(json), usd, who(json));
+    return new Credit(adjustmentId(json), usd, who(json), target(json));
   }
 
   Adjustment adjustment(String body) {
     JsonNode json = fields.object(body);
     Lane lane = lane(json.get("lane"));
     String subject = lane.needsSubject() ? id(text(json.get("brand"), "brand"), "brand") : null;
-    return new Adjustment(adjustmentId(json), lane, subject, signedUsd(json.get("deltaUsd"), "deltaUsd"), who(json));
+    long delta = signedUsd(json.get("deltaUsd"), "deltaUsd");
+    return new Adjustment(adjustmentId(json), lane, subject, delta, who(json), target(json));
   }
 
   Settle settle(String body) {
@@ -93,6 +107,22 @@ final class AdminRequests {
           + " characters of [A-Za-z0-9._:-] (leave it out to let the gateway choose one)");
     }
     return Optional.of(node.textValue());
+  }
+
+  /**
+   * The required {@code window} and {@code scope}. Checked for form only; whether the window has
+   * begun, and whether a grant fits the lane, the ledger decides (400 naming the field either way).
+   */
+  private static Target target(JsonNode json) {
+    String window = text(json.get("window"), "window");
+    if (!AdjustmentWindow.isValid(window)) {
+      throw new BadRequest("window", "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment "
+          + "corrects, e.g. \"2026-11-29\" for a refund of that day's calls");
+    }
+    String scope = text(json.get("scope"), "scope");
+    return new Target(window, AdjustmentScope.fromWireName(scope).orElseThrow(() -> new BadRequest("scope",
+        "scope must be grant (only the brand's own caps) or refund (the provider gave money back: the lane's and "
+            + "the global caps too)")));
   }
 
   private static Who who(JsonNode json) {

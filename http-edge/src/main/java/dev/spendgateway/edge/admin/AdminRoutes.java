@@ -11,12 +11,12 @@ import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
-import dev.spendgateway.ledger.GlobalBudget.AdjustRefused;
-import dev.spendgateway.ledger.GlobalBudget.AdjustReply;
-import dev.spendgateway.ledger.GlobalBudget.Adjusted;
-import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.Conflict;
-import dev.spendgateway.ledger.GlobalBudget.Invalid;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
+import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Conflict;
+import dev.spendgateway.ledger.LedgerProtocol.Invalid;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
@@ -43,20 +43,28 @@ import org.apache.pekko.http.javadsl.server.Route;
  * that reaches the ledger is logged as one JSON line ({@link AdminLog}).
  *
  * <ul>
- *   <li>{@code POST /admin/brands/{brand}/credit} {@code {"usd","operator","reason"[,"adjustmentId"]}}:
- *       lowers the brand's (and the global caps') settled spend in the current windows;
+ *   <li>{@code POST /admin/brands/{brand}/credit}
+ *       {@code {"usd","window","scope","operator","reason"[,"adjustmentId"]}}: lowers the brand's
+ *       settled spend in the named day or month (and, for {@code "scope":"refund"}, the lane's and
+ *       the global caps' too);
  *   <li>{@code POST /admin/adjustments}
- *       {@code {"lane","brand","deltaUsd","operator","reason"[,"adjustmentId"]}}: signed correction
- *       on a lane's caps;
+ *       {@code {"lane","brand","deltaUsd","window","scope","operator","reason"[,"adjustmentId"]}}:
+ *       signed correction on a lane's caps in the named day or month;
  *   <li>{@code POST /admin/reservations/{id}/settle} {@code {"actualUsd","operator","reason"}} and
  *       {@code POST /admin/reservations/{id}/void} {@code {"operator","reason"}}: close an open
  *       reservation on the caller's behalf (same answers as the ledger API's settle and void).
  * </ul>
  *
+ * <p>An adjustment moves only the cap windows that contain the one it names ({@code window}: a UTC
+ * day {@code 2026-11-29} or month {@code 2026-11}): a refund for yesterday lowers yesterday and
+ * this month, never today's daily caps. {@code scope} says whose money it is: a {@code grant} moves
+ * only the brand's (or preview's) own caps, a {@code refund} — the provider gave money back —
+ * moves the lane pool and the global caps too.
+ *
  * <p>Credit and adjust are idempotent by {@code adjustmentId} (chosen by the client, else by the
- * server as {@code adj-<uuid>}): the same id with the same lane, brand, amount and operator answers
- * the first result again (200, same body) and changes nothing; the same id for a different
- * adjustment is a 409 {@code conflict}, like a reused reservation id on the ledger API. So a credit
+ * server as {@code adj-<uuid>}): the same id with the same lane, brand, amount, window, scope and
+ * operator answers the first result again (200, same body) and changes nothing; the same id for
+ * a different adjustment is a 409 {@code conflict}, like a reused reservation id on the ledger API. So a credit
  * that timed out is retried safely with the id it was sent with.
  *
  * <p>The ledger bounds every credit and adjustment: one above {@code ledger.max-adjustment-usd} is a
@@ -109,7 +117,8 @@ public final class AdminRoutes extends AllDirectives {
 
   /** The answer to credit and adjust: the facts of the adjustment applied under that id (the first). */
   @JsonInclude(JsonInclude.Include.ALWAYS)
-  record AdjustedBody(String adjustmentId, String lane, String brand, BigDecimal deltaUsd, String operator, String reason) {}
+  record AdjustedBody(String adjustmentId, String lane, String brand, BigDecimal deltaUsd, String window, String scope,
+      String operator, String reason) {}
 
   /** 409 when the adjustment would take a cap window's settled spend below zero. */
   @JsonInclude(JsonInclude.Include.ALWAYS)
@@ -122,23 +131,25 @@ public final class AdminRoutes extends AllDirectives {
     return api.body(text -> {
       String subject = JsonFields.id(brand, "brand");
       AdminRequests.Credit credit = requests.credit(text);
-      return adjusted("credit", "usd", credit.adjustmentId(), Lane.APP, subject, -credit.usdMicros(), credit.who());
+      return adjusted("credit", "usd", credit.adjustmentId(), Lane.APP, subject, -credit.usdMicros(), credit.who(),
+          credit.target());
     });
   }
 
   private Route adjust() {
     return api.body(text -> {
       AdminRequests.Adjustment a = requests.adjustment(text);
-      return adjusted("adjust", "deltaUsd", a.adjustmentId(), a.lane(), a.subject(), a.deltaMicros(), a.who());
+      return adjusted("adjust", "deltaUsd", a.adjustmentId(), a.lane(), a.subject(), a.deltaMicros(), a.who(),
+          a.target());
     });
   }
 
   /** @param amountField the body field holding the amount, named by a refusal of its size */
   private Route adjusted(String action, String amountField, Optional<String> requestedId, Lane lane, String subject,
-      long deltaMicros, Who who) {
+      long deltaMicros, Who who, AdminRequests.Target target) {
     String adjustmentId = requestedId.orElseGet(() -> "adj-" + UUID.randomUUID());
-    CompletionStage<AdjustReply> reply =
-        ledger.adjust(adjustmentId, who.operator(), who.reason(), lane, subject, deltaMicros);
+    CompletionStage<AdjustReply> reply = ledger.adjust(adjustmentId, who.operator(), who.reason(), lane, subject,
+        deltaMicros, target.window(), target.scope());
     IntFunction<AdminLog.Entry> entry = status -> new AdminLog.Entry(Instant.now(), action, adjustmentId,
         requestedId.isPresent() ? "client" : "server", lane.wireName(), subject, Micros.toUsd(deltaMicros),
         who.operator(), who.reason(), status);
@@ -150,7 +161,7 @@ public final class AdminRoutes extends AllDirectives {
   private HttpResponse adjusted(AdjustReply reply, String amountField) {
     if (reply instanceof Adjusted a) {
       return api.json(StatusCodes.OK, new AdjustedBody(a.adjustmentId(), a.lane().wireName(), a.subject(),
-          Micros.toUsd(a.deltaMicros()), a.operator(), a.reason()));
+          Micros.toUsd(a.deltaMicros()), a.window(), a.scope().wireName(), a.operator(), a.reason()));
     } else if (reply instanceof Conflict c) {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof AdjustRefused r) {

@@ -1,10 +1,10 @@
 package dev.spendgateway.edge.ledger;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import dev.spendgateway.ledger.GlobalBudget.CapUsage;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
-import dev.spendgateway.ledger.GlobalBudget.ReservationView;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
 import java.util.List;

@@ -11,18 +11,19 @@ import dev.spendgateway.edge.ledger.LedgerJson.ReservedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
-import dev.spendgateway.ledger.GlobalBudget.CloseReply;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
-import dev.spendgateway.ledger.GlobalBudget.Conflict;
-import dev.spendgateway.ledger.GlobalBudget.Forbidden;
-import dev.spendgateway.ledger.GlobalBudget.Invalid;
-import dev.spendgateway.ledger.GlobalBudget.NotFound;
-import dev.spendgateway.ledger.GlobalBudget.NotOpen;
-import dev.spendgateway.ledger.GlobalBudget.Refused;
-import dev.spendgateway.ledger.GlobalBudget.ReservationReply;
-import dev.spendgateway.ledger.GlobalBudget.ReservationView;
-import dev.spendgateway.ledger.GlobalBudget.ReserveReply;
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Busy;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Conflict;
+import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
+import dev.spendgateway.ledger.LedgerProtocol.Invalid;
+import dev.spendgateway.ledger.LedgerProtocol.NotFound;
+import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
+import dev.spendgateway.ledger.LedgerProtocol.Refused;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
@@ -32,6 +33,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
@@ -42,7 +44,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  *
  * <p>Bodies are validated before the ledger sees them (400 naming the field); the ledger's answers
  * map to statuses in {@link #reserved}, {@link #closed} and {@link #reservation}. A ledger that does
- * not answer within the ask timeout gives 503.
+ * not answer within the ask timeout gives 503 {@code ledger_unavailable}; one whose queue is full
+ * answers at once, 503 {@code ledger_busy} with {@code retry-after} (see {@link #busy}).
  *
  * <p>Rules of this API, which every token holder can call, so that no call here can move spend it
  * did not first hold against the caps:
@@ -139,6 +142,8 @@ public final class LedgerRoutes extends AllDirectives {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
       return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+    } else if (reply instanceof Busy b) {
+      return busy(api, b);
     }
     throw new IllegalStateException("unexpected reply " + reply);
   }
@@ -165,8 +170,21 @@ public final class LedgerRoutes extends AllDirectives {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
       return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
+    } else if (reply instanceof Busy b) {
+      return busy(api, b);
     }
     throw new IllegalStateException("unexpected reply " + reply);
+  }
+
+  /**
+   * The ledger's queue was full: 503 {@code ledger_busy} at once, with {@code retry-after}. Nothing
+   * was decided, so the same request (same id) may simply be sent again.
+   */
+  public static HttpResponse busy(JsonApi api, Busy busy) {
+    return api.simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_busy", null,
+            "the ledger has more requests waiting than it takes (ledger.max-queued-commands); nothing was done: "
+                + "retry the same request after " + busy.retryAfterSeconds() + " s")
+        .addHeader(RawHeader.create("retry-after", String.valueOf(busy.retryAfterSeconds())));
   }
 
   private HttpResponse reservation(ReservationReply reply) {

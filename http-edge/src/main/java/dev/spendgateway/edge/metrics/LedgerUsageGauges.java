@@ -1,7 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
-import dev.spendgateway.ledger.GlobalBudget.CapUsage;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.LedgerClient;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,12 +1,12 @@
 package dev.spendgateway.edge.metrics;
 
-import dev.spendgateway.ledger.GlobalBudget.Event;
-import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
-import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
-import dev.spendgateway.ledger.GlobalBudget.ReservationRefused;
-import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
-import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
-import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
 import dev.spendgateway.ledger.LedgerObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;

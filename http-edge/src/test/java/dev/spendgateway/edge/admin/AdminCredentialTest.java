@@ -118,7 +118,8 @@ class AdminCredentialTest {
     spend(withAdmin, brand);
     for (String header : new String[] {"x-api-key: " + ADMIN_TOKEN, "authorization: Bearer " + ADMIN_TOKEN}) {
       HttpResponse<String> credit = post(withAdmin, "/admin/brands/" + brand + "/credit",
-          "{\"usd\":0.25,\"operator\":\"alice\",\"reason\":\"refund\"}", header);
+          "{\"usd\":0.25,\"window\":\"" + dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now())
+              + "\",\"scope\":\"refund\",\"operator\":\"alice\",\"reason\":\"refund\"}", header);
       assertEquals(200, credit.statusCode(), credit.body());
     }
     String spent = TestGateway.money(TestGateway.cap(withAdmin.usage(brand), "brand_daily"), "spentUsd")

@@ -15,9 +15,11 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.Journaled;
+import dev.spendgateway.policy.caps.CapWindows;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -73,7 +75,27 @@ class AdminRoutesTest {
 
   /** {@code token} or {@code contentType} null: that header is not sent. */
   private Answer post(String path, String body, String token, String contentType) throws Exception {
-    return server.post(path, body, token, contentType);
+    return server.post(path, targeted(path, body), token, contentType);
+  }
+
+  /** Today's UTC day: the window the credits and adjustments of this class correct. */
+  private static String today() {
+    return CapWindows.dayKey(Instant.now());
+  }
+
+  /**
+   * A credit or adjustment body here corrects today's window as a refund unless it names its own
+   * window or scope: most rows are about ids, amounts, text and tokens; windows and scopes have their own
+   * tests ({@code aCreditNamesItsWindowAndScope...}).
+   */
+  private static String targeted(String path, String body) {
+    boolean adjustment = path.endsWith("/credit") || path.equals("/admin/adjustments");
+    if (!adjustment || body == null || !body.startsWith("{") || body.contains("\"window\"")
+        || body.contains("\"scope\"")) {
+      return body;
+    }
+    String rest = body.substring(1);
+    return "{\"window\":\"" + today() + "\",\"scope\":\"refund\"" + (rest.startsWith("}") ? "" : ",") + rest;
   }
 
   private Answer post(String path, String body) throws Exception {
@@ -209,7 +231,8 @@ class AdminRoutesTest {
   @Test
   void theCliRerunWithTheSameIdCreditsOnce() throws Exception {
     spend("cli-b", "1.00");
-    String[] credit = {"credit", "--brand", "cli-b", "--usd", "0.25", "--reason", "refund", "--id", "cli-credit-1",
+    String[] credit = {"credit", "--brand", "cli-b", "--usd", "0.25", "--window", today(), "--scope", "refund",
+        "--reason", "refund", "--id", "cli-credit-1",
         "--host", "127.0.0.1", "--port", String.valueOf(server.port()), "--admin-token", ADMIN_TOKEN,
         "--operator", "alice"};
     List<String> outs = new java.util.ArrayList<>();
@@ -259,6 +282,69 @@ class AdminRoutesTest {
     assertEquals(200, again.status());
     assertEquals("settled", again.body().get("status").textValue());
     assertEquals(events.size(), journal().size());
+  }
+
+  /** The answer names what was corrected; a grant leaves the company's caps alone. */
+  @Test
+  void aCreditNamesItsWindowAndScopeAndAGrantMovesOnlyTheBrandsCaps() throws Exception {
+    spend("grant-b", "1.00");
+    BigDecimal globalBefore = cap(get("/usage").body(), "global_daily", "null").get("spentUsd").decimalValue();
+
+    Answer grant = post("/admin/brands/grant-b/credit", "{\"usd\":0.40,\"window\":\"" + today()
+        + "\",\"scope\":\"grant\",\"operator\":\"alice\",\"reason\":\"goodwill\"}");
+    assertEquals(200, grant.status(), grant.raw().body());
+    assertEquals(today(), grant.body().get("window").textValue());
+    assertEquals("grant", grant.body().get("scope").textValue());
+
+    JsonNode usage = get("/usage?brand=grant-b").body();
+    assertUsd("0.60", cap(usage, "brand_daily", "grant-b").get("spentUsd"));
+    assertUsd("0.60", cap(usage, "brand_monthly", "grant-b").get("spentUsd"));
+    assertEquals(0, globalBefore.compareTo(cap(get("/usage").body(), "global_daily", "null").get("spentUsd")
+        .decimalValue()));
+  }
+
+  /** A correction of the month gives the month back, never today's daily caps. */
+  @Test
+  void aRefundOfTheMonthMovesNoDailyCap() throws Exception {
+    spend("month-b", "1.00");
+    String month = today().substring(0, 7);
+    Answer refund = post("/admin/brands/month-b/credit", "{\"usd\":0.30,\"window\":\"" + month
+        + "\",\"scope\":\"refund\",\"operator\":\"alice\",\"reason\":\"provider refund\"}");
+    assertEquals(200, refund.status(), refund.raw().body());
+
+    JsonNode usage = get("/usage?brand=month-b").body();
+    assertUsd("1", cap(usage, "brand_daily", "month-b").get("spentUsd"));
+    assertUsd("0.70", cap(usage, "brand_monthly", "month-b").get("spentUsd"));
+  }
+
+  @ParameterizedTest(name = "{0} -> 400 naming {1}, nothing journaled")
+  @CsvSource(delimiter = '|', textBlock = """
+      {"usd":0.10,"scope":"refund","operator":"a","reason":"r"}                          | window
+      {"usd":0.10,"window":"yesterday","scope":"refund","operator":"a","reason":"r"}     | window
+      {"usd":0.10,"window":"2999-01-01","scope":"refund","operator":"a","reason":"r"}    | window
+      {"usd":0.10,"window":"2026-11-30","operator":"a","reason":"r"}                     | scope
+      {"usd":0.10,"window":"2026-11-30","scope":"gift","operator":"a","reason":"r"}      | scope
+      """)
+  void aCreditWithoutARealWindowOrScopeIs400(String body, String field) throws Exception {
+    int before = journal().size();
+    Answer bad = post("/admin/brands/w-b/credit", body);
+    assertEquals(400, bad.status(), bad.raw().body());
+    assertEquals(field, bad.body().at("/error/field").textValue(), bad.raw().body());
+    assertEquals(before, journal().size());
+  }
+
+  /** Cents typed as dollars: refused naming the bound, and the reservation stays open. */
+  @Test
+  void anOperatorSettleAboveTheMaxSettleMultipleIs400NamingTheBound() throws Exception {
+    assertEquals(201, post("/ledger/reservations",
+        "{\"id\":\"o-big\",\"lane\":\"free\",\"amountUsd\":0.12}").status());
+    Answer mistake = post("/admin/reservations/o-big/settle",
+        "{\"actualUsd\":12,\"operator\":\"bob\",\"reason\":\"invoice says 12 (cents)\"}");
+    assertEquals(400, mistake.status(), mistake.raw().body());
+    assertEquals("actualUsd", mistake.body().at("/error/field").textValue());
+    assertTrue(mistake.body().at("/error/message").textValue().contains("ledger.max-settle-multiple (10)"),
+        mistake.raw().body());
+    assertEquals("reserved", get("/ledger/reservations/o-big").body().get("status").textValue());
   }
 
   @Test

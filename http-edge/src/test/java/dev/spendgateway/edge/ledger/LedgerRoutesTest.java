@@ -120,7 +120,7 @@ class LedgerRoutesTest {
   }
 
   @Test
-  void settleAnswers200WithTheActualAndTheFirstResultAgain() throws Exception {
+  void settleAnswers200WithTheActualAndTheSameAgainForTheSameAmount() throws Exception {
     post("/ledger/reservations", "{\"id\":\"s-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
     Answer settled = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.12}");
     assertEquals(200, settled.status());
@@ -128,9 +128,36 @@ class LedgerRoutesTest {
     assertEquals("settled", settled.body().get("status").textValue());
     assertUsd("0.12", settled.body().get("actualUsd"));
 
-    Answer again = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.20}");
+    Answer again = post("/ledger/reservations/s-1/settle", "{\"actualUsd\":0.12}");
     assertEquals(200, again.status());
-    assertUsd("0.12", again.body().get("actualUsd"));
+    assertEquals(settled.body(), again.body());
+  }
+
+  /** The caller and the books disagree about what it cost: the caller must hear it, not a silent 200. */
+  @Test
+  void aRepeatedSettleWithAnotherAmountIs409AndTheFirstAmountStays() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"s-2\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    assertEquals(200, post("/ledger/reservations/s-2/settle", "{\"actualUsd\":0.12}").status());
+
+    Answer conflict = post("/ledger/reservations/s-2/settle", "{\"actualUsd\":0.20}");
+    assertEquals(409, conflict.status());
+    assertEquals("conflict", conflict.body().at("/error/type").textValue());
+    assertTrue(conflict.body().at("/error/message").textValue().contains("already settled at actualUsd 0.12"),
+        conflict.raw().body());
+    assertGatewayError(conflict);
+    assertUsd("0.12", get("/ledger/reservations/s-2").body().get("actualUsd"));
+  }
+
+  /** A units mistake (cents sent as dollars) is refused naming the bound; the reservation stays open. */
+  @Test
+  void aSettleAboveTheMaxSettleMultipleIs400NamingTheBound() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"s-3\",\"lane\":\"free\",\"amountUsd\":0.12}");
+    Answer mistake = post("/ledger/reservations/s-3/settle", "{\"actualUsd\":12}");
+    assertEquals(400, mistake.status());
+    assertEquals("actualUsd", mistake.body().at("/error/field").textValue());
+    assertTrue(mistake.body().at("/error/message").textValue().contains("ledger.max-settle-multiple (10)"),
+        mistake.raw().body());
+    assertEquals("reserved", get("/ledger/reservations/s-3").body().get("status").textValue());
   }
 
   @Test
@@ -325,6 +352,46 @@ class LedgerRoutesTest {
           URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build());
       assertEquals(503, answer.status());
       assertEquals("ledger_unavailable", answer.body().at("/error/type").textValue());
+    } finally {
+      other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A ledger whose queue is full answers every reserve, settle and void busy at once. */
+  private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> fullLedger() {
+    return org.apache.pekko.actor.typed.javadsl.Behaviors.receiveMessage(command -> {
+      if (command instanceof GlobalBudget.Reserve r) {
+        r.replyTo().tell(new GlobalBudget.Busy(r.id(), 1));
+      } else if (command instanceof GlobalBudget.Settle s) {
+        s.replyTo().tell(new GlobalBudget.Busy(s.id(), 1));
+      } else if (command instanceof GlobalBudget.VoidReservation v) {
+        v.replyTo().tell(new GlobalBudget.Busy(v.id(), 1));
+      }
+      return org.apache.pekko.actor.typed.javadsl.Behaviors.same();
+    });
+  }
+
+  @ParameterizedTest(name = "POST {0} to a ledger whose queue is full: 503 ledger_busy with retry-after, at once")
+  @CsvSource(delimiter = '|', textBlock = """
+      /ledger/reservations            | {"id":"busy-1","lane":"free","amountUsd":0.10}
+      /ledger/reservations/busy-1/settle | {"actualUsd":0.10}
+      /ledger/reservations/busy-1/void   | {}
+      """)
+  void aLedgerWhoseQueueIsFullIs503LedgerBusyWithRetryAfter(String path, String body) throws Exception {
+    var full = system.systemActorOf(fullLedger(), "full-ledger-" + Math.abs(path.hashCode()),
+        org.apache.pekko.actor.typed.Props.empty());
+    LedgerClient client = new LedgerClient(full, system.scheduler(), system.executionContext(), Duration.ofSeconds(5));
+    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON).route());
+    try {
+      long started = System.nanoTime();
+      Answer answer = server.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + other.localAddress().getPort() + path))
+          .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+      assertEquals(503, answer.status(), answer.raw().body());
+      assertEquals("ledger_busy", answer.body().at("/error/type").textValue());
+      assertEquals("1", answer.raw().headers().firstValue("retry-after").orElse(null));
+      assertGatewayError(answer);
+      assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(5)) < 0);
     } finally {
       other.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }

@@ -549,11 +549,29 @@ public final class GatewayAdmin implements Callable<Integer> {
     }
   }
 
+  /** {@code --window} and {@code --scope} of credit and adjust: which window, and whose caps. */
+  static final class TargetOptions {
+    @Option(names = "--window", required = true, paramLabel = "DAY|MONTH",
+        description = "The UTC day (2026-11-29) or month (2026-11) the correction is for. Only the cap windows "
+            + "containing it move: a refund for yesterday lowers yesterday and this month, never today's daily caps.")
+    String window;
+
+    @Option(names = "--scope", required = true, paramLabel = "grant|refund",
+        description = "grant: only the brand's (or preview's) own caps (the company gives the brand room); refund: "
+            + "the lane pool and the global caps too (the provider gave money back, or a missed bill is charged).")
+    String scope;
+
+    void addTo(Map<String, Object> body) {
+      body.put("window", window);
+      body.put("scope", scope);
+    }
+  }
+
   @Command(name = "credit", mixinStandardHelpOptions = true,
       description = {
         "Give a brand money back, through the running gateway.",
-        "Lowers the brand's settled spend (and the global caps') in the current day and month windows by USD.",
-        "Journaled as SpendAdjusted with operator and reason.",
+        "Lowers the brand's settled spend by USD in the windows containing --window; with --scope refund the",
+        "global caps' too. Journaled as SpendAdjusted with operator and reason.",
         "Applied at most once per adjustment id (--id): after a timeout or error, rerun with the id it printed."})
   static final class Credit implements Callable<Integer> {
     @Mixin GatewayOptions gateway;
@@ -566,6 +584,8 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Option(names = "--usd", required = true, paramLabel = "USD", description = "Amount to credit (positive).")
     BigDecimal usd;
 
+    @Mixin TargetOptions target;
+
     @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
@@ -574,6 +594,7 @@ public final class GatewayAdmin implements Callable<Integer> {
     public Integer call() throws Exception {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("usd", usd);
+      target.addTo(body);
       why.addTo(body, gateway);
       return postAdjustment(spec, gateway, "/admin/brands/" + encode(brand) + "/credit", body, adjustmentId.idOrNew());
     }
@@ -582,7 +603,7 @@ public final class GatewayAdmin implements Callable<Integer> {
   @Command(name = "adjust", mixinStandardHelpOptions = true,
       description = {
         "Correct settled spend on a lane's caps, through the running gateway.",
-        "Moves the current day and month windows by a signed USD amount (positive = charge a missed cost,",
+        "Moves the windows containing --window by a signed USD amount (positive = charge a missed cost,",
         "negative = credit). Journaled as SpendAdjusted with operator and reason.",
         "Applied at most once per adjustment id (--id): after a timeout or error, rerun with the id it printed."})
   static final class Adjust implements Callable<Integer> {
@@ -599,6 +620,8 @@ public final class GatewayAdmin implements Callable<Integer> {
     @Option(names = "--usd", required = true, paramLabel = "USD", description = "Signed amount.")
     BigDecimal usd;
 
+    @Mixin TargetOptions target;
+
     @Mixin ReasonOption why;
 
     @Spec CommandLine.Model.CommandSpec spec;
@@ -609,6 +632,7 @@ public final class GatewayAdmin implements Callable<Integer> {
       body.put("lane", lane);
       body.put("brand", brand);
       body.put("deltaUsd", usd);
+      target.addTo(body);
       why.addTo(body, gateway);
       return postAdjustment(spec, gateway, "/admin/adjustments", body, adjustmentId.idOrNew());
     }

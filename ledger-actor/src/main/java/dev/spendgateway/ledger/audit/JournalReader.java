@@ -1,7 +1,7 @@
 package dev.spendgateway.ledger.audit;
 
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.GlobalBudget.State;
+import dev.spendgateway.ledger.LedgerState;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +54,7 @@ public final class JournalReader {
   }
 
   /** A snapshot of the ledger state and the sequence number it was taken at. */
-  public record Snapshot(long sequenceNr, State state) {}
+  public record Snapshot(long sequenceNr, LedgerState state) {}
 
   /**
    * The latest snapshot in the snapshot store, loaded by the store plugin itself (same
@@ -73,7 +73,7 @@ public final class JournalReader {
         return Optional.empty();
       }
       SelectedSnapshot selected = result.snapshot().get();
-      return Optional.of(new Snapshot(selected.metadata().sequenceNr(), (State) selected.snapshot()));
+      return Optional.of(new Snapshot(selected.metadata().sequenceNr(), (LedgerState) selected.snapshot()));
     }
     if (reply instanceof SnapshotProtocol.LoadSnapshotFailed failed) {
       throw new IllegalStateException("cannot load the latest snapshot", failed.cause());

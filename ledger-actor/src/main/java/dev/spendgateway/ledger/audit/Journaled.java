@@ -1,6 +1,6 @@
 package dev.spendgateway.ledger.audit;
 
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 
 /**
  * One event of the ledger's journal with its position.

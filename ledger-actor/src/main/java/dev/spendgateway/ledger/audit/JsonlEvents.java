@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;

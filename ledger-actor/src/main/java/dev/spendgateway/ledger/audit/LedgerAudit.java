@@ -1,13 +1,13 @@
 package dev.spendgateway.ledger.audit;
 
-import dev.spendgateway.ledger.GlobalBudget.Event;
-import dev.spendgateway.ledger.GlobalBudget.ReservationExpired;
-import dev.spendgateway.ledger.GlobalBudget.ReservationMade;
-import dev.spendgateway.ledger.GlobalBudget.ReservationSettled;
-import dev.spendgateway.ledger.GlobalBudget.ReservationVoided;
-import dev.spendgateway.ledger.GlobalBudget.SpendAdjusted;
-import dev.spendgateway.ledger.GlobalBudget.State;
-import dev.spendgateway.ledger.GlobalBudget.Usage;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.money.Micros;
@@ -38,7 +38,7 @@ import java.util.Optional;
  */
 public final class LedgerAudit {
   private final CapLimits limits;
-  private State state = State.empty();
+  private LedgerState state = LedgerState.empty();
   private long events;
   private long lastSequenceNr;
   private Instant lastAt;
@@ -85,7 +85,7 @@ public final class LedgerAudit {
   }
 
   /** Compares the replayed state with a snapshot taken at the current sequence number. */
-  public Optional<Violation> checkSnapshot(long snapshotSequenceNr, State snapshot, String lastType) {
+  public Optional<Violation> checkSnapshot(long snapshotSequenceNr, LedgerState snapshot, String lastType) {
     if (snapshotSequenceNr != lastSequenceNr) {
       throw new IllegalStateException("snapshot at " + snapshotSequenceNr + " checked at " + lastSequenceNr);
     }
@@ -141,7 +141,7 @@ public final class LedgerAudit {
     return Micros.toUsd(micros).toPlainString();
   }
 
-  public State state() {
+  public LedgerState state() {
     return state;
   }
 

@@ -59,7 +59,8 @@ class GatewayAdminTest {
     calls.add(client.operatorSettle("r-120", 5_000, "bob", "caller lost the answer"));
     awaitAll(calls);
     // After the settles are durable: a credit may not take b1's spend below zero.
-    client.adjust("adj-1", "alice", "refund", Lane.APP, "b1", -30_000).toCompletableFuture().get(20, TimeUnit.SECONDS);
+    client.adjust("adj-1", "alice", "refund", Lane.APP, "b1", -30_000,
+        dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now()), dev.spendgateway.ledger.AdjustmentScope.REFUND).toCompletableFuture().get(20, TimeUnit.SECONDS);
   }
 
   @AfterAll

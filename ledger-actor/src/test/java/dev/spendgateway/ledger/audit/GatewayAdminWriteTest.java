@@ -108,7 +108,8 @@ class GatewayAdminWriteTest {
   }
 
   private static String[] credit(String... more) {
-    List<String> args = new ArrayList<>(List.of("credit", "--brand", "b1", "--usd", "2.50", "--reason", "refund"));
+    List<String> args = new ArrayList<>(List.of("credit", "--brand", "b1", "--usd", "2.50", "--window", "2026-11-29",
+        "--scope", "refund", "--reason", "refund"));
     args.addAll(List.of(more));
     return args.toArray(String[]::new);
   }
@@ -134,8 +135,10 @@ class GatewayAdminWriteTest {
 
   @Test
   void withoutIdEachRunSendsANewIdAndPrintsIt() {
-    Run first = admin("adjust", "--lane", "free", "--usd", "0.40", "--reason", "missed invoice line");
-    Run second = admin("adjust", "--lane", "free", "--usd", "0.40", "--reason", "missed invoice line");
+    Run first = admin("adjust", "--lane", "free", "--usd", "0.40", "--window", "2026-11",
+        "--scope", "refund", "--reason", "missed invoice line");
+    Run second = admin("adjust", "--lane", "free", "--usd", "0.40", "--window", "2026-11",
+        "--scope", "refund", "--reason", "missed invoice line");
 
     assertEquals(0, first.exit(), first.err());
     String id = requests.get(0).body().get("adjustmentId").textValue();
@@ -173,8 +176,8 @@ class GatewayAdminWriteTest {
     try (ServerSocket socket = new ServerSocket(0)) {
       closedPort = socket.getLocalPort();
     }
-    Run run = admin(closedPort, "adjust", "--lane", "app", "--brand", "b1", "--usd", "-1", "--reason", "goodwill",
-        "--id", "goodwill-7");
+    Run run = admin(closedPort, "adjust", "--lane", "app", "--brand", "b1", "--usd", "-1", "--window", "2026-11-29",
+        "--scope", "grant", "--reason", "goodwill", "--id", "goodwill-7");
 
     assertEquals(2, run.exit(), run.err());
     assertTrue(run.err().contains("cannot reach the gateway at"), run.err());
@@ -183,7 +186,8 @@ class GatewayAdminWriteTest {
 
   /** Each row: a write verb with its arguments. */
   @ParameterizedTest(name = "{0} sends GATEWAY_ADMIN_TOKEN, never GATEWAY_TOKEN")
-  @ValueSource(strings = {"credit --brand b1 --usd 1 --reason r", "adjust --lane free --usd 1 --reason r",
+  @ValueSource(strings = {"credit --brand b1 --usd 1 --window 2026-11-29 --scope grant --reason r",
+      "adjust --lane free --usd 1 --window 2026-11 --scope refund --reason r",
       "settle r-1 --usd 1 --reason r", "void r-1 --reason r"})
   void writeVerbsSendTheAdminTokenFromTheEnvironment(String verb) {
     Run run = withEnv(server.getAddress().getPort(),
@@ -212,6 +216,26 @@ class GatewayAdminWriteTest {
     assertEquals("gateway-admin: no admin token: set GATEWAY_ADMIN_TOKEN (the operator's token, not GATEWAY_TOKEN) "
         + "or pass --admin-token", run.err().lines().filter(l -> l.startsWith("gateway-admin:")).findFirst()
         .orElseThrow(() -> new AssertionError(run.err())));
+    assertTrue(requests.isEmpty(), requests::toString);
+  }
+
+  @Test
+  void creditSendsTheWindowAndScopeItNames() {
+    Run run = admin(credit());
+
+    assertEquals(0, run.exit(), run.err());
+    assertEquals("2026-11-29", requests.get(0).body().get("window").textValue());
+    assertEquals("refund", requests.get(0).body().get("scope").textValue());
+  }
+
+  @ParameterizedTest(name = "{0} without --window or --scope is a usage error and sends nothing")
+  @ValueSource(strings = {"credit --brand b1 --usd 1 --scope grant --reason r",
+      "credit --brand b1 --usd 1 --window 2026-11-29 --reason r",
+      "adjust --lane free --usd 1 --scope refund --reason r"})
+  void anAdjustmentMustNameItsWindowAndScope(String verb) {
+    Run run = admin(verb.split(" "));
+
+    assertEquals(2, run.exit(), run.err());
     assertTrue(requests.isEmpty(), requests::toString);
   }
 

@@ -2,12 +2,14 @@ package dev.spendgateway.ledger.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import dev.spendgateway.ledger.GlobalBudget.Closed;
-import dev.spendgateway.ledger.GlobalBudget.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.ledger.journal.JournalDurability;
+import dev.spendgateway.ledger.journal.JournalSyncStats;
 import dev.spendgateway.policy.access.Lane;
 import java.io.File;
 import java.nio.file.Files;
@@ -32,7 +34,9 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  * cap rows ({@link NaiveBaseline}). Results are printed as a Markdown table.
  *
  * <p>Each caller is a closed loop: reserve $0.01, wait for the durable answer, settle $0.005,
- * wait, repeat. Nothing is answered before its event is in the journal.
+ * wait, repeat. Nothing is answered before its event is in the journal and, with
+ * {@code ledger.journal.sync} on (shipped default), flushed to disk; the run prints this
+ * machine's fsync latency before and after, and per level the journal's writes and fsyncs.
  *
  * <p>Run: {@code mvn -B -q -pl ledger-actor -am -Pbench -DskipTests verify}
  * (system properties: {@code bench.seconds}, {@code bench.warmup}, {@code bench.callers}).
@@ -40,15 +44,20 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 public final class LedgerBench {
   private static final int[] DEFAULT_CALLERS = {1, 16, 256};
 
-  record Result(String target, int callers, long pairs, double seconds, Histogram reserveLatency, long errors) {
+  record Result(String target, int callers, long pairs, double seconds, Histogram reserveLatency, long errors,
+      String journal) {
+    Result(String target, int callers, long pairs, double seconds, Histogram reserveLatency, long errors) {
+      this(target, callers, pairs, seconds, reserveLatency, errors, "");
+    }
+
     double pairsPerSecond() {
       return pairs / seconds;
     }
 
     String row() {
-      return String.format("| %s | %d | %,.0f | %.2f | %.2f | %.2f | %d |", target, callers, pairsPerSecond(),
+      return String.format("| %s | %d | %,.0f | %.2f | %.2f | %.2f | %d | %s |", target, callers, pairsPerSecond(),
           reserveLatency.getValueAtPercentile(50) / 1000.0, reserveLatency.getValueAtPercentile(99) / 1000.0,
-          reserveLatency.getMaxValue() / 1000.0, errors);
+          reserveLatency.getMaxValue() / 1000.0, errors, journal);
     }
   }
 
@@ -59,6 +68,12 @@ public final class LedgerBench {
         : java.util.Arrays.stream(System.getProperty("bench.callers").split(",")).mapToInt(Integer::parseInt).toArray();
     System.out.printf("# ledger bench: %d s per level after %d s warm-up, %d cores, %s%n", seconds, warmup,
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name") + " " + Runtime.version());
+    boolean sync = JournalDurability.syncRequested(ledgerConfig(Path.of(System.getProperty("java.io.tmpdir"))));
+    System.out.println("# journal flush (ledger.journal.sync): " + (sync ? "on — every answer waits for an fsync"
+        : "OFF — answers wait for the OS write only, not the disk"));
+    // The floor of any durable answer on this machine, measured where the benchmark's journals live.
+    String fsyncBefore = FsyncProbe.summary(Path.of(System.getProperty("java.io.tmpdir")));
+    System.out.println("# before: " + fsyncBefore);
 
     List<Result> results = new java.util.ArrayList<>();
     for (int callers : levels) {
@@ -67,12 +82,15 @@ public final class LedgerBench {
     }
     boolean baseline = Boolean.parseBoolean(System.getProperty("bench.baseline", "true"));
     for (int callers : baseline ? levels : new int[0]) {
-      results.add(NaiveBaseline.run(callers, warmup, seconds));
+      results.add(NaiveBaseline.run(callers, warmup, seconds, sync));
       System.out.println(results.get(results.size() - 1).row());
     }
+    String fsyncAfter = FsyncProbe.summary(Path.of(System.getProperty("java.io.tmpdir")));
     System.out.println();
-    System.out.println("| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors |");
-    System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+    System.out.println("# before: " + fsyncBefore);
+    System.out.println("# after:  " + fsyncAfter);
+    System.out.println("| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors | journal |");
+    System.out.println("|---|---:|---:|---:|---:|---:|---:|---|");
     results.forEach(r -> System.out.println(r.row()));
     for (int callers : baseline ? levels : new int[0]) {
       Result ledger = results.stream().filter(r -> r.target().equals("GlobalBudget") && r.callers() == callers).findFirst().orElseThrow();
@@ -119,6 +137,8 @@ public final class LedgerBench {
       latency.reset();
       pairs.set(0);
       errors.set(0);
+      JournalStats stats = new JournalStats(JournalSyncStats.get(system.classicSystem()));
+      JournalStats.Snapshot statsAtStart = stats.now();
       measuring.set(true);
       long start = System.nanoTime();
       Thread.sleep(seconds * 1000L);
@@ -129,11 +149,31 @@ public final class LedgerBench {
       long errs = errors.get();
       running.set(false);
       CompletableFuture.allOf(loops).get(60, TimeUnit.SECONDS);
-      return new Result("GlobalBudget", callers, done, elapsed, snapshot, errs);
+      return new Result("GlobalBudget", callers, done, elapsed, snapshot, errs, stats.since(statsAtStart));
     } finally {
       system.terminate();
       system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
       deleteTree(dataDir); // a run leaves ~1 GB of H2 file behind otherwise
+    }
+  }
+
+  /** The journal's writes and syncs over the measured interval, as one table cell. */
+  private record JournalStats(JournalSyncStats live) {
+    record Snapshot(long writes, long syncs, long syncedWrites, long syncNanos) {}
+
+    Snapshot now() {
+      return new Snapshot(live.writes(), live.syncs(), live.syncedWrites(), live.syncNanos());
+    }
+
+    String since(Snapshot start) {
+      Snapshot end = now();
+      long syncs = end.syncs() - start.syncs();
+      if (syncs == 0) {
+        return (end.writes() - start.writes()) + " writes, no fsync";
+      }
+      return String.format("%,d writes, %,d fsyncs (%.2f writes/fsync), fsync mean %.2f ms", end.writes() - start.writes(),
+          syncs, (double) (end.syncedWrites() - start.syncedWrites()) / syncs,
+          (end.syncNanos() - start.syncNanos()) / 1e6 / syncs);
     }
   }
 

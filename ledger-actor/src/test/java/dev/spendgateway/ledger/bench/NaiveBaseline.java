@@ -19,13 +19,15 @@ import org.HdrHistogram.ConcurrentHistogram;
 /**
  * The naive way: each reservation is one H2 transaction that locks the cap rows with
  * {@code SELECT … FOR UPDATE}, checks headroom, bumps them and inserts the reservation; each
- * settle is another. Same H2 FILE settings as the ledger (WRITE_DELAY=0: durable on commit), one
- * connection per caller thread.
+ * settle is another. Same H2 FILE settings as the ledger (WRITE_DELAY=0), one connection per
+ * caller thread, and as durable as the ledger: with the journal flush on, each commit is followed
+ * by {@code CHECKPOINT SYNC} before the caller goes on.
  */
 final class NaiveBaseline {
   private NaiveBaseline() {}
 
-  static LedgerBench.Result run(int callers, int warmupSeconds, int seconds) throws Exception {
+  /** {@code sync}: each commit is followed by H2's {@code CHECKPOINT SYNC}, as durable as the ledger's answers. */
+  static LedgerBench.Result run(int callers, int warmupSeconds, int seconds, boolean sync) throws Exception {
     Path dir = Files.createTempDirectory("naive-bench");
     String url = "jdbc:h2:file:" + dir.resolve("naive") + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0;LOCK_TIMEOUT=60000";
     try (Connection c = DriverManager.getConnection(url, "sa", ""); Statement s = c.createStatement()) {
@@ -54,7 +56,7 @@ final class NaiveBaseline {
     List<Thread> threads = new java.util.ArrayList<>();
     for (int t = 0; t < callers; t++) {
       String brand = "brand-" + (t % 100);
-      Thread thread = new Thread(() -> callerLoop(url, brand, ids, latency, pairs, errors, measuring, running));
+      Thread thread = new Thread(() -> callerLoop(url, brand, ids, latency, pairs, errors, measuring, running, sync));
       thread.start();
       threads.add(thread);
     }
@@ -75,7 +77,8 @@ final class NaiveBaseline {
       thread.join(120_000);
     }
     LedgerBench.deleteTree(dir);
-    return new LedgerBench.Result("naive SELECT FOR UPDATE", callers, done, elapsed, snapshot, errs);
+    return new LedgerBench.Result("naive SELECT FOR UPDATE", callers, done, elapsed, snapshot, errs,
+        sync ? "fsync after every commit" : "no fsync");
   }
 
   private static void insertCap(PreparedStatement p, String key) throws SQLException {
@@ -85,7 +88,7 @@ final class NaiveBaseline {
   }
 
   private static void callerLoop(String url, String brand, AtomicLong ids, ConcurrentHistogram latency,
-      AtomicLong pairs, AtomicLong errors, AtomicBoolean measuring, AtomicBoolean running) {
+      AtomicLong pairs, AtomicLong errors, AtomicBoolean measuring, AtomicBoolean running, boolean sync) {
     String day = LocalDate.now(ZoneOffset.UTC).toString();
     List<String> keys = List.of("global_daily:" + day, "global_monthly:" + day.substring(0, 7),
         "brand_daily:" + brand + ":" + day, "brand_monthly:" + brand + ":" + day.substring(0, 7));
@@ -96,10 +99,12 @@ final class NaiveBaseline {
         long t0 = System.nanoTime();
         try {
           reserve(c, keys, id, brand, 10_000);
+          flush(c, sync);
           if (measuring.get()) {
             latency.recordValue(Math.min((System.nanoTime() - t0) / 1000, TimeUnit.SECONDS.toMicros(60)));
           }
           settle(c, keys, id, 5_000);
+          flush(c, sync);
           pairs.incrementAndGet();
         } catch (SQLException e) {
           errors.incrementAndGet();
@@ -108,6 +113,15 @@ final class NaiveBaseline {
       }
     } catch (SQLException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** The committed transaction to disk, as the ledger's journal does before answering. */
+  private static void flush(Connection c, boolean sync) throws SQLException {
+    if (sync) {
+      try (Statement s = c.createStatement()) {
+        s.execute("CHECKPOINT SYNC");
+      }
     }
   }
 

@@ -3,7 +3,7 @@ package dev.spendgateway.ledger.bench;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.GlobalBudget.Event;
+import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.AuditRuns;
 import dev.spendgateway.ledger.audit.GatewayAdmin;
@@ -27,7 +27,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.persistence.jdbc.testkit.javadsl.SchemaUtils;
+import dev.spendgateway.ledger.journal.JournalSchema;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
@@ -195,7 +195,7 @@ public final class ReplayBench {
     Config config = config(dir);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "replay-bench-generate", config);
     try {
-      SchemaUtils.createIfNotExists(system).toCompletableFuture().get(60, TimeUnit.SECONDS);
+      JournalSchema.createIfNotExists(system).toCompletableFuture().get(60, TimeUnit.SECONDS);
       ActorRef<Write> writer = system.systemActorOf(Behaviors.setup(ctx -> new JournalWriter()), "journal-writer",
           org.apache.pekko.actor.typed.Props.empty());
       long started = System.nanoTime();

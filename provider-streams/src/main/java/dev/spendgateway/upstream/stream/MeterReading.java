@@ -7,63 +7,53 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The counting branch's fold state: usage tally plus byte count and how the upstream ended.
- * Immutable; {@code failure} is the safe class name of the upstream error, if any.
+ * What the usage tap has counted so far: the usage tally, the bytes read and the SSE lines or
+ * events skipped for breaking the size bounds. Immutable; every chunk yields a new reading.
  */
-record MeterReading(UsageTally tally, long bytes, long malformed, Optional<String> failure) {
+record MeterReading(UsageTally tally, long bytes, long malformed) {
 
   static MeterReading start() {
-    return new MeterReading(UsageTally.empty(), 0, 0, Optional.empty());
+    return new MeterReading(UsageTally.empty(), 0, 0);
   }
 
-  /** The reading when the counting branch itself broke (a bug): nothing known, keep worst case. */
-  static MeterReading failedMeter() {
-    return new MeterReading(UsageTally.empty(), 0, 0, Optional.of("meter_failed"));
-  }
-
-  MeterReading plus(MeterSignal signal, UsageExtractor extractor) {
-    if (signal instanceof MeterSignal.Chunk chunk) {
-      return withChunk(chunk, extractor);
-    }
-    MeterSignal.Failed failed = (MeterSignal.Failed) signal;
-    return new MeterReading(tally, bytes, malformed, Optional.of(failed.errorClass()));
-  }
-
-  private MeterReading withChunk(MeterSignal.Chunk chunk, UsageExtractor extractor) {
+  /**
+   * The reading after one more chunk of the body.
+   *
+   * @param chunkBytes the chunk's size (0 for the decoder's last events at the end of the body)
+   * @param events the SSE events the chunk completed
+   * @param malformedSoFar the decoder's running count of skipped lines and events
+   */
+  MeterReading withChunk(int chunkBytes, List<SseEvent> events, long malformedSoFar, UsageExtractor extractor) {
     UsageTally next = tally;
-    for (SseEvent event : chunk.events()) {
+    for (SseEvent event : events) {
       next = extractor.accept(next, event);
     }
-    return new MeterReading(next, bytes + chunk.bytes(), chunk.malformedSoFar(), failure);
+    return new MeterReading(next, bytes + chunkBytes, malformedSoFar);
   }
 
-  /** What the tally says once the upstream is over (client status added by the caller). */
-  StreamOutcome toOutcome(boolean clientDisconnected, boolean drainTimedOut) {
-    Termination termination;
-    if (drainTimedOut) {
-      termination = Termination.DRAIN_TIMEOUT;
-    } else if (failure.isPresent()) {
-      termination = Termination.UPSTREAM_FAILED;
-    } else if (tally.terminalSeen()) {
-      termination = Termination.COMPLETED;
-    } else {
-      termination = Termination.ENDED_EARLY;
-    }
+  /**
+   * The upstream ended normally: {@link Termination#COMPLETED} if the provider's end-of-answer
+   * event came, else {@link Termination#ENDED_EARLY} (a stream closed mid-answer is a cut).
+   */
+  StreamOutcome finished(boolean clientLeft) {
+    Termination termination = tally.terminalSeen() ? Termination.COMPLETED : Termination.ENDED_EARLY;
+    return outcome(termination, Optional.empty(), clientLeft);
+  }
+
+  /** The stream did not reach its normal end; the usage known so far is a lower bound only. */
+  StreamOutcome cut(Termination why, String safeErrorClass, boolean clientLeft) {
+    return outcome(why, Optional.of(safeErrorClass), clientLeft);
+  }
+
+  private StreamOutcome outcome(Termination termination, Optional<String> errorClass, boolean clientLeft) {
     return new StreamOutcome(
         tally.usageDocument(),
         termination,
-        clientDisconnected,
+        clientLeft,
         bytes,
         tally.events(),
         malformed,
-        failure,
+        errorClass,
         tally.usageFinal());
-  }
-
-  /** What flows down the counting branch: decoded chunks, then at most one failure marker. */
-  sealed interface MeterSignal {
-    record Chunk(int bytes, List<SseEvent> events, long malformedSoFar) implements MeterSignal {}
-
-    record Failed(String errorClass) implements MeterSignal {}
   }
 }

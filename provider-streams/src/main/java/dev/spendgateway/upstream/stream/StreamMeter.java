@@ -2,216 +2,162 @@ package dev.spendgateway.upstream.stream;
 
 import dev.spendgateway.upstream.client.SafeErrors;
 import dev.spendgateway.upstream.client.UpstreamSettings;
-import dev.spendgateway.upstream.sse.SseDecoder;
 import dev.spendgateway.upstream.sse.SseLimits;
-import dev.spendgateway.upstream.stream.MeterReading.MeterSignal;
 import dev.spendgateway.upstream.usage.ApiKind;
-import dev.spendgateway.upstream.usage.UsageExtractor;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
-import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
-import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.japi.pf.PFBuilder;
-import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.KillSwitches;
-import org.apache.pekko.stream.SinkShape;
-import org.apache.pekko.stream.SourceShape;
-import org.apache.pekko.stream.UniformFanOutShape;
-import org.apache.pekko.stream.UniqueKillSwitch;
-import org.apache.pekko.stream.javadsl.Broadcast;
-import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.javadsl.GraphDSL;
+import org.apache.pekko.stream.ActorAttributes;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.StreamSubscriptionTimeoutTerminationMode;
+import org.apache.pekko.stream.javadsl.AsPublisher;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
-import scala.concurrent.ExecutionContext;
+import org.reactivestreams.Publisher;
 
 /**
- * Meters streamed answers: one Pekko Streams graph per answer that forwards the provider's bytes
- * unchanged to the client and, through a {@code Broadcast(eagerCancel = false)}, to a counting
- * branch that decodes the SSE events and folds the usage.
+ * Meters streamed answers. {@link #meter} starts, at once, one small graph per answer:
  *
  * <pre>
- *   upstream ─ killSwitch ─ watch ─ Broadcast ─┬─ watch ───────────────────────────── client
- *                                              └─ SSE decode ─ recover ─ fold(usage) ─ outcome
+ *   upstream ─ UsageTap ─ one-subscriber publisher ═══ ClientHandoff ═══▶ toClient (the caller's response)
+ *                 └─▶ counted ───────────────────────────────┴─ client's side over ─▶ outcome
  * </pre>
  *
  * <ul>
- *   <li>Backpressure end to end: the broadcast only pulls when both branches want more, and the
- *       counting branch is fast, so a slow client slows the upstream read; nothing buffers the
- *       answer.
- *   <li>Client leaves: its branch cancels, the broadcast keeps feeding the counting branch, which
- *       drains the upstream to its end. A timer ({@code drain-timeout}) then aborts the upstream
- *       through the kill switch if it has not ended.
- *   <li>Upstream fails: the client branch fails (the edge closes the connection), the counting
- *       branch records the failure and the outcome says {@link Termination#UPSTREAM_FAILED}.
+ *   <li>The count runs whatever the client does: it no longer waits for the web server to start
+ *       the response, which it never does when the caller hangs up before the headers.
+ *   <li>Backpressure end to end: the tap pulls only when the client pulls, so a slow client slows
+ *       the upstream read; only the handoff's small input buffer lies in between.
+ *   <li>Client leaves, or never subscribes within the client subscribe timeout: the tap drains the
+ *       upstream to its end, for at most the drain timeout ({@link Termination#DRAIN_TIMEOUT}).
+ *   <li>Upstream fails: the client's stream fails (the server closes the connection) and the
+ *       outcome says {@link Termination#UPSTREAM_FAILED}.
  * </ul>
+ *
+ * <p>Pekko's own stream subscription timeout is switched off on the handoff: it would cancel the
+ * stream without a word; the client subscribe timeout does the same job and is a setting.
  *
  * <p>Thread-safe and stateless apart from its settings; create one per actor system.
  */
 public final class StreamMeter {
 
+  /**
+   * The client subscribe timeout when none is configured: long enough for the web server to start
+   * a response it was just handed, short enough that an abandoned stream's count is not held up.
+   */
+  public static final Duration DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT = Duration.ofSeconds(5);
+
   private final ActorSystem<?> system;
+  private final Materializer materializer;
   private final SseLimits limits;
   private final Duration drainTimeout;
+  private final Duration clientSubscribeTimeout;
 
-  private StreamMeter(ActorSystem<?> system, SseLimits limits, Duration drainTimeout) {
+  private StreamMeter(
+      ActorSystem<?> system, SseLimits limits, Duration drainTimeout, Duration clientSubscribeTimeout) {
     this.system = system;
+    this.materializer = Materializer.matFromSystem(system);
     this.limits = limits;
     this.drainTimeout = drainTimeout;
+    this.clientSubscribeTimeout = clientSubscribeTimeout;
   }
 
   /**
    * @param limits SSE bounds ({@code providers.max-sse-line-bytes}/{@code max-sse-event-bytes})
-   * @param drainTimeout {@code providers.drain-timeout}
+   * @param drainTimeout {@code providers.drain-timeout}: how long a left client's stream is still read
+   * @param clientSubscribeTimeout {@code providers.client-subscribe-timeout}: how long the response
+   *     may take to start reading a metered stream before the client counts as gone
    */
-  public static StreamMeter create(ActorSystem<?> system, SseLimits limits, Duration drainTimeout) {
-    return new StreamMeter(system, limits, drainTimeout);
+  public static StreamMeter create(
+      ActorSystem<?> system, SseLimits limits, Duration drainTimeout, Duration clientSubscribeTimeout) {
+    return new StreamMeter(system, limits, drainTimeout, clientSubscribeTimeout);
   }
 
-  /** The meter configured from {@code providers.*}: SSE bounds and drain timeout. */
+  /** As {@link #create(ActorSystem, SseLimits, Duration, Duration)}, with {@link #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}. */
+  public static StreamMeter create(ActorSystem<?> system, SseLimits limits, Duration drainTimeout) {
+    return create(system, limits, drainTimeout, DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT);
+  }
+
+  /** The meter configured from {@code providers.*}, with the given client subscribe timeout. */
+  public static StreamMeter create(
+      ActorSystem<?> system, UpstreamSettings settings, Duration clientSubscribeTimeout) {
+    return create(system, settings.sseLimits(), settings.drainTimeout(), clientSubscribeTimeout);
+  }
+
+  /** The meter configured from {@code providers.*}, with {@link #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}. */
   public static StreamMeter create(ActorSystem<?> system, UpstreamSettings settings) {
-    return new StreamMeter(system, settings.sseLimits(), settings.drainTimeout());
+    return create(system, settings, DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT);
   }
 
   /**
-   * Splits {@code upstream} (a provider's SSE body) into the client's bytes and the counting
-   * outcome. Lazy: nothing is read until {@link MeteredStream#toClient()} is run.
+   * Starts reading {@code upstream} (a provider's SSE body) through the usage tap and hands its
+   * bytes to whoever runs {@link MeteredStream#toClient()} first, within the client subscribe
+   * timeout. The outcome completes whatever the client does, once the upstream has ended and the
+   * client's side is over (read to its end, failed, cancelled, or given up).
    */
   public MeteredStream meter(Source<ByteString, ?> upstream, ApiKind kind) {
-    CompletableFuture<StreamOutcome> outcome = new CompletableFuture<>();
-    Source<ByteString, NotUsed> toClient =
-        Source.fromGraph(
-                GraphDSL.create3(
-                    watchedUpstream(upstream),
-                    countingSink(kind.extractor()),
-                    clientWatch(),
-                    Materialized::new,
-                    StreamMeter::wire))
-            .mapMaterializedValue(m -> startRun(m, outcome));
-    return new MeteredStream(toClient, outcome);
-  }
-
-  // --- graph parts -------------------------------------------------------------------------
-
-  private static Source<ByteString, Pair<UniqueKillSwitch, CompletionStage<Done>>> watchedUpstream(
-      Source<ByteString, ?> upstream) {
-    return upstream
-        .viaMat(KillSwitches.<ByteString>single(), Keep.right())
-        .watchTermination(Pair::create);
-  }
-
-  private static Flow<ByteString, ByteString, CompletionStage<Done>> clientWatch() {
-    return Flow.of(ByteString.class).watchTermination(Keep.right());
-  }
-
-  private Sink<ByteString, CompletionStage<MeterReading>> countingSink(UsageExtractor extractor) {
-    return Flow.of(ByteString.class)
-        .statefulMap(() -> new SseDecoder(limits), StreamMeter::decode, StreamMeter::decodeRest)
-        .recover(new PFBuilder<Throwable, MeterSignal>().matchAny(StreamMeter::failed).build())
-        .toMat(
-            Sink.fold(MeterReading.start(), (reading, signal) -> reading.plus(signal, extractor)),
-            Keep.right());
-  }
-
-  private static SourceShape<ByteString> wire(
-      GraphDSL.Builder<Materialized> b,
-      SourceShape<ByteString> upstream,
-      SinkShape<ByteString> counter,
-      FlowShape<ByteString, ByteString> client) {
-    UniformFanOutShape<ByteString, ByteString> fanOut = b.add(Broadcast.create(2, false));
-    b.from(upstream).toFanOut(fanOut);
-    b.from(fanOut.out(0)).via(client);
-    b.from(fanOut.out(1)).to(counter);
-    return SourceShape.of(client.out());
-  }
-
-  private static Pair<SseDecoder, MeterSignal> decode(SseDecoder decoder, ByteString chunk) {
-    MeterSignal signal = new MeterSignal.Chunk(chunk.size(), decoder.feed(chunk), decoder.malformed());
-    return Pair.create(decoder, signal);
-  }
-
-  private static Optional<MeterSignal> decodeRest(SseDecoder decoder) {
-    return Optional.of(new MeterSignal.Chunk(0, decoder.finish(), decoder.malformed()));
-  }
-
-  private static MeterSignal failed(Throwable error) {
-    return new MeterSignal.Failed(SafeErrors.classify(error));
-  }
-
-  // --- per-run bookkeeping -----------------------------------------------------------------
-
-  private NotUsed startRun(Materialized m, CompletableFuture<StreamOutcome> outcome) {
-    new Run(m, outcome).start();
-    return NotUsed.getInstance();
-  }
-
-  private record Materialized(
-      Pair<UniqueKillSwitch, CompletionStage<Done>> upstream,
-      CompletionStage<MeterReading> counting,
-      CompletionStage<Done> client) {}
-
-  /** The drain timer and the outcome of one materialized graph. */
-  private final class Run {
-    private final Materialized m;
-    private final CompletableFuture<StreamOutcome> outcome;
-    private final AtomicBoolean clientLeft = new AtomicBoolean();
-    private final AtomicBoolean drainTimedOut = new AtomicBoolean();
-    private final AtomicReference<Cancellable> drainTimer = new AtomicReference<>();
-
-    Run(Materialized m, CompletableFuture<StreamOutcome> outcome) {
-      this.m = m;
-      this.outcome = outcome;
+    Pair<CompletionStage<StreamOutcome>, Publisher<ByteString>> running;
+    try {
+      running = upstream
+          .viaMat(UsageTap.flow(limits, kind.extractor(), drainTimeout), Keep.right())
+          .toMat(oneSubscriberHandoff(), Keep.both())
+          .run(materializer);
+    } catch (RuntimeException materializerGone) {
+      return notStarted(materializerGone);
     }
-
-    void start() {
-      m.client().whenComplete((done, error) -> onClientTerminated());
-      m.counting().whenComplete(this::onCountingDone);
-    }
-
-    /** The client branch ended; if the upstream still runs, the client left: bound the drain. */
-    private void onClientTerminated() {
-      if (m.upstream().second().toCompletableFuture().isDone()) {
-        return;
-      }
-      clientLeft.set(true);
-      ExecutionContext ec = system.executionContext();
-      drainTimer.set(system.scheduler().scheduleOnce(drainTimeout, this::abortDrain, ec));
-      if (outcome.isDone()) {
-        drainTimer.get().cancel();
-      }
-    }
-
-    private void abortDrain() {
-      drainTimedOut.set(true);
-      m.upstream().first().abort(new DrainTimeoutException());
-    }
-
-    private void onCountingDone(MeterReading reading, Throwable error) {
-      Cancellable timer = drainTimer.get();
-      if (timer != null) {
-        timer.cancel();
-      }
-      if (error != null) {
-        outcome.complete(MeterReading.failedMeter().toOutcome(clientLeft.get(), false));
-      } else {
-        outcome.complete(reading.toOutcome(clientLeft.get(), drainTimedOut.get()));
-      }
-    }
+    ClientHandoff handoff = ClientHandoff.awaitClient(
+        running.second(), clientSubscribeTimeout, system.scheduler(), system.executionContext());
+    return new MeteredStream(clientSide(handoff), afterTheClient(running.first(), handoff));
   }
 
-  /** Aborts an abandoned stream's drain; carries no message, so it can't leak anything. */
-  static final class DrainTimeoutException extends RuntimeException {
-    DrainTimeoutException() {
-      super("drain timeout", null, false, false);
-    }
+  /**
+   * What the edge sends. The watch sits after the handoff's buffer, so it ends only when the
+   * client's own stream has taken the last chunk, failed or cancelled; a run refused with
+   * {@link ClientHandoff.ClientGone} was never the client and does not count.
+   */
+  private static Source<ByteString, NotUsed> clientSide(ClientHandoff handoff) {
+    return Source.fromPublisher(handoff)
+        .watchTermination((notUsed, over) -> {
+          over.whenComplete((done, error) -> {
+            if (!(SafeErrors.unwrap(error) instanceof ClientHandoff.ClientGone)) {
+              handoff.clientEnded();
+            }
+          });
+          return NotUsed.getInstance();
+        });
+  }
+
+  /**
+   * The tap's outcome, released once the client's side is over too. The handoff reads a few
+   * chunks ahead of the client, so the upstream can end while the client still reads; the caller
+   * settles and logs on the outcome, and that must not overtake the answer's delivery. A stopped
+   * meter does not wait: nothing will move on the client's side any more.
+   */
+  private static CompletionStage<StreamOutcome> afterTheClient(
+      CompletionStage<StreamOutcome> counted, ClientHandoff handoff) {
+    return counted.thenCompose(outcome -> outcome.termination() == Termination.STOPPED
+        ? CompletableFuture.completedFuture(outcome)
+        : handoff.clientDone().thenApply(clientOver -> outcome));
+  }
+
+  private Sink<ByteString, Publisher<ByteString>> oneSubscriberHandoff() {
+    return Sink.<ByteString>asPublisher(AsPublisher.WITHOUT_FANOUT)
+        .withAttributes(ActorAttributes.streamSubscriptionTimeout(
+            clientSubscribeTimeout, StreamSubscriptionTimeoutTerminationMode.noop()));
+  }
+
+  /**
+   * The graph could not even start (the materializer is shut down: the gateway is stopping).
+   * Nothing was read; the outcome says so and the edge keeps the worst case.
+   */
+  private static MeteredStream notStarted(RuntimeException why) {
+    StreamOutcome stopped = MeterReading.start().cut(Termination.STOPPED, UsageTap.STOPPED, true);
+    Source<ByteString, NotUsed> failed = Source.failed(new IllegalStateException(SafeErrors.classify(why)));
+    return new MeteredStream(failed, CompletableFuture.completedFuture(stopped));
   }
 }

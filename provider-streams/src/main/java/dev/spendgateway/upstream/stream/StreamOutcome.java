@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Optional;
 
 /**
- * What the counting branch learned once the upstream of a streamed answer ended.
+ * What the usage tap learned once the upstream of a streamed answer ended (or the gateway stopped it).
  *
  * <p>Settlement rule for the caller: {@link #cleanEnd()} and the provider's final usage → parse it
  * and settle the actual cost; anything else → keep the worst case and log {@code usage_missing} (a
@@ -14,7 +14,8 @@ import java.util.Optional;
  * @param usageDocument the usage document (shape per {@link
  *     dev.spendgateway.upstream.usage.ApiKind}), possibly partial when not clean
  * @param termination how the upstream ended
- * @param clientDisconnected the client left before the upstream ended (the rest was drained)
+ * @param clientDisconnected the client left, or never came within the client subscribe timeout,
+ *     before the upstream ended (the rest was drained)
  * @param bytes upstream bytes read
  * @param events SSE events decoded
  * @param malformed SSE lines/events the tap skipped for breaking the size bounds

@@ -9,5 +9,10 @@ public enum Termination {
   /** The upstream failed (connection reset, idle timeout, ...): cut, keep the worst case. */
   UPSTREAM_FAILED,
   /** The client left and draining the rest took longer than {@code providers.drain-timeout}. */
-  DRAIN_TIMEOUT
+  DRAIN_TIMEOUT,
+  /**
+   * The gateway stopped the stream before the upstream ended (its stream materializer shut down,
+   * or the metering stage broke): nothing more can be read, keep the worst case.
+   */
+  STOPPED
 }

@@ -19,7 +19,7 @@ import org.apache.pekko.util.ByteString;
  * <p>The gateway always asks OpenAI for stream usage, because without it a streamed call could only
  * be billed at its worst case. A caller that did not ask for usage does not expect that extra chunk:
  * the usual {@code for chunk in stream: chunk.choices[0]} loop fails on it. Put this stage on the
- * client's side of the meter only, so the counting branch still reads the usage.
+ * client's side of the meter only, so the usage tap still reads the usage.
  *
  * <p>The stage splits the bytes into SSE events at blank lines ({@code \n}, {@code \r\n} or
  * {@code \r} line ends, events split across any number of TCP frames) and forwards each whole event

@@ -2,9 +2,11 @@ package dev.spendgateway.upstream.stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.upstream.Fixtures;
 import dev.spendgateway.upstream.sse.SseLimits;
 import dev.spendgateway.upstream.usage.ApiKind;
@@ -16,7 +18,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.SinkQueueWithCancel;
 import org.apache.pekko.stream.javadsl.Source;
@@ -37,6 +41,20 @@ class StreamMeterTest {
 
   private static StreamMeter meter(Duration drainTimeout) {
     return StreamMeter.create(testKit.system(), LIMITS, drainTimeout);
+  }
+
+  private static StreamMeter meter(Duration drainTimeout, Duration clientSubscribeTimeout) {
+    return StreamMeter.create(testKit.system(), LIMITS, drainTimeout, clientSubscribeTimeout);
+  }
+
+  /** The chunks after a silence that starts when the provider gets to them, as a real pause does. */
+  private static Source<ByteString, NotUsed> afterPause(List<ByteString> chunks, Duration pause) {
+    return Source.lazySource(() -> Source.from(chunks).initialDelay(pause))
+        .mapMaterializedValue(started -> NotUsed.getInstance());
+  }
+
+  private static long msSince(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1_000_000;
   }
 
   private static <T> T await(CompletionStage<T> stage) throws Exception {
@@ -210,5 +228,148 @@ class StreamMeterTest {
     client.cancel();
     StreamOutcome outcome = await(metered.outcome());
     assertEquals(Termination.DRAIN_TIMEOUT, outcome.termination());
+  }
+
+  // --- the meter runs whatever the client does ------------------------------------------------
+
+  @Test
+  void aClientThatNeverSubscribesStillHasItsStreamCounted() throws Exception {
+    long start = System.nanoTime();
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5), Duration.ofMillis(200))
+            .meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+
+    StreamOutcome outcome = await(metered.outcome());
+    long tookMs = msSince(start);
+
+    assertEquals(Termination.COMPLETED, outcome.termination());
+    assertTrue(outcome.clientDisconnected(), "a client that never came counts as gone");
+    assertTrue(outcome.usageSettled());
+    assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
+    assertEquals(ANTHROPIC.size(), outcome.bytes());
+    assertTrue(tookMs >= 150 && tookMs < 5_000, "took " + tookMs + " ms");
+    ExecutionException late = assertThrows(ExecutionException.class,
+        () -> await(metered.toClient().runWith(Sink.seq(), testKit.system())));
+    assertInstanceOf(ClientHandoff.ClientGone.class, late.getCause());
+  }
+
+  @Test
+  void aNeverSubscribedStreamOfAHangingProviderEndsAfterTheSubscribeTimeoutPlusTheDrain() throws Exception {
+    Source<ByteString, ?> hanging = Source.from(eventChunks(ANTHROPIC).subList(0, 3)).concat(Source.never());
+    long start = System.nanoTime();
+    MeteredStream metered =
+        meter(Duration.ofMillis(300), Duration.ofMillis(200)).meter(hanging, ApiKind.ANTHROPIC_MESSAGES);
+
+    StreamOutcome outcome = await(metered.outcome());
+    long tookMs = msSince(start);
+
+    assertEquals(Termination.DRAIN_TIMEOUT, outcome.termination());
+    assertTrue(outcome.clientDisconnected());
+    assertFalse(outcome.usageSettled());
+    assertTrue(tookMs >= 500 && tookMs < 5_000, "took " + tookMs + " ms");
+  }
+
+  @Test
+  void theStreamGoesToOneClientOnly() throws Exception {
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+
+    CompletionStage<ByteString> first =
+        metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system());
+    CompletionStage<List<ByteString>> second = metered.toClient().runWith(Sink.seq(), testKit.system());
+
+    assertEquals(ANTHROPIC, await(first));
+    ExecutionException refused = assertThrows(ExecutionException.class, () -> await(second));
+    assertInstanceOf(ClientHandoff.ClientGone.class, refused.getCause());
+    assertTrue(await(metered.outcome()).usageSettled());
+  }
+
+  @Test
+  void aClientSubscribingAfterPekkosOwnSubscriptionTimeoutStillGetsEverything() throws Exception {
+    // Pekko's stream subscription timeout, scaled down: it must not cancel the meter on its own.
+    ActorTestKit impatient = ActorTestKit.create(ConfigFactory.parseString(
+        "pekko.stream.materializer.subscription-timeout.timeout = 100ms"));
+    try {
+      StreamMeter meter = StreamMeter.create(impatient.system(), LIMITS, Duration.ofSeconds(5), Duration.ofSeconds(3));
+      MeteredStream metered = meter.meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+
+      Thread.sleep(500);
+      ByteString received =
+          await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, impatient.system()));
+      StreamOutcome outcome = await(metered.outcome());
+
+      assertEquals(ANTHROPIC, received);
+      assertFalse(outcome.clientDisconnected());
+      assertTrue(outcome.usageSettled());
+    } finally {
+      impatient.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void aProviderPausingLongerThanEveryTimeoutIsNotCutWhileTheClientReads() throws Exception {
+    List<ByteString> events = eventChunks(ANTHROPIC);
+    Duration pause = Duration.ofMillis(800);
+    Source<ByteString, ?> pausing =
+        Source.from(events.subList(0, 3))
+            .concatLazy(afterPause(events.subList(3, 5), pause))
+            .concatLazy(afterPause(events.subList(5, events.size()), pause));
+    MeteredStream metered =
+        meter(Duration.ofMillis(200), Duration.ofMillis(200)).meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
+
+    long start = System.nanoTime();
+    ByteString received =
+        await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertTrue(msSince(start) >= 2 * pause.toMillis(), "both pauses happened");
+    assertEquals(ANTHROPIC, received);
+    assertEquals(Termination.COMPLETED, outcome.termination());
+    assertFalse(outcome.clientDisconnected());
+    assertTrue(outcome.usageSettled());
+  }
+
+  @Test
+  void aClientLeavingDuringAPauseGetsTheRestDrainedAndCounted() throws Exception {
+    List<ByteString> events = eventChunks(ANTHROPIC);
+    Source<ByteString, ?> pausing =
+        Source.from(events.subList(0, 2))
+            .concatLazy(afterPause(events.subList(2, events.size()), Duration.ofMillis(400)));
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5), Duration.ofMillis(200)).meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
+
+    SinkQueueWithCancel<ByteString> client = metered.toClient().runWith(Sink.queue(), testKit.system());
+    assertEquals(events.get(0), await(client.pull()).orElseThrow());
+    client.cancel();
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(Termination.COMPLETED, outcome.termination());
+    assertTrue(outcome.clientDisconnected());
+    assertTrue(outcome.usageSettled());
+    assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
+    assertEquals(ANTHROPIC.size(), outcome.bytes());
+  }
+
+  @Test
+  void theOutcomeWaitsForTheClientToGetTheRestTheHandoffReadAhead() throws Exception {
+    // A short answer fits in the handoff's buffer: the upstream ends while the client has read one chunk.
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+    SinkQueueWithCancel<ByteString> client = metered.toClient()
+        .runWith(Sink.<ByteString>queue().withAttributes(Attributes.inputBuffer(1, 1)), testKit.system());
+    ByteString received = await(client.pull()).orElseThrow();
+    // A second reader is refused, and its refusal is not the client's end either.
+    assertThrows(ExecutionException.class, () -> await(metered.toClient().runWith(Sink.ignore(), testKit.system())));
+
+    Thread.sleep(300);
+    assertFalse(metered.outcome().toCompletableFuture().isDone(), "settled before the client had the answer");
+    for (Optional<ByteString> next = await(client.pull()); next.isPresent(); next = await(client.pull())) {
+      received = received.concat(next.get());
+    }
+    StreamOutcome outcome = await(metered.outcome());
+
+    assertEquals(ANTHROPIC, received);
+    assertFalse(outcome.clientDisconnected());
+    assertTrue(outcome.usageSettled());
   }
 }

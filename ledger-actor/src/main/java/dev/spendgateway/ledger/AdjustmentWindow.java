@@ -1,0 +1,82 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapCheck;
+import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.caps.CapWindows;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The cap window an operator adjustment corrects, in the ledger's own window keys: a UTC day
+ * ({@code 2026-11-29}) or a UTC month ({@code 2026-11}). Pure functions only.
+ *
+ * <p>An adjustment moves the caps whose window contains the one it names, and no other: a day's
+ * correction moves that day, the month the day is in (the month's spend is the sum of its days)
+ * and lifetime caps; a month's correction moves that month and lifetime caps, never a day. So a
+ * refund for yesterday can never give today's daily caps room that today's spend did not free.
+ */
+public final class AdjustmentWindow {
+  private AdjustmentWindow() {}
+
+  /** Whether {@code window} is a day key ({@code yyyy-MM-dd}) or a month key ({@code yyyy-MM}). */
+  public static boolean isValid(String window) {
+    return start(window).isPresent();
+  }
+
+  /** Whether {@code window} begins after {@code now}'s day: nothing was spent there yet. */
+  public static boolean isInTheFuture(String window, Instant now) {
+    return start(window).map(start -> start.isAfter(now)).orElse(false);
+  }
+
+  /**
+   * The cap keys an adjustment of {@code scope} on {@code window} moves (valid window assumed), in
+   * the order the caps are checked.
+   */
+  public static List<CapKey> keys(Lane lane, String subject, String window, AdjustmentScope scope) {
+    Instant start = start(window).orElseThrow(() -> new IllegalArgumentException("not a window: " + window));
+    boolean day = window.length() == 10;
+    return CapCheck.keysFor(lane, subject, start).stream()
+        .filter(k -> day || !isDayKey(k))
+        .filter(k -> scope == AdjustmentScope.REFUND || k.cap().perSubject())
+        .toList();
+  }
+
+  /**
+   * Whether {@code key}'s window ended before {@code now}'s window of the same length: no reserve
+   * is decided against it any more (lifetime windows never end).
+   */
+  public static boolean hasEnded(CapKey key, Instant now) {
+    if (key.window().equals(CapWindows.LIFETIME)) {
+      return false;
+    }
+    String current = isDayKey(key) ? CapWindows.dayKey(now) : CapWindows.monthKey(now);
+    return key.window().compareTo(current) < 0;
+  }
+
+  private static boolean isDayKey(CapKey key) {
+    return key.window().length() == 10;
+  }
+
+  private static Optional<Instant> start(String window) {
+    if (window == null) {
+      return Optional.empty();
+    }
+    try {
+      if (window.length() == 10) {
+        return Optional.of(LocalDate.parse(window).atStartOfDay(ZoneOffset.UTC).toInstant());
+      }
+      if (window.length() == 7) {
+        return Optional.of(YearMonth.parse(window).atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant());
+      }
+    } catch (DateTimeParseException e) {
+      return Optional.empty();
+    }
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,344 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.ledger.LedgerEvents.Compacted;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerProtocol.Adjust;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
+import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
+import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
+import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Busy;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Conflict;
+import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
+import dev.spendgateway.ledger.LedgerProtocol.Invalid;
+import dev.spendgateway.ledger.LedgerProtocol.NotFound;
+import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorVoid;
+import dev.spendgateway.ledger.LedgerProtocol.Refused;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
+import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
+import dev.spendgateway.ledger.LedgerProtocol.Reserve;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Settle;
+import dev.spendgateway.ledger.LedgerProtocol.VoidReservation;
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapCheck;
+import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.money.Micros;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The ledger's decisions as a pure function: {@code (state, command, now) -> (events, reply)}. No
+ * actor, no clock, no side effect: {@link GlobalBudget} persists the events and only then sends the
+ * reply value to the command's {@code replyTo}. Rules that need no state are in {@link
+ * CommandValidation} and {@link AdjustmentBounds}; the caps themselves in policy-rules' {@link
+ * CapCheck}.
+ */
+public final class Decider {
+
+  /**
+   * What one command decided: the events to persist (none for a refusal that changes nothing or a
+   * repeat) and the reply its caller gets once they are durable. A command whose caller had given
+   * up (past its deadline) is {@link #dropped}: no events and no reply, nobody is waiting for one.
+   */
+  public record Decision<R>(List<Event> events, R reply) {
+    public Decision {
+      events = List.copyOf(events);
+    }
+
+    static <R> Decision<R> answer(R reply) {
+      return new Decision<>(List.of(), reply);
+    }
+
+    static <R> Decision<R> of(Event event, R reply) {
+      return new Decision<>(List.of(event), reply);
+    }
+
+    static <R> Decision<R> dropped() {
+      return new Decision<>(List.of(), null);
+    }
+
+    /** Whether the command was dropped unanswered because its caller had given up. */
+    public boolean isDropped() {
+      return reply == null;
+    }
+  }
+
+  /** One command of a batch with what was decided for it. */
+  public record Decided(Batchable command, Decision<?> decision) {}
+
+  /** A group commit: every event in command order, and each command's decision. */
+  public record BatchDecision(List<Event> events, List<Decided> decided) {
+    /** How many commands were dropped because their callers had given up. */
+    public int dropped() {
+      return (int) decided.stream().filter(d -> d.decision().isDropped()).count();
+    }
+  }
+
+  private final LedgerSettings settings;
+
+  public Decider(LedgerSettings settings) {
+    this.settings = settings;
+  }
+
+  /**
+   * Decides {@code commands} in order, each against the state the ones before it left (the same fold
+   * the journal replays), so a batch written as one is exactly the commands written one by one.
+   */
+  public BatchDecision decideBatch(LedgerState state, List<Batchable> commands, Instant now) {
+    List<Event> events = new ArrayList<>(commands.size());
+    List<Decided> decided = new ArrayList<>(commands.size());
+    LedgerState folded = state;
+    for (Batchable command : commands) {
+      Decision<?> decision = decide(folded, command, now);
+      for (Event e : decision.events()) {
+        folded = folded.applied(e);
+      }
+      events.addAll(decision.events());
+      decided.add(new Decided(command, decision));
+    }
+    return new BatchDecision(List.copyOf(events), List.copyOf(decided));
+  }
+
+  /** One group-committed command; dropped when its caller had given up by {@code now}. */
+  public Decision<?> decide(LedgerState state, Batchable command, Instant now) {
+    if (command.pastDeadline(now)) {
+      return Decision.dropped();
+    }
+    if (command instanceof Reserve r) {
+      return reserve(state, r, now);
+    } else if (command instanceof Settle s) {
+      return close(state, s.id(), Status.SETTLED, s.actualMicros(), now, s.closer(), null, null);
+    } else if (command instanceof VoidReservation v) {
+      return close(state, v.id(), Status.VOIDED, 0, now, v.closer(), null, null);
+    }
+    throw new IllegalArgumentException("not batchable: " + command);
+  }
+
+  /**
+   * Admits or refuses a reservation. A repeat of a known id answers what the first one got (or a
+   * conflict when it asks something else); a refusal is journaled too, so the same id stays refused.
+   */
+  public Decision<ReserveReply> reserve(LedgerState state, Reserve cmd, Instant now) {
+    Optional<String> invalid = CommandValidation.invalidReserve(cmd);
+    if (invalid.isPresent()) {
+      String field = invalid.get();
+      return Decision.answer(new Invalid(cmd.id(), field, CommandValidation.invalidReserveMessage(cmd, field)));
+    }
+    String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
+    long brandDaily = cmd.lane() == Lane.APP ? cmd.brandDailyMicros() : 0;
+    long brandMonthly = cmd.lane() == Lane.APP ? cmd.brandMonthlyMicros() : 0;
+
+    Optional<Reservation> known = state.reservation(cmd.id());
+    if (known.isPresent()) {
+      Reservation r = known.get();
+      return Decision.answer(
+          !r.sameRequestAs(cmd.owner(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly)
+              ? new Conflict(cmd.id(), "reservation id " + cmd.id() + " was already used for a different request")
+              : r.wasRefused()
+                  ? new Refused(r.id(), r.refusal().cap(), r.refusal().subject(), r.refusal().headroomMicros())
+                  : new Reserved(r.id(), r.amountMicros()));
+    }
+
+    List<CapCheck.Applicable> caps =
+        CapCheck.capsFor(cmd.lane(), subject, brandDaily, brandMonthly, now, settings.caps());
+    Optional<CapCheck.Failure> failure = CapCheck.firstFailing(caps, cmd.amountMicros(), state::spendOn);
+    if (failure.isPresent()) {
+      CapCheck.Failure f = failure.get();
+      return Decision.of(
+          new ReservationRefused(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
+              f.key().cap(), f.key().subject(), f.key().window(), f.limitMicros(), f.headroomMicros(), now,
+              cmd.owner()),
+          new Refused(cmd.id(), f.key().cap(), f.key().subject(), f.headroomMicros()));
+    }
+    return Decision.of(
+        new ReservationMade(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
+            now, now.plus(settings.reservationTimeout()), cmd.owner()),
+        new Reserved(cmd.id(), cmd.amountMicros()));
+  }
+
+  /** An operator's settle: any reservation, at any amount (a correction is exactly that). */
+  public Decision<CloseReply> operatorSettle(LedgerState state, OperatorSettle cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
+    return close(state, cmd.id(), Status.SETTLED, cmd.actualMicros(), now, null, cmd.operator(), cmd.reason());
+  }
+
+  /** An operator's void: any open reservation. */
+  public Decision<CloseReply> operatorVoid(LedgerState state, OperatorVoid cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
+    return close(state, cmd.id(), Status.VOIDED, 0, now, null, cmd.operator(), cmd.reason());
+  }
+
+  /**
+   * Closes an open reservation. A settle typed by a person or another service is bounded by {@code
+   * ledger.max-settle-multiple} times what was reserved: a larger one is a units mistake (cents sent
+   * as dollars) that would use up the caps for the day or month. That holds for operators too, who
+   * otherwise may close any reservation at any amount (a correction is exactly that). The provider
+   * routes' own settles are not bounded by it: they book what the provider billed, and some of
+   * their reserves are floors, not estimates (an audio transcription reserves before its duration
+   * is known, and a real one costs ten to hundreds of times that floor); refusing those would leave
+   * real spend uncounted. An owner that may not exceed its reserve (the ledger API) is also bounded
+   * by the reserve itself. A repeated settle answers the first close when it repeats the amount,
+   * and is a conflict when it does not: the books keep the first amount, and the caller must learn
+   * that they differ.
+   *
+   * @param closer who asks to close it; {@code null} for an operator
+   */
+  private Decision<CloseReply> close(LedgerState state, String id, Status closeAs, long actualMicros, Instant now,
+      Owner closer, String operator, String reason) {
+    if (actualMicros < 0) {
+      return Decision.answer(new Invalid(id, "actualUsd", "actualUsd must not be negative"));
+    }
+    Optional<Reservation> known = state.reservation(id);
+    if (closer == Owner.LEDGER_API && Owner.impliedBy(id) == Owner.GATEWAY
+        || closer != null && known.isPresent() && !known.get().closableBy(closer)) {
+      return Decision.answer(new Forbidden(id, forbiddenMessage(closer)));
+    }
+    if (known.isEmpty()) {
+      return Decision.answer(new NotFound(id));
+    }
+    Reservation r = known.get();
+    if (closer != Owner.GATEWAY && closeAs == Status.SETTLED && r.isOpen()
+        && !r.settleWithinMultiple(actualMicros, settings.maxSettleMultiple())) {
+      return Decision.answer(new Invalid(id, "actualUsd", aboveMultipleMessage(r, actualMicros)));
+    }
+    if (closer != null && closeAs == Status.SETTLED && r.isOpen() && !r.settleWithinBoundOf(closer, actualMicros)) {
+      String message = "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
+          + Micros.toUsd(r.amountMicros()).toPlainString() + "; a reservation settles at most at what it reserved";
+      return Decision.answer(new Invalid(id, "actualUsd", message));
+    }
+    if (r.wasRefused()) {
+      return Decision.answer(new NotOpen(id, Status.REFUSED));
+    }
+    if (closeAs == Status.SETTLED && r.status() == Status.SETTLED && r.actualMicros() != actualMicros) {
+      return Decision.answer(new Conflict(id, "reservation " + id + " was already settled at actualUsd "
+          + Micros.toUsd(r.actualMicros()).toPlainString() + "; a repeated settle must send the same actualUsd"));
+    }
+    if (!r.isOpen()) {
+      return Decision.answer(new Closed(id, r.status(), r.actualMicros()));
+    }
+    Event closed = closeAs == Status.SETTLED
+        ? new ReservationSettled(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), actualMicros, now,
+            operator, reason)
+        : new ReservationVoided(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now, operator, reason);
+    return Decision.of(closed, new Closed(id, closeAs, actualMicros));
+  }
+
+  private String aboveMultipleMessage(Reservation r, long actualMicros) {
+    return "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
+        + Micros.toUsd(r.amountMicros()).toPlainString() + " and more than ledger.max-settle-multiple ("
+        + settings.maxSettleMultiple() + ") times it; a settle that large is refused as a likely units mistake"
+        + " (cents sent as dollars) and the reservation stays open";
+  }
+
+  /** Says whose the reservation is without naming it: an id of the provider routes is never echoed. */
+  private static String forbiddenMessage(Owner closer) {
+    return closer == Owner.LEDGER_API
+        ? "reservations made by the gateway's provider routes are settled and voided by the gateway only"
+        : "reservations made through the ledger API are settled and voided through it only";
+  }
+
+  /** Every open reservation past its timeout at {@code now}, expired at its worst case, oldest first. */
+  public List<Event> expireDue(LedgerState state, Instant now) {
+    return state.dueForExpiry(now).stream()
+        .map(r -> (Event) new ReservationExpired(r.id(), r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now))
+        .toList();
+  }
+
+  /** Forget what closed longer than the retention ago, if there is anything to forget. */
+  public Optional<Event> compact(LedgerState state, Instant now) {
+    Instant cutoff = now.minus(settings.retention());
+    return state.hasClosedBefore(cutoff) ? Optional.of(new Compacted(cutoff, now)) : Optional.empty();
+  }
+
+  /**
+   * Applies an operator adjustment once per id: a repeat of the same adjustment answers the first
+   * one's facts and writes nothing; the id reused for a different one is a {@link Conflict}.
+   */
+  public Decision<AdjustReply> adjust(LedgerState state, Adjust cmd, Instant now) {
+    if (cmd.pastDeadline(now)) {
+      return Decision.dropped();
+    }
+    Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now);
+    if (invalid.isPresent()) {
+      String field = invalid.get();
+      return Decision.answer(new Invalid(cmd.adjustmentId(), field, CommandValidation.invalidAdjustMessage(cmd, field)));
+    }
+    String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
+    Optional<Adjustment> known = state.adjustment(cmd.adjustmentId());
+    if (known.isPresent()) {
+      Adjustment first = known.get();
+      return Decision.answer(
+          first.sameAdjustmentAs(cmd.lane(), subject, cmd.deltaMicros(), cmd.operator(), cmd.window(), cmd.scope())
+          ? Adjusted.of(first)
+          : new Conflict(cmd.adjustmentId(), conflictMessage(first)));
+    }
+    // After the repeat check: a credit already applied answers its first result even though
+    // crediting it again now would go below zero.
+    List<CapKey> moved = state.keysMovedBy(cmd.lane(), subject, cmd.window(), cmd.scope(), now);
+    if (moved.isEmpty()) {
+      return Decision.answer(new Invalid(cmd.adjustmentId(), "window", "window " + cmd.window()
+          + " has ended and none of its cap windows is in the books any more (ended windows are kept for"
+          + " ledger.retention), so there is no headroom left in it to correct"));
+    }
+    AdjustmentBounds.Verdict bounds =
+        AdjustmentBounds.check(moved, cmd.deltaMicros(), settings.maxAdjustmentMicros(), state::spendOn);
+    if (bounds instanceof AdjustmentBounds.TooLarge tooLarge) {
+      return Decision.answer(new Invalid(cmd.adjustmentId(), "deltaUsd", tooLarge.message("deltaUsd")));
+    }
+    if (bounds instanceof AdjustmentBounds.BelowZero below) {
+      return Decision.answer(new AdjustRefused(cmd.adjustmentId(), below.key().cap(), below.key().subject(),
+          below.key().window(), below.settledMicros(), cmd.deltaMicros(), below.message()));
+    }
+    SpendAdjusted adjusted = new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject,
+        cmd.deltaMicros(), now, cmd.window(), cmd.scope());
+    return Decision.of(adjusted, Adjusted.of(Adjustment.of(adjusted)));
+  }
+
+  private static String conflictMessage(Adjustment first) {
+    return "adjustment id " + first.id() + " was already used for a different adjustment (lane "
+        + first.lane().wireName() + (first.subject() == null ? "" : ", brand " + first.subject())
+        + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", window " + first.window()
+        + ", scope " + first.scope().wireName() + ", operator " + first.operator()
+        + ", at " + first.at() + "); choose a new id for a new adjustment";
+  }
+
+  /**
+   * The answer to a reserve, settle or void that found the queue full: at once, nothing decided.
+   * Retry after a second: a healthy writer clears a full queue well within that, and a stalled one
+   * answers busy again rather than letting the caller wait out its whole ask timeout.
+   */
+  public static Busy busy(Batchable command) {
+    String id = command instanceof Reserve r ? r.id()
+        : command instanceof Settle s ? s.id()
+        : ((VoidReservation) command).id();
+    return new Busy(id, 1);
+  }
+
+  /** What the ledger knows about one id. */
+  public static ReservationReply reservation(LedgerState state, String id) {
+    return state.reservation(id)
+        .<ReservationReply>map(r -> new ReservationView(r.id(), r.status(), r.lane(), r.subject(), r.amountMicros(),
+            r.isOpen() || r.wasRefused() ? Optional.empty() : Optional.of(r.actualMicros()), r.owner()))
+        .orElseGet(() -> new NotFound(id));
+  }
+}

@@ -1,0 +1,249 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * What the ledger accepts and what it answers: commands and replies, records in sealed interfaces,
+ * {@code replyTo} last. Nothing here is persisted, so these types may be renamed freely.
+ *
+ * <p>{@link GlobalBudget} implements this interface only so that the names callers have always used
+ * ({@code GlobalBudget.Reserve}, {@code GlobalBudget.Reserved}, ...) keep resolving; new code may
+ * import them from here.
+ */
+public interface LedgerProtocol {
+
+  // ---------------------------------------------------------------------------------------------
+  // Commands
+  // ---------------------------------------------------------------------------------------------
+
+  /** Everything the ledger accepts. */
+  public sealed interface Command extends LedgerSerializable {}
+
+  /**
+   * A command whose caller stops waiting at {@code deadline} (its ask timeout). Past it the ledger
+   * drops the command without deciding or writing it: its caller has already answered its own
+   * caller (503), so a reservation booked now would hold its worst case under an id nobody closes.
+   * {@code null} means no deadline (commands built without {@link LedgerClient}, e.g. in tests).
+   */
+  public sealed interface WithDeadline extends Command {
+    Instant deadline();
+
+    /** Whether the caller had given up by {@code now}. */
+    default boolean pastDeadline(Instant now) {
+      return deadline() != null && now.isAfter(deadline());
+    }
+  }
+
+  /** The commands that change the books and are therefore group-committed. */
+  public sealed interface Batchable extends WithDeadline {}
+
+  /**
+   * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
+   * come with the request; for the other lanes they are ignored (send 0). {@code owner} is recorded
+   * with the reservation: only it may settle or void it.
+   */
+  public record Reserve(
+      String id,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      Owner owner,
+      Instant deadline,
+      ActorRef<ReserveReply> replyTo)
+      implements Batchable {
+    /** Without a deadline. */
+    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, Owner owner, ActorRef<ReserveReply> replyTo) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, owner, null, replyTo);
+    }
+
+    /** A reservation of the gateway's provider routes, without a deadline. */
+    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
+        long brandMonthlyMicros, ActorRef<ReserveReply> replyTo) {
+      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, Owner.GATEWAY, null, replyTo);
+    }
+  }
+
+  /** Close an open reservation at its real cost; {@code closer} must be its owner. */
+  public record Settle(String id, long actualMicros, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements Batchable {
+    /** Without a deadline. */
+    public Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, closer, null, replyTo);
+    }
+
+    /** A settle by the gateway's provider routes, without a deadline. */
+    public Settle(String id, long actualMicros, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, Owner.GATEWAY, null, replyTo);
+    }
+  }
+
+  /** Close an open reservation at zero: the provider did not bill. {@code closer} must be its owner. */
+  public record VoidReservation(String id, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements Batchable {
+    /** Without a deadline. */
+    public VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) {
+      this(id, closer, null, replyTo);
+    }
+
+    /** A void by the gateway's provider routes, without a deadline. */
+    public VoidReservation(String id, ActorRef<CloseReply> replyTo) {
+      this(id, Owner.GATEWAY, null, replyTo);
+    }
+  }
+
+  /** Decide {@code commands} in order and persist their events as one write; then answer each. */
+  public record Batch(List<Batchable> commands, ActorRef<BatchWritten> replyTo) implements Command {}
+
+  /** Timer tick: expire every open reservation past its {@code expiresAt}, at its worst case. */
+  public record ExpireDue() implements Command {}
+
+  /** Timer tick: forget closed reservations older than the retention. */
+  public record Compact() implements Command {}
+
+  /**
+   * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
+   * settled spend to the caps of the lane that {@code scope} names, in the windows containing
+   * {@code window} (a UTC day {@code 2026-11-29} or month {@code 2026-11}; see {@link
+   * AdjustmentWindow}), and in no other window. Idempotent by {@code adjustmentId}: a repeat with
+   * the same lane, subject, delta, operator, window and scope gets the first answer and changes
+   * nothing; the same id with other fields is a {@link Conflict}.
+   */
+  public record Adjust(
+      String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
+      String window, AdjustmentScope scope, Instant deadline, ActorRef<AdjustReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public Adjust(String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
+        String window, AdjustmentScope scope, ActorRef<AdjustReply> replyTo) {
+      this(adjustmentId, operator, reason, lane, subject, deltaMicros, window, scope, null, replyTo);
+    }
+  }
+
+  /**
+   * Operator's settle through the running actor: like {@link Settle}, and the event records who
+   * and why. Not group-committed (rare), decided in order with the batches.
+   */
+  public record OperatorSettle(String id, long actualMicros, String operator, String reason, Instant deadline,
+      ActorRef<CloseReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public OperatorSettle(String id, long actualMicros, String operator, String reason, ActorRef<CloseReply> replyTo) {
+      this(id, actualMicros, operator, reason, null, replyTo);
+    }
+  }
+
+  /** Operator's void through the running actor: like {@link VoidReservation}, with who and why. */
+  public record OperatorVoid(String id, String operator, String reason, Instant deadline, ActorRef<CloseReply> replyTo)
+      implements WithDeadline {
+    /** Without a deadline. */
+    public OperatorVoid(String id, String operator, String reason, ActorRef<CloseReply> replyTo) {
+      this(id, operator, reason, null, replyTo);
+    }
+  }
+
+  /** Spend against every current cap window, optionally narrowed to one brand or preview id. */
+  public record GetUsage(Optional<String> subject, ActorRef<Usage> replyTo) implements Command {}
+
+  public record GetReservation(String id, ActorRef<ReservationReply> replyTo) implements Command {}
+
+  /** Answered as soon as the ledger runs, i.e. once recovery from the journal has finished. */
+  public record AwaitReady(ActorRef<Ready> replyTo) implements Command {}
+
+  // ---------------------------------------------------------------------------------------------
+  // Replies
+  // ---------------------------------------------------------------------------------------------
+
+  public sealed interface ReserveReply extends LedgerSerializable {}
+
+  public sealed interface CloseReply extends LedgerSerializable {}
+
+  public sealed interface ReservationReply extends LedgerSerializable {}
+
+  public sealed interface AdjustReply extends LedgerSerializable {}
+
+  /** The amount is held (durably). Also the answer to a repeat of an admitted id. */
+  public record Reserved(String id, long amountMicros) implements ReserveReply {}
+
+  /** The first cap that could not take the amount, with its headroom. A refused id stays refused. */
+  public record Refused(String id, CapName cap, String subject, long headroomMicros) implements ReserveReply {}
+
+  /**
+   * The ledger's queue of reserve/settle/void commands was full ({@code ledger.max-queued-commands}):
+   * answered at once, nothing decided or written. The caller may retry the same command after
+   * {@code retryAfterSeconds} (the edge answers 503 {@code ledger_busy} with {@code retry-after}).
+   */
+  public record Busy(String id, int retryAfterSeconds) implements ReserveReply, CloseReply {}
+
+  /** The id is already used by a different request. */
+  public record Conflict(String id, String message) implements ReserveReply, CloseReply, AdjustReply {}
+
+  /** The command itself is malformed (negative amount, missing subject...). Nothing changed. */
+  public record Invalid(String id, String field, String message) implements ReserveReply, CloseReply, AdjustReply {}
+
+  /** The reservation is closed; a repeated settle or void gets the first result. */
+  public record Closed(String id, Status status, long actualMicros) implements CloseReply {}
+
+  /**
+   * The closer does not own the reservation (or, for the ledger API, the id is in the provider
+   * routes' namespace, known or not, so the answer reveals nothing about their reservations).
+   * Nothing changed.
+   */
+  public record Forbidden(String id, String message) implements CloseReply {}
+
+  /** The id was refused, so there is nothing to settle or void. */
+  public record NotOpen(String id, Status status) implements CloseReply {}
+
+  public record NotFound(String id) implements CloseReply, ReservationReply {}
+
+  /**
+   * @param actualMicros empty while the reservation is open or when it was refused
+   * @param owner who made it (the ledger API shows only its own)
+   */
+  public record ReservationView(
+      String id, Status status, Lane lane, String subject, long amountMicros, Optional<Long> actualMicros, Owner owner)
+      implements ReservationReply {}
+
+  public record Usage(List<CapUsage> caps, int openReservations) implements LedgerSerializable {}
+
+  public record CapUsage(CapName cap, String subject, String window, long limitMicros, long spentMicros, long reservedMicros)
+      implements LedgerSerializable {
+    public long remainingMicros() {
+      return limitMicros - spentMicros - reservedMicros;
+    }
+  }
+
+  /**
+   * The adjustment is applied (durably). Also the answer to a repeat of its id: the first one's
+   * facts, reason included.
+   */
+  public record Adjusted(String adjustmentId, Lane lane, String subject, long deltaMicros, String operator, String reason,
+      String window, AdjustmentScope scope)
+      implements AdjustReply {
+    static Adjusted of(Adjustment a) {
+      return new Adjusted(a.id(), a.lane(), a.subject(), a.deltaMicros(), a.operator(), a.reason(), a.window(),
+          a.scope());
+    }
+  }
+
+  /**
+   * The adjustment would take {@code cap}'s settled spend in {@code window} below zero (more
+   * headroom than the cap itself). Nothing changed; the id stays unused.
+   */
+  public record AdjustRefused(String adjustmentId, CapName cap, String subject, String window, long settledMicros,
+      long deltaMicros, String message) implements AdjustReply {}
+
+  public record BatchWritten(int commands, int events) implements LedgerSerializable {}
+
+  public record Ready() implements LedgerSerializable {}
+
+}

@@ -1,0 +1,48 @@
+package dev.spendgateway.ledger.journal;
+
+import com.typesafe.config.Config;
+
+/**
+ * Whether the ledger's journal confirms a write only once it is on disk ({@code ledger.journal.sync},
+ * see conf/ledger.conf), and the check that the configuration actually does what it says.
+ */
+public final class JournalDurability {
+  /** The {@code jdbc-journal.dao} that flushes each write before confirming it. */
+  public static final String DAO = DurableJournalDao.class.getName();
+
+  static final String SYNC_KEY = "ledger.journal.sync";
+
+  private JournalDurability() {}
+
+  /**
+   * True unless {@code ledger.journal.sync} is off. Absent counts as on: whoever configured
+   * {@link DurableJournalDao} wanted its flush.
+   */
+  public static boolean syncRequested(Config config) {
+    return !config.hasPath(SYNC_KEY) || config.getBoolean(SYNC_KEY);
+  }
+
+  /**
+   * Refuses a configuration that asks for a flushed journal ({@code ledger.journal.sync = on}) but
+   * would not get one: the JDBC journal with another DAO confirms writes that only reached the
+   * OS's cache. Configurations without the key (tests on the in-memory journal) pass.
+   *
+   * @throws IllegalArgumentException naming the keys to fix
+   */
+  public static void requireConsistent(Config config) {
+    if (!config.hasPath(SYNC_KEY) || !config.getBoolean(SYNC_KEY)) {
+      return;
+    }
+    String plugin = config.hasPath("pekko.persistence.journal.plugin")
+        ? config.getString("pekko.persistence.journal.plugin") : "";
+    if (!plugin.equals("jdbc-journal")) {
+      return; // another journal plugin answers for its own durability
+    }
+    String dao = config.hasPath("jdbc-journal.dao") ? config.getString("jdbc-journal.dao") : "";
+    if (!dao.equals(DAO)) {
+      throw new IllegalArgumentException(SYNC_KEY + " = on but jdbc-journal.dao is '" + dao + "': that DAO"
+          + " confirms writes before they are on disk, so a power loss would lose acknowledged reservations."
+          + " Set jdbc-journal.dao = \"" + DAO + "\" (conf/ledger.conf) or " + SYNC_KEY + " = off.");
+    }
+  }
+}
