@@ -3,8 +3,9 @@ package dev.spendgateway.edge.log;
 import java.time.Instant;
 
 /**
- * One call as the access log records it (SPEC §8): metadata only. There is deliberately no field
- * that could hold a prompt, an output, a key or a token — what is not in this record cannot leak.
+ * One call as the access log records it (one line per call, or per attempt of a routed call):
+ * metadata only. There is deliberately no field that could hold a prompt, an output, a key or a
+ * token — what is not in this record cannot leak.
  *
  * @param time when the call arrived
  * @param requestId the caller's {@code x-request-id} or a generated one

@@ -1,28 +1,25 @@
 package dev.spendgateway.edge.provider;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
-
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.call.CallAttempt;
+import dev.spendgateway.edge.call.CallCore;
+import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.Settlement;
+import dev.spendgateway.edge.call.UpstreamOutcome;
 import dev.spendgateway.edge.errors.GatewayErrors;
-import dev.spendgateway.edge.log.AccessLog;
-import dev.spendgateway.edge.log.AccessRecord;
+import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
-import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
-import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
-import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
 import dev.spendgateway.upstream.stream.BodyCollector;
 import dev.spendgateway.upstream.stream.CollectedBody;
 import dev.spendgateway.upstream.stream.MeteredStream;
-import dev.spendgateway.upstream.stream.StreamOutcome;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,82 +27,81 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpMethods;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One provider call, start to end: spend headers, body type, body, policy, worst-case reserve, upstream,
- * settle, access log. The reservation is always made before the provider is called and always
- * closed afterwards (settled, voided, or left at its worst case) — or, if the gateway dies in
- * between, expired by the ledger at its worst case.
+ * One pass-through provider call: spend headers, body type, body, policy, then one attempt through
+ * the {@link CallCore} (reserve the worst case, call the provider, close the reservation once, write
+ * the line). How the reservation closes is {@link Settlement}'s rule, the same for the failover
+ * router: a reported usage → its cost; an error status or nothing sent → 0; a cut, a lost answer or
+ * a missing usage → the worst case.
  *
- * <p>Settlement rules (issue 5): success with usage → actual cost; upstream error status → 0 (not
- * billed); connection failure before the request was sent → 0; a cut stream, a failure after the
- * request may have reached the provider, or an unreadable success → worst case.
+ * <p>What the call learns before it reserves (request id, spend, model) goes into its {@link
+ * CallLine}, one immutable line swapped atomically; once an attempt holds a reservation, the
+ * attempt's line is the call's.
  */
 final class ProviderCall {
   private static final Logger log = LoggerFactory.getLogger(ProviderCall.class);
+
+  /**
+   * A refused call's model is caller text that no catalog vetted (it can be megabytes, or a prompt
+   * pasted into the wrong field): the access log keeps it only when it looks like a model id.
+   */
+  private static final Pattern LOGGABLE_MODEL = Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
   private final CallServices services;
   private final CallKind kind;
   private final HttpRequest request;
   private final Instant started;
   private final long startedNanos = System.nanoTime();
-
-  // Filled in as the call proceeds (on whichever thread runs the next stage); read by the access
-  // log line, which is written exactly once: when the reservation is closed, or at the refusal.
-  private volatile SpendContext spend;
-  private volatile String requestId;
-  private volatile String model;
-  private volatile int status;
-  private volatile long reservedMicros = -1;
-  private volatile long settledMicros = -1;
-  private volatile String errorClass;
-  private final AtomicBoolean logged = new AtomicBoolean();
-  /** When the upstream request went out, and how long the upstream took (for the overhead metric). */
-  private volatile long upstreamSentNanos;
-  private volatile long upstreamNanos;
+  private final CallCore core;
+  private final CallLine line;
 
   ProviderCall(CallServices services, CallKind kind, HttpRequest request) {
     this.services = services;
     this.kind = kind;
     this.request = request;
     this.started = services.clock().instant();
+    this.core = new CallCore(services, System::nanoTime);
+    this.line = new CallLine(
+        AccessLine.arrived(started, startedNanos, kind.route()).withProvider(kind.provider().wireName()),
+        System::nanoTime);
   }
 
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
   CompletionStage<HttpResponse> run() {
-    java.util.function.Function<String, Optional<String>> lookup = name -> request.getHeader(name).map(HttpHeader::value);
     SpendHeaders.Result headers = SpendHeaders.readAll(this::headerValues);
-    this.requestId =
-        headers.context().map(SpendContext::requestId).orElseGet(() -> SpendHeaders.requestId(lookup));
+    String requestId = headers.context().map(SpendContext::requestId)
+        .orElseGet(() -> SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value)));
+    line.learn(l -> l.withRequestId(requestId));
     if (headers.violation().isPresent()) {
       SpendHeaders.HeaderViolation v = headers.violation().get();
-      errorClass = "bad_header";
-      return finish(error(400, "invalid_request_error", v.message(), v.header())).thenApply(this::withRequestId);
+      return refuse(error(400, "invalid_request_error", v.message(), v.header()), "bad_header")
+          .thenApply(r -> withRequestId(r, requestId));
     }
-    this.spend = headers.context().get();
+    SpendContext spend = headers.context().get();
+    line.learn(l -> l.withSpend(spend.lane().wireName(), spend.subject()));
     if (!kind.bodyType().accepts(request.entity())) {
-      return unsupportedBody().thenApply(this::withRequestId);
+      return unsupportedBody().thenApply(r -> withRequestId(r, requestId));
     }
-    LocalDate today = LocalDate.ofInstant(services.clock().instant(), ZoneOffset.UTC);
+    LocalDate today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     return kind.prepare(request, services, today)
-        .thenCompose(this::withPreparation)
+        .thenCompose(preparation -> withPreparation(preparation, spend))
         .exceptionally(this::internalError)
-        .thenApply(this::withRequestId);
+        .thenApply(r -> withRequestId(r, requestId));
   }
 
   /**
@@ -113,253 +109,161 @@ final class ProviderCall {
    * and before the body is read, so nothing is reserved and nothing is sent upstream.
    */
   private CompletionStage<HttpResponse> unsupportedBody() {
-    errorClass = "unsupported_media_type";
     HttpResponse refused =
         error(415, "invalid_request_error", kind.bodyType().refusal(request.entity()), BodyType.HEADER);
-    return CallerBodies.discard(request.entity(), services.materializer()).thenCompose(drained -> finish(refused));
+    return CallerBodies.discard(request.entity(), services.materializer())
+        .thenCompose(drained -> refuse(refused, "unsupported_media_type"));
   }
 
-  private CompletionStage<HttpResponse> withPreparation(Preparation preparation) {
+  private CompletionStage<HttpResponse> withPreparation(Preparation preparation, SpendContext spend) {
     if (preparation instanceof Preparation.Unreadable unreadable) {
-      errorClass = unreadable.body().rule();
-      return finish(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"));
+      return refuse(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"),
+          unreadable.body().rule());
     }
     if (preparation instanceof Preparation.Rejected rejected) {
-      model = loggableModel(rejected.model());
+      String model = loggableModel(rejected.model());
+      line.learn(l -> l.withModel(model));
       if (rejected.violation().rule().equals("model_retired") && model != null) {
         services.metrics().modelLifecycleAlarm(model, "retired");
       }
-      return finish(policyError(rejected.violation()));
+      return refuse(policyError(rejected.violation()), "policy:" + rejected.violation().rule());
     }
-    return reserveAndCall((Preparation.Prepared) preparation);
+    return reserveAndCall((Preparation.Prepared) preparation, spend);
   }
 
-  private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared) {
-    model = prepared.model();
+  private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
+    AccessLine known = line.learn(l -> l.withModel(prepared.model()));
     if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
-      services.metrics().modelLifecycleAlarm(model, "deprecated");
+      services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
-    String reservationId = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
-    ReserveRequest reserve =
-        new ReserveRequest(
-            reservationId,
-            spend.lane(),
-            spend.subject(),
-            prepared.worstCase().micros(),
-            spend.brandDailyMicros(),
-            spend.brandMonthlyMicros());
-    return services
-        .ledger()
-        .reserve(reserve)
-        .handle((reply, failure) -> failure == null ? reply : null)
-        .thenCompose(
-            reply -> {
-              if (reply instanceof GlobalBudget.Reserved reserved) {
-                reservedMicros = reserved.amountMicros();
-                Reservation held = new Reservation(reservationId, prepared, reservedMicros);
-                return callUpstream(held).thenApply(r -> withWarnings(r, prepared.warnings()));
-              }
-              return finish(refusal(reply));
-            });
+    ReserveRequest reserve = new ReserveRequest(
+        dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
+        spend.lane(),
+        spend.subject(),
+        prepared.worstCase().micros(),
+        spend.brandDailyMicros(),
+        spend.brandMonthlyMicros());
+    Settlement.Pricing pricing = usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage);
+    return core.reserve(reserve, kind.errorShape(), pricing, known)
+        .thenCompose(reserving -> {
+          if (reserving instanceof CallCore.Reserving.Held held) {
+            line.handOver();
+            return new Attempt(held.attempt(), prepared).call().thenApply(r -> withWarnings(r, prepared.warnings()));
+          }
+          var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
+          return refuse(refusal.response(), refusal.errorClass());
+        });
   }
 
-  /** A reservation this call holds and must close. */
-  private record Reservation(String id, Preparation.Prepared prepared, long worstCaseMicros) {}
+  /** The one attempt a pass-through call makes, holding its reservation. */
+  private final class Attempt {
+    private final CallAttempt held;
+    private final Preparation.Prepared prepared;
+    private final long sentNanos = System.nanoTime();
+    /** When the upstream answer was over; 0 until then (for the overhead metric). */
+    private final AtomicLong endedNanos = new AtomicLong();
 
-  private CompletionStage<HttpResponse> callUpstream(Reservation held) {
-    UpstreamRequest upstreamRequest =
-        new UpstreamRequest(HttpMethods.POST, headerList(), held.prepared().upstreamBody());
-    upstreamSentNanos = System.nanoTime();
-    return services
-        .upstream()
-        .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
-        .thenCompose(result -> onUpstream(held, result));
-  }
+    Attempt(CallAttempt held, Preparation.Prepared prepared) {
+      this.held = held;
+      this.prepared = prepared;
+      // The gateway's own share of the call, once its line is written.
+      held.written().thenAccept(record -> services.metrics().gatewayOverhead(kind.route(),
+          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - upstreamNanos()))));
+    }
 
-  private CompletionStage<HttpResponse> onUpstream(Reservation held, UpstreamResult result) {
-    if (result instanceof UpstreamResult.ConnectionFailed failed) {
-      services.metrics().upstreamFailure(provider(), model, failed.safeErrorClass());
-      upstreamEnded();
-      errorClass = "upstream_" + failed.safeErrorClass();
-      HttpResponse response =
-          error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null);
-      if (failed.mayHaveReachedProvider()) {
-        settle(held, held.worstCaseMicros());
-      } else {
-        voidReservation(held);
+    CompletionStage<HttpResponse> call() {
+      UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
+      return services.upstream()
+          .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
+          .thenCompose(this::onUpstream)
+          .whenComplete((answer, failure) -> {
+            if (failure != null) {
+              // A failure inside the gateway: the request may have gone out, so the worst case stays
+              // (a no-op when a path already ended the attempt).
+              held.end(new UpstreamOutcome.NoAnswer("internal"), 500);
+            }
+          });
+    }
+
+    private CompletionStage<HttpResponse> onUpstream(UpstreamResult result) {
+      if (result instanceof UpstreamResult.ConnectionFailed failed) {
+        services.metrics().upstreamFailure(provider(), prepared.model(), failed.safeErrorClass());
+        upstreamEnded();
+        String word = "upstream_" + failed.safeErrorClass();
+        held.end(failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 502);
+        return CompletableFuture.completedFuture(
+            error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null));
       }
-      return CompletableFuture.completedFuture(response);
+      UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
+      services.metrics().upstreamStatus(provider(), prepared.model(), responded.status());
+      services.metrics().timeToFirstByte(provider(), prepared.model(), Duration.ofNanos(System.nanoTime() - sentNanos));
+      if (!responded.isSuccess()) {
+        upstreamEnded();
+        // The provider does not bill an error answer: close at 0 and pass it through as it is.
+        held.end(new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
+        return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
+      }
+      if (responded.isEventStream() && kind.streamKind().isPresent()) {
+        return CompletableFuture.completedFuture(streamed(responded));
+      }
+      return collected(responded);
     }
-    UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
-    status = responded.status();
-    services.metrics().upstreamStatus(provider(), model, status);
-    services.metrics().timeToFirstByte(provider(), model, Duration.ofNanos(System.nanoTime() - upstreamSentNanos));
-    if (!responded.isSuccess()) {
-      upstreamEnded();
-      // The provider does not bill an error answer: close at 0 and pass it through as it is.
-      errorClass = "upstream_" + responded.status();
-      voidReservation(held);
-      return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
+
+    private HttpResponse streamed(UpstreamResult.Responded responded) {
+      MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
+      services.metrics().streamOpened(provider());
+      metered.outcome().thenAccept(outcome -> {
+        services.metrics().streamClosed(provider());
+        upstreamEnded();
+        held.end(new UpstreamOutcome.StreamEnded(outcome, kind::usageOfStream), responded.status());
+      });
+      // The usage chunk the gateway asked for is counted above; the caller sees it only if it asked.
+      return passThrough(responded, metered.toClient().via(UsageChunkFilter.forCaller(
+          prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
     }
-    if (responded.isEventStream() && kind.streamKind().isPresent()) {
-      return CompletableFuture.completedFuture(streamed(held, responded));
+
+    private CompletionStage<HttpResponse> collected(UpstreamResult.Responded responded) {
+      long max = services.upstream().settings().maxResponseBytes();
+      return BodyCollector.collect(responded.body(), max, services.materializer())
+          .thenApply(body -> {
+            upstreamEnded();
+            if (body instanceof CollectedBody.Complete complete) {
+              UsageReport usage = complete.json()
+                  .map(kind::usageOfAnswer)
+                  .orElseGet(() -> new UsageReport.NotReported("answer is not JSON"));
+              held.end(new UpstreamOutcome.Answered(usage), responded.status());
+              return HttpResponse.create()
+                  .withStatus(GatewayErrors.status(responded.status()))
+                  .addHeaders(responded.headersToPassBack())
+                  .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
+            }
+            String word = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
+            held.end(new UpstreamOutcome.Unreadable(word), 502);
+            return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
+          });
     }
-    return collected(held, responded);
-  }
 
-  private HttpResponse streamed(Reservation held, UpstreamResult.Responded responded) {
-    MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
-    services.metrics().streamOpened(provider());
-    Runnable settleStarted = services.inFlight().settlementExpected();
-    metered.outcome()
-        .thenAccept(outcome -> {
-          services.metrics().streamClosed(provider());
-          upstreamEnded();
-          settleStream(held, outcome);
-        })
-        .whenComplete((ignored, failure) -> settleStarted.run());
-    // The usage chunk the gateway asked for is counted above; the caller sees it only if it asked.
-    return passThrough(responded, metered.toClient().via(UsageChunkFilter.forCaller(
-        held.prepared().forwardUsageChunk(), services.upstream().settings().sseLimits())));
-  }
-
-  private void settleStream(Reservation held, StreamOutcome outcome) {
-    if (outcome.usageSettled()) {
-      settleFromUsage(held, kind.usageOfStream(outcome.usageDocument().get()));
-    } else {
-      errorClass = outcome.errorClass().map(c -> "usage_missing:" + c).orElse("usage_missing");
-      settle(held, held.worstCaseMicros());
+    /** The upstream answer is over (error, whole body, or end of stream): record its latency. */
+    private void upstreamEnded() {
+      long now = System.nanoTime();
+      endedNanos.compareAndSet(0, now);
+      services.metrics().upstreamLatency(provider(), prepared.model(), Duration.ofNanos(now - sentNanos));
     }
-  }
 
-  private CompletionStage<HttpResponse> collected(Reservation held, UpstreamResult.Responded responded) {
-    long max = services.upstream().settings().maxResponseBytes();
-    return BodyCollector.collect(responded.body(), max, services.materializer())
-        .thenApply(
-            body -> {
-              upstreamEnded();
-              if (body instanceof CollectedBody.Complete complete) {
-                settleFromUsage(
-                    held,
-                    complete.json()
-                        .map(kind::usageOfAnswer)
-                        .orElseGet(() -> new UsageReport.NotReported("answer is not JSON")));
-                return HttpResponse.create()
-                    .withStatus(GatewayErrors.status(responded.status()))
-                    .addHeaders(responded.headersToPassBack())
-                    .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
-              }
-              errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
-              // The answer (and so the status the access line records) is decided before the
-              // settle starts: its line may be written as soon as the ledger answers.
-              HttpResponse unreadable =
-                  error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
-              settle(held, held.worstCaseMicros());
-              return unreadable;
-            });
-  }
-
-  /**
-   * Settles at the reported cost, or at the worst case when the usage is missing or could not come
-   * from a real call (the caller still gets the provider's answer, as with any unreadable usage).
-   */
-  private void settleFromUsage(Reservation held, UsageReport report) {
-    CostCalculator.Settlement settlement =
-        services.cost().settlement(held.prepared().modelInfo(), held.prepared().worstCase(), report);
-    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
-      settle(held, billed.micros());
-    } else {
-      errorClass = ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass();
-      settle(held, held.worstCaseMicros());
+    private long upstreamNanos() {
+      long ended = endedNanos.get();
+      return ended == 0 ? 0 : ended - sentNanos;
     }
   }
 
-  private void settle(Reservation held, long actualMicros) {
-    if (actualMicros > held.worstCaseMicros()) {
-      services.metrics().settledAboveReserve(provider(), model, actualMicros - held.worstCaseMicros());
-      // The request id, not the reservation's: it is what an operator searches the access log by,
-      // and a provider call's reservation id appears in no caller-visible answer or other log line.
-      log.warn(
-          "settled above reserve: request {} reserved {} actual {} (model {})",
-          requestId,
-          Micros.toUsd(held.worstCaseMicros()),
-          Micros.toUsd(actualMicros),
-          model);
-    }
-    services
-        .inFlight()
-        .track(services.ledger().settle(held.id(), actualMicros))
-        .whenComplete((reply, failure) -> closed(held, actualMicros, failure));
-  }
-
-  private void voidReservation(Reservation held) {
-    services
-        .inFlight()
-        .track(services.ledger().voidReservation(held.id()))
-        .whenComplete((reply, failure) -> closed(held, 0, failure));
-  }
-
-  private void closed(Reservation held, long actualMicros, Throwable failure) {
-    if (failure != null) {
-      // The ledger will expire the reservation at its worst case: money is never under-counted.
-      log.warn("could not close the reservation of request {}: {}; it will expire at its worst case", requestId,
-          failure.getClass().getSimpleName());
-      errorClass = errorClass == null ? "settle_failed" : errorClass;
-    } else {
-      settledMicros = actualMicros;
-    }
-    logLine();
-  }
-
-  private HttpResponse passThrough(UpstreamResult.Responded responded, org.apache.pekko.stream.javadsl.Source<ByteString, ?> body) {
+  private HttpResponse passThrough(UpstreamResult.Responded responded, Source<ByteString, ?> body) {
     return HttpResponse.create()
         .withStatus(GatewayErrors.status(responded.status()))
         .addHeaders(responded.headersToPassBack())
         .withEntity(HttpEntities.create(responded.contentType(), body));
   }
 
-  private HttpResponse refusal(GlobalBudget.ReserveReply reply) {
-    if (reply instanceof GlobalBudget.Refused refused) {
-      errorClass = "budget_exceeded";
-      status = 402;
-      String cap = refused.cap().wireName();
-      ObjectNode extra = CallerJson.object();
-      extra.put("cap", cap);
-      if (refused.subject() == null) {
-        extra.putNull("subject");
-      } else {
-        extra.put("subject", refused.subject());
-      }
-      extra.put("headroom_usd", Micros.toUsd(refused.headroomMicros()));
-      return GatewayErrors.error(
-          kind.errorShape(),
-          402,
-          "budget_exceeded",
-          "Budget cap "
-              + cap
-              + (refused.subject() == null ? "" : " for " + refused.subject())
-              + " would be exceeded: $"
-              + Micros.toUsd(refused.headroomMicros()).toPlainString()
-              + " of headroom left, this call needs up to $"
-              + Micros.toUsd(reservedOrZero()).toPlainString()
-              + ".",
-          extra,
-          List.of());
-    }
-    if (reply == null) {
-      errorClass = "ledger_unavailable";
-      return error(503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.", null);
-    }
-    errorClass = "ledger_rejected";
-    return error(500, "ledger_rejected", "The budget ledger rejected the reservation.", null);
-  }
-
-  private long reservedOrZero() {
-    return reservedMicros < 0 ? 0 : reservedMicros;
-  }
-
   private HttpResponse policyError(PolicyDecision.Violation v) {
-    errorClass = "policy:" + v.rule();
     String type =
         v.httpStatus() == 413 && kind.errorShape() == GatewayErrors.Shape.ANTHROPIC
             ? "request_too_large"
@@ -368,10 +272,6 @@ final class ProviderCall {
   }
 
   private HttpResponse error(int httpStatus, String type, String message, String param) {
-    status = httpStatus;
-    if (errorClass == null) {
-      errorClass = type;
-    }
     ObjectNode extra = CallerJson.object();
     if (param != null && kind.errorShape() == GatewayErrors.Shape.OPENAI) {
       extra.put("param", param);
@@ -381,16 +281,20 @@ final class ProviderCall {
 
   private HttpResponse internalError(Throwable failure) {
     log.error("provider call failed inside the gateway: {}", failure.getClass().getName());
-    errorClass = "internal";
     HttpResponse response = error(500, "internal_error", "The gateway failed to handle this call.", null);
-    logLine();
+    written(response, "internal");
     return response;
   }
 
-  private CompletionStage<HttpResponse> finish(HttpResponse response) {
-    status = response.status().intValue();
-    logLine();
+  /** Answers without a reservation: the call's own line says why. */
+  private CompletionStage<HttpResponse> refuse(HttpResponse response, String errorClass) {
+    written(response, errorClass);
     return CompletableFuture.completedFuture(response);
+  }
+
+  private void written(HttpResponse response, String errorClass) {
+    line.write(response.status().intValue(), errorClass).ifPresent(record ->
+        services.metrics().gatewayOverhead(kind.route(), Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos))));
   }
 
   private HttpResponse withWarnings(HttpResponse response, List<String> warnings) {
@@ -420,16 +324,10 @@ final class ProviderCall {
     return headers;
   }
 
-  private HttpResponse withRequestId(HttpResponse response) {
-    return requestId == null
-        ? response
-        : response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId));
+  private static HttpResponse withRequestId(HttpResponse response, String requestId) {
+    return response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId));
   }
 
-  /**
-   * A refused call's model is caller text that no catalog vetted (it can be megabytes, or a prompt
-   * pasted into the wrong field): the access log keeps it only when it looks like a model id.
-   */
   private static String loggableModel(String requested) {
     if (requested == null) {
       return null;
@@ -437,38 +335,7 @@ final class ProviderCall {
     return LOGGABLE_MODEL.matcher(requested).matches() ? requested : "(not a model id)";
   }
 
-  private static final java.util.regex.Pattern LOGGABLE_MODEL = java.util.regex.Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
-
   private String provider() {
     return kind.provider().wireName();
-  }
-
-  /** The upstream answer is over (error, whole body, or end of stream): record its latency. */
-  private void upstreamEnded() {
-    upstreamNanos = System.nanoTime() - upstreamSentNanos;
-    services.metrics().upstreamLatency(provider(), model, Duration.ofNanos(upstreamNanos));
-  }
-
-  private void logLine() {
-    if (!logged.compareAndSet(false, true)) {
-      return;
-    }
-    long totalNanos = System.nanoTime() - startedNanos;
-    services.metrics().gatewayOverhead(kind.route(), Duration.ofNanos(Math.max(0, totalNanos - upstreamNanos)));
-    AccessLog.write(
-        new AccessRecord(
-            started,
-            requestId,
-            kind.route(),
-            kind.provider().wireName(),
-            spend == null ? null : spend.lane().wireName(),
-            spend == null ? null : spend.subject(),
-            model,
-            status,
-            reservedMicros < 0 ? null : Micros.toUsd(reservedMicros).toPlainString(),
-            settledMicros < 0 ? null : Micros.toUsd(settledMicros).toPlainString(),
-            (System.nanoTime() - startedNanos) / 1_000_000,
-            errorClass,
-            false));
   }
 }

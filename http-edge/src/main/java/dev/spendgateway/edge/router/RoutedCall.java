@@ -2,24 +2,25 @@ package dev.spendgateway.edge.router;
 
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
-import dev.spendgateway.edge.body.CallerJson;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.call.BudgetRefusal;
+import dev.spendgateway.edge.call.CallAttempt;
+import dev.spendgateway.edge.call.CallCore;
+import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.CallerJsonBody;
+import dev.spendgateway.edge.call.Settlement;
+import dev.spendgateway.edge.call.UpstreamOutcome;
 import dev.spendgateway.edge.errors.GatewayErrors;
+import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
-import dev.spendgateway.edge.log.AccessLog;
-import dev.spendgateway.edge.log.AccessRecord;
 import dev.spendgateway.edge.provider.SpendHeaders;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
-import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageParsers;
-import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
-import dev.spendgateway.policy.money.Micros;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamBody;
 import dev.spendgateway.upstream.client.UpstreamRequest;
@@ -42,6 +43,7 @@ import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
 import dev.spendgateway.upstream.translate.ChatToMessages;
 import dev.spendgateway.upstream.translate.MessagesToChat;
+import dev.spendgateway.upstream.translate.OpenAiChunks;
 import dev.spendgateway.upstream.translate.TranslationError;
 import dev.spendgateway.upstream.usage.ApiKind;
 import java.time.Duration;
@@ -54,6 +56,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
@@ -76,13 +79,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One routed {@code POST /v1/chat/completions} call, start to end (SPEC §7, issue 6): spend headers,
- * body type (415 for multipart), strict body, profile, policy on the body actually sent to each
- * provider, then attempts as {@link FailoverPlan} directs. Every attempt is admitted by its pool, reserves its own worst case, is
- * settled on its own (answer → actual cost; error status → 0; cut or unreadable → worst case;
- * connection failure → 0 only when nothing can have reached the provider) and writes one access-log
- * line. Attempts run one after another, so the per-call fields are only touched by one stage at a
- * time; they are volatile because those stages run on different threads.
+ * One routed {@code POST /v1/chat/completions} call: spend headers, body type (415 for multipart),
+ * strict body, profile, policy on the body actually sent to each provider, then the failover loop
+ * as {@link FailoverPlan} directs. Each attempt is admitted by its pool and then runs through the
+ * {@link CallCore} like a pass-through call: it reserves its own worst case, is closed once by the
+ * shared {@link Settlement} rule and writes its own access line. This class keeps only what is the
+ * router's: choosing the next target, translating to and from it, and the call's own line when no
+ * attempt answers it. Attempts run one after another, so the loop's fields are only touched by one
+ * stage at a time; they are volatile because those stages run on different threads.
  */
 final class RoutedCall {
   static final String ROUTE = "/v1/chat/completions";
@@ -98,7 +102,9 @@ final class RoutedCall {
   private final Instant started;
   private final long startedNanos;
   private final LocalDate today;
-  private final AtomicBoolean callLogged = new AtomicBoolean();
+  private final CallCore core;
+  /** The call's own line: written when no attempt answers the call (refusals, gateway-made errors). */
+  private final CallLine callLine;
 
   private volatile SpendContext spend;
   private volatile RoutingProfile profile;
@@ -116,8 +122,8 @@ final class RoutedCall {
   /** Where an attempt goes; {@code failover} is the {@code x-gateway-failover} value. */
   record Target(Provider provider, String model, boolean failover) {}
 
-  /** One attempt in flight: its reservation and admission permit. */
-  private record Run(Target target, String reservationId, PolicyDecision.Allowed body, long reservedMicros, Permit permit, Instant at) {}
+  /** One attempt in flight: its target, body, admission permit and the core's held attempt. */
+  private record Run(Target target, PolicyDecision.Allowed body, Permit permit, CallAttempt held) {}
 
   /** A failed attempt, as the plan and (for Deliver) the caller see it. */
   private record Failure(int status, ByteString body, List<HttpHeader> headers, Optional<Duration> retryAfter) {
@@ -132,6 +138,8 @@ final class RoutedCall {
     this.started = rc.services().clock().instant();
     this.startedNanos = rc.nanoTime().getAsLong();
     this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
+    this.core = new CallCore(rc.services(), rc.nanoTime());
+    this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
   }
 
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
@@ -143,6 +151,7 @@ final class RoutedCall {
       return done(callError(400, "invalid_request_error", v.message(), v.header(), "bad_header"));
     }
     spend = headers.context().get();
+    callLine.learn(l -> l.withRequestId(spend.requestId()).withSpend(spend.lane().wireName(), spend.subject()));
     if (!BodyType.JSON.accepts(request.entity())) {
       // Before the body is read: nothing reserved, nothing sent upstream.
       HttpResponse refused = callError(415, "invalid_request_error", BodyType.JSON.refusal(request.entity()), BodyType.HEADER,
@@ -150,9 +159,7 @@ final class RoutedCall {
       return CallerBodies.discard(request.entity(), rc.services().materializer())
           .thenApply(drained -> withCallHeaders(refused));
     }
-    long limit = rc.services().policy().limits().maxBodyBytes();
-    return CallerBodies.readStrict(
-            request.entity(), limit, rc.services().bodyReadTimeout().toMillis(), rc.services().materializer())
+    return CallerJsonBody.read(request.entity(), rc.services())
         .thenCompose(this::withBody)
         .exceptionally(this::internalError)
         .thenApply(this::withCallHeaders);
@@ -160,24 +167,11 @@ final class RoutedCall {
 
   // --- preparing the call ---------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> withBody(CallerBodies.Body body) {
-    if (body instanceof CallerBodies.TooLarge tooLarge) {
-      return done(callError(413, "invalid_request_error",
-          "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "body", "policy:max_body_bytes"));
+  private CompletionStage<HttpResponse> withBody(CallerJsonBody.Read body) {
+    if (body instanceof CallerJsonBody.Refused refused) {
+      return done(callError(refused.status(), "invalid_request_error", refused.message(), refused.field(), refused.errorClass()));
     }
-    if (body instanceof CallerBodies.Unreadable unreadable) {
-      return done(callError(unreadable.status(), "invalid_request_error", unreadable.message(), "body", "policy:" + unreadable.rule()));
-    }
-    JsonNode json;
-    try {
-      json = CallerJson.parse(((CallerBodies.Read) body).bytes());
-    } catch (JsonProcessingException e) {
-      return done(callError(400, "invalid_request_error",
-          "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", "body", "policy:json"));
-    }
-    if (!(json instanceof ObjectNode object)) {
-      return done(callError(400, "invalid_request_error", "The request body must be a JSON object.", "body", "policy:json"));
-    }
+    ObjectNode object = ((CallerJsonBody.Json) body).object();
     chatRequest = object;
     String name = object.path("model").asText("");
     Optional<RoutingProfile> found = rc.profiles().find(name);
@@ -292,17 +286,25 @@ final class RoutedCall {
   }
 
   private CompletionStage<HttpResponse> reserve(Target target, PolicyDecision.Allowed body, Permit permit) {
-    String id = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
     ReserveRequest reserve = new ReserveRequest(
-        id, spend.lane(), spend.subject(), body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
-    return rc.services().ledger().reserve(reserve)
-        .handle((reply, failure) -> failure == null ? reply : null)
-        .thenCompose(reply -> {
-          if (reply instanceof GlobalBudget.Reserved reserved) {
-            return callUpstream(new Run(target, id, body, reserved.amountMicros(), permit, rc.services().clock().instant()));
+        dev.spendgateway.ledger.Reservation.Owner.newGatewayId(), spend.lane(), spend.subject(),
+        body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
+    Settlement.Pricing pricing = usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage);
+    AccessLine attemptLine = AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
+        .withRequestId(spend.requestId())
+        .withProvider(target.provider().wireName())
+        .withSpend(spend.lane().wireName(), spend.subject())
+        .withModel(target.model())
+        .withFailover(target.failover());
+    return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine)
+        .thenCompose(reserving -> {
+          if (reserving instanceof CallCore.Reserving.Held held) {
+            return callUpstream(new Run(target, body, permit, held.attempt()));
           }
           permit.close();
-          return done(refusal(reply, body.worstCase().micros()));
+          BudgetRefusal refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
+          callLine.write(refusal.status(), refusal.errorClass());
+          return done(refusal.response());
         });
   }
 
@@ -310,7 +312,7 @@ final class RoutedCall {
     Provider provider = run.target().provider();
     if (!rc.breakers().isCallAllowed(provider)) {
       run.permit().close();
-      close(run, 0, 0, "breaker_open");
+      end(run, new UpstreamOutcome.NeverSent("breaker_open"), 0);
       return next(run, Failure.connection());
     }
     UpstreamRequest upstreamRequest = new UpstreamRequest(
@@ -326,7 +328,15 @@ final class RoutedCall {
                 .whenComplete((r, e) -> raw.complete(r)),
             RoutedCall::isProviderFailure)
         .handle((result, failure) -> failure == null ? onUpstream(run, result) : onBreakerFailure(run, raw, failure))
-        .thenCompose(s -> s);
+        .thenCompose(s -> s)
+        .whenComplete((answer, failure) -> {
+          if (failure != null) {
+            // A failure inside the gateway: the request may have gone out, so the worst case stays
+            // (a no-op when a path already ended the attempt).
+            run.permit().close();
+            end(run, new UpstreamOutcome.NoAnswer("internal"), 500);
+          }
+        });
   }
 
   /** Per attempt, for {@code /metrics}: the upstream's status (or failure) by provider and model. */
@@ -352,7 +362,7 @@ final class RoutedCall {
     run.permit().close();
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof CircuitBreakerOpenException) {
-      close(run, 0, 0, "breaker_open");
+      end(run, new UpstreamOutcome.NeverSent("breaker_open"), 0);
     } else {
       // The breaker's call timeout: the request may have been processed; keep the worst case and
       // free the connection when the late answer arrives.
@@ -361,7 +371,7 @@ final class RoutedCall {
           responded.discardBody(rc.services().materializer());
         }
       });
-      close(run, run.reservedMicros(), 0, "breaker_timeout");
+      end(run, new UpstreamOutcome.NoAnswer("breaker_timeout"), 0);
     }
     return next(run, Failure.connection());
   }
@@ -370,7 +380,8 @@ final class RoutedCall {
     reportUpstream(run, result);
     if (result instanceof UpstreamResult.ConnectionFailed failed) {
       run.permit().close();
-      close(run, failed.mayHaveReachedProvider() ? run.reservedMicros() : 0, 0, "upstream_" + failed.safeErrorClass());
+      String word = "upstream_" + failed.safeErrorClass();
+      end(run, failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 0);
       return next(run, Failure.connection());
     }
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
@@ -379,7 +390,7 @@ final class RoutedCall {
           .thenCompose(body -> {
             run.permit().close();
             // The provider does not bill an error answer: close at 0.
-            close(run, 0, responded.status(), UpstreamErrors.errorClass(responded.status()));
+            end(run, new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
             ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
             return next(run, new Failure(
                 responded.status(),
@@ -404,17 +415,17 @@ final class RoutedCall {
           if (body instanceof CollectedBody.Failed) {
             // Cut before anything reached the caller: the attempt keeps its worst case, the call may
             // still fail over.
-            close(run, run.reservedMicros(), 0, "upstream_cut");
+            end(run, new UpstreamOutcome.Unreadable("upstream_cut"), 0);
             return next(run, Failure.connection());
           }
           Optional<ObjectNode> json = body instanceof CollectedBody.Complete c ? RouterJson.parseObject(c.bytes()) : Optional.empty();
           if (json.isEmpty()) {
             String errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_unreadable";
-            close(run, run.reservedMicros(), 502, errorClass);
+            end(run, new UpstreamOutcome.Unreadable(errorClass), 502);
             return done(callError(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null, errorClass));
           }
           UsageReport usage = usageOf(run.target().provider(), json.get());
-          settleFromUsage(run, usage, 200);
+          end(run, new UpstreamOutcome.Answered(usage), 200);
           ObjectNode answer = run.target().provider() == Provider.OPENAI
               ? withModel(json.get())
               : MessagesToChat.translate(json.get(), profile.name(), started.getEpochSecond());
@@ -433,13 +444,10 @@ final class RoutedCall {
     MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
     AtomicBoolean delivered = new AtomicBoolean();
     rc.services().metrics().streamOpened(provider.wireName());
-    Runnable settleStarted = rc.services().inFlight().settlementExpected();
-    metered.outcome()
-        .thenAccept(outcome -> {
-          rc.services().metrics().streamClosed(provider.wireName());
-          streamEnded(run, outcome, delivered.get());
-        })
-        .whenComplete((ignored, failure) -> settleStarted.run());
+    metered.outcome().thenAccept(outcome -> {
+      rc.services().metrics().streamClosed(provider.wireName());
+      streamEnded(run, outcome, delivered.get());
+    });
     return metered.toClient()
         .prefixAndTail(1)
         .runWith(Sink.head(), rc.services().materializer())
@@ -470,20 +478,12 @@ final class RoutedCall {
 
   private void streamEnded(Run run, StreamOutcome outcome, boolean delivered) {
     run.permit().close();
-    int status = delivered ? 200 : 0;
-    if (outcome.usageSettled()) {
-      UsageReport usage = run.target().provider() == Provider.OPENAI
-          ? UsageParsers.openAiChat(outcome.usageDocument().get())
-          : UsageParsers.anthropic(outcome.usageDocument().get());
-      settleFromUsage(run, usage, status);
-      return;
-    }
     if (!outcome.cleanEnd()) {
       rc.breakers().onFailure(run.target().provider());
     }
-    // A clean end without the final usage is the provider not reporting it, not a cut.
-    String why = outcome.cleanEnd() ? "usage_missing" : "upstream_cut";
-    close(run, run.reservedMicros(), status, why + outcome.errorClass().map(c -> ":" + c).orElse(""));
+    Function<JsonNode, UsageReport> usageOf =
+        run.target().provider() == Provider.OPENAI ? UsageParsers::openAiChat : UsageParsers::anthropic;
+    end(run, new UpstreamOutcome.StreamEnded(outcome, usageOf), delivered ? 200 : 0);
   }
 
   private HttpResponse answered(Target target, UpstreamResult.Responded responded, org.apache.pekko.http.javadsl.model.ResponseEntity entity) {
@@ -609,67 +609,10 @@ final class RoutedCall {
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
-  /** As {@code ProviderCall#settleFromUsage}: an impossible usage keeps the worst case like a missing one. */
-  private void settleFromUsage(Run run, UsageReport report, int status) {
-    CostCalculator.Settlement settlement =
-        rc.services().cost().settlement(run.body().modelInfo(), run.body().worstCase(), report);
-    if (settlement instanceof CostCalculator.Settlement.Billed billed) {
-      long actual = billed.micros();
-      if (actual > run.reservedMicros()) {
-        rc.services().metrics().settledAboveReserve(
-            run.target().provider().wireName(), run.target().model(), actual - run.reservedMicros());
-        // The request id, not the reservation's: see ProviderCall#settle.
-        log.warn("settled above reserve: request {} reserved {} actual {} (model {})",
-            spend.requestId(), Micros.toUsd(run.reservedMicros()), Micros.toUsd(actual), run.target().model());
-      }
-      close(run, actual, status, null);
-    } else {
-      close(run, run.reservedMicros(), status, ((CostCalculator.Settlement.KeepWorstCase) settlement).errorClass());
-    }
-  }
-
-  /** Settles (or voids, at 0) the attempt's reservation, then writes its access-log line. */
-  private void close(Run run, long actualMicros, int status, String errorClass) {
-    rc.listener().attempt(run.target().provider(), errorClass == null ? "ok" : errorClass);
-    CompletionStage<?> closing = actualMicros == 0
-        ? rc.services().inFlight().track(rc.services().ledger().voidReservation(run.reservationId()))
-        : rc.services().inFlight().track(rc.services().ledger().settle(run.reservationId(), actualMicros));
-    closing.whenComplete((reply, failure) -> {
-      if (failure != null) {
-        log.warn("could not close the reservation of request {}: {}; it will expire at its worst case",
-            spend.requestId(), failure.getClass().getSimpleName());
-      }
-      AccessLog.write(new AccessRecord(
-          run.at(), spend.requestId(), ROUTE, run.target().provider().wireName(), spend.lane().wireName(),
-          spend.subject(), run.target().model(), status, Micros.toUsd(run.reservedMicros()).toPlainString(),
-          failure == null ? Micros.toUsd(actualMicros).toPlainString() : null,
-          (rc.nanoTime().getAsLong() - startedNanos) / 1_000_000,
-          failure == null ? errorClass : "settle_failed",
-          run.target().failover()));
-    });
-  }
-
-  private HttpResponse refusal(GlobalBudget.ReserveReply reply, long neededMicros) {
-    if (reply instanceof GlobalBudget.Refused refused) {
-      String cap = refused.cap().wireName();
-      ObjectNode extra = RouterJson.object();
-      extra.put("cap", cap);
-      if (refused.subject() == null) {
-        extra.putNull("subject");
-      } else {
-        extra.put("subject", refused.subject());
-      }
-      extra.put("headroom_usd", Micros.toUsd(refused.headroomMicros()));
-      String message = "Budget cap " + cap + (refused.subject() == null ? "" : " for " + refused.subject())
-          + " would be exceeded: $" + Micros.toUsd(refused.headroomMicros()).toPlainString()
-          + " of headroom left, this call needs up to $" + Micros.toUsd(neededMicros).toPlainString() + ".";
-      logCall(402, "budget_exceeded");
-      return GatewayErrors.error(Shape.OPENAI, 402, "budget_exceeded", message, extra, List.of());
-    }
-    if (reply == null) {
-      return callError(503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.", null, "ledger_unavailable");
-    }
-    return callError(500, "ledger_rejected", "The budget ledger rejected the reservation.", null, "ledger_rejected");
+  /** Ends the attempt through the core (one close, one line) and tells the listener how it went. */
+  private void end(Run run, UpstreamOutcome outcome, int status) {
+    Settlement.Decision decision = run.held().end(outcome, status);
+    rc.listener().attempt(run.target().provider(), decision.outcomeWord() == null ? "ok" : decision.outcomeWord());
   }
 
   // --- responses and the call's own log line ----------------------------------------------------
@@ -694,24 +637,12 @@ final class RoutedCall {
    * before any attempt, or a gateway-made error after failed attempts). Attempts log themselves.
    */
   private void logCall(int status, String errorClass) {
-    if (!callLogged.compareAndSet(false, true)) {
-      return;
-    }
     Target last = current;
-    AccessLog.write(new AccessRecord(
-        started,
-        spend == null ? null : spend.requestId(),
-        ROUTE,
-        last == null ? null : last.provider().wireName(),
-        spend == null ? null : spend.lane().wireName(),
-        spend == null ? null : spend.subject(),
-        profile == null ? null : profile.name(),
-        status,
-        null,
-        null,
-        (rc.nanoTime().getAsLong() - startedNanos) / 1_000_000,
-        errorClass,
-        last != null && last.failover()));
+    callLine.learn(l -> l
+        .withProvider(last == null ? null : last.provider().wireName())
+        .withModel(profile == null ? null : profile.name())
+        .withFailover(last != null && last.failover()));
+    callLine.write(status, errorClass);
   }
 
   private HttpResponse internalError(Throwable failure) {

@@ -74,11 +74,6 @@ final class UpstreamErrors {
     return cut.utf8String();
   }
 
-  /** A safe error class for the access log. */
-  static String errorClass(int status) {
-    return status == 0 ? "upstream_connection" : "upstream_" + status;
-  }
-
   static String lower(String s) {
     return s.toLowerCase(Locale.ROOT);
   }

@@ -1,12 +1,13 @@
-package dev.spendgateway.edge.router;
+package dev.spendgateway.upstream.translate;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.upstream.sse.SseDecoder;
 import dev.spendgateway.upstream.sse.SseEvent;
 import dev.spendgateway.upstream.sse.SseLimits;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
-import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -22,12 +23,12 @@ import org.apache.pekko.util.ByteString;
  * {@code {"error":{"type":"upstream_cut",…}}} event — the same contract as {@link
  * AnthropicSseToChatChunks#flow}. Fresh state per materialization.
  */
-final class OpenAiChunks {
+public final class OpenAiChunks {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private OpenAiChunks() {}
 
-  static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits) {
+  public static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits) {
     return reframed(model, limits);
   }
 
@@ -35,7 +36,7 @@ final class OpenAiChunks {
    * {@link #flow(String, SseLimits)} without the usage-only chunk unless the caller asked for it:
    * the gateway asks OpenAI for usage on every stream to count it, not to show it.
    */
-  static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits, boolean usageChunk) {
+  public static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits, boolean usageChunk) {
     return UsageChunkFilter.forCaller(usageChunk, limits).via(reframed(model, limits));
   }
 
@@ -66,6 +67,16 @@ final class OpenAiChunks {
     error.putNull("param");
     error.putNull("code");
     return root.toString();
+  }
+
+  /** A provider chunk, read leniently; empty when it is not a JSON object (passed on as it is). */
+  private static Optional<ObjectNode> parseObject(String data) {
+    try {
+      JsonNode node = MAPPER.readTree(data);
+      return node instanceof ObjectNode o ? Optional.of(o) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
   }
 
   private static final class State {
@@ -120,7 +131,7 @@ final class OpenAiChunks {
         finished = true;
         return AnthropicSseToChatChunks.DONE;
       }
-      Optional<ObjectNode> chunk = RouterJson.parseObject(ByteString.fromString(data));
+      Optional<ObjectNode> chunk = parseObject(data);
       if (chunk.isEmpty()) {
         return data;
       }

@@ -1,0 +1,115 @@
+package dev.spendgateway.edge.call;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.log.AccessLine;
+import dev.spendgateway.edge.metrics.CallMetrics;
+import dev.spendgateway.edge.provider.CallServices;
+import dev.spendgateway.edge.provider.InFlightCalls;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.cost.CostCalculator;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The core's reserve: a held attempt, a refusal naming the worst case, and a lost answer voided. */
+class CallCoreTest {
+  private static final long WORST_CASE = 42_000;
+  private static ActorTestKit testKit;
+
+  @BeforeAll
+  static void start() {
+    testKit = ActorTestKit.create();
+  }
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  /** A ledger that answers a reserve with {@code reply} after {@code delay}, and every close at once. */
+  private static CallCore core(GlobalBudget.ReserveReply reply, Duration delay, List<GlobalBudget.Command> seen) {
+    ActorRef<GlobalBudget.Command> ref = testKit.spawn(Behaviors.<GlobalBudget.Command>setup(ctx ->
+        Behaviors.receiveMessage(command -> {
+          seen.add(command);
+          if (command instanceof GlobalBudget.Reserve r) {
+            ctx.scheduleOnce(delay, r.replyTo(), reply);
+          } else if (command instanceof GlobalBudget.VoidReservation v) {
+            v.replyTo().tell(new GlobalBudget.Closed(v.id(), dev.spendgateway.ledger.Reservation.Status.VOIDED, 0));
+          }
+          return Behaviors.same();
+        })));
+    LedgerClient ledger = new LedgerClient(ref, testKit.system().scheduler(), testKit.system().executionContext(),
+        Duration.ofMillis(200));
+    CallServices services = new CallServices(null, null, ledger, null, null, Clock.systemUTC(), null,
+        Duration.ofSeconds(1), CallMetrics.NONE, new InFlightCalls());
+    return new CallCore(services, System::nanoTime);
+  }
+
+  private static ReserveRequest request() {
+    return new ReserveRequest("gw-test-1", Lane.APP, "b1", WORST_CASE, 5_000_000L, 50_000_000L);
+  }
+
+  private static final Settlement.Pricing UNUSED = usage -> new CostCalculator.Settlement.Billed(0);
+
+  private static CallCore.Reserving reserve(CallCore core) throws Exception {
+    AccessLine line = AccessLine.arrived(Instant.now(), System.nanoTime(), "/test").withRequestId("req-1");
+    return core.reserve(request(), Shape.OPENAI, UNUSED, line).toCompletableFuture().get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aReservedAnswerHoldsAnAttemptForTheAmountTheLedgerHolds() throws Exception {
+    List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
+    CallCore.Reserving r = reserve(core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ZERO, seen));
+    CallAttempt attempt = assertInstanceOf(CallCore.Reserving.Held.class, r).attempt();
+    assertEquals(WORST_CASE, attempt.heldMicros());
+  }
+
+  @Test
+  void aReserveTheLedgerDidNotAnswerInTimeIsVoidedByItsOwnId() throws Exception {
+    List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
+    CallCore core = core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ofMillis(600), seen);
+
+    CallCore.Reserving r = reserve(core);
+
+    BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
+    assertEquals(503, refusal.status());
+    assertEquals("ledger_unavailable", refusal.errorClass());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation) && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    GlobalBudget.VoidReservation voided = (GlobalBudget.VoidReservation) seen.stream()
+        .filter(c -> c instanceof GlobalBudget.VoidReservation).findFirst().orElseThrow();
+    assertEquals("gw-test-1", voided.id(), "the id the gateway sent, so a late booking is released at once");
+  }
+
+  @Test
+  void aRefusedReserveIsA402NamingTheCallsWorstCase() throws Exception {
+    List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
+    CallCore.Reserving r = reserve(core(
+        new GlobalBudget.Refused("gw-test-1", dev.spendgateway.policy.caps.CapName.BRAND_DAILY, "b1", 1), Duration.ZERO, seen));
+
+    BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
+    assertEquals(402, refusal.status());
+    assertEquals("budget_exceeded", refusal.errorClass());
+    String body = ((org.apache.pekko.http.javadsl.model.HttpEntity.Strict) refusal.response().entity()).getData().utf8String();
+    assertTrue(body.contains("this call needs up to $0.042"), body);
+    assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation), "a refused id holds nothing");
+  }
+}

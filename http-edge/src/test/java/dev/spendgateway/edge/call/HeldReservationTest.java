@@ -1,0 +1,186 @@
+package dev.spendgateway.edge.call;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import dev.spendgateway.edge.provider.InFlightCalls;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.Reservation.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A held reservation closes once, asks again when the ledger does not answer, and reports what the
+ * ledger actually did. The ledger is a scripted actor: it ignores the first {@code silent} closes
+ * (as a ledger that is restarting would), then answers.
+ */
+class HeldReservationTest {
+  private static final long HELD = 300_000;
+  private static ActorTestKit testKit;
+
+  @BeforeAll
+  static void start() {
+    testKit = ActorTestKit.create();
+  }
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  /** A ledger that stays silent for the first {@code silent} closes, then answers with {@code answer}. */
+  private record ScriptedLedger(LedgerClient client, AtomicInteger closes) {
+    static ScriptedLedger of(int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
+      AtomicInteger closes = new AtomicInteger();
+      Behavior<GlobalBudget.Command> behavior = Behaviors.receiveMessage(command -> {
+        ActorRef<GlobalBudget.CloseReply> replyTo = replyTo(command);
+        if (replyTo != null && closes.incrementAndGet() > silent) {
+          replyTo.tell(answer.apply(command));
+        }
+        return Behaviors.same();
+      });
+      ActorRef<GlobalBudget.Command> ref = testKit.spawn(behavior);
+      LedgerClient client = new LedgerClient(ref, testKit.system().scheduler(), testKit.system().executionContext(),
+          Duration.ofMillis(100));
+      return new ScriptedLedger(client, closes);
+    }
+
+    private static ActorRef<GlobalBudget.CloseReply> replyTo(GlobalBudget.Command command) {
+      if (command instanceof GlobalBudget.Settle s) {
+        return s.replyTo();
+      }
+      if (command instanceof GlobalBudget.VoidReservation v) {
+        return v.replyTo();
+      }
+      return null;
+    }
+  }
+
+  /** The ledger's own answer to a first close: closed as asked. */
+  private static GlobalBudget.CloseReply asAsked(GlobalBudget.Command command) {
+    if (command instanceof GlobalBudget.Settle s) {
+      return new GlobalBudget.Closed(s.id(), Status.SETTLED, s.actualMicros());
+    }
+    return new GlobalBudget.Closed(((GlobalBudget.VoidReservation) command).id(), Status.VOIDED, 0);
+  }
+
+  private static LedgerClose await(CompletionStage<LedgerClose> close) throws Exception {
+    return close.toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  static Stream<Arguments> answers() {
+    Function<GlobalBudget.Command, GlobalBudget.CloseReply> expired = c -> new GlobalBudget.Closed("r", Status.EXPIRED, HELD);
+    Function<GlobalBudget.Command, GlobalBudget.CloseReply> refused = c -> new GlobalBudget.NotOpen("r", Status.REFUSED);
+    Function<GlobalBudget.Command, GlobalBudget.CloseReply> notOpenExpired = c -> new GlobalBudget.NotOpen("r", Status.EXPIRED);
+    Function<GlobalBudget.Command, GlobalBudget.CloseReply> unknown = c -> new GlobalBudget.NotFound("r");
+    return Stream.of(
+        Arguments.of("a settle the ledger answers is closed as asked, at the cost", 0,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
+            new Settlement.Closing.AtCost(1234), 1, 1234L, null),
+        Arguments.of("a void the ledger answers is closed as asked, at 0", 0,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
+            new Settlement.Closing.Void(), 1, 0L, null),
+        Arguments.of("keeping the worst case settles at the amount held", 0,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
+            new Settlement.Closing.KeepWorstCase(), 1, HELD, null),
+        Arguments.of("two unanswered asks are asked again; the third answer counts", 2,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
+            new Settlement.Closing.AtCost(1234), 3, 1234L, null),
+        Arguments.of("a reservation found expired says so, at the worst case the expiry charged", 0, expired,
+            new Settlement.Closing.AtCost(1234), 1, HELD, "reservation_expired"),
+        Arguments.of("a reservation the ledger says is not open (refused) is not called settled", 0, refused,
+            new Settlement.Closing.AtCost(1234), 1, null, "reservation_not_open:refused"),
+        Arguments.of("a reservation the ledger says is not open (expired) was held at its worst case", 0, notOpenExpired,
+            new Settlement.Closing.Void(), 1, HELD, "reservation_not_open:expired"),
+        Arguments.of("an id the ledger does not know is not called settled", 0, unknown,
+            new Settlement.Closing.Void(), 1, null, "reservation_not_found"),
+        Arguments.of("a ledger that never answers is given up on after the bounded asks", Integer.MAX_VALUE,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
+            new Settlement.Closing.AtCost(1234), HeldReservation.MAX_ASKS, null, "settle_failed"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("answers")
+  void closesAndSaysWhatTheLedgerDid(String sentence, int silent,
+      Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer, Settlement.Closing how, int asks,
+      Long settled, String problem) throws Exception {
+    ScriptedLedger ledger = ScriptedLedger.of(silent, answer);
+    InFlightCalls inFlight = new InFlightCalls();
+    HeldReservation held = new HeldReservation("gw-r", HELD, "req-1", ledger.client(), inFlight);
+
+    LedgerClose closed = await(held.close(how));
+
+    assertEquals(settled, closed.settledMicros(), sentence);
+    assertEquals(problem, closed.problem(), sentence);
+    assertEquals(asks, ledger.closes().get(), sentence + ": asks made");
+    assertEquals(0, inFlight.awaitSettlements(Duration.ofSeconds(2)).toCompletableFuture().get(), sentence + ": none left in flight");
+  }
+
+  @Test
+  void aSecondCloseChangesNothingAndGetsTheFirstResult() throws Exception {
+    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    HeldReservation held = new HeldReservation("gw-r", HELD, "req-2", ledger.client(), new InFlightCalls());
+
+    CompletionStage<LedgerClose> first = held.close(new Settlement.Closing.AtCost(1234));
+    CompletionStage<LedgerClose> second = held.close(new Settlement.Closing.Void());
+
+    assertSame(first, second);
+    assertInstanceOf(LedgerClose.AsAsked.class, await(first));
+    assertEquals(1234L, await(second).settledMicros());
+    assertEquals(1, ledger.closes().get());
+  }
+
+  @Test
+  void closesRacingFromManyThreadsAskTheLedgerOnce() throws Exception {
+    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    HeldReservation held = new HeldReservation("gw-r", HELD, "req-3", ledger.client(), new InFlightCalls());
+    CountDownLatch go = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    List<CompletionStage<LedgerClose>> results = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < 8; i++) {
+      boolean settle = i % 2 == 0;
+      Thread t = new Thread(() -> {
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        results.add(held.close(settle ? new Settlement.Closing.AtCost(1234) : new Settlement.Closing.Void()));
+      });
+      t.start();
+      threads.add(t);
+    }
+    go.countDown();
+    for (Thread t : threads) {
+      t.join(5_000);
+    }
+
+    assertEquals(8, results.size());
+    for (CompletionStage<LedgerClose> r : results) {
+      assertSame(results.get(0), r);
+    }
+    assertNull(await(results.get(0)).problem());
+    Thread.sleep(200); // a second ask (a bug) would arrive within this
+    assertEquals(1, ledger.closes().get());
+  }
+}

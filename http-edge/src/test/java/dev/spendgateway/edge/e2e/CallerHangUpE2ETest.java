@@ -1,0 +1,171 @@
+package dev.spendgateway.edge.e2e;
+
+import static dev.spendgateway.edge.testkit.TestGateway.cap;
+import static dev.spendgateway.edge.testkit.TestGateway.money;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
+import dev.spendgateway.sim.Fault;
+import dev.spendgateway.sim.SimRoute;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A caller that hangs up on a streamed call — before the response headers, or in the middle of the
+ * stream — still gets its reservation closed by the usual rules and its access line written: the
+ * counting branch drains the provider's stream to its end and settles the real cost. The client is
+ * a raw socket, so it can close (FIN) or reset (RST) exactly when the row says.
+ */
+class CallerHangUpE2ETest {
+  private static TestGateway gw;
+
+  @BeforeAll
+  static void start() throws Exception {
+    gw = E2eGateway.start("hangup");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    gw.close();
+  }
+
+  /** When the caller leaves. */
+  enum Leave { CLOSE_BEFORE_HEADERS, RESET_BEFORE_HEADERS, RESET_MID_STREAM }
+
+  private static final String CLAUDE_STREAM =
+      "{\"stream\":true,\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+  private static final String CHAT_STREAM =
+      "{\"stream\":true,\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":900,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+  private static final String ROUTED_STREAM =
+      "{\"stream\":true,\"model\":\"fast-summary\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+
+  static Stream<Arguments> hangUps() {
+    Stream.Builder<Arguments> rows = Stream.builder();
+    for (Leave leave : Leave.values()) {
+      rows.add(Arguments.of("an Anthropic stream whose caller does " + leave, TestGateway.ANTHROPIC, SimRoute.ANTHROPIC_MESSAGES,
+          CLAUDE_STREAM, leave));
+      rows.add(Arguments.of("an OpenAI chat stream whose caller does " + leave, TestGateway.CHAT, SimRoute.OPENAI_CHAT,
+          CHAT_STREAM, leave));
+      rows.add(Arguments.of("a routed stream whose caller does " + leave, "/v1/chat/completions", SimRoute.OPENAI_CHAT,
+          ROUTED_STREAM, leave));
+    }
+    return rows.build();
+  }
+
+  @ParameterizedTest(name = "{0}: the reservation is settled at the drained real cost and the line is written")
+  @MethodSource("hangUps")
+  void aCallerThatHangsUpStillGetsItsCallSettledAndLogged(String what, String path, SimRoute route, String body, Leave leave)
+      throws Exception {
+    Brand brand = Brand.fresh("hangup");
+    String requestId = "hangup-" + System.nanoTime();
+    gw.sim.clearScripts();
+    gw.sim.script(route, leave == Leave.RESET_MID_STREAM
+        ? Fault.streamPause(2, Duration.ofMillis(800))
+        : Fault.delayed(Duration.ofMillis(800)));
+    int before = gw.sim.received(route).size();
+
+    try (Socket socket = connect()) {
+      socket.getOutputStream().write(request(path, body, brand, requestId).getBytes(StandardCharsets.UTF_8));
+      socket.getOutputStream().flush();
+      if (leave == Leave.RESET_MID_STREAM) {
+        readPastHeadersAndSomeBody(socket.getInputStream());
+      } else {
+        awaitUpstreamCalled(route, before);
+      }
+      if (leave != Leave.CLOSE_BEFORE_HEADERS) {
+        socket.setSoLinger(true, 0); // close() now sends RST
+      }
+    }
+
+    JsonNode usage = awaitBrandClosed(brand);
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText())
+        && !l.path("reserved_usd").isNull());
+    JsonNode daily = cap(usage, "brand_daily");
+    assertTrue(money(daily, "reservedUsd").signum() == 0, what + ": nothing held any more: " + usage);
+    assertFalse(line.path("settled_usd").isNull(), what + ": the line says what it settled at: " + line);
+    BigDecimal settled = new BigDecimal(line.path("settled_usd").asText());
+    BigDecimal reserved = new BigDecimal(line.path("reserved_usd").asText());
+    assertEquals(0, settled.compareTo(money(daily, "spentUsd")), what + ": the line's amount is the ledger's: " + line + " " + usage);
+    assertTrue(settled.signum() > 0 && settled.compareTo(reserved) < 0,
+        what + ": the drained stream reported its usage, so the real cost is billed, not the worst case: " + line);
+    assertTrue(line.path("error").isNull(), what + ": " + line);
+  }
+
+  /**
+   * Polls the brand's daily cap until nothing is held and something is spent (the gateway's own
+   * open-reservation count is global: another row's leak must not fail this one).
+   */
+  private static JsonNode awaitBrandClosed(Brand brand) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(25).toNanos();
+    JsonNode usage = gw.usage(brand.id());
+    while (System.nanoTime() < deadline) {
+      if (usage.toString().contains(brand.id())) {
+        JsonNode daily = cap(usage, "brand_daily");
+        if (money(daily, "reservedUsd").signum() == 0 && money(daily, "spentUsd").signum() > 0) {
+          return usage;
+        }
+      }
+      Thread.sleep(25);
+      usage = gw.usage(brand.id());
+    }
+    throw new AssertionError("the brand's reservation is still held (or nothing was spent) after 25s: " + usage);
+  }
+
+  private static Socket connect() throws Exception {
+    URI uri = URI.create(gw.base);
+    Socket socket = new Socket(uri.getHost(), uri.getPort());
+    socket.setSoTimeout(20_000);
+    return socket;
+  }
+
+  private static String request(String path, String body, Brand brand, String requestId) {
+    StringBuilder r = new StringBuilder();
+    r.append("POST ").append(path).append(" HTTP/1.1\r\n");
+    r.append("Host: 127.0.0.1\r\n");
+    r.append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n");
+    r.append("x-request-id: ").append(requestId).append("\r\n");
+    brand.headerMap().forEach((k, v) -> r.append(k).append(": ").append(v).append("\r\n"));
+    r.append("content-type: application/json\r\n");
+    r.append("content-length: ").append(body.getBytes(StandardCharsets.UTF_8).length).append("\r\n\r\n");
+    r.append(body);
+    return r.toString();
+  }
+
+  /** The gateway has read the request, reserved, and is waiting for the provider's headers. */
+  private static void awaitUpstreamCalled(SimRoute route, int before) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (gw.sim.received(route).size() <= before && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertTrue(gw.sim.received(route).size() > before, "the provider was called");
+  }
+
+  /** Reads the status line, the headers and the first body bytes (the stream has started). */
+  private static void readPastHeadersAndSomeBody(InputStream in) throws Exception {
+    StringBuilder seen = new StringBuilder();
+    int b;
+    while ((b = in.read()) >= 0) {
+      seen.append((char) b);
+      int head = seen.indexOf("\r\n\r\n");
+      if (head >= 0 && seen.length() > head + 16) {
+        assertTrue(seen.toString().startsWith("HTTP/1.1 200"), seen.toString());
+        return;
+      }
+    }
+    throw new AssertionError("the stream ended before it started: " + seen);
+  }
+}
