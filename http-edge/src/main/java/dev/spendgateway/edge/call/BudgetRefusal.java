@@ -8,11 +8,14 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.policy.money.Micros;
 import java.util.List;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 
 /**
  * A reservation the ledger did not hold, as the caller and the access line see it, in one wording
  * for every route: 402 when a cap would be exceeded (naming the cap, its headroom and the call's
- * worst case), 503 when the ledger did not answer in time, 500 when it rejected the request itself.
+ * worst case), 503 when the ledger did not answer in time or its queue was full (with
+ * {@code retry-after}: nothing was decided, the caller may simply retry), 500 when it rejected the
+ * request itself.
  *
  * @param response the answer in the caller's error shape
  * @param status its HTTP status
@@ -27,6 +30,14 @@ public record BudgetRefusal(HttpResponse response, int status, String errorClass
   public static BudgetRefusal of(Shape shape, GlobalBudget.ReserveReply reply, long worstCaseMicros) {
     if (reply instanceof GlobalBudget.Refused refused) {
       return overCap(shape, refused, worstCaseMicros);
+    }
+    if (reply instanceof GlobalBudget.Busy busy) {
+      return new BudgetRefusal(
+          GatewayErrors.error(shape, 503, "ledger_busy",
+              "The budget ledger is busy; nothing was reserved or billed, retry after "
+                  + busy.retryAfterSeconds() + " s.",
+              CallerJson.object(), List.of(RawHeader.create("retry-after", Integer.toString(busy.retryAfterSeconds())))),
+          503, "ledger_busy");
     }
     if (reply == null) {
       return new BudgetRefusal(

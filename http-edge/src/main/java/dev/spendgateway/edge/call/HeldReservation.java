@@ -92,6 +92,10 @@ public final class HeldReservation {
       answer = CompletableFuture.failedFuture(e);
     }
     answer.whenComplete((reply, failure) -> {
+      // A full ledger queue decided nothing: like an unanswered ask, worth asking again after a wait.
+      if (failure == null && reply instanceof GlobalBudget.Busy) {
+        failure = new LedgerBusyException();
+      }
       if (failure == null) {
         result.complete(LedgerClose.of(reply, asked, micros, heldMicros));
       } else if (attempt < MAX_ASKS) {
@@ -105,6 +109,13 @@ public final class HeldReservation {
         result.complete(new LedgerClose.GaveUp(why));
       }
     });
+  }
+
+  /** The ledger's queue was full when the close was asked (it decided nothing). */
+  static final class LedgerBusyException extends RuntimeException {
+    LedgerBusyException() {
+      super("ledger_busy", null, false, false);
+    }
   }
 
   /** The wait after the {@code attempt}-th unanswered ask. */

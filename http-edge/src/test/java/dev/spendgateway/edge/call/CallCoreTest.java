@@ -112,4 +112,17 @@ class CallCoreTest {
     assertTrue(body.contains("this call needs up to $0.042"), body);
     assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation), "a refused id holds nothing");
   }
+
+  @Test
+  void aBusyLedgerIsA503WithRetryAfterAndNothingToVoid() throws Exception {
+    List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
+    CallCore.Reserving r = reserve(core(new GlobalBudget.Busy("gw-test-1", 2), Duration.ZERO, seen));
+
+    BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
+    assertEquals(503, refusal.status());
+    assertEquals("ledger_busy", refusal.errorClass());
+    assertEquals("2", refusal.response().getHeader("retry-after").map(h -> h.value()).orElse(null));
+    assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation),
+        "a busy ledger decided nothing: there is no reservation to release");
+  }
 }

@@ -84,6 +84,12 @@ class HeldReservationTest {
     return new GlobalBudget.Closed(((GlobalBudget.VoidReservation) command).id(), Status.VOIDED, 0);
   }
 
+  /** Busy for the first {@code times} closes, then closed as asked. */
+  private static Function<GlobalBudget.Command, GlobalBudget.CloseReply> busyThenAsAsked(int times) {
+    AtomicInteger seen = new AtomicInteger();
+    return c -> seen.incrementAndGet() <= times ? new GlobalBudget.Busy("r", 1) : asAsked(c);
+  }
+
   private static LedgerClose await(CompletionStage<LedgerClose> close) throws Exception {
     return close.toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
@@ -114,6 +120,11 @@ class HeldReservationTest {
             new Settlement.Closing.Void(), 1, HELD, "reservation_not_open:expired"),
         Arguments.of("an id the ledger does not know is not called settled", 0, unknown,
             new Settlement.Closing.Void(), 1, null, "reservation_not_found"),
+        Arguments.of("a ledger busy at first (queue full, nothing decided) is asked again; its later answer counts",
+            0, busyThenAsAsked(2), new Settlement.Closing.AtCost(1234), 3, 1234L, null),
+        Arguments.of("a ledger that stays busy is given up on after the bounded asks, not called settled", 0,
+            (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) c -> new GlobalBudget.Busy("r", 1),
+            new Settlement.Closing.AtCost(1234), HeldReservation.MAX_ASKS, null, "settle_failed"),
         Arguments.of("a ledger that never answers is given up on after the bounded asks", Integer.MAX_VALUE,
             (Function<GlobalBudget.Command, GlobalBudget.CloseReply>) HeldReservationTest::asAsked,
             new Settlement.Closing.AtCost(1234), HeldReservation.MAX_ASKS, null, "settle_failed"));
