@@ -45,8 +45,10 @@ class BreakerTimingTest {
         "failover.breaker.max-failures", 1,
         "failover.breaker.call-timeout", "300ms",
         "providers.openai.base-url", baseUrl,
-        "providers.openai.response-start-timeout", "6s",
-        "providers.openai.idle-timeout", "6s",
+        // Far above the 1.5 s the scripted upstream waits, so only the breaker's timing is under test
+        // even on a loaded machine.
+        "providers.openai.response-start-timeout", "15s",
+        "providers.openai.idle-timeout", "15s",
         "providers.anthropic.base-url", baseUrl,
         "providers.anthropic.response-start-timeout", "1s",
         "providers.anthropic.idle-timeout", "1s"));
@@ -98,7 +100,7 @@ class BreakerTimingTest {
           .withBreaker(Provider.OPENAI, () -> client.call(Provider.OPENAI, "/v1/chat/completions", request),
               r -> !(r instanceof UpstreamResult.Responded))
           .toCompletableFuture()
-          .get(20, TimeUnit.SECONDS);
+          .get(40, TimeUnit.SECONDS);
 
       UpstreamResult.Responded responded = assertInstanceOf(UpstreamResult.Responded.class, result, result::toString);
       assertEquals(200, responded.status());
