@@ -34,8 +34,8 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
  * Decider}; this actor reads the clock, persists the decided events and, once they are durable,
  * sends the decided reply. Reserve, settle and void normally arrive as a {@link Batch} from the
  * {@link ReservationBatcher}: each command is decided in order against the state left by the ones
- * before it, all resulting events are persisted in one journal write, and only then is every caller
- * answered (group commit).
+ * before it, all resulting events are persisted in one journal write (one row, see {@link
+ * GroupCommit}), and only then is every caller answered (group commit).
  *
  * <p>It implements {@link LedgerProtocol} and {@link LedgerEvents} so that the names callers use
  * ({@code GlobalBudget.Reserve}, {@code GlobalBudget.ReservationMade}, ...) keep resolving.
@@ -140,7 +140,8 @@ public final class GlobalBudget
 
   /**
    * Group commit: the decider decides each command against the state the previous ones left; all
-   * events are persisted in one write and every caller is answered after it is durable.
+   * events are persisted in one write, as one journal row ({@link GroupCommit}), and every caller
+   * is answered after it is durable.
    */
   private ReplyEffect<Event, LedgerState> onBatch(LedgerState state, Batch batch) {
     BatchDecision decided = decider.decideBatch(state, batch.commands(), clock.instant());
@@ -152,7 +153,7 @@ public final class GlobalBudget
       return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
     }
     long writeStarted = System.nanoTime();
-    var effect = Effect().persist(events).thenRun(newState -> {
+    var effect = Effect().persist(GroupCommit.of(events)).thenRun(newState -> {
       sendAll(decided.decided());
       logOverReserve(events);
       observePersisted(events, writeStarted);
@@ -208,7 +209,7 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(expired)
+    return Effect().persist(GroupCommit.of(expired))
         .thenRun(s -> {
           context.getLog().info("expired {} reservations at their worst case", expired.size());
           observePersisted(expired, writeStarted);
@@ -263,7 +264,7 @@ public final class GlobalBudget
       return Effect().reply(replyTo, decision.reply());
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(decision.events())
+    return Effect().persist(GroupCommit.of(decision.events()))
         .thenRun(s -> {
           logOverReserve(decision.events());
           observePersisted(decision.events(), writeStarted);
@@ -286,7 +287,8 @@ public final class GlobalBudget
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Event handler: apply facts only (the same fold the decider uses within a batch)
+  // Event handler: apply facts only (the same fold the decider uses within a batch; a group
+  // commit row applies its facts in order)
   // ---------------------------------------------------------------------------------------------
 
   @Override
