@@ -10,6 +10,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import dev.spendgateway.ledger.journal.JournalFlush;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
@@ -58,6 +61,14 @@ public final class GlobalBudget
   private final Clock clock;
   private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
+  private final JournalFlush flush;
+  /**
+   * Completes once the flush covering the latest write has finished. Every answer waits for it:
+   * with {@code ledger.journal.pipeline} a confirmed write may not be on disk yet, and an answer
+   * drawn from a state holding it (even one that wrote nothing, e.g. a repeated reserve) must not
+   * go out before it is. Completed at once when writes are confirmed only after their flush.
+   */
+  private CompletionStage<Void> latestWriteFlushed = CompletableFuture.completedFuture(null);
 
   /**
    * The ledger behavior with its expiry and compaction timers. Restarts with backoff when a journal
@@ -87,6 +98,7 @@ public final class GlobalBudget
     this.decider = new Decider(settings);
     this.clock = clock;
     this.observer = observer;
+    this.flush = JournalFlush.get(context.getSystem().classicSystem());
   }
 
   @Override
@@ -130,10 +142,10 @@ public final class GlobalBudget
             (state, cmd) -> persistThenReply(decider.operatorSettle(state, cmd, clock.instant()), cmd.replyTo()))
         .onCommand(OperatorVoid.class,
             (state, cmd) -> persistThenReply(decider.operatorVoid(state, cmd, clock.instant()), cmd.replyTo()))
-        .onCommand(GetUsage.class,
-            (state, cmd) -> Effect().reply(cmd.replyTo(), state.usage(cmd.subject(), clock.instant(), settings.caps())))
+        .onCommand(GetUsage.class, (state, cmd) ->
+            replyWhenFlushed(cmd.replyTo(), state.usage(cmd.subject(), clock.instant(), settings.caps())))
         .onCommand(GetReservation.class,
-            (state, cmd) -> Effect().reply(cmd.replyTo(), Decider.reservation(state, cmd.id())))
+            (state, cmd) -> replyWhenFlushed(cmd.replyTo(), Decider.reservation(state, cmd.id())))
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))
         .build();
   }
@@ -149,12 +161,15 @@ public final class GlobalBudget
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
     if (events.isEmpty()) {
-      sendAll(decided.decided());
+      whenFlushed(() -> sendAll(decided.decided()));
       return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
     }
     long writeStarted = System.nanoTime();
+    // The batcher hears of the write at once (so the next batch is decided and written while this
+    // one is flushed); the callers only once it is flushed.
     var effect = Effect().persist(GroupCommit.of(events)).thenRun(newState -> {
-      sendAll(decided.decided());
+      written();
+      whenFlushed(() -> sendAll(decided.decided()));
       logOverReserve(events);
       observePersisted(events, writeStarted);
     });
@@ -211,6 +226,7 @@ public final class GlobalBudget
     long writeStarted = System.nanoTime();
     return Effect().persist(GroupCommit.of(expired))
         .thenRun(s -> {
+          written();
           context.getLog().info("expired {} reservations at their worst case", expired.size());
           observePersisted(expired, writeStarted);
         })
@@ -224,7 +240,10 @@ public final class GlobalBudget
     }
     long writeStarted = System.nanoTime();
     return Effect().persist(compacted.get())
-        .thenRun(s -> observePersisted(List.of(compacted.get()), writeStarted))
+        .thenRun(s -> {
+          written();
+          observePersisted(List.of(compacted.get()), writeStarted);
+        })
         .thenNoReply();
   }
 
@@ -261,15 +280,47 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     if (decision.events().isEmpty()) {
-      return Effect().reply(replyTo, decision.reply());
+      return replyWhenFlushed(replyTo, decision.reply());
     }
     long writeStarted = System.nanoTime();
     return Effect().persist(GroupCommit.of(decision.events()))
         .thenRun(s -> {
+          written();
+          whenFlushed(() -> replyTo.tell(decision.reply()));
           logOverReserve(decision.events());
           observePersisted(decision.events(), writeStarted);
         })
-        .thenReply(replyTo, s -> decision.reply());
+        .thenNoReply();
+  }
+
+  /** A write was confirmed: what is answered from now on waits for the flush that covers it. */
+  private void written() {
+    if (flush.answersWaitForFlush()) {
+      CompletionStage<Void> flushed = flush.afterCommit();
+      flushed.whenComplete((ok, failure) -> {
+        if (failure != null) {
+          // Nobody waiting on this flush is answered (their asks time out, nothing was acknowledged);
+          // the rows are committed, so the next flush that succeeds puts them on disk.
+          context.getLog().warn("ledger journal flush failed; its callers get no answer: {}", failure.toString());
+        }
+      });
+      latestWriteFlushed = flushed;
+    }
+  }
+
+  /** Runs {@code answer} once everything written so far is flushed; never when that flush failed. */
+  private void whenFlushed(Runnable answer) {
+    CompletableFuture<Void> flushed = latestWriteFlushed.toCompletableFuture();
+    if (flushed.isDone() && !flushed.isCompletedExceptionally()) {
+      answer.run();
+    } else {
+      flushed.thenRun(answer); // on the flushing thread: tell is safe from any thread
+    }
+  }
+
+  private <R> ReplyEffect<Event, LedgerState> replyWhenFlushed(ActorRef<R> replyTo, R reply) {
+    whenFlushed(() -> replyTo.tell(reply));
+    return Effect().noReply();
   }
 
   private void observePersisted(List<Event> events, long writeStartedNanos) {
