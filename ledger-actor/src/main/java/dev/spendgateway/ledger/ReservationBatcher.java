@@ -26,9 +26,9 @@ import org.apache.pekko.actor.typed.javadsl.StashBuffer;
  *
  * <p>Reserve, settle and void are sent on as one {@link Batch} while no batch is being written;
  * while one is, they queue here and go out together (at most {@code max-batch}) as soon as its
- * write is confirmed. With {@code ledger.journal.pipeline} (the default) a write is confirmed at
- * commit, so the next batch is decided and written while the previous one is still being flushed,
- * and a batch grows with whatever arrived meanwhile. Each caller is answered by {@code GlobalBudget}
+ * write is confirmed, so a batch grows with whatever arrived during the previous write and its
+ * flush. With {@code ledger.journal.pipeline = on} a write is confirmed at commit instead, and the
+ * next batch is decided and written while the previous one is still being flushed. Each caller is answered by {@code GlobalBudget}
  * only after the batch holding its event is flushed to the journal's disk. Queries and operator
  * commands pass straight through.
  *
