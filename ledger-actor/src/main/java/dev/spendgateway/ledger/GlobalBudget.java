@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.Decider.BatchDecision;
 import dev.spendgateway.ledger.Decider.Decided;
 import dev.spendgateway.ledger.Decider.Decision;
 import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.journal.JournalFlush;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +13,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import dev.spendgateway.ledger.journal.JournalFlush;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
@@ -27,6 +27,8 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforc
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The single writer of the spend ledger: every reserve, refusal, settle, void, expiry and operator
@@ -48,6 +50,9 @@ public final class GlobalBudget
     implements LedgerProtocol, LedgerEvents {
 
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("global");
+
+  /** For what is logged off the actor's thread (a flush completing), where its context's log must not be used. */
+  private static final Logger FLUSH_LOG = LoggerFactory.getLogger(GlobalBudget.class);
 
   /** Longest id the ledger accepts (the edge answers 400 above it). */
   public static final int MAX_ID_LENGTH = CommandValidation.MAX_ID_LENGTH;
@@ -165,8 +170,8 @@ public final class GlobalBudget
       return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
     }
     long writeStarted = System.nanoTime();
-    // The batcher hears of the write at once (so the next batch is decided and written while this
-    // one is flushed); the callers only once it is flushed.
+    // The batcher hears of the write when it is confirmed (with ledger.journal.pipeline at commit, so
+    // the next batch is decided and written while this one is flushed); the callers once it is flushed.
     var effect = Effect().persist(GroupCommit.of(events)).thenRun(newState -> {
       written();
       whenFlushed(() -> sendAll(decided.decided()));
@@ -301,7 +306,7 @@ public final class GlobalBudget
         if (failure != null) {
           // Nobody waiting on this flush is answered (their asks time out, nothing was acknowledged);
           // the rows are committed, so the next flush that succeeds puts them on disk.
-          context.getLog().warn("ledger journal flush failed; its callers get no answer: {}", failure.toString());
+          FLUSH_LOG.warn("ledger journal flush failed; its callers get no answer: {}", failure.toString());
         }
       });
       latestWriteFlushed = flushed;
