@@ -4,12 +4,15 @@ import dev.spendgateway.ledger.Decider.BatchDecision;
 import dev.spendgateway.ledger.Decider.Decided;
 import dev.spendgateway.ledger.Decider.Decision;
 import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.journal.JournalFlush;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
@@ -24,6 +27,8 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforc
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The single writer of the spend ledger: every reserve, refusal, settle, void, expiry and operator
@@ -34,8 +39,8 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
  * Decider}; this actor reads the clock, persists the decided events and, once they are durable,
  * sends the decided reply. Reserve, settle and void normally arrive as a {@link Batch} from the
  * {@link ReservationBatcher}: each command is decided in order against the state left by the ones
- * before it, all resulting events are persisted in one journal write, and only then is every caller
- * answered (group commit).
+ * before it, all resulting events are persisted in one journal write (one row, see {@link
+ * GroupCommit}), and only then is every caller answered (group commit).
  *
  * <p>It implements {@link LedgerProtocol} and {@link LedgerEvents} so that the names callers use
  * ({@code GlobalBudget.Reserve}, {@code GlobalBudget.ReservationMade}, ...) keep resolving.
@@ -45,6 +50,9 @@ public final class GlobalBudget
     implements LedgerProtocol, LedgerEvents {
 
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("global");
+
+  /** For what is logged off the actor's thread (a flush completing), where its context's log must not be used. */
+  private static final Logger FLUSH_LOG = LoggerFactory.getLogger(GlobalBudget.class);
 
   /** Longest id the ledger accepts (the edge answers 400 above it). */
   public static final int MAX_ID_LENGTH = CommandValidation.MAX_ID_LENGTH;
@@ -58,6 +66,14 @@ public final class GlobalBudget
   private final Clock clock;
   private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
+  private final JournalFlush flush;
+  /**
+   * Completes once the flush covering the latest write has finished. Every answer waits for it:
+   * with {@code ledger.journal.pipeline} a confirmed write may not be on disk yet, and an answer
+   * drawn from a state holding it (even one that wrote nothing, e.g. a repeated reserve) must not
+   * go out before it is. Completed at once when writes are confirmed only after their flush.
+   */
+  private CompletionStage<Void> latestWriteFlushed = CompletableFuture.completedFuture(null);
 
   /**
    * The ledger behavior with its expiry and compaction timers. Restarts with backoff when a journal
@@ -87,6 +103,7 @@ public final class GlobalBudget
     this.decider = new Decider(settings);
     this.clock = clock;
     this.observer = observer;
+    this.flush = JournalFlush.get(context.getSystem().classicSystem());
   }
 
   @Override
@@ -130,17 +147,18 @@ public final class GlobalBudget
             (state, cmd) -> persistThenReply(decider.operatorSettle(state, cmd, clock.instant()), cmd.replyTo()))
         .onCommand(OperatorVoid.class,
             (state, cmd) -> persistThenReply(decider.operatorVoid(state, cmd, clock.instant()), cmd.replyTo()))
-        .onCommand(GetUsage.class,
-            (state, cmd) -> Effect().reply(cmd.replyTo(), state.usage(cmd.subject(), cmd.topSubjects(), clock.instant(), settings.caps())))
+        .onCommand(GetUsage.class, (state, cmd) -> replyWhenFlushed(cmd.replyTo(),
+            state.usage(cmd.subject(), cmd.topSubjects(), clock.instant(), settings.caps())))
         .onCommand(GetReservation.class,
-            (state, cmd) -> Effect().reply(cmd.replyTo(), Decider.reservation(state, cmd.id())))
+            (state, cmd) -> replyWhenFlushed(cmd.replyTo(), Decider.reservation(state, cmd.id())))
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))
         .build();
   }
 
   /**
    * Group commit: the decider decides each command against the state the previous ones left; all
-   * events are persisted in one write and every caller is answered after it is durable.
+   * events are persisted in one write, as one journal row ({@link GroupCommit}), and every caller
+   * is answered after it is durable.
    */
   private ReplyEffect<Event, LedgerState> onBatch(LedgerState state, Batch batch) {
     BatchDecision decided = decider.decideBatch(state, batch.commands(), clock.instant());
@@ -148,12 +166,15 @@ public final class GlobalBudget
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
     if (events.isEmpty()) {
-      sendAll(decided.decided());
+      whenFlushed(() -> sendAll(decided.decided()));
       return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
     }
     long writeStarted = System.nanoTime();
-    var effect = Effect().persist(events).thenRun(newState -> {
-      sendAll(decided.decided());
+    // The batcher hears of the write when it is confirmed (with ledger.journal.pipeline at commit, so
+    // the next batch is decided and written while this one is flushed); the callers once it is flushed.
+    var effect = Effect().persist(GroupCommit.of(events)).thenRun(newState -> {
+      written();
+      whenFlushed(() -> sendAll(decided.decided()));
       logOverReserve(events);
       observePersisted(events, writeStarted);
     });
@@ -208,8 +229,9 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(expired)
+    return Effect().persist(GroupCommit.of(expired))
         .thenRun(s -> {
+          written();
           context.getLog().info("expired {} reservations at their worst case", expired.size());
           observePersisted(expired, writeStarted);
         })
@@ -223,7 +245,10 @@ public final class GlobalBudget
     }
     long writeStarted = System.nanoTime();
     return Effect().persist(compacted.get())
-        .thenRun(s -> observePersisted(List.of(compacted.get()), writeStarted))
+        .thenRun(s -> {
+          written();
+          observePersisted(List.of(compacted.get()), writeStarted);
+        })
         .thenNoReply();
   }
 
@@ -260,15 +285,47 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     if (decision.events().isEmpty()) {
-      return Effect().reply(replyTo, decision.reply());
+      return replyWhenFlushed(replyTo, decision.reply());
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(decision.events())
+    return Effect().persist(GroupCommit.of(decision.events()))
         .thenRun(s -> {
+          written();
+          whenFlushed(() -> replyTo.tell(decision.reply()));
           logOverReserve(decision.events());
           observePersisted(decision.events(), writeStarted);
         })
-        .thenReply(replyTo, s -> decision.reply());
+        .thenNoReply();
+  }
+
+  /** A write was confirmed: what is answered from now on waits for the flush that covers it. */
+  private void written() {
+    if (flush.answersWaitForFlush()) {
+      CompletionStage<Void> flushed = flush.afterCommit();
+      flushed.whenComplete((ok, failure) -> {
+        if (failure != null) {
+          // Nobody waiting on this flush is answered (their asks time out, nothing was acknowledged);
+          // the rows are committed, so the next flush that succeeds puts them on disk.
+          FLUSH_LOG.warn("ledger journal flush failed; its callers get no answer: {}", failure.toString());
+        }
+      });
+      latestWriteFlushed = flushed;
+    }
+  }
+
+  /** Runs {@code answer} once everything written so far is flushed; never when that flush failed. */
+  private void whenFlushed(Runnable answer) {
+    CompletableFuture<Void> flushed = latestWriteFlushed.toCompletableFuture();
+    if (flushed.isDone() && !flushed.isCompletedExceptionally()) {
+      answer.run();
+    } else {
+      flushed.thenRun(answer); // on the flushing thread: tell is safe from any thread
+    }
+  }
+
+  private <R> ReplyEffect<Event, LedgerState> replyWhenFlushed(ActorRef<R> replyTo, R reply) {
+    whenFlushed(() -> replyTo.tell(reply));
+    return Effect().noReply();
   }
 
   private void observePersisted(List<Event> events, long writeStartedNanos) {
@@ -286,7 +343,8 @@ public final class GlobalBudget
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Event handler: apply facts only (the same fold the decider uses within a batch)
+  // Event handler: apply facts only (the same fold the decider uses within a batch; a group
+  // commit row applies its facts in order)
   // ---------------------------------------------------------------------------------------------
 
   @Override

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
 import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
 import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
@@ -111,6 +112,12 @@ public final class LedgerState implements LedgerSerializable {
       return withAdjustment(e);
     } else if (event instanceof Compacted e) {
       return compactedBefore(e.cutoff());
+    } else if (event instanceof GroupCommit g) {
+      LedgerState state = this;
+      for (Event fact : g.facts()) {
+        state = state.applied(fact);
+      }
+      return state;
     }
     throw new IllegalArgumentException("unknown event " + event.getClass().getName());
   }

@@ -25,9 +25,12 @@ import org.apache.pekko.actor.typed.javadsl.StashBuffer;
  * is the one {@code ActorRef<GlobalBudget.Command>} the edge is given.
  *
  * <p>Reserve, settle and void are sent on as one {@link Batch} while no batch is being written;
- * while one is, they queue here and go out together (at most {@code max-batch}) as soon as it is
- * durable. Each caller is answered by {@code GlobalBudget} only after the batch holding its event
- * is in the journal. Queries and operator commands pass straight through.
+ * while one is, they queue here and go out together (at most {@code max-batch}) as soon as its
+ * write is confirmed, so a batch grows with whatever arrived during the previous write and its
+ * flush. With {@code ledger.journal.pipeline = on} a write is confirmed at commit instead, and the
+ * next batch is decided and written while the previous one is still being flushed. Each caller is answered by {@code GlobalBudget}
+ * only after the batch holding its event is flushed to the journal's disk. Queries and operator
+ * commands pass straight through.
  *
  * <p>The queue is bounded ({@code ledger.max-queued-commands}): a command arriving when it is full
  * is answered {@link LedgerProtocol.Busy} at once and never decided. A queue that long means the

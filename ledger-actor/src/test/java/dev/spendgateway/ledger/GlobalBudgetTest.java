@@ -19,6 +19,7 @@ import dev.spendgateway.ledger.LedgerProtocol.Compact;
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import dev.spendgateway.ledger.LedgerProtocol.ExpireDue;
 import dev.spendgateway.ledger.LedgerProtocol.GetReservation;
 import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
@@ -403,7 +404,11 @@ class GlobalBudgetTest {
         new Settle("a", usd("0.50"), s.ref())), replyTo));
 
     assertEquals(new BatchWritten(4, 3), result.reply());
-    assertEquals(3, result.events().size());
+    // One journal row for the whole batch, holding its three facts in the order they were decided.
+    assertEquals(1, result.events().size());
+    var row = assertInstanceOf(GroupCommit.class, result.events().get(0));
+    assertEquals(List.of(ReservationMade.class, ReservationRefused.class, ReservationSettled.class),
+        row.facts().stream().map(Object::getClass).toList());
     assertEquals(new Reserved("a", usd("2.00")), a.receiveMessage());
     assertEquals(new Refused("b", CapName.FREE_DAILY, null, usd("1.00")), b.receiveMessage());
     assertEquals(new Reserved("a", usd("2.00")), dup.receiveMessage());

@@ -2,7 +2,11 @@ package dev.spendgateway.ledger.audit;
 
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.NotUsed;
@@ -36,16 +40,19 @@ public final class JournalReader {
         .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
   }
 
-  /** Every event from {@code fromSequenceNr} that is in the journal now; completes at the end. */
+  /**
+   * Every fact in the journal now, from the row {@code fromSequenceNr} on; completes at the end.
+   * A group-commit row comes out as its facts, in order.
+   */
   public Source<Journaled, NotUsed> current(long fromSequenceNr) {
     return journal.currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
-        .map(JournalReader::journaled);
+        .mapConcat(JournalReader::facts);
   }
 
-  /** As {@link #current}, then every new event as it is written (polled every refresh-interval); never completes. */
+  /** As {@link #current}, then every new fact as it is written (polled every refresh-interval); never completes. */
   public Source<Journaled, NotUsed> live(long fromSequenceNr) {
     return journal.eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
-        .map(JournalReader::journaled);
+        .mapConcat(JournalReader::facts);
   }
 
   /** The highest sequence number in the journal now; 0 when it is empty. */
@@ -81,7 +88,13 @@ public final class JournalReader {
     throw new IllegalStateException("unexpected snapshot store reply " + reply);
   }
 
-  private static Journaled journaled(EventEnvelope envelope) {
-    return new Journaled(envelope.sequenceNr(), (GlobalBudget.Event) envelope.event());
+  /** The facts of one journal row, each with the row's sequence number; the last one ends the row. */
+  static List<Journaled> facts(EventEnvelope envelope) {
+    List<Event> facts = GroupCommit.factsOf((Event) envelope.event());
+    List<Journaled> out = new ArrayList<>(facts.size());
+    for (int i = 0; i < facts.size(); i++) {
+      out.add(new Journaled(envelope.sequenceNr(), facts.get(i), i == facts.size() - 1));
+    }
+    return out;
   }
 }

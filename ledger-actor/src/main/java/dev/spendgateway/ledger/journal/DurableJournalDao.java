@@ -60,6 +60,7 @@ public final class DurableJournalDao implements JournalDao {
 
   private final JournalDao journal;
   private final GroupSync groupSync; // null when ledger.journal.sync is off
+  private final boolean pipelined; // confirmed at commit; the ledger waits for the flush (JournalFlush)
 
   /** The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link DefaultJournalDao}). */
   public DurableJournalDao(JdbcBackend.JdbcDatabaseDef db, JdbcProfile profile, JournalConfig journalConfig,
@@ -74,9 +75,17 @@ public final class DurableJournalDao implements JournalDao {
             + " plugin's default");
       }
       this.groupSync = new GroupSync(() -> checkpointSync(db), JournalSyncStats.get(serialization.system()));
-      log.info("ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
+      this.pipelined = JournalDurability.pipelined(config);
+      if (pipelined) {
+        JournalFlush.get(serialization.system()).handOver(groupSync);
+        log.info("ledger journal: every write is flushed to disk ({}) before the ledger answers for it; the next"
+            + " batch is written while one is flushed", H2_SYNC);
+      } else {
+        log.info("ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
+      }
     } else {
       this.groupSync = null;
+      this.pipelined = false;
       log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
     }
   }
@@ -84,8 +93,8 @@ public final class DurableJournalDao implements JournalDao {
   @Override
   public Future<Seq<Try<BoxedUnit>>> asyncWriteMessages(Seq<AtomicWrite> messages) {
     Future<Seq<Try<BoxedUnit>>> committed = journal.asyncWriteMessages(messages);
-    if (groupSync == null) {
-      return committed;
+    if (groupSync == null || pipelined) {
+      return committed; // pipelined: the ledger waits for JournalFlush.afterCommit() before answering
     }
     // A failed commit needs no sync (and is failed as it is); a committed one is confirmed after its sync.
     CompletionStage<Seq<Try<BoxedUnit>>> durable = FutureConverters.asJava(committed)

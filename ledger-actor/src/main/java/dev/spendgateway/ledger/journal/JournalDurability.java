@@ -11,6 +11,7 @@ public final class JournalDurability {
   public static final String DAO = DurableJournalDao.class.getName();
 
   static final String SYNC_KEY = "ledger.journal.sync";
+  static final String PIPELINE_KEY = "ledger.journal.pipeline";
 
   private JournalDurability() {}
 
@@ -20,6 +21,14 @@ public final class JournalDurability {
    */
   public static boolean syncRequested(Config config) {
     return !config.hasPath(SYNC_KEY) || config.getBoolean(SYNC_KEY);
+  }
+
+  /**
+   * True when {@code ledger.journal.pipeline} is on (absent: off): the journal confirms a write at
+   * commit and the ledger holds its answers until the flush ({@link JournalFlush}).
+   */
+  public static boolean pipelined(Config config) {
+    return config.hasPath(PIPELINE_KEY) && config.getBoolean(PIPELINE_KEY);
   }
 
   /**

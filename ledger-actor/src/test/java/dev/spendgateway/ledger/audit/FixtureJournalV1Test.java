@@ -66,6 +66,9 @@ class FixtureJournalV1Test {
       List<String> types = reader.current(1).map(Journaled::type).runWith(Sink.seq(), system)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       for (Class<?> type : GlobalBudget.Event.class.getPermittedSubclasses()) {
+        if (type == GlobalBudget.GroupCommit.class) {
+          continue; // a row shape added after v1 (readers expand it to facts), not a fact type
+        }
         assertTrue(types.contains(type.getSimpleName()), "fixture lacks " + type.getSimpleName());
       }
       var snapshot = reader.latestSnapshot(java.time.Duration.ofSeconds(30));

@@ -20,7 +20,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,9 +48,12 @@ class PowerLossTest {
   @TempDir Path dataDir;
   @TempDir Path afterThePowerCut;
 
-  @Test
-  void everyAcknowledgedReservationIsOnDiskBeforeItsAnswer() throws Exception {
+  /** Both ways of waiting for the flush: the journal before confirming, or (pipeline) the ledger before answering. */
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"off", "on"})
+  void everyAcknowledgedReservationIsOnDiskBeforeItsAnswer(String pipeline) throws Exception {
     Map<String, Object> overrides = new HashMap<>(CAPS);
+    overrides.put("ledger.journal.pipeline", pipeline);
     overrides.put("pekko-persistence-jdbc.shared-databases.slick.db.url",
         "jdbc:h2:" + PowerCutFilePath.SCHEME + ":" + dataDir.toAbsolutePath().resolve("ledger")
             + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0");
