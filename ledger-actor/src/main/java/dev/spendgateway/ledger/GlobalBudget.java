@@ -223,7 +223,13 @@ public final class GlobalBudget
     }
     long writeStarted = System.nanoTime();
     return Effect().persist(compacted.get())
-        .thenRun(s -> observePersisted(List.of(compacted.get()), writeStarted))
+        .thenRun(s -> {
+          observePersisted(List.of(compacted.get()), writeStarted);
+          // Ids leave the window a slice at a time; the next slice queues behind waiting commands.
+          if (decider.moreToCompact(s, clock.instant())) {
+            context.getSelf().tell(new Compact());
+          }
+        })
         .thenNoReply();
   }
 
