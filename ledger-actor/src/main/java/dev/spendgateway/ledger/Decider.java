@@ -270,8 +270,12 @@ public final class Decider {
         .toList();
   }
 
-  /** Most chunks of ids ({@value RecentIds#CHUNK} each) one compaction moves out of the window: ~1 ms each. */
-  static final int MAX_CHUNKS_PER_COMPACTION = 4;
+  /**
+   * Most chunks of ids ({@value RecentIds#CHUNK} each) one compaction moves out of the window: one
+   * chunk is about a millisecond in the writer (4 ms before the JIT warms up), so reservations
+   * queued behind a compaction wait no longer than behind one group commit.
+   */
+  static final int MAX_CHUNKS_PER_COMPACTION = 1;
 
   /**
    * Drop cap windows that ended longer than the retention ago, move ids closed longer than the

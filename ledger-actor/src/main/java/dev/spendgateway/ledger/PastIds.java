@@ -23,6 +23,11 @@ final class PastIds {
   static final int PROBES = 7;
   /** Smallest filter: a light day still gets a filter worth having. */
   static final int MIN_CAPACITY = 1 << 16;
+  /**
+   * Largest filter (16M ids, 20 MB): allocating one happens inside the writer, and a zeroed 20 MB
+   * array takes a few milliseconds; a busier window gets several filters (11 a day at 2k ids/s).
+   */
+  static final int MAX_CAPACITY = 1 << 24;
 
   /** One Bloom filter: the ids that expired together, and the newest close time among them. */
   static final class Filter {
@@ -102,7 +107,7 @@ final class PastIds {
     for (RecentIds.Chunk chunk : expired) {
       int n = from.visibleIn(chunk);
       if (current == null || current.count + n > current.capacity) {
-        current = new Filter(Math.max(MIN_CAPACITY, expectedIds));
+        current = new Filter(Math.min(MAX_CAPACITY, Math.max(MIN_CAPACITY, expectedIds)));
         out.add(current);
       }
       for (int i = 0; i < n; i++) {
