@@ -76,7 +76,8 @@ public final class MemoryOverTimeBench {
         Thread.sleep(Math.max(0, start + TimeUnit.SECONDS.toNanos(t) - System.nanoTime()) / 1_000_000);
         Histogram h = latency.getIntervalHistogram();
         String snap = latestSnapshot(dataDir, serialization);
-        System.out.printf("| %d | %,d | %d | %.2f | %.2f | %s | %d |%n", t, next.get(), oldGenAfterGcMb(),
+        long heapMb = oldGenAfterGcMb();
+        System.out.printf("| %d | %,d | %d | %.2f | %.2f | %s | %d |%n", t, next.get(), heapMb,
             h.getValueAtPercentile(99) / 1000.0, h.getMaxValue() / 1000.0, snap, errors.get());
       }
     } finally {
@@ -102,16 +103,14 @@ public final class MemoryOverTimeBench {
         });
   }
 
-  /** Heap in use after the last collection (all pools), in MB: what the state really holds. */
+  /**
+   * Heap in use right after a full collection, in MB: what the ledger really holds. The forced GC
+   * is measured after the interval's latencies were taken, so it lands in the next interval's max.
+   */
   private static long oldGenAfterGcMb() {
-    long bytes = 0;
-    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-      MemoryUsage after = pool.getCollectionUsage();
-      if (after != null && pool.getName().matches(".*(Old|Tenured).*")) {
-        bytes += after.getUsed();
-      }
-    }
-    return bytes >> 20;
+    System.gc();
+    Runtime rt = Runtime.getRuntime();
+    return (rt.totalMemory() - rt.freeMemory()) >> 20;
   }
 
   /** Size, re-serialization time, ids and id memory of the latest snapshot row. */
