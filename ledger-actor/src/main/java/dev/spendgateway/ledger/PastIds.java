@@ -9,6 +9,9 @@ import java.util.List;
  * horizon: Bloom filters of about 1.2 bytes per id (1% false positives), each covering the ids that
  * expired together, dropped as a whole once its newest id is older than the horizon.
  *
+ * <p>Ids of the gateway's own namespace ({@code gw-}) are not kept: the provider routes mint a
+ * fresh one per call.
+ *
  * <p>A hit answers {@code id_reused}: the ledger cannot repeat the first answer any more, and must
  * not make a second reservation under the same id. A false positive (about 1 in 100 new ids that
  * arrive while the filters are full) is answered the same way; the caller retries with a new id.
@@ -111,7 +114,9 @@ final class PastIds {
         out.add(current);
       }
       for (int i = 0; i < n; i++) {
-        current.add(chunk.hash[i]);
+        if ((chunk.packed[i] & RecentIds.GATEWAY_NAMESPACE) == 0) {
+          current.add(chunk.hash[i]); // provider-route ids are never checked (see Decider#reserve)
+        }
       }
       current.newestMillis = Math.max(current.newestMillis, chunk.newestMillis);
     }

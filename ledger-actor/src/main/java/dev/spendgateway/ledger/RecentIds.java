@@ -155,6 +155,9 @@ final class RecentIds {
   record Entry(long hash, Status status, Lane lane, Owner owner, String subject, long amountMicros,
       long actualMicros, CapName refusedBy, boolean refusedOnSubject, long headroomMicros, int brandCaps) {}
 
+  /** Packed flag: the id is in the gateway's own namespace (minted per provider call). */
+  static final int GATEWAY_NAMESPACE = 1 << 13;
+
   private static final Status[] STATUSES = Status.values();
   private static final Lane[] LANES = Lane.values();
   private static final Owner[] OWNERS = Owner.values();
@@ -242,6 +245,7 @@ final class RecentIds {
     long hash = hashOf(r.id());
     Subjects newSubjects = subjects.with(r.subject());
     int p = r.status().ordinal() | r.lane().ordinal() << 3 | r.owner().ordinal() << 5;
+    p |= Owner.impliedBy(r.id()) == Owner.GATEWAY ? GATEWAY_NAMESPACE : 0;
     long second = r.actualMicros();
     if (r.wasRefused()) {
       p |= (r.refusal().cap().ordinal() + 1) << 8;

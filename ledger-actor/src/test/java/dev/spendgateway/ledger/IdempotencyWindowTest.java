@@ -110,6 +110,17 @@ class IdempotencyWindowTest {
   }
 
   @Test
+  void theProviderRoutesFreshIdsAreNeverAnsweredIdReused() {
+    String id = Owner.newGatewayId();
+    kit.<ReserveReply>runCommand(r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
+    kit.<CloseReply>runCommand(r -> new Settle(id, 100_000, Owner.GATEWAY, r));
+    compactAt(Duration.ofHours(3));
+    assertTrue(!kit.getState().probablyUsedBeforeWindow(id), "provider-route ids stay out of the filters");
+    var again = kit.<ReserveReply>runCommand(r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
+    assertInstanceOf(Reserved.class, again.reply());
+  }
+
+  @Test
   void anOpenReservationIsNeverForgottenWhateverTheWindow() {
     reserve("svc-open", Lane.FREE, null, 300_000);
     clock.advance(Duration.ofMinutes(10));
