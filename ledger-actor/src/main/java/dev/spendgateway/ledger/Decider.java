@@ -18,6 +18,7 @@ import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
+import dev.spendgateway.ledger.LedgerProtocol.IdReused;
 import dev.spendgateway.ledger.LedgerProtocol.Invalid;
 import dev.spendgateway.ledger.LedgerProtocol.NotFound;
 import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
@@ -148,11 +149,18 @@ public final class Decider {
     if (known.isPresent()) {
       Reservation r = known.get();
       return Decision.answer(
-          !r.sameRequestAs(cmd.owner(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly)
+          !state.repeatsRequest(cmd.id(), cmd.owner(), cmd.lane(), subject, cmd.amountMicros(), brandDaily,
+              brandMonthly)
               ? new Conflict(cmd.id(), "reservation id " + cmd.id() + " was already used for a different request")
               : r.wasRefused()
                   ? new Refused(r.id(), r.refusal().cap(), r.refusal().subject(), r.refusal().headroomMicros())
                   : new Reserved(r.id(), r.amountMicros()));
+    }
+    if (Owner.impliedBy(cmd.id()) != Owner.GATEWAY && state.probablyUsedBeforeWindow(cmd.id())) {
+      // Its first answer left the idempotency window; a second reservation under it is never made.
+      // Ids of the gateway's own namespace are not checked: the provider routes mint a fresh UUID per
+      // call and retry it within seconds, so a filter hit there could only be a false positive.
+      return Decision.answer(new IdReused(cmd.id()));
     }
 
     List<CapCheck.Applicable> caps =
@@ -264,10 +272,32 @@ public final class Decider {
         .toList();
   }
 
-  /** Forget what closed longer than the retention ago, if there is anything to forget. */
+  /**
+   * Most chunks of ids ({@value RecentIds#CHUNK} each) one compaction moves out of the window: one
+   * chunk is about a millisecond in the writer (4 ms before the JIT warms up), so reservations
+   * queued behind a compaction wait no longer than behind one group commit.
+   */
+  static final int MAX_CHUNKS_PER_COMPACTION = 1;
+
+  /**
+   * Drop cap windows that ended longer than the retention ago, move ids closed longer than the
+   * idempotency window ago into the past-id filters (a bounded slice: see {@link
+   * #MAX_CHUNKS_PER_COMPACTION} and {@link #moreToCompact}), and drop filters past the horizon.
+   */
   public Optional<Event> compact(LedgerState state, Instant now) {
     Instant cutoff = now.minus(settings.retention());
-    return state.hasClosedBefore(cutoff) ? Optional.of(new Compacted(cutoff, now)) : Optional.empty();
+    Instant idsCutoff = now.minus(settings.idempotencyWindow());
+    Instant pastCutoff = idsCutoff.minus(settings.idempotencyHorizon());
+    if (!state.hasClosedBefore(cutoff) && !state.hasIdsClosedBefore(idsCutoff) && !state.hasPastIdsBefore(pastCutoff)) {
+      return Optional.empty();
+    }
+    return Optional.of(new Compacted(cutoff, now, state.idsSliceCutoff(idsCutoff, MAX_CHUNKS_PER_COMPACTION),
+        pastCutoff));
+  }
+
+  /** Whether a compaction at {@code now} still has ids to move (the writer then compacts again at once). */
+  public boolean moreToCompact(LedgerState state, Instant now) {
+    return state.hasIdsClosedBefore(now.minus(settings.idempotencyWindow()));
   }
 
   /**

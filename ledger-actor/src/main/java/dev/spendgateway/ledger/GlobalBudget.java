@@ -248,6 +248,10 @@ public final class GlobalBudget
         .thenRun(s -> {
           written();
           observePersisted(List.of(compacted.get()), writeStarted);
+          // Ids leave the window a slice at a time; the next slice queues behind waiting commands.
+          if (decider.moreToCompact(s, clock.instant())) {
+            context.getSelf().tell(new Compact());
+          }
         })
         .thenNoReply();
   }

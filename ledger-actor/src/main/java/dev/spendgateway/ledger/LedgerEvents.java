@@ -136,8 +136,30 @@ public interface LedgerEvents {
     }
   }
 
-  /** Event: closed reservations closed before {@code cutoff} and cap windows older than it were dropped. */
-  public record Compacted(Instant cutoff, Instant at) implements Event {}
+  /**
+   * Event: cap windows that ended before {@code cutoff} were dropped; ids closed before {@code
+   * idsClosedBefore} left the idempotency window (kept only in the past-id filters from then on);
+   * past-id filters whose newest id closed before {@code pastIdsBefore} were dropped. Version 1 had
+   * only {@code cutoff}, which also meant "closed reservations closed before it are forgotten": it
+   * reads as {@code idsClosedBefore = cutoff} and no filter dropped (see {@link
+   * LedgerSchemaMigration}).
+   */
+  public record Compacted(Instant cutoff, Instant at, Instant idsClosedBefore, Instant pastIdsBefore)
+      implements Event {
+    public Compacted {
+      idsClosedBefore = idsClosedBefore == null ? cutoff : idsClosedBefore;
+    }
+
+    /** The version 1 form: one cutoff for windows and ids. */
+    public Compacted(Instant cutoff, Instant at) {
+      this(cutoff, at, cutoff, null);
+    }
+
+    @Override
+    public int version() {
+      return 2;
+    }
+  }
 
   /**
    * The facts of one group commit, stored as one journal row. The journal database writes a row

@@ -205,6 +205,13 @@ public interface LedgerProtocol {
   /** The id is already used by a different request. */
   public record Conflict(String id, String message) implements ReserveReply, CloseReply, AdjustReply {}
 
+  /**
+   * Reply: the id was used before the idempotency window (or a past-id filter's false positive, about
+   * 1 in 100): its first answer is gone, and a second reservation under it is never made (409
+   * {@code id_reused}); the caller must use a new id.
+   */
+  public record IdReused(String id) implements ReserveReply {}
+
   /** The command itself is malformed (negative amount, missing subject...). Nothing changed. */
   public record Invalid(String id, String field, String message) implements ReserveReply, CloseReply, AdjustReply {}
 

@@ -22,7 +22,24 @@ public record LedgerSettings(
     boolean createSchema,
     long maxAdjustmentMicros,
     int maxSettleMultiple,
-    int maxQueuedCommands) {
+    int maxQueuedCommands,
+    Duration idempotencyWindow,
+    Duration idempotencyHorizon) {
+
+  /** Default of {@code ledger.idempotency-window} when a config leaves it out (see conf/ledger.conf). */
+  public static final Duration DEFAULT_IDEMPOTENCY_WINDOW = Duration.ofHours(24);
+
+  /** Default of {@code ledger.idempotency-horizon} when a config leaves it out (see conf/ledger.conf). */
+  public static final Duration DEFAULT_IDEMPOTENCY_HORIZON = Duration.ofDays(7);
+
+  /** The settings without the idempotency window and horizon: those take their defaults. */
+  public LedgerSettings(CapLimits caps, Duration reservationTimeout, Duration expiryCheckInterval, int snapshotEvery,
+      Duration retention, Duration compactionInterval, Duration askTimeout, int maxBatch, boolean createSchema,
+      long maxAdjustmentMicros, int maxSettleMultiple, int maxQueuedCommands) {
+    this(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention, compactionInterval, askTimeout,
+        maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple, maxQueuedCommands,
+        DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_IDEMPOTENCY_HORIZON);
+  }
 
   /** Default of {@code ledger.max-settle-multiple} when a config leaves it out (see conf/ledger.conf). */
   public static final int DEFAULT_MAX_SETTLE_MULTIPLE = 10;
@@ -55,6 +72,10 @@ public record LedgerSettings(
     if (maxSettleMultiple < 1) {
       throw new IllegalArgumentException("ledger.max-settle-multiple must be >= 1");
     }
+    if (idempotencyWindow == null || idempotencyWindow.isNegative() || idempotencyWindow.isZero()
+        || idempotencyHorizon == null || idempotencyHorizon.isNegative()) {
+      throw new IllegalArgumentException("ledger.idempotency-window must be positive, ledger.idempotency-horizon >= 0");
+    }
     if (maxQueuedCommands < maxBatch) {
       // A full batch must fit in the queue, or group commit could never send one.
       throw new IllegalArgumentException("ledger.max-queued-commands must be >= ledger.max-batch");
@@ -82,13 +103,23 @@ public record LedgerSettings(
         ledger.getBoolean("create-schema"),
         usd(ledger, "max-adjustment-usd", "ledger.max-adjustment-usd"),
         ledger.hasPath("max-settle-multiple") ? ledger.getInt("max-settle-multiple") : DEFAULT_MAX_SETTLE_MULTIPLE,
-        ledger.hasPath("max-queued-commands") ? ledger.getInt("max-queued-commands") : DEFAULT_MAX_QUEUED_COMMANDS);
+        ledger.hasPath("max-queued-commands") ? ledger.getInt("max-queued-commands") : DEFAULT_MAX_QUEUED_COMMANDS,
+        ledger.hasPath("idempotency-window") ? ledger.getDuration("idempotency-window") : DEFAULT_IDEMPOTENCY_WINDOW,
+        ledger.hasPath("idempotency-horizon") ? ledger.getDuration("idempotency-horizon")
+            : DEFAULT_IDEMPOTENCY_HORIZON);
   }
 
   public LedgerSettings withCaps(CapLimits newCaps) {
     return new LedgerSettings(newCaps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
         compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple,
-        maxQueuedCommands);
+        maxQueuedCommands, idempotencyWindow, idempotencyHorizon);
+  }
+
+  /** The same settings with another idempotency window and horizon (tests scale them down). */
+  public LedgerSettings withIdempotency(Duration window, Duration horizon) {
+    return new LedgerSettings(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
+        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple,
+        maxQueuedCommands, window, horizon);
   }
 
   private static long cap(Config caps, String key) {

@@ -3,43 +3,97 @@ package dev.spendgateway.ledger;
 import dev.spendgateway.ledger.LedgerState.BrandCaps;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The snapshot form of {@link LedgerState}: plain lists, so a snapshot is readable and independent
- * of the in-memory map types. Its JSON shape is the snapshot store's format.
+ * The snapshot form of {@link LedgerState}: open reservations as records, cap totals, brand caps,
+ * adjustments, and the idempotency window's ids and past-id filters as packed binary arrays. Its
+ * size follows the open reservations and the window's ids (about 36 bytes each), never the closed
+ * reservations as full records.
  *
- * <p>{@code adjustments} was added after the first format: a snapshot without it reads as
- * remembering no adjustment ids.
+ * <p>Older formats stay readable: the first held every known reservation in {@code reservations}
+ * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
+ * compact index on load. {@code adjustments} was added after the first format: a snapshot without
+ * it reads as remembering no adjustment ids.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations, List<SpendEntry> spend, Map<String, BrandCaps> brandCaps,
-    List<Adjustment> adjustments) {
+    List<Adjustment> adjustments, RecentIdsForm recentIds, List<FilterForm> pastIds) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
+    pastIds = pastIds == null ? List.of() : pastIds;
   }
 
   /** One cap window's totals. */
   public record SpendEntry(CapKey key, Spend spend) {}
 
+  /** The window's ids: one past the newest slot, the subject names by code, and the chunks. */
+  public record RecentIdsForm(long tail, List<String> subjects, List<ChunkForm> chunks) {}
+
+  /** One chunk: its number, newest close time, and its visible slots packed 36 bytes each. */
+  public record ChunkForm(long number, long newestMillis, byte[] packed) {}
+
+  /** One past-id filter. */
+  public record FilterForm(int capacity, int count, long newestMillis, byte[] bits) {}
+
+  private static final int ENTRY_BYTES = 8 + 4 + 4 + 8 + 8 + 4;
+
   static LedgerSnapshot of(LedgerState state) {
     List<SpendEntry> entries = state.spendByKey().asMap().entrySet().stream()
         .map(e -> new SpendEntry(e.getKey(), e.getValue())).toList();
-    return new LedgerSnapshot(List.copyOf(state.reservationsById().values()), entries,
-        new HashMap<>(state.brandCapsBySubject().asMap()), List.copyOf(state.adjustmentsById().values()));
+    return new LedgerSnapshot(List.copyOf(state.openById().values()), entries,
+        new HashMap<>(state.brandCapsBySubject().asMap()), List.copyOf(state.adjustmentsById().values()),
+        recentForm(state.recentIds()), pastForm(state.pastIds()));
+  }
+
+  private static RecentIdsForm recentForm(RecentIds recent) {
+    RecentIds.Subjects subjects = recent.subjects();
+    List<String> names = new ArrayList<>(subjects.size());
+    for (int code = 0; code < subjects.size(); code++) {
+      names.add(subjects.name(code));
+    }
+    List<ChunkForm> chunks = new ArrayList<>();
+    for (RecentIds.Chunk c : recent.chunks()) {
+      int n = recent.visibleIn(c);
+      ByteBuffer b = ByteBuffer.allocate(n * ENTRY_BYTES);
+      for (int i = 0; i < n; i++) {
+        b.putLong(c.hash[i]).putInt(c.packed[i]).putInt(c.subject[i]).putLong(c.amount[i])
+            .putLong(c.actualOrHeadroom[i]).putInt(c.brandCaps[i]);
+      }
+      chunks.add(new ChunkForm(c.number, c.newestMillis, b.array()));
+    }
+    return new RecentIdsForm(recent.tail(), names, chunks);
+  }
+
+  private static List<FilterForm> pastForm(PastIds past) {
+    List<FilterForm> out = new ArrayList<>();
+    for (PastIds.Filter f : past.filters()) {
+      ByteBuffer b = ByteBuffer.allocate(f.bits.length * 8);
+      for (long word : f.bits) {
+        b.putLong(word);
+      }
+      out.add(new FilterForm(f.capacity, f.count, f.newestMillis, b.array()));
+    }
+    return out;
   }
 
   /** The state this snapshot holds; open reservations are re-indexed by expiry. */
   LedgerState toState() {
-    PersistentMap<String, Reservation> all = PersistentMap.empty();
     OpenReservations open = OpenReservations.empty();
+    RecentIds recent = recentIds == null ? RecentIds.empty() : restoredRecent(recentIds);
     for (Reservation r : reservations) {
-      all = all.with(r.id(), r);
       if (r.isOpen()) {
         open = open.with(r.id(), r);
+      } else if (recentIds == null) {
+        // The first format: closed and refused reservations were kept as records.
+        Instant closedAt = r.closedAt() != null ? r.closedAt() : r.reservedAt();
+        recent = recent.with(r, closedAt);
       }
     }
     PersistentMap<CapKey, Spend> totals = PersistentMap.empty();
@@ -50,6 +104,43 @@ public record LedgerSnapshot(
     for (Adjustment a : adjustments) {
       byId = byId.with(a.id(), a);
     }
-    return new LedgerState(all, open, totals, PersistentMap.of(brandCaps), byId);
+    return new LedgerState(recent, restoredPast(pastIds), open, totals, PersistentMap.of(brandCaps), byId);
+  }
+
+  private static RecentIds restoredRecent(RecentIdsForm form) {
+    RecentIds.Subjects subjects = RecentIds.Subjects.EMPTY;
+    for (String name : form.subjects()) {
+      subjects = subjects.with(name);
+    }
+    RecentIds.Chunk[] chunks = new RecentIds.Chunk[form.chunks().size()];
+    for (int k = 0; k < chunks.length; k++) {
+      ChunkForm f = form.chunks().get(k);
+      RecentIds.Chunk c = new RecentIds.Chunk(f.number());
+      ByteBuffer b = ByteBuffer.wrap(f.packed());
+      for (int i = 0; b.remaining() >= ENTRY_BYTES; i++) {
+        c.hash[i] = b.getLong();
+        c.packed[i] = b.getInt();
+        c.subject[i] = b.getInt();
+        c.amount[i] = b.getLong();
+        c.actualOrHeadroom[i] = b.getLong();
+        c.brandCaps[i] = b.getInt();
+      }
+      c.newestMillis = f.newestMillis();
+      chunks[k] = c;
+    }
+    return RecentIds.restored(chunks, form.tail(), subjects);
+  }
+
+  private static PastIds restoredPast(List<FilterForm> forms) {
+    List<PastIds.Filter> filters = new ArrayList<>();
+    for (FilterForm f : forms) {
+      ByteBuffer b = ByteBuffer.wrap(f.bits());
+      long[] bits = new long[f.bits().length / 8];
+      for (int i = 0; i < bits.length; i++) {
+        bits[i] = b.getLong();
+      }
+      filters.add(new PastIds.Filter(bits, f.capacity(), f.count(), f.newestMillis()));
+    }
+    return filters.isEmpty() ? PastIds.NONE : new PastIds(filters);
   }
 }

@@ -28,24 +28,31 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Immutable ledger state: every known reservation id, spend per cap window, open reservations,
- * and every operator adjustment id (kept for good: compaction forgets closed reservations only).
+ * Immutable ledger state: open reservations as full records, the closed and refused ids of the
+ * idempotency window in a compact index ({@link RecentIds}), older ids as Bloom filters ({@link
+ * PastIds}), spend per cap window, and every operator adjustment id (kept for good).
+ *
+ * <p>Memory grows with the open reservations and the window's ids at about 60-80 bytes each, not
+ * with a full record per id: a closed reservation keeps only what repeating its answer needs.
  */
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.NONE)
 public final class LedgerState implements LedgerSerializable {
-  private final PersistentMap<String, Reservation> reservations;
+  private final RecentIds recent;
+  private final PastIds past;
   private final OpenReservations open;
   private final PersistentMap<CapKey, Spend> spend;
   private final PersistentMap<String, BrandCaps> brandCaps;
   private final PersistentMap<String, Adjustment> adjustments;
 
   LedgerState(
-      PersistentMap<String, Reservation> reservations,
+      RecentIds recent,
+      PastIds past,
       OpenReservations open,
       PersistentMap<CapKey, Spend> spend,
       PersistentMap<String, BrandCaps> brandCaps,
       PersistentMap<String, Adjustment> adjustments) {
-    this.reservations = reservations;
+    this.recent = recent;
+    this.past = past;
     this.open = open;
     this.spend = spend;
     this.brandCaps = brandCaps;
@@ -53,12 +60,53 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   public static LedgerState empty() {
-    return new LedgerState(PersistentMap.empty(), OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty(),
+    return new LedgerState(RecentIds.empty(), PastIds.NONE, OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty(),
         PersistentMap.empty());
   }
 
+  /**
+   * What the ledger knows of {@code id}: the full record while open; for a closed or refused id in
+   * the idempotency window, a record rebuilt from the compact index with what it keeps (status,
+   * lane, subject, owner, amounts, the refusing cap and headroom; no timestamps, brand caps 0).
+   */
   public Optional<Reservation> reservation(String id) {
-    return Optional.ofNullable(reservations.get(id));
+    Reservation r = open.get(id);
+    if (r != null) {
+      return Optional.of(r);
+    }
+    RecentIds.Entry e = recent.find(id);
+    return e == null ? Optional.empty() : Optional.of(rebuilt(id, e));
+  }
+
+  private static Reservation rebuilt(String id, RecentIds.Entry e) {
+    Refusal refusal = e.refusedBy() == null ? null
+        : new Refusal(e.refusedBy(), e.refusedOnSubject() ? e.subject() : null, null, 0, e.headroomMicros());
+    return new Reservation(id, e.lane(), e.subject(), e.amountMicros(), 0, 0, null, null, e.status(),
+        e.actualMicros(), null, refusal, e.owner());
+  }
+
+  /**
+   * Whether a repeated reserve of {@code id} asks what the first one asked. Open ids compare every
+   * field; closed ones compare the brand caps by fingerprint (the compact index keeps no more).
+   */
+  public boolean repeatsRequest(String id, Reservation.Owner owner, Lane lane, String subject, long amountMicros,
+      long brandDailyMicros, long brandMonthlyMicros) {
+    Reservation r = open.get(id);
+    if (r != null) {
+      return r.sameRequestAs(owner, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros);
+    }
+    RecentIds.Entry e = recent.find(id);
+    return e != null && e.owner() == owner && e.lane() == lane && java.util.Objects.equals(e.subject(), subject)
+        && e.amountMicros() == amountMicros
+        && e.brandCaps() == RecentIds.brandCapsFingerprint(brandDailyMicros, brandMonthlyMicros);
+  }
+
+  /**
+   * Whether {@code id} was probably used before the idempotency window (a past-id filter says so;
+   * about 1% of never-used ids too). Such an id is never reserved again: it answers id_reused.
+   */
+  public boolean probablyUsedBeforeWindow(String id) {
+    return past.mightContain(id);
   }
 
   public Optional<Adjustment> adjustment(String id) {
@@ -77,8 +125,14 @@ public final class LedgerState implements LedgerSerializable {
     return open.size();
   }
 
+  /** Open reservations plus the closed and refused ids of the idempotency window. */
   public int knownReservations() {
-    return reservations.size();
+    return open.size() + recent.size();
+  }
+
+  /** Estimated heap held by the compact id index and the past-id filters (for the bench and tests). */
+  public long idMemoryBytes() {
+    return recent.retainedBytes() + past.retainedBytes();
   }
 
   /** Open reservations whose timeout has passed at {@code now}, oldest first. */
@@ -86,10 +140,25 @@ public final class LedgerState implements LedgerSerializable {
     return open.dueBy(now);
   }
 
-  /** Whether a compaction at {@code cutoff} would drop anything. */
+  /** Whether a compaction at {@code cutoff} would drop any cap window (there are few of them). */
   public boolean hasClosedBefore(Instant cutoff) {
-    return reservations.values().stream().anyMatch(r -> !r.isOpen() && r.closedAt().isBefore(cutoff))
-        || spend.asMap().keySet().stream().anyMatch(k -> windowEndedBefore(k, cutoff));
+    return spend.asMap().keySet().stream().anyMatch(k -> windowEndedBefore(k, cutoff));
+  }
+
+  /** Whether some closed id left the idempotency window at {@code idsCutoff}: O(1), the oldest chunk only. */
+  public boolean hasIdsClosedBefore(Instant idsCutoff) {
+    Instant oldest = recent.oldestChunkNewest();
+    return oldest != null && oldest.isBefore(idsCutoff);
+  }
+
+  /** Whether a past-id filter is older than {@code horizonCutoff}. */
+  public boolean hasPastIdsBefore(Instant horizonCutoff) {
+    return past.hasOlderThan(horizonCutoff);
+  }
+
+  /** The ids cutoff that expires at most {@code maxChunks} chunks of the window at once. */
+  Instant idsSliceCutoff(Instant idsCutoff, int maxChunks) {
+    return recent.sliceCutoff(idsCutoff, maxChunks);
   }
 
   /**
@@ -111,7 +180,7 @@ public final class LedgerState implements LedgerSerializable {
     } else if (event instanceof SpendAdjusted e) {
       return withAdjustment(e);
     } else if (event instanceof Compacted e) {
-      return compactedBefore(e.cutoff());
+      return compactedBefore(e.cutoff()).idsExpiredBefore(e.idsClosedBefore(), e.pastIdsBefore());
     } else if (event instanceof GroupCommit g) {
       LedgerState state = this;
       for (Event fact : g.facts()) {
@@ -137,14 +206,14 @@ public final class LedgerState implements LedgerSerializable {
     PersistentMap<String, BrandCaps> newBrandCaps = e.lane() == Lane.APP
         ? brandCaps.with(e.subject(), new BrandCaps(e.brandDailyMicros(), e.brandMonthlyMicros()))
         : brandCaps;
-    return new LedgerState(reservations.with(e.id(), r), open.with(e.id(), r), newSpend, newBrandCaps, adjustments);
+    return new LedgerState(recent, past, open.with(e.id(), r), newSpend, newBrandCaps, adjustments);
   }
 
   LedgerState withRefusal(ReservationRefused e) {
     Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
         e.brandMonthlyMicros(), e.at(), e.at(), Status.REFUSED, 0, e.at(),
         new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()), e.owner());
-    return new LedgerState(reservations.with(e.id(), r), open, spend, brandCaps, adjustments);
+    return new LedgerState(recent.with(r, e.at()), past, open, spend, brandCaps, adjustments);
   }
 
   /** An open reservation closes at {@code actualMicros}: its hold is released, the cost counted. */
@@ -157,8 +226,8 @@ public final class LedgerState implements LedgerSerializable {
     for (CapKey key : CapCheck.keysFor(r.lane(), r.subject(), r.reservedAt())) {
       newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withClosed(r.amountMicros(), actualMicros));
     }
-    return new LedgerState(reservations.with(id, r.closed(status, actualMicros, at)), open.without(id), newSpend, brandCaps,
-        adjustments);
+    return new LedgerState(recent.with(r.closed(status, actualMicros, at), at), past, open.without(id), newSpend,
+        brandCaps, adjustments);
   }
 
   /** The delta counts as settled spend in the windows of {@code at}; its id is remembered. */
@@ -180,23 +249,36 @@ public final class LedgerState implements LedgerSerializable {
       newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
     }
     Adjustment a = Adjustment.of(e);
-    return new LedgerState(reservations, open, newSpend, brandCaps, adjustments.with(a.id(), a));
+    return new LedgerState(recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a));
   }
 
+  /** Without the cap windows that ended before {@code cutoff} (a handful per day). */
   LedgerState compactedBefore(Instant cutoff) {
-    PersistentMap<String, Reservation> kept = reservations;
-    for (Reservation r : reservations.values()) {
-      if (!r.isOpen() && r.closedAt().isBefore(cutoff)) {
-        kept = kept.without(r.id());
-      }
-    }
     PersistentMap<CapKey, Spend> keptSpend = spend;
     for (CapKey k : spend.asMap().keySet()) {
       if (windowEndedBefore(k, cutoff)) {
         keptSpend = keptSpend.without(k);
       }
     }
-    return new LedgerState(kept, open, keptSpend, brandCaps, adjustments);
+    return new LedgerState(recent, past, open, keptSpend, brandCaps, adjustments);
+  }
+
+  /**
+   * Ids closed before {@code idsCutoff} move from the window to the past-id filters, whole chunks
+   * at a time (the decider bounds how many per event); filters older than {@code pastCutoff}, if
+   * given, are dropped.
+   */
+  LedgerState idsExpiredBefore(Instant idsCutoff, Instant pastCutoff) {
+    List<RecentIds.Chunk> expired = new java.util.ArrayList<>();
+    int expected = recent.size();
+    RecentIds before = recent;
+    RecentIds kept = recent.expiredBefore(idsCutoff, expired::add);
+    PastIds newPast = past.withExpired(expired, before, expected);
+    if (pastCutoff != null) {
+      newPast = newPast.withoutOlderThan(pastCutoff);
+    }
+    return kept == recent && newPast == past ? this
+        : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments);
   }
 
   /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */
@@ -231,7 +313,7 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   private boolean sameBooksIgnoringAdjustmentIds(LedgerState other) {
-    return reservations.asMap().equals(other.reservations.asMap())
+    return recentIdsEqual(other)
         && open.asMap().equals(other.open.asMap())
         && spend.asMap().entrySet().stream().filter(e -> !e.getValue().isEmpty()).collect(
             java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)).equals(
@@ -240,14 +322,35 @@ public final class LedgerState implements LedgerSerializable {
         && brandCaps.asMap().equals(other.brandCaps.asMap());
   }
 
+  /**
+   * Same ids in the window with the same answers (compared by id, not by slot: a state rebuilt from
+   * an older snapshot format numbers them differently). The past-id filters are a lossy summary
+   * and are not compared.
+   */
+  private boolean recentIdsEqual(LedgerState other) {
+    if (recent.size() != other.recent.size()) {
+      return false;
+    }
+    for (RecentIds.Chunk c : recent.chunks()) {
+      long base = c.number << RecentIds.CHUNK_BITS;
+      for (int i = 0; i < recent.visibleIn(c); i++) {
+        if (base + i >= recent.firstSlot() && !java.util.Objects.equals(recent.entryAtSlot(base + i),
+            other.recent.findByHash(c.hash[i]))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   @Override
   public int hashCode() {
-    return reservations.size() * 31 + open.size();
+    return recent.size() * 31 + open.size();
   }
 
   @Override
   public String toString() {
-    return "State(reservations=" + reservations.size() + ", open=" + open.size() + ", capWindows=" + spend.size()
+    return "State(recentIds=" + recent.size() + ", pastIdFilters=" + past.filters().size() + ", open=" + open.size() + ", capWindows=" + spend.size()
         + ", adjustments=" + adjustments.size() + ")";
   }
 
@@ -269,8 +372,12 @@ public final class LedgerState implements LedgerSerializable {
 
   // Read access for the usage view and the snapshot codec (same package, no copies).
 
-  PersistentMap<String, Reservation> reservationsById() {
-    return reservations;
+  RecentIds recentIds() {
+    return recent;
+  }
+
+  PastIds pastIds() {
+    return past;
   }
 
   OpenReservations openById() {

@@ -68,7 +68,8 @@ class EventSerializationTest {
     byte[] bytes = serialization.serialize(event).get();
 
     JsonNode tree = new ObjectMapper(new CBORFactory()).readTree(bytes);
-    assertEquals(1, tree.get("v").asInt());
+    assertEquals(event.version(), tree.get("v").asInt());
+    assertEquals(event instanceof GlobalBudget.Compacted ? 2 : 1, event.version());
 
     String manifest = Serializers.manifestFor(serializer, event);
     assertEquals(event, serialization.deserialize(bytes, serializer.identifier(), manifest).get());

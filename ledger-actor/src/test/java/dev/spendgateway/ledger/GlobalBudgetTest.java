@@ -721,12 +721,18 @@ class GlobalBudgetTest {
   }
 
   @Test
-  void compactionForgetsClosedReservationsAfterTheRetention() {
+  void compactionMovesIdsPastTheIdempotencyWindowAndDropsCapWindowsAfterTheRetention() {
     reserve("old", Lane.FREE, null, "0.30");
     settle("old", "0.10");
     clock.advance(Duration.ofDays(34));
     reserve("open", Lane.FREE, null, "0.30");
-    assertTrue(kit.runCommand(new Compact()).hasNoEvents());
+    // Past the idempotency window (24h) the id leaves the index; the cap windows stay (retention 35d).
+    var idsOnly = kit.runCommand(new Compact());
+    assertInstanceOf(Compacted.class, idsOnly.event());
+    assertTrue(idsOnly.state().reservation("old").isEmpty());
+    // Closed 34 days ago it is past the past-id horizon too (7d after the window): fully forgotten.
+    assertFalse(idsOnly.state().probablyUsedBeforeWindow("old"));
+    assertFalse(spend(idsOnly.state(), CapName.GLOBAL_DAILY, null, DAY).isEmpty());
 
     clock.advance(Duration.ofDays(2));
     var result = kit.runCommand(new Compact());

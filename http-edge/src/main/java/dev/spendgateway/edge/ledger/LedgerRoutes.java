@@ -15,6 +15,7 @@ import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Busy;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
 import dev.spendgateway.ledger.LedgerProtocol.Invalid;
@@ -149,6 +150,9 @@ public final class LedgerRoutes extends AllDirectives {
           new BudgetErrorBody(new BudgetError("budget_exceeded", r.cap().wireName(), r.subject(), message)));
     } else if (reply instanceof Conflict c) {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
+    } else if (reply instanceof LedgerProtocol.IdReused u) {
+      return api.simpleError(StatusCodes.CONFLICT, "id_reused", null, "reservation id " + u.id()
+          + " was used before the idempotency window (or matches a remembered past id); use a new id");
     } else if (reply instanceof Invalid i) {
       return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
     } else if (reply instanceof Busy b) {

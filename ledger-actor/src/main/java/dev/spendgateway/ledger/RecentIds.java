@@ -1,0 +1,427 @@
+package dev.spendgateway.ledger;
+
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The closed and refused reservation ids of the idempotency window, in primitive arrays: about 36
+ * bytes per id in its chunk plus 16 bytes per slot of the hash table (kept between 3/8 and 3/4
+ * full), so 60-80 bytes per id instead of the ~0.6-1 KB a full {@link Reservation} record costs.
+ * What is kept is exactly what a repeat needs to get the first answer again: the status, lane,
+ * owner, subject, amounts, the refusing cap, and a fingerprint of the brand caps sent.
+ *
+ * <p>Ids are kept as a 64-bit hash (two different ids share one with odds of about 1 in 10^19 per
+ * pair), in insertion order, in chunks of {@link #CHUNK} ids. Expiry drops whole chunks from the
+ * front, oldest first, so it never scans the window: each compaction drops a bounded slice.
+ *
+ * <p>Value semantics over shared arrays: a value sees the slots {@code [first chunk, tail)} it was
+ * built with; appending writes the slot at {@code tail}, which no older value sees. The hash table
+ * is shared and mutated by the writer only; a lookup checks that the slot it finds is visible to
+ * this value. Appending a different id at a slot another value already wrote (two branches from
+ * one state, as tests do) copies the whole index first, so branches never see each other. Expiry
+ * is meant to move forward only: a value older than a dropped chunk no longer finds its ids.
+ */
+final class RecentIds {
+  static final int CHUNK_BITS = 12;
+  static final int CHUNK = 1 << CHUNK_BITS;
+
+  /** One chunk: parallel arrays; a slot is written once (or rewritten with the same content). */
+  static final class Chunk {
+    final long number;
+    final long[] hash = new long[CHUNK];
+    final int[] packed = new int[CHUNK];
+    final int[] subject = new int[CHUNK];
+    final long[] amount = new long[CHUNK];
+    final long[] actualOrHeadroom = new long[CHUNK];
+    final int[] brandCaps = new int[CHUNK];
+    /** Newest close time in the chunk (epoch millis): the chunk expires when that is past the window. */
+    volatile long newestMillis = Long.MIN_VALUE;
+
+    Chunk(long number) {
+      this.number = number;
+    }
+
+    Chunk copy() {
+      Chunk c = new Chunk(number);
+      System.arraycopy(hash, 0, c.hash, 0, CHUNK);
+      System.arraycopy(packed, 0, c.packed, 0, CHUNK);
+      System.arraycopy(subject, 0, c.subject, 0, CHUNK);
+      System.arraycopy(amount, 0, c.amount, 0, CHUNK);
+      System.arraycopy(actualOrHeadroom, 0, c.actualOrHeadroom, 0, CHUNK);
+      System.arraycopy(brandCaps, 0, c.brandCaps, 0, CHUNK);
+      c.newestMillis = newestMillis;
+      return c;
+    }
+
+    /** Bytes this chunk's arrays hold (an estimate of retained heap, headers included). */
+    static long bytes() {
+      return 6L * 16 + CHUNK * (8L + 4 + 4 + 8 + 8 + 4) + 32;
+    }
+  }
+
+  /** The writer's shared hash table: id hash -> logical slot, open addressing, linear probing. */
+  static final class Table {
+    long[] keys = new long[1024];
+    long[] slots = new long[1024]; // slot + 1; 0 = empty
+    int size;
+    /** One past the highest slot written by any value sharing this table. */
+    long written;
+
+    long find(long hash) {
+      int mask = keys.length - 1;
+      for (int i = mix(hash) & mask; ; i = (i + 1) & mask) {
+        if (slots[i] == 0) {
+          return -1;
+        }
+        if (keys[i] == hash) {
+          return slots[i] - 1;
+        }
+      }
+    }
+
+    void put(long hash, long slot) {
+      if ((size + 1) * 4L > keys.length * 3L) {
+        grow();
+      }
+      int mask = keys.length - 1;
+      int i = mix(hash) & mask;
+      while (slots[i] != 0 && keys[i] != hash) {
+        i = (i + 1) & mask;
+      }
+      if (slots[i] == 0) {
+        size++;
+      }
+      keys[i] = hash;
+      slots[i] = slot + 1;
+    }
+
+    /** Removes {@code hash} if it maps to {@code slot} (backward-shift deletion keeps probes short). */
+    void remove(long hash, long slot) {
+      int mask = keys.length - 1;
+      int i = mix(hash) & mask;
+      while (slots[i] != 0 && keys[i] != hash) {
+        i = (i + 1) & mask;
+      }
+      if (slots[i] == 0 || slots[i] - 1 != slot) {
+        return;
+      }
+      size--;
+      int hole = i;
+      for (int j = (hole + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
+        int home = mix(keys[j]) & mask;
+        boolean movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+          keys[hole] = keys[j];
+          slots[hole] = slots[j];
+          hole = j;
+        }
+      }
+      slots[hole] = 0;
+      keys[hole] = 0;
+    }
+
+    private void grow() {
+      long[] oldKeys = keys;
+      long[] oldSlots = slots;
+      keys = new long[oldKeys.length * 2];
+      slots = new long[oldSlots.length * 2];
+      size = 0;
+      for (int i = 0; i < oldKeys.length; i++) {
+        if (oldSlots[i] != 0) {
+          put(oldKeys[i], oldSlots[i] - 1);
+        }
+      }
+    }
+
+    long bytes() {
+      return 2L * (16 + 8L * keys.length) + 32;
+    }
+
+    private static int mix(long h) {
+      h ^= h >>> 33;
+      h *= 0xff51afd7ed558ccdL;
+      h ^= h >>> 33;
+      return (int) h;
+    }
+  }
+
+  /** What the index remembers of one id. */
+  record Entry(long hash, Status status, Lane lane, Owner owner, String subject, long amountMicros,
+      long actualMicros, CapName refusedBy, boolean refusedOnSubject, long headroomMicros, int brandCaps) {}
+
+  /** Packed flag: the id is in the gateway's own namespace (minted per provider call). */
+  static final int GATEWAY_NAMESPACE = 1 << 13;
+
+  private static final Status[] STATUSES = Status.values();
+  private static final Lane[] LANES = Lane.values();
+  private static final Owner[] OWNERS = Owner.values();
+  private static final CapName[] CAPS = CapName.values();
+
+  private final Table table;
+  private final Chunk[] chunks;
+  private final long tail;
+  private final Subjects subjects;
+
+  private RecentIds(Table table, Chunk[] chunks, long tail, Subjects subjects) {
+    this.table = table;
+    this.chunks = chunks;
+    this.tail = tail;
+    this.subjects = subjects;
+  }
+
+  /** A new, empty index with its own table (never shared between ledgers). */
+  static RecentIds empty() {
+    return new RecentIds(new Table(), new Chunk[0], 0, Subjects.EMPTY);
+  }
+
+  /** The 64-bit hash an id is remembered by (FNV-1a over UTF-8, then a 64-bit finaliser). */
+  static long hashOf(String id) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : id.getBytes(StandardCharsets.UTF_8)) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h;
+  }
+
+  /** Fingerprint of the brand caps a request sent (only they are not kept exactly). */
+  static int brandCapsFingerprint(long dailyMicros, long monthlyMicros) {
+    return Long.hashCode(dailyMicros * 0x9E3779B97F4A7C15L + monthlyMicros);
+  }
+
+  int size() {
+    return chunks.length == 0 ? 0 : (int) (tail - (chunks[0].number << CHUNK_BITS));
+  }
+
+  /** The entry of {@code id} if it is in the window. */
+  Entry find(String id) {
+    return findByHash(hashOf(id));
+  }
+
+  /** The entry at {@code slot} (which this value must see). */
+  Entry entryAtSlot(long slot) {
+    Chunk chunk = chunks[(int) ((slot >> CHUNK_BITS) - chunks[0].number)];
+    return entryAt(chunk, (int) (slot & (CHUNK - 1)));
+  }
+
+  Entry findByHash(long hash) {
+    long slot = table.find(hash);
+    if (slot < 0 || slot >= tail || chunks.length == 0) {
+      return null;
+    }
+    int c = (int) ((slot >> CHUNK_BITS) - chunks[0].number);
+    if (c < 0 || c >= chunks.length) {
+      return null;
+    }
+    Chunk chunk = chunks[c];
+    int i = (int) (slot & (CHUNK - 1));
+    if (chunk.hash[i] != hash) {
+      return null;
+    }
+    return entryAt(chunk, i);
+  }
+
+  private Entry entryAt(Chunk chunk, int i) {
+    int p = chunk.packed[i];
+    int cap = (p >>> 8) & 0xf;
+    return new Entry(chunk.hash[i], STATUSES[p & 0x7], LANES[(p >>> 3) & 0x3], OWNERS[(p >>> 5) & 0x1],
+        subjects.name(chunk.subject[i]), chunk.amount[i],
+        STATUSES[p & 0x7] == Status.REFUSED ? 0 : chunk.actualOrHeadroom[i],
+        cap == 0 ? null : CAPS[cap - 1], (p & (1 << 12)) != 0,
+        STATUSES[p & 0x7] == Status.REFUSED ? chunk.actualOrHeadroom[i] : 0, chunk.brandCaps[i]);
+  }
+
+  /** The index with a closed or refused reservation added, closed at {@code at}. */
+  RecentIds with(Reservation r, Instant at) {
+    long hash = hashOf(r.id());
+    Subjects newSubjects = subjects.with(r.subject());
+    int p = r.status().ordinal() | r.lane().ordinal() << 3 | r.owner().ordinal() << 5;
+    p |= Owner.impliedBy(r.id()) == Owner.GATEWAY ? GATEWAY_NAMESPACE : 0;
+    long second = r.actualMicros();
+    if (r.wasRefused()) {
+      p |= (r.refusal().cap().ordinal() + 1) << 8;
+      p |= Objects.equals(r.refusal().subject(), r.subject()) && r.subject() != null ? 1 << 12 : 0;
+      second = r.refusal().headroomMicros();
+    }
+    int subject = newSubjects.code(r.subject());
+    int brand = brandCapsFingerprint(r.brandDailyMicros(), r.brandMonthlyMicros());
+    RecentIds target = this;
+    if (tail < table.written && !sameAt(tail, hash, p, subject, r.amountMicros(), second, brand)) {
+      target = copied();
+    }
+    return target.appended(hash, p, subject, r.amountMicros(), second, brand, at.toEpochMilli(), newSubjects);
+  }
+
+  private boolean sameAt(long slot, long hash, int p, int subject, long amount, long second, int brand) {
+    if (chunks.length == 0 || (slot >> CHUNK_BITS) != chunks[chunks.length - 1].number) {
+      return false;
+    }
+    Chunk c = chunks[chunks.length - 1];
+    int i = (int) (slot & (CHUNK - 1));
+    return c.hash[i] == hash && c.packed[i] == p && c.subject[i] == subject && c.amount[i] == amount
+        && c.actualOrHeadroom[i] == second && c.brandCaps[i] == brand;
+  }
+
+  private RecentIds appended(long hash, int p, int subject, long amount, long second, int brand, long atMillis,
+      Subjects newSubjects) {
+    long number = tail >> CHUNK_BITS;
+    Chunk[] newChunks = chunks;
+    Chunk last = chunks.length == 0 ? null : chunks[chunks.length - 1];
+    if (last == null || last.number != number) {
+      last = new Chunk(number);
+      newChunks = Arrays.copyOf(chunks, chunks.length + 1);
+      newChunks[chunks.length] = last;
+    }
+    int i = (int) (tail & (CHUNK - 1));
+    last.hash[i] = hash;
+    last.packed[i] = p;
+    last.subject[i] = subject;
+    last.amount[i] = amount;
+    last.actualOrHeadroom[i] = second;
+    last.brandCaps[i] = brand;
+    if (atMillis > last.newestMillis) {
+      last.newestMillis = atMillis;
+    }
+    table.put(hash, tail);
+    table.written = Math.max(table.written, tail + 1);
+    return new RecentIds(table, newChunks, tail + 1, newSubjects);
+  }
+
+  /** A private copy: its own table and chunks, holding exactly what this value sees. */
+  private RecentIds copied() {
+    Table t = new Table();
+    Chunk[] cs = new Chunk[chunks.length];
+    for (int c = 0; c < chunks.length; c++) {
+      cs[c] = chunks[c].copy();
+      long base = cs[c].number << CHUNK_BITS;
+      for (int i = 0; i < CHUNK && base + i < tail; i++) {
+        if (base + i >= firstSlot()) {
+          t.put(cs[c].hash[i], base + i);
+        }
+      }
+    }
+    t.written = tail;
+    return new RecentIds(t, cs, tail, subjects);
+  }
+
+  long firstSlot() {
+    return chunks.length == 0 ? tail : chunks[0].number << CHUNK_BITS;
+  }
+
+  /** Newest close time of the oldest chunk, or null when empty: the next thing that can expire. */
+  Instant oldestChunkNewest() {
+    return chunks.length == 0 ? null : Instant.ofEpochMilli(chunks[0].newestMillis);
+  }
+
+  /**
+   * The cutoff that drops at most {@code maxChunks} chunks when expiring before {@code cutoff}: the
+   * cutoff itself if fewer would go, else just after the newest id of the last chunk allowed.
+   */
+  Instant sliceCutoff(Instant cutoff, int maxChunks) {
+    long c = cutoff.toEpochMilli();
+    int n = 0;
+    while (n < chunks.length && chunks[n].newestMillis < c) {
+      n++;
+      if (n == maxChunks) {
+        long sliceEnd = chunks[n - 1].newestMillis + 1;
+        return sliceEnd < c ? Instant.ofEpochMilli(sliceEnd) : cutoff;
+      }
+    }
+    return cutoff;
+  }
+
+  /** The chunks that expire before {@code cutoff}, oldest first (each handed to {@code sink}). */
+  RecentIds expiredBefore(Instant cutoff, java.util.function.Consumer<Chunk> sink) {
+    long c = cutoff.toEpochMilli();
+    int n = 0;
+    while (n < chunks.length && chunks[n].newestMillis < c) {
+      n++;
+    }
+    if (n == 0) {
+      return this;
+    }
+    for (int k = 0; k < n; k++) {
+      Chunk chunk = chunks[k];
+      long base = chunk.number << CHUNK_BITS;
+      for (int i = 0; i < CHUNK && base + i < tail; i++) {
+        table.remove(chunk.hash[i], base + i);
+      }
+      sink.accept(chunk);
+    }
+    // A partly filled last chunk that expired: the next id starts a new chunk, so every chunk's
+    // first slot holds a real id.
+    long newTail = n == chunks.length && (tail & (CHUNK - 1)) != 0 ? ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS : tail;
+    table.written = Math.max(table.written, newTail);
+    return new RecentIds(table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, subjects);
+  }
+
+  /** How many ids of {@code chunk} this value sees (the last chunk may be partly filled). */
+  int visibleIn(Chunk chunk) {
+    long base = chunk.number << CHUNK_BITS;
+    return (int) Math.max(0, Math.min(CHUNK, tail - base));
+  }
+
+  Chunk[] chunks() {
+    return chunks;
+  }
+
+  long tail() {
+    return tail;
+  }
+
+  Subjects subjects() {
+    return subjects;
+  }
+
+  /** Estimated retained bytes of the arrays (chunks + table), for the memory test and the bench. */
+  long retainedBytes() {
+    return chunks.length * Chunk.bytes() + 16L + 8L * chunks.length + table.bytes();
+  }
+
+  /** Rebuilds an index from a snapshot's chunks (see {@link LedgerSnapshot}). */
+  static RecentIds restored(Chunk[] chunks, long tail, Subjects subjects) {
+    Table t = new Table();
+    for (Chunk chunk : chunks) {
+      long base = chunk.number << CHUNK_BITS;
+      for (int i = 0; i < CHUNK && base + i < tail; i++) {
+        t.put(chunk.hash[i], base + i);
+      }
+    }
+    t.written = tail;
+    return new RecentIds(t, chunks, tail, subjects);
+  }
+
+  /** Brand and preview ids as small codes (there are few of them next to reservation ids). */
+  record Subjects(PersistentMap<String, Integer> codes, PersistentMap<Integer, String> names) {
+    static final Subjects EMPTY = new Subjects(PersistentMap.empty(), PersistentMap.empty());
+
+    Subjects with(String subject) {
+      if (subject == null || codes.containsKey(subject)) {
+        return this;
+      }
+      int code = codes.size();
+      return new Subjects(codes.with(subject, code), names.with(code, subject));
+    }
+
+    int code(String subject) {
+      return subject == null ? -1 : codes.get(subject);
+    }
+
+    String name(int code) {
+      return code < 0 ? null : names.get(code);
+    }
+
+    int size() {
+      return codes.size();
+    }
+  }
+}
