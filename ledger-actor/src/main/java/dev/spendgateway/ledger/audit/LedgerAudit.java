@@ -23,7 +23,9 @@ import java.util.Optional;
  * <ul>
  *   <li>a {@code ReservationMade} fits under every cap it is held against (the same
  *       {@link CapCheck} rules the actor decides with, against the state before it);
- *   <li>a reservation id is not reserved again while it is open;
+ *   <li>a reservation id is reserved at most once in the whole journal (while open or long after it
+ *       closed: the ledger answers a repeat with the first answer, or 409 {@code id_reused} once it
+ *       is past the idempotency window, never with a second reservation);
  *   <li>a settle, void or expiry closes a reservation that is open: each reservation is closed at
  *       most once;
  *   <li>each operator adjustment id is applied at most once;
@@ -44,6 +46,8 @@ public final class LedgerAudit {
   private Instant lastAt;
   /** id → sequence number of the event that closed it (until a later reservation reuses the id). */
   private final Map<String, Long> closedAt = new HashMap<>();
+  /** reservation id → sequence number of the event that reserved it (every id, for the whole journal). */
+  private final Map<String, Long> reservedAt = new HashMap<>();
   /** adjustment id → sequence number of the event that applied it. */
   private final Map<String, Long> adjustedAt = new HashMap<>();
 
@@ -64,6 +68,7 @@ public final class LedgerAudit {
       return Optional.of(new Violation(j.sequenceNr(), j.type(), "cannot be applied: " + e.getMessage()));
     }
     if (event instanceof ReservationMade m) {
+      reservedAt.put(m.id(), j.sequenceNr());
       closedAt.remove(m.id());
     } else if (isClose(event)) {
       closedAt.put(closedId(event), j.sequenceNr());
@@ -100,6 +105,10 @@ public final class LedgerAudit {
     if (event instanceof ReservationMade m) {
       if (state.isOpen(m.id())) {
         return Optional.of("reservation " + m.id() + " reserved again while still open");
+      }
+      Long first = reservedAt.get(m.id());
+      if (first != null) {
+        return Optional.of("reservation " + m.id() + " reserved a second time (first reserved by event " + first + ")");
       }
       var caps = CapCheck.capsFor(m.lane(), m.subject(), m.brandDailyMicros(), m.brandMonthlyMicros(), m.at(), limits);
       return CapCheck.firstFailing(caps, m.amountMicros(), state::spendOn)

@@ -129,6 +129,26 @@ class GatewayAdminTest {
   }
 
   @Test
+  void verifyOfAnExportEditedToReserveAClosedIdAgainFailsAtTheSecondReservation() throws Exception {
+    List<String> lines = export();
+    JsonlEvents jsonl = new JsonlEvents();
+    // A reservation that was settled: reserving its id again is what a forgotten id used to allow.
+    Journaled settle = jsonl.parse(lines.get(indexOf(lines, "\"type\":\"ReservationSettled\"")));
+    String id = ((GlobalBudget.ReservationSettled) settle.event()).id();
+    Journaled made = lines.stream().map(jsonl::parse)
+        .filter(j -> j.event() instanceof GlobalBudget.ReservationMade m && m.id().equals(id)).findFirst().orElseThrow();
+    long badSeq = jsonl.parse(lines.get(lines.size() - 1)).sequenceNr() + 1;
+    List<String> corrupt = new ArrayList<>(lines);
+    corrupt.add(jsonl.line(new Journaled(badSeq, made.event())));
+    Path file = Files.write(work.resolve("second-reservation.jsonl"), corrupt);
+
+    Run run = admin(journalArgs("verify", "--input", file.toString()));
+    assertEquals(1, run.exit(), run.out() + run.err());
+    assertEquals("VIOLATION at event " + badSeq + " (ReservationMade): reservation " + id
+        + " reserved a second time (first reserved by event " + made.sequenceNr() + ")", run.out().trim());
+  }
+
+  @Test
   void verifyOfAnExportEditedToApplyAnAdjustmentTwiceFailsAtTheRepeat() throws Exception {
     List<String> lines = export();
     JsonlEvents jsonl = new JsonlEvents();
