@@ -42,10 +42,18 @@ public final class GatewayAuth {
   /**
    * Runs {@code inner} when the token is right, else completes with {@code unauthorized} (each
    * route family answers in its own error shape).
+   *
+   * <p>Both routes are built here, once: a route tree built inside the per-request lambda would be
+   * rebuilt (path matchers, concatenations, closures) for every call, which was a measurable share
+   * of the gateway's own CPU per call.
    */
   public Route authorized(Supplier<Route> unauthorized, Supplier<Route> inner) {
-    return Directives.extractRequest(
-        request -> isAuthorized(request) ? inner.get() : unauthorized.get());
+    return authorized(unauthorized.get(), inner.get());
+  }
+
+  /** As {@link #authorized(Supplier, Supplier)}, with routes the caller already built. */
+  public Route authorized(Route unauthorized, Route inner) {
+    return Directives.extractRequest(request -> isAuthorized(request) ? inner : unauthorized);
   }
 
   /** The token as presented: {@code x-api-key} wins over {@code Authorization: Bearer}. */

@@ -161,12 +161,21 @@ enum Dialect implements CallKind {
       return new Preparation.Rejected(v, model);
     }
     PolicyDecision.Allowed allowed = (PolicyDecision.Allowed) decision;
-    UpstreamBody upstreamBody =
-        new UpstreamBody.Strict(
-            ContentTypes.APPLICATION_JSON, ByteString.fromArray(CallerJson.bytes(allowed.upstreamBody())));
+    UpstreamBody upstreamBody = new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, upstreamBytes(bytes, json, allowed.upstreamBody()));
     return new Preparation.Prepared(
         allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody,
         this != OPENAI_CHAT || UsageChunkFilter.callerAskedForUsage(json));
+  }
+
+  /**
+   * The bytes sent upstream. When the policy changed nothing (the tree it allows equals the one read),
+   * the caller's own bytes go out: serializing an equal tree again costs CPU on every call and says
+   * the same. The read was strict (no duplicate keys, nothing after the object), so the provider
+   * reads exactly the tree the policy vetted. Any rewrite (a forced stream usage, a written-in output
+   * limit, store off) makes the trees differ, and then the rewritten tree is what is sent.
+   */
+  static ByteString upstreamBytes(ByteString read, JsonNode vetted, JsonNode upstream) {
+    return upstream.equals(vetted) ? read : ByteString.fromArray(CallerJson.bytes(upstream));
   }
 
   static Preparation.Rejected rejected(String rule, String field, String message, int status, String model) {

@@ -43,10 +43,12 @@ public final class InFlightCalls {
    * {@code CompletionStage} callback here would hop to the JDK's common pool twice per request.
    */
   public Route tracking(Supplier<Route> inner) {
+    // Built once: the per-request lambda only counts and hands back this route.
     Route sealed = inner.get().seal();
+    Route counted = Directives.mapRouteResult(this::endWithEntity, () -> sealed);
     return Directives.extractRequest(request -> {
       answers.incrementAndGet();
-      return Directives.mapRouteResult(this::endWithEntity, () -> sealed);
+      return counted;
     });
   }
 

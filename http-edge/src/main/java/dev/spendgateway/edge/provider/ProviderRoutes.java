@@ -30,41 +30,55 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class ProviderRoutes {
   private final CallServices services;
   private final GatewayAuth auth;
+  /**
+   * Built once in the constructor. Pekko's Java directives call their inner route's supplier on every
+   * request, so a supplier that builds routes rebuilds the whole tree per call; every supplier here
+   * hands back a route built beforehand.
+   */
+  private final Route route;
 
   public ProviderRoutes(CallServices services, GatewayAuth auth) {
     this.services = services;
     this.auth = auth;
+    this.route = concat(
+        pathPrefix("anthropic", once(provider(Shape.ANTHROPIC, anthropic()))),
+        pathPrefix("openai", once(provider(Shape.OPENAI, openAi()))));
   }
 
   public Route route() {
-    return concat(
-        pathPrefix("anthropic", () -> provider(Shape.ANTHROPIC, this::anthropic)),
-        pathPrefix("openai", () -> provider(Shape.OPENAI, this::openAi)));
+    return route;
   }
 
   private Route anthropic() {
-    return path(segment("v1").slash("messages"), () -> post(() -> call(Dialect.ANTHROPIC_MESSAGES)));
+    return path(segment("v1").slash("messages"), once(postOnly(call(Dialect.ANTHROPIC_MESSAGES))));
   }
 
   private Route openAi() {
     return concat(
-        path(segment("v1").slash("chat").slash("completions"), () -> post(() -> call(Dialect.OPENAI_CHAT))),
-        path(segment("v1").slash("responses"), () -> post(() -> call(Dialect.OPENAI_RESPONSES))),
-        path(
-            segment("v1").slash("audio").slash("transcriptions"),
-            () -> post(() -> call(Transcription.INSTANCE))));
+        path(segment("v1").slash("chat").slash("completions"), once(postOnly(call(Dialect.OPENAI_CHAT)))),
+        path(segment("v1").slash("responses"), once(postOnly(call(Dialect.OPENAI_RESPONSES)))),
+        path(segment("v1").slash("audio").slash("transcriptions"), once(postOnly(call(Transcription.INSTANCE)))));
   }
 
   /**
    * Token first, then the provider's routes (a known path with the wrong method is a 405 with
    * {@code Allow}), then a 404, all in the same dialect.
    */
-  private Route provider(Shape shape, Supplier<Route> routes) {
+  private Route provider(Shape shape, Route routes) {
     return auth.authorized(
-        () -> refused(shape, GatewayErrors.unauthorized(shape), "unauthorized"),
-        () -> concat(
-            WrongMethod.answered(routes.get(), allowed -> refused(shape, WrongMethod.answer(shape, allowed), "method_not_allowed")),
+        refused(shape, GatewayErrors.unauthorized(shape), "unauthorized"),
+        concat(
+            WrongMethod.answered(routes, allowed -> refused(shape, WrongMethod.answer(shape, allowed), "method_not_allowed")),
             refused(shape, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
+  }
+
+  private static Route postOnly(Route inner) {
+    return post(once(inner));
+  }
+
+  /** A supplier of a route already built (see {@link #route}). */
+  private static Supplier<Route> once(Route built) {
+    return () -> built;
   }
 
   /**

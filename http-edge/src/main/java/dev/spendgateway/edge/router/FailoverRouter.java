@@ -100,17 +100,18 @@ public final class FailoverRouter {
    * method there is a 405 with {@code Allow}).
    */
   public Route route() {
-    return pathPrefix(
-        "v1",
-        () ->
-            auth.authorized(
-                () -> complete(GatewayErrors.unauthorized(Shape.OPENAI)),
-                () ->
-                    concat(
-                        WrongMethod.answered(
-                            path(segment("chat").slash("completions"), () -> post(this::call)),
-                            allowed -> complete(WrongMethod.answer(Shape.OPENAI, allowed))),
-                        complete(GatewayErrors.notFound(Shape.OPENAI, "No such route on this gateway.")))));
+    // Built once, outside the directives' suppliers: those run on every request.
+    Route call = call();
+    Route post = post(() -> call);
+    Route guarded =
+        auth.authorized(
+            complete(GatewayErrors.unauthorized(Shape.OPENAI)),
+            concat(
+                WrongMethod.answered(
+                    path(segment("chat").slash("completions"), () -> post),
+                    allowed -> complete(WrongMethod.answer(Shape.OPENAI, allowed))),
+                complete(GatewayErrors.notFound(Shape.OPENAI, "No such route on this gateway."))));
+    return pathPrefix("v1", () -> guarded);
   }
 
   private Route call() {
