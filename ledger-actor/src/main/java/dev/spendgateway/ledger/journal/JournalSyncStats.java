@@ -64,6 +64,10 @@ public final class JournalSyncStats implements Extension {
     }
   }
 
+  /**
+   * For bench output and logs only. The two decimals are a ratio (writes per sync) and a mean time;
+   * no money passes through here, so doubles are fine (amounts stay in exact micros elsewhere).
+   */
   @Override
   public String toString() {
     long n = syncs();
