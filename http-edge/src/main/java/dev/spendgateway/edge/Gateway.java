@@ -12,6 +12,7 @@ import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
+import dev.spendgateway.edge.provider.Overload;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
@@ -47,9 +48,11 @@ public final class Gateway {
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
+  private final int maxOpenCalls;
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock) {
     this.settings = GatewaySettings.fromConfig(config);
+    this.maxOpenCalls = config.getInt("gateway.max-open-calls");
     settings.startupProblem(true).ifPresent(problem -> {
       throw new IllegalArgumentException(problem);
     });
@@ -92,7 +95,8 @@ public final class Gateway {
             auth,
             openRoutes(health, adminRoutes(settings, ledger)),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), metricsRoutes.route())));
+            List.of(ledgerRoutes.route(), metricsRoutes.route())),
+            maxOpenCalls, Overload.openCallsRefused(metrics.calls(), clock));
   }
 
   /**

@@ -44,4 +44,11 @@ public interface CallMetrics {
    * (the provider answered that the model no longer exists: its circuit opened).
    */
   default void modelLifecycleAlarm(String model, String lifecycle) {}
+
+  /**
+   * A call was refused at once because this node is at a capacity limit: {@code kind} is {@code
+   * open_calls} (gateway.max-open-calls), {@code upstream_busy} (every connection to the provider in
+   * use) or {@code pool_overflow} (the pool's queue full).
+   */
+  default void overloadRefused(String kind) {}
 }

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code gateway_upstream_ttfb_seconds{provider,model}} (histogram),
  * {@code gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}},
  * {@code gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}},
- * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}}.
+ * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}},
+ * {@code gateway_overload_refusals_total{kind}}.
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
@@ -116,5 +117,13 @@ public final class MicrometerCallMetrics implements CallMetrics {
   public void modelLifecycleAlarm(String model, String lifecycle) {
     Counter.builder("gateway.model.lifecycle.alarms").description("Requests for deprecated, retired or gone models")
         .tags("model", model, "lifecycle", lifecycle).register(registry).increment();
+  }
+
+  @Override
+  public void overloadRefused(String kind) {
+    counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
+        Counter.builder("gateway.overload.refusals")
+            .description("Calls answered 503 at once because the node was at a capacity limit, by kind")
+            .tag("kind", kind).register(registry)).increment();
   }
 }

@@ -43,11 +43,25 @@ public final class InFlightCalls {
    * {@code CompletionStage} callback here would hop to the JDK's common pool twice per request.
    */
   public Route tracking(Supplier<Route> inner) {
+    return tracking(inner, Integer.MAX_VALUE, null);
+  }
+
+  /**
+   * {@link #tracking(Supplier)}, and a provider or router call that arrives while {@code maxOpenCalls}
+   * answers are open gets {@code whenFull} instead (answered at once, not counted): the node's limit
+   * on calls held open, reached before Pekko's connection limit, which would leave a caller
+   * unanswered in the kernel's backlog. Other routes (health, metrics, the ledger API) are always
+   * served.
+   */
+  public Route tracking(Supplier<Route> inner, int maxOpenCalls, Route whenFull) {
     // Built once: the per-request lambda only counts and hands back this route.
     Route sealed = inner.get().seal();
     Route counted = Directives.mapRouteResult(this::endWithEntity, () -> sealed);
     return Directives.extractRequest(request -> {
-      answers.incrementAndGet();
+      if (answers.incrementAndGet() > maxOpenCalls && Overload.isProviderCall(request)) {
+        answers.decrementAndGet();
+        return whenFull;
+      }
       return counted;
     });
   }

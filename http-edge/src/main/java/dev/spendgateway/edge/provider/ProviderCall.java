@@ -190,6 +190,11 @@ final class ProviderCall {
         services.metrics().upstreamFailure(provider(), prepared.model(), failed.safeErrorClass());
         upstreamEnded();
         String word = "upstream_" + failed.safeErrorClass();
+        if (failed.isOverload()) {
+          // Nothing was sent: void the reservation and tell the caller to retry, at once.
+          held.end(new UpstreamOutcome.NeverSent(failed.safeErrorClass()), 503);
+          return CompletableFuture.completedFuture(Overload.refusal(kind.errorShape(), failed.safeErrorClass(), services.metrics()));
+        }
         held.end(failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 502);
         return CompletableFuture.completedFuture(
             error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null));

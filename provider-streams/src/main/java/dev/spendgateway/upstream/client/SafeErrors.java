@@ -17,7 +17,8 @@ import org.apache.pekko.stream.StreamTcpException;
  * URLs, host names or, from careless libraries, header values.
  *
  * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_handshake_failed}, {@code
- * tls_failed}, {@code pool_overflow} (the provider's pool queue is full: answer "try later"),
+ * tls_failed}, {@code pool_overflow} (the provider's pool queue is full: answer "try later"), {@code
+ * upstream_busy} (every connection to the provider is busy: answer "try later"),
  * {@code idle_timeout}, {@code response_start_timeout}, {@code max_call_duration}, {@code
  * connection_closed}, {@code connection_lost}, {@code drain_timeout}, {@code too_large}, otherwise
  * {@code error:<SimpleClassName>}.
@@ -26,6 +27,12 @@ public final class SafeErrors {
 
   public static final String RESPONSE_START_TIMEOUT = "response_start_timeout";
   public static final String POOL_OVERFLOW = "pool_overflow";
+
+  /**
+   * Every connection to the provider is busy ({@code max-connections} calls open): refused before
+   * anything was sent, so the call is free, and the caller is told to retry shortly.
+   */
+  public static final String UPSTREAM_BUSY = "upstream_busy";
   public static final String CONNECT_FAILED = "connect_failed";
 
   /**

@@ -124,10 +124,15 @@ public final class UpstreamClient {
   private CompletionStage<UpstreamResult> attempt(
       Provider provider, String path, UpstreamRequest request, CallDeadline deadline) {
     Pool pool = pools.get(provider);
+    Optional<ConnectionSlots.Slot> slot = pool.slots().tryTake();
+    if (slot.isEmpty()) {
+      // Every connection is busy (long streams hold theirs to the last byte): refused now, never queued.
+      return CompletableFuture.completedFuture(new UpstreamResult.ConnectionFailed(SafeErrors.UPSTREAM_BUSY));
+    }
     CompletableFuture<UpstreamResult> result = new CompletableFuture<>();
     Cancellable timer = startResponseTimer(pool, deadline, result);
     http.singleRequest(toHttpRequest(pool, path, request), pool.https(), pool.settings(), poolLog)
-        .whenComplete((response, error) -> onResponse(provider, deadline, timer, result, response, error));
+        .whenComplete((response, error) -> onResponse(provider, deadline, timer, result, response, error, slot.get()));
     return result;
   }
 
@@ -162,40 +167,50 @@ public final class UpstreamClient {
       Cancellable timer,
       CompletableFuture<UpstreamResult> result,
       HttpResponse response,
-      Throwable error) {
+      Throwable error,
+      ConnectionSlots.Slot slot) {
     timer.cancel();
     if (error != null) {
+      slot.release();
       String errorClass = SafeErrors.classify(error);
       LOG.warn("upstream call failed provider={} error={}", provider.wireName(), errorClass);
       result.complete(new UpstreamResult.ConnectionFailed(errorClass));
       return;
     }
     HttpResponse readable = UpstreamEncoding.decoded(response, materializer);
-    if (!result.complete(responded(readable, deadline))) {
+    if (!result.complete(responded(readable, deadline, slot))) {
       LOG.warn("upstream response after timeout provider={} discarded", provider.wireName());
-      readable.discardEntityBytes(materializer);
+      readable.discardEntityBytes(materializer).completionStage().whenComplete((done, failure) -> slot.release());
     }
   }
 
-  private UpstreamResult.Responded responded(HttpResponse response, CallDeadline deadline) {
+  private UpstreamResult.Responded responded(HttpResponse response, CallDeadline deadline, ConnectionSlots.Slot slot) {
     return new UpstreamResult.Responded(
         response.status().intValue(),
         HeaderPolicy.passedBackResponseHeaders(response.getHeaders()),
         response.entity().getContentType(),
-        cutAtDeadline(response.entity().getDataBytes(), deadline));
+        cutAtDeadline(response.entity().getDataBytes(), deadline, slot));
   }
 
   /**
    * The body, failed with {@link MaxCallDurationExceeded} (and its connection closed) if it is still
-   * flowing when the call's max duration runs out. The timer is cancelled when the body ends,
-   * however it ends.
+   * flowing when the call's max duration runs out. When the body ends, however it ends, the timer is
+   * cancelled and the call's connection slot given back (the pool frees the connection then too).
    */
-  private Source<ByteString, ?> cutAtDeadline(Source<ByteString, ?> body, CallDeadline deadline) {
+  private Source<ByteString, ?> cutAtDeadline(Source<ByteString, ?> body, CallDeadline deadline, ConnectionSlots.Slot slot) {
     SharedKillSwitch cut = KillSwitches.shared("max-call-duration");
     Cancellable timer =
         system.scheduler().scheduleOnce(
             deadline.left(), () -> cut.abort(new MaxCallDurationExceeded(deadline.limit())), system.executionContext());
-    return body.via(cut.flow()).watchTermination((mat, done) -> done.whenComplete((d, e) -> timer.cancel()));
+    return body.via(cut.flow()).watchTermination((mat, done) -> done.whenComplete((d, e) -> {
+      timer.cancel();
+      slot.release();
+    }));
+  }
+
+  /** Calls to {@code provider} holding (or opening) a pooled connection right now. */
+  public int connectionsInUse(Provider provider) {
+    return pools.get(provider).slots().inUse();
   }
 
   /** When a call started and how long it may last, across its (at most two) attempts. */
@@ -232,10 +247,13 @@ public final class UpstreamClient {
     if (p.apiKey().isEmpty()) {
       LOG.warn("no API key configured for provider={}; calls go out without one", p.provider().wireName());
     }
-    return new Pool(p, poolSettings, http.defaultClientHttpsContext());
+    return new Pool(p, poolSettings, http.defaultClientHttpsContext(), new ConnectionSlots(p.maxConnections()));
   }
 
-  /** One provider's pool: its settings, and the TLS context (ignored for http base URLs). */
+  /**
+   * One provider's pool: its settings, the TLS context (ignored for http base URLs), and the slots
+   * that keep calls from queueing behind its busy connections.
+   */
   private record Pool(
-      ProviderSettings config, ConnectionPoolSettings settings, HttpsConnectionContext https) {}
+      ProviderSettings config, ConnectionPoolSettings settings, HttpsConnectionContext https, ConnectionSlots slots) {}
 }

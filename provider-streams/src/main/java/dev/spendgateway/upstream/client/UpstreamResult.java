@@ -44,7 +44,8 @@ public sealed interface UpstreamResult {
   }
 
   /**
-   * No response: connect/TLS/DNS failure, full pool queue ({@link SafeErrors#POOL_OVERFLOW}),
+   * No response: connect/TLS/DNS failure, every connection busy ({@link SafeErrors#UPSTREAM_BUSY}), full
+   * pool queue ({@link SafeErrors#POOL_OVERFLOW}),
    * response-start timeout, connection lost before the status line.
    *
    * @param safeErrorClass see {@link SafeErrors}; never an exception message
@@ -53,7 +54,8 @@ public sealed interface UpstreamResult {
 
     private static final java.util.Set<String> NEVER_SENT =
         java.util.Set.of(
-            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, "dns_failed", SafeErrors.TLS_HANDSHAKE_FAILED);
+            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, SafeErrors.UPSTREAM_BUSY, "dns_failed",
+            SafeErrors.TLS_HANDSHAKE_FAILED);
 
     /**
      * Whether the request may have reached the provider (and been billed): false only for
@@ -63,6 +65,15 @@ public sealed interface UpstreamResult {
      */
     public boolean mayHaveReachedProvider() {
       return !NEVER_SENT.contains(safeErrorClass);
+    }
+
+    /**
+     * Whether the gateway refused the call for lack of capacity (every connection busy, or the
+     * pool's queue full): nothing was sent, and the caller should retry shortly rather than treat
+     * the provider as down.
+     */
+    public boolean isOverload() {
+      return SafeErrors.UPSTREAM_BUSY.equals(safeErrorClass) || SafeErrors.POOL_OVERFLOW.equals(safeErrorClass);
     }
 
     /**
