@@ -36,7 +36,21 @@ final class AdminRoutes extends AllDirectives {
         path("script", this::script),
         path("received", this::received),
         path("reset", () -> post(this::reset)),
-        path("defaults", this::defaults)));
+        path("defaults", this::defaults),
+        path("streams", () -> get(() -> complete(json(streams())))),
+        path("release", () -> post(() -> {
+          state.streams().releaseHeld();
+          return complete(json(streams()));
+        }))));
+  }
+
+  // ---------------- /_sim/streams ----------------
+
+  /** {@code {"open":N,"peak":N,"finished":N,"cut":N}}: streamed answers now, at most, and ended. */
+  private ObjectNode streams() {
+    OpenStreams.Snapshot s = state.streams().snapshot();
+    return mapper.createObjectNode()
+        .put("open", s.open()).put("peak", s.peak()).put("finished", s.finished()).put("cut", s.cut());
   }
 
   // ---------------- /_sim/script ----------------

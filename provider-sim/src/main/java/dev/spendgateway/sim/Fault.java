@@ -261,6 +261,34 @@ public sealed interface Fault {
     }
   }
 
+  /**
+   * A normal stream that goes silent after its first {@code afterEvents} events until the held
+   * streams are released ({@code ProviderSimulator.releaseHeld()}, {@code POST /_sim/release}) or
+   * {@code maxHold} passes, then sends the rest. For capacity tests: hold N streams open however long
+   * it takes to open them all on a loaded machine, check they are all open at once, then let them
+   * finish. For a JSON request the hold comes before the response headers.
+   */
+  record StreamHold(int afterEvents, Duration maxHold) implements Fault {
+    public StreamHold {
+      if (afterEvents < 0) {
+        throw new IllegalArgumentException("afterEvents must be >= 0");
+      }
+      Objects.requireNonNull(maxHold, "maxHold");
+      if (maxHold.isNegative() || maxHold.isZero()) {
+        throw new IllegalArgumentException("maxHold must be > 0");
+      }
+    }
+
+    @Override
+    public String kind() {
+      return "streamHold";
+    }
+  }
+
+  static StreamHold streamHold(int afterEvents, Duration maxHold) {
+    return new StreamHold(afterEvents, maxHold);
+  }
+
   static StreamPause streamPause(int afterEvents, Duration pause) {
     return new StreamPause(afterEvents, pause);
   }

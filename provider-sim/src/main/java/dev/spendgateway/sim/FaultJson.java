@@ -67,10 +67,12 @@ final class FaultJson {
         case "streamPause" -> Fault.streamPause(
             requiredInt(n, "afterEvents"), Duration.ofMillis(requiredLong(n, "pauseMs")));
         case "usageMissing" -> Fault.usageMissing();
+        case "streamHold" -> Fault.streamHold(
+            requiredInt(n, "afterEvents"), Duration.ofMillis(n.path("maxHoldMs").asLong(600_000)));
         default -> throw new BadScript(
             "unknown 'kind' '" + kind + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
                 + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson,"
-                + " streamPause, usageMissing, gzip");
+                + " streamPause, streamHold, usageMissing, gzip");
       };
     } catch (IllegalArgumentException e) {
       throw new BadScript(e.getMessage());

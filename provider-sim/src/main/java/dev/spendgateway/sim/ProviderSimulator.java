@@ -51,6 +51,13 @@ import org.apache.pekko.util.ByteString;
 public final class ProviderSimulator implements AutoCloseable {
   private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(15);
 
+  /**
+   * Connections waiting to be accepted. 4096 (the usual kernel cap, somaxconn): a capacity test
+   * opens thousands of streams in a burst, and with a short backlog the surplus connects are
+   * dropped and retried by the client's TCP a second later, which shows up as a false TTFB tail.
+   */
+  private static final int BACKLOG = 4096;
+
   private final ActorSystem<?> system;
   private final boolean ownsSystem;
   private final SimState state;
@@ -98,14 +105,14 @@ public final class ProviderSimulator implements AutoCloseable {
   private static CompletionStage<ProviderSimulator> start(ActorSystem<?> system, SimConfig config, boolean owns) {
     ObjectMapper mapper = new ObjectMapper();
     SimState state = new SimState(config);
-    Responder responder = new Responder(system, mapper, config.replyText());
+    Responder responder = new Responder(system, mapper, config.replyText(), state.streams());
     Route route = new SimRoutes(new ProviderRoutes(state, responder, mapper, system), new AdminRoutes(state, mapper)).route();
     Flow<HttpRequest, HttpResponse, NotUsed> routeFlow = route.flow(system);
     ServerSettings settings = serverSettings(system);
     SharedKillSwitch all = KillSwitches.shared("provider-sim-connections");
     Materializer mat = Materializer.matFromSystem(system);
     return Tcp.get(system)
-        .bind(config.host(), config.port(), 1024, List.of(), false, Optional.empty())
+        .bind(config.host(), config.port(), BACKLOG, List.of(), false, Optional.empty())
         .to(Sink.foreach(connection -> serve(connection, routeFlow, settings, all, mat)))
         .run(mat)
         .thenApply(binding -> new ProviderSimulator(system, owns, state, binding, all));
@@ -294,6 +301,31 @@ public final class ProviderSimulator implements AutoCloseable {
 
   public void clearReceived() {
     state.recorder().clear();
+  }
+
+  /** Lets every stream held by {@link Fault.StreamHold} go on to its end. */
+  public void releaseHeld() {
+    state.streams().releaseHeld();
+  }
+
+  /** Streamed answers being sent right now. */
+  public int openStreams() {
+    return state.streams().snapshot().open();
+  }
+
+  /** The most streamed answers open at once since start or the last {@link #reset()}. */
+  public int peakOpenStreams() {
+    return state.streams().snapshot().peak();
+  }
+
+  /** Streamed answers sent to their end since start or the last {@link #reset()}. */
+  public long finishedStreams() {
+    return state.streams().snapshot().finished();
+  }
+
+  /** Streamed answers that ended early (cut, or the client went away) since start or the last reset. */
+  public long cutStreams() {
+    return state.streams().snapshot().cut();
   }
 
   public SimConfig config() {

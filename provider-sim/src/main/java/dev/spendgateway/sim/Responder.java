@@ -41,7 +41,15 @@ final class Responder {
   private final AnthropicWire anthropic;
   private final String replyText;
 
+  private final OpenStreams streams;
+
   Responder(ClassicActorSystemProvider system, ObjectMapper mapper, String replyText) {
+    this(system, mapper, replyText, new OpenStreams());
+  }
+
+  /** @param streams counts the streamed answers this responder sends */
+  Responder(ClassicActorSystemProvider system, ObjectMapper mapper, String replyText, OpenStreams streams) {
+    this.streams = streams;
     this.system = system;
     this.replyText = replyText;
     this.mapper = mapper;
@@ -60,6 +68,12 @@ final class Responder {
     } else if (fault instanceof Fault.StreamPause p && !call.stream()) {
       // A JSON answer has no events to pause between; the pause comes before the headers.
       delay = delay.plus(p.pause());
+    }
+    if (fault instanceof Fault.StreamHold h && !call.stream()) {
+      // A JSON answer has nothing to hold between events; the hold comes before the headers.
+      Duration before = delay;
+      return untilReleased(h).thenCompose(released ->
+          Patterns.after(before, system, () -> render(call, fault, defaults)));
     }
     if (delay.isZero()) {
       return render(call, fault, defaults);
@@ -140,6 +154,8 @@ final class Responder {
       body = Source.from(toBytes(events)).throttle(1, drip.interval());
     } else if (fault instanceof Fault.StreamPause pause) {
       body = pausedSource(events, pause);
+    } else if (fault instanceof Fault.StreamHold hold) {
+      body = heldSource(events, hold);
     } else if (fault instanceof Fault.UsageMissing) {
       body = Source.from(toBytes(withoutFinalUsage(events)));
     } else {
@@ -147,7 +163,7 @@ final class Responder {
     }
     HttpResponse response =
         HttpResponse.create()
-            .withEntity(HttpEntities.createChunked(SSE, body))
+            .withEntity(HttpEntities.createChunked(SSE, streams.counted(body)))
             .addHeader(RawHeader.create("cache-control", "no-cache"));
     return withRequestId(response, call.route(), requestId);
   }
@@ -348,6 +364,26 @@ final class Responder {
     List<ByteString> rest = toBytes(events.subList(split, events.size()));
     return head.concatLazy(Source.lazySource(() -> Source.from(rest).initialDelay(pause.pause()))
         .mapMaterializedValue(m -> NotUsed.getInstance()));
+  }
+
+  /**
+   * The first events, then silence until the held streams are released (or the hold's maximum
+   * passes), then the rest. Like {@link #pausedSource}, the wait starts only once the head is sent.
+   */
+  private Source<ByteString, NotUsed> heldSource(List<SseEvent> events, Fault.StreamHold hold) {
+    int split = Math.min(hold.afterEvents(), events.size());
+    Source<ByteString, NotUsed> head = Source.from(toBytes(events.subList(0, split)));
+    List<ByteString> rest = toBytes(events.subList(split, events.size()));
+    return head.concatLazy(Source.lazySource(() -> Source.completionStage(untilReleased(hold))
+            .mapConcat(released -> rest))
+        .mapMaterializedValue(m -> NotUsed.getInstance()));
+  }
+
+  /** Completes on the next release, or after the hold's maximum, whichever comes first. */
+  private CompletionStage<org.apache.pekko.Done> untilReleased(Fault.StreamHold hold) {
+    CompletionStage<org.apache.pekko.Done> timeout = Patterns.after(hold.maxHold(), system,
+        () -> java.util.concurrent.CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance()));
+    return streams.released().applyToEither(timeout, d -> d);
   }
 
   /**

@@ -22,6 +22,7 @@ final class SimState {
   private final SimConfig config;
   private final FaultScript script = new FaultScript();
   private final CallRecorder recorder;
+  private final OpenStreams streams = new OpenStreams();
   private volatile Defaults defaults;
 
   SimState(SimConfig config) {
@@ -62,6 +63,10 @@ final class SimState {
     return recorder;
   }
 
+  OpenStreams streams() {
+    return streams;
+  }
+
   List<ReceivedCall> received() {
     return recorder.snapshot();
   }
@@ -70,6 +75,7 @@ final class SimState {
   void reset() {
     script.clear();
     recorder.clear();
+    streams.reset();
     defaults = new Defaults(config.usage(), config.latency());
   }
 }

@@ -1,0 +1,64 @@
+package dev.spendgateway.sim;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * How many streamed answers the simulator is sending right now, the most at once since start (or
+ * the last reset), and how each ended: what a capacity test reads to prove N streams were really
+ * open upstream at the same time, and how many of them the client read to their end.
+ */
+final class OpenStreams {
+  private final AtomicInteger open = new AtomicInteger();
+  private final AtomicInteger peak = new AtomicInteger();
+  private final AtomicLong finished = new AtomicLong();
+  private final AtomicLong cut = new AtomicLong();
+  /** What held streams ({@link Fault.StreamHold}) wait for; replaced by a fresh one on release. */
+  private final AtomicReference<CompletableFuture<Done>> held = new AtomicReference<>(new CompletableFuture<>());
+
+  /** What the counters say now. */
+  record Snapshot(int open, int peak, long finished, long cut) {}
+
+  /**
+   * {@code body}, counted as open from its first pull until it ends: {@code finished} when all of it
+   * was sent, {@code cut} when it failed or the client went away first.
+   */
+  Source<ByteString, NotUsed> counted(Source<ByteString, NotUsed> body) {
+    return body.watchTermination((mat, done) -> {
+      peak.accumulateAndGet(open.incrementAndGet(), Math::max);
+      done.whenComplete((d, failure) -> {
+        open.decrementAndGet();
+        (failure == null ? finished : cut).incrementAndGet();
+      });
+      return NotUsed.getInstance();
+    });
+  }
+
+  /** Completes when the streams held now are released. */
+  CompletionStage<Done> released() {
+    return held.get();
+  }
+
+  /** Lets every stream held now go on; streams held later wait for the next release. */
+  void releaseHeld() {
+    held.getAndSet(new CompletableFuture<>()).complete(Done.getInstance());
+  }
+
+  Snapshot snapshot() {
+    return new Snapshot(open.get(), peak.get(), finished.get(), cut.get());
+  }
+
+  /** Peak back to what is open now; the ended counts to 0. */
+  void reset() {
+    peak.set(open.get());
+    finished.set(0);
+    cut.set(0);
+  }
+}
