@@ -170,6 +170,9 @@ public final class LoadTest implements Callable<Integer> {
   private final ObjectMapper mapper = new ObjectMapper();
 
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("streams")) {
+      System.exit(HoldStreams.run(java.util.Arrays.copyOfRange(args, 1, args.length))); // hold N streams open
+    }
     System.exit(commandLine().execute(args));
   }
 
