@@ -212,7 +212,7 @@ public final class HoldStreams implements Callable<Integer> {
     }
     summary.put("ended", ended.get());
     summary.put("finishedWhole", whole.get());
-    summary.put("stillOpen", streams + probes - ended.get() - refusedCount());
+    summary.put("stillOpen", streams + probes - ended.get());
     ObjectNode refused = summary.putObject("refusals");
     new TreeMap<>(refusals).forEach((k, v) -> refused.put(k, v.get()));
     summary.set("ttfbMsHeld", Report.latency(mapper, heldTtfb));
