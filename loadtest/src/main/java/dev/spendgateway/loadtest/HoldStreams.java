@@ -81,6 +81,11 @@ public final class HoldStreams implements Callable<Integer> {
       + "the upstream is used as it is.")
   URI sim;
 
+  @Option(names = "--hold", description = "With --sim: every stream stays silent after its first content "
+      + "event until all are open (or refused) and the probes are in, then --pause more, then all are "
+      + "released together. For a machine too slow to open N streams within one pause.")
+  boolean hold;
+
   @Option(names = "--provider", description = "openai (chat completions) or anthropic (messages). "
       + "Default ${DEFAULT-VALUE}.")
   String provider = "openai";
@@ -149,6 +154,10 @@ public final class HoldStreams implements Callable<Integer> {
       System.err.println("loadtest streams: --provider must be openai or anthropic");
       return 2;
     }
+    if (hold && sim == null) {
+      System.err.println("loadtest streams: --hold needs --sim (the simulator holds the streams)");
+      return 2;
+    }
     List<HttpClient> pool = IntStream.range(0, Math.max(1, clients)).mapToObj(i -> HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(30)).build()).toList();
     if (sim != null) {
@@ -171,8 +180,8 @@ public final class HoldStreams implements Callable<Integer> {
       new Stream(heldTtfb, openingSlots, allEnded).send(pool.get(i % pool.size()), request(anthropic));
       progress(start, false);
     }
-    // At the peak: every stream served or refused (or the pause running out).
-    long waitUntil = System.nanoTime() + pause.toNanos();
+    // At the peak: every stream served or refused (or the pause running out; held streams wait).
+    long waitUntil = System.nanoTime() + (hold ? TimeUnit.MINUTES.toNanos(30) : pause.toNanos());
     while (servedNow.get() + refusedCount() + ended.get() < streams && System.nanoTime() < waitUntil) {
       Thread.sleep(100);
       progress(start, false);
@@ -200,10 +209,20 @@ public final class HoldStreams implements Callable<Integer> {
       }
       new Stream(probeTtfb, null, allEnded).send(pool.get(i % pool.size()), request(anthropic));
     }
+    if (hold) {
+      // Every probe's first content in (or the probes' own pause over), then the pause, then release.
+      long probesIn = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (probeTtfb.getTotalCount() + refusedCount() < probes && System.nanoTime() < probesIn) {
+        Thread.sleep(100);
+      }
+      summary.put("servedAtOnceWithProbes", servedPeak.get());
+      Thread.sleep(pause.toMillis());
+      post(pool.get(0), sim.resolve("/_sim/release"), "");
+    }
     summary.put("servedAtOnceWithProbes", servedPeak.get());
 
     // Everything ends after its pause; then the books.
-    Duration endWait = pause.plus(Duration.ofSeconds(60 + (long) (probes / probeRate)));
+    Duration endWait = pause.plus(Duration.ofSeconds(120 + (long) (probes / probeRate)));
     while (!allEnded.await(1, TimeUnit.SECONDS)) {
       progress(start, true);
       if (System.nanoTime() - start > endWait.toNanos() + (long) (openedSec * 1e9)) {
@@ -403,8 +422,10 @@ public final class HoldStreams implements Callable<Integer> {
   private void script(HttpClient client, boolean anthropic) throws IOException, InterruptedException {
     String route = anthropic ? "anthropic.messages" : "openai.chat";
     int after = anthropic ? 4 : 2;
-    post(client, sim.resolve("/_sim/script"), "{\"route\":\"" + route + "\",\"fault\":{\"kind\":\"streamPause\","
-        + "\"afterEvents\":" + after + ",\"pauseMs\":" + pause.toMillis() + ",\"forever\":true}}");
+    String fault = hold
+        ? "{\"kind\":\"streamHold\",\"afterEvents\":" + after + ",\"maxHoldMs\":3600000,\"forever\":true}"
+        : "{\"kind\":\"streamPause\",\"afterEvents\":" + after + ",\"pauseMs\":" + pause.toMillis() + ",\"forever\":true}";
+    post(client, sim.resolve("/_sim/script"), "{\"route\":\"" + route + "\",\"fault\":" + fault + "}");
   }
 
   private JsonNode simStreams(HttpClient client) throws IOException, InterruptedException {

@@ -161,6 +161,10 @@ public final class ProviderSimulator implements AutoCloseable {
             "pekko.loglevel", "INFO",
             "pekko.stdout-loglevel", "OFF",
             "pekko.log-dead-letters", "off",
+            // An accepted connection not handled within this is reset by Pekko (default 5 s). A
+            // capacity run accepts thousands in a burst on saturated CPUs; a reset there would look
+            // like the gateway losing calls.
+            "pekko.stream.materializer.subscription-timeout.timeout", "60s",
             "pekko.coordinated-shutdown.exit-jvm", "off"))
         .withFallback(ConfigFactory.load());
   }
