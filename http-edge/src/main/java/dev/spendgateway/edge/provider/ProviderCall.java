@@ -112,8 +112,7 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation, SpendContext spend) {
     if (preparation instanceof Preparation.Unreadable unreadable) {
-      return refuse(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"),
-          unreadable.body().rule());
+      return refuse(error(unreadable.status(), "invalid_request_error", unreadable.message(), "body"), unreadable.rule());
     }
     if (preparation instanceof Preparation.Rejected rejected) {
       String model = loggableModel(rejected.model());
