@@ -8,18 +8,14 @@ import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
 import dev.spendgateway.edge.call.Settlement;
-import dev.spendgateway.edge.call.UpstreamOutcome;
+import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
-import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
-import dev.spendgateway.upstream.stream.BodyCollector;
-import dev.spendgateway.upstream.stream.CollectedBody;
-import dev.spendgateway.upstream.stream.MeteredStream;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -117,8 +112,7 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation, SpendContext spend) {
     if (preparation instanceof Preparation.Unreadable unreadable) {
-      return refuse(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"),
-          unreadable.body().rule());
+      return refuse(error(unreadable.status(), "invalid_request_error", unreadable.message(), "body"), unreadable.rule());
     }
     if (preparation instanceof Preparation.Rejected rejected) {
       String model = loggableModel(rejected.model());
@@ -159,106 +153,55 @@ final class ProviderCall {
   private final class Attempt {
     private final CallAttempt held;
     private final Preparation.Prepared prepared;
-    private final long sentNanos = System.nanoTime();
-    /** When the upstream answer was over; 0 until then (for the overhead metric). */
-    private final AtomicLong endedNanos = new AtomicLong();
+    private final UpstreamExchange exchange;
 
     Attempt(CallAttempt held, Preparation.Prepared prepared) {
       this.held = held;
       this.prepared = prepared;
+      this.exchange = new UpstreamExchange(services, held, new UpstreamExchange.Target(
+          kind.provider(), prepared.model(), kind.upstreamPath(), kind.streamKind(), kind::usageOfAnswer,
+          kind::usageOfStream, false, true), System::nanoTime);
       // The gateway's own share of the call, once its line is written.
       held.written().thenAccept(record -> services.metrics().gatewayOverhead(kind.route(),
-          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - upstreamNanos()))));
+          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - exchange.upstreamNanos()))));
     }
 
     CompletionStage<HttpResponse> call() {
       UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
-      return services.upstream()
-          .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
-          .thenCompose(this::onUpstream)
-          .whenComplete((answer, failure) -> {
-            if (failure != null) {
-              // A failure inside the gateway: the request may have gone out, so the worst case stays
-              // (a no-op when a path already ended the attempt).
-              held.end(new UpstreamOutcome.NoAnswer("internal"), 500);
-            }
-          });
+      return exchange.send(upstreamRequest, UpstreamExchange.Guard.NONE, () -> {}).thenApply(this::answer);
     }
 
-    private CompletionStage<HttpResponse> onUpstream(UpstreamResult result) {
-      if (result instanceof UpstreamResult.ConnectionFailed failed) {
-        services.metrics().upstreamFailure(provider(), prepared.model(), failed.safeErrorClass());
-        upstreamEnded();
-        String word = "upstream_" + failed.safeErrorClass();
-        if (failed.isOverload()) {
-          // Nothing was sent: void the reservation and tell the caller to retry, at once.
-          held.end(new UpstreamOutcome.NeverSent(failed.safeErrorClass()), 503);
-          return CompletableFuture.completedFuture(Overload.refusal(kind.errorShape(), failed.safeErrorClass(), services.metrics()));
-        }
-        held.end(failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 502);
-        return CompletableFuture.completedFuture(
-            error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null));
+    /** What the caller gets: the provider's answer as it is, or a gateway 502. */
+    private HttpResponse answer(UpstreamExchange.Exchanged exchanged) {
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none
+          && new UpstreamResult.ConnectionFailed(none.errorClass()).isOverload()) {
+        // Refused for capacity before anything was sent (the attempt voided it): retry shortly.
+        return Overload.refusal(kind.errorShape(), none.errorClass(), services.metrics());
       }
-      UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
-      services.metrics().upstreamStatus(provider(), prepared.model(), responded.status());
-      services.metrics().timeToFirstByte(provider(), prepared.model(), Duration.ofNanos(System.nanoTime() - sentNanos));
-      if (!responded.isSuccess()) {
-        upstreamEnded();
-        // The provider does not bill an error answer: close at 0 and pass it through as it is.
-        held.end(new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
-        return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none) {
+        return error(502, "upstream_unavailable", "The provider could not be reached (" + none.errorClass() + ").", null);
       }
-      if (responded.isEventStream() && kind.streamKind().isPresent()) {
-        return CompletableFuture.completedFuture(streamed(responded));
+      if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
+        return passThrough(refused.responded(), refused.body());
       }
-      return collected(responded);
+      if (exchanged instanceof UpstreamExchange.Exchanged.Whole whole) {
+        return passThrough(whole.responded(), whole.bytes());
+      }
+      if (exchanged instanceof UpstreamExchange.Exchanged.Streaming streaming) {
+        streaming.delivered();
+        // The usage chunk the gateway asked for is counted; the caller sees it only if it asked.
+        return passThrough(streaming.responded(), streaming.metered().toClient().via(UsageChunkFilter.forCaller(
+            prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
+      }
+      return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
     }
+  }
 
-    private HttpResponse streamed(UpstreamResult.Responded responded) {
-      MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
-      services.metrics().streamOpened(provider());
-      metered.outcome().thenAccept(outcome -> {
-        services.metrics().streamClosed(provider());
-        upstreamEnded();
-        held.end(new UpstreamOutcome.StreamEnded(outcome, kind::usageOfStream), responded.status());
-      });
-      // The usage chunk the gateway asked for is counted above; the caller sees it only if it asked.
-      return passThrough(responded, metered.toClient().via(UsageChunkFilter.forCaller(
-          prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
-    }
-
-    private CompletionStage<HttpResponse> collected(UpstreamResult.Responded responded) {
-      long max = services.upstream().settings().maxResponseBytes();
-      return BodyCollector.collect(responded.body(), max, services.materializer())
-          .thenApply(body -> {
-            upstreamEnded();
-            if (body instanceof CollectedBody.Complete complete) {
-              UsageReport usage = complete.json()
-                  .map(kind::usageOfAnswer)
-                  .orElseGet(() -> new UsageReport.NotReported("answer is not JSON"));
-              held.end(new UpstreamOutcome.Answered(usage), responded.status());
-              return HttpResponse.create()
-                  .withStatus(GatewayErrors.status(responded.status()))
-                  .addHeaders(responded.headersToPassBack())
-                  .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
-            }
-            String word = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
-            held.end(new UpstreamOutcome.Unreadable(word), 502);
-            return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
-          });
-    }
-
-    /** The upstream answer is over (error, whole body, or end of stream): record its latency. */
-    private void upstreamEnded() {
-      long now = System.nanoTime();
-      endedNanos.compareAndSet(0, now);
-      services.metrics().upstreamLatency(provider(), prepared.model(), Duration.ofNanos(now - sentNanos));
-    }
-
-    private long upstreamNanos() {
-      long ended = endedNanos.get();
-      return ended == 0 ? 0 : ended - sentNanos;
-    }
+  private HttpResponse passThrough(UpstreamResult.Responded responded, ByteString body) {
+    return HttpResponse.create()
+        .withStatus(GatewayErrors.status(responded.status()))
+        .addHeaders(responded.headersToPassBack())
+        .withEntity(HttpEntities.create(responded.contentType(), body));
   }
 
   private HttpResponse passThrough(UpstreamResult.Responded responded, Source<ByteString, ?> body) {
