@@ -221,11 +221,12 @@ public final class HoldStreams implements Callable<Integer> {
     }
     summary.put("servedAtOnceWithProbes", servedPeak.get());
 
-    // Everything ends after its pause; then the books.
-    Duration endWait = pause.plus(Duration.ofSeconds(120 + (long) (probes / probeRate)));
+    // Everything ends after its pause (held streams: they were released above); then the books.
+    long endBase = System.nanoTime();
+    Duration endWait = (hold ? Duration.ZERO : pause).plus(Duration.ofSeconds(300 + (long) (probes / probeRate)));
     while (!allEnded.await(1, TimeUnit.SECONDS)) {
       progress(start, true);
-      if (System.nanoTime() - start > endWait.toNanos() + (long) (openedSec * 1e9)) {
+      if (System.nanoTime() - endBase > endWait.toNanos()) {
         break;
       }
     }
