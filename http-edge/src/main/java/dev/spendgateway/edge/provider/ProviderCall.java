@@ -7,6 +7,7 @@ import dev.spendgateway.edge.body.CallerJson;
 import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.call.Settlement;
 import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
@@ -16,6 +17,9 @@ import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
+import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
+import dev.spendgateway.upstream.failover.Pool;
+import dev.spendgateway.upstream.failover.PoolFull;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,6 +28,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
@@ -58,6 +63,7 @@ final class ProviderCall {
   private static final Pattern LOGGABLE_MODEL = Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
   private final CallServices services;
+  private final ProviderGuards guards;
   private final CallKind kind;
   private final HttpRequest request;
   private final Instant started;
@@ -65,8 +71,9 @@ final class ProviderCall {
   private final CallCore core;
   private final CallLine line;
 
-  ProviderCall(CallServices services, CallKind kind, HttpRequest request) {
+  ProviderCall(CallServices services, ProviderGuards guards, CallKind kind, HttpRequest request) {
     this.services = services;
+    this.guards = guards;
     this.kind = kind;
     this.request = request;
     this.started = services.clock().instant();
@@ -125,11 +132,44 @@ final class ProviderCall {
     return reserveAndCall((Preparation.Prepared) preparation, spend);
   }
 
+  /**
+   * The guards every provider call passes, in the router's order: a model whose circuit a 410 opened
+   * is refused; the call waits for its admission pool ({@code x-priority}) before it holds money;
+   * then it reserves and goes out through the provider's breaker.
+   */
   private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
     AccessLine known = line.learn(l -> l.withModel(prepared.model()));
     if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
+    if (guards.circuits().isOpen(prepared.model())) {
+      return refuse(error(410, "invalid_request_error",
+          "Model '" + prepared.model() + "' answered 410 Gone: " + provider() + " retired it. Calls to it are refused"
+              + " without reaching the provider until its circuit closes or an operator resets it.", "model"),
+          "model_circuit_open");
+    }
+    Pool pool = spend.priority() == SpendHeaders.Priority.BATCH ? Pool.BATCH : Pool.INTERACTIVE;
+    return guards.pools().admit(pool, kind.provider())
+        .handle((permit, failure) -> failure == null
+            ? reserve(prepared, spend, known, permit)
+            : admissionRefused(failure))
+        .thenCompose(s -> s);
+  }
+
+  private CompletionStage<HttpResponse> admissionRefused(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (!(cause instanceof PoolFull full)) {
+      throw new CompletionException(cause);
+    }
+    guards.poolFull().poolFull(full.pool(), full.provider());
+    HttpResponse refused = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
+        full.getMessage(), null)
+        .addHeader(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())));
+    return refuse(refused, "pool_full");
+  }
+
+  private CompletionStage<HttpResponse> reserve(
+      Preparation.Prepared prepared, SpendContext spend, AccessLine known, Permit permit) {
     ReserveRequest reserve = new ReserveRequest(
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
         spend.lane(),
@@ -142,8 +182,10 @@ final class ProviderCall {
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
             line.handOver();
-            return new Attempt(held.attempt(), prepared).call().thenApply(r -> withWarnings(r, prepared.warnings()));
+            return new Attempt(held.attempt(), prepared, permit).call()
+                .thenApply(r -> withWarnings(r, prepared.warnings()));
           }
+          permit.close();
           var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
           return refuse(refusal.response(), refusal.errorClass());
         });
@@ -151,13 +193,13 @@ final class ProviderCall {
 
   /** The one attempt a pass-through call makes, holding its reservation. */
   private final class Attempt {
-    private final CallAttempt held;
     private final Preparation.Prepared prepared;
+    private final Permit permit;
     private final UpstreamExchange exchange;
 
-    Attempt(CallAttempt held, Preparation.Prepared prepared) {
-      this.held = held;
+    Attempt(CallAttempt held, Preparation.Prepared prepared, Permit permit) {
       this.prepared = prepared;
+      this.permit = permit;
       this.exchange = new UpstreamExchange(services, held, new UpstreamExchange.Target(
           kind.provider(), prepared.model(), kind.upstreamPath(), kind.streamKind(), kind::usageOfAnswer,
           kind::usageOfStream, false, true), System::nanoTime);
@@ -168,7 +210,7 @@ final class ProviderCall {
 
     CompletionStage<HttpResponse> call() {
       UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
-      return exchange.send(upstreamRequest, UpstreamExchange.Guard.NONE, () -> {}).thenApply(this::answer);
+      return exchange.send(upstreamRequest, guards.breaker(), permit::close).thenApply(this::answer);
     }
 
     /** What the caller gets: the provider's answer as it is, or a gateway 502. */
@@ -178,10 +220,20 @@ final class ProviderCall {
         // Refused for capacity before anything was sent (the attempt voided it): retry shortly.
         return Overload.refusal(kind.errorShape(), none.errorClass(), services.metrics());
       }
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none && none.errorClass().equals("breaker_open")) {
+        long retryAfter = Math.max(1, guards.breakerRetryAfter().toSeconds());
+        return error(503, "upstream_unavailable", provider() + " has been failing: the gateway's circuit breaker for it is"
+            + " open, nothing was sent or billed; retry after " + retryAfter + " s.", null)
+            .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
+      }
       if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none) {
         return error(502, "upstream_unavailable", "The provider could not be reached (" + none.errorClass() + ").", null);
       }
       if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
+        if (refused.responded().status() == 410 && guards.circuits().onModelGone(prepared.model())) {
+          log.error("ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, calls to it are"
+              + " refused until it closes or an operator resets it", provider(), prepared.model());
+        }
         return passThrough(refused.responded(), refused.body());
       }
       if (exchanged instanceof UpstreamExchange.Exchanged.Whole whole) {

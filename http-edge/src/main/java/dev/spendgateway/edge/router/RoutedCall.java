@@ -10,6 +10,7 @@ import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
 import dev.spendgateway.edge.call.CallerJsonBody;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.call.Settlement;
 import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
@@ -32,7 +33,6 @@ import dev.spendgateway.upstream.failover.FailoverPlan.Attempt;
 import dev.spendgateway.upstream.failover.FailoverPlan.Decision;
 import dev.spendgateway.upstream.failover.FailoverPlan.Step;
 import dev.spendgateway.upstream.failover.Pool;
-import dev.spendgateway.upstream.failover.ProviderBreakers;
 import dev.spendgateway.upstream.failover.PoolFull;
 import dev.spendgateway.upstream.failover.RoutingProfile;
 import dev.spendgateway.upstream.failover.StructuredOutputFallback;
@@ -53,8 +53,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -167,7 +165,7 @@ final class RoutedCall {
     this.startedNanos = rc.nanoTime().getAsLong();
     this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     this.core = new CallCore(rc.services(), rc.nanoTime());
-    this.breaker = breakerGuard(rc.breakers());
+    this.breaker = new ProviderGuards(rc.pools(), rc.breakers(), rc.circuits(), Duration.ZERO, rc.listener()::poolFull).breaker();
     this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
   }
 
@@ -546,26 +544,6 @@ final class RoutedCall {
         .fromJsonAnswer(answer)
         .map(u -> provider == Provider.OPENAI ? UsageParsers.openAiChat(u) : UsageParsers.anthropic(u))
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
-  }
-
-  /** The router's per-provider breakers, as an exchange's guard (timing only to the response headers). */
-  private static UpstreamExchange.Guard breakerGuard(ProviderBreakers breakers) {
-    return new UpstreamExchange.Guard() {
-      @Override
-      public boolean allows(Provider provider) {
-        return breakers.isCallAllowed(provider);
-      }
-
-      @Override
-      public <T> CompletionStage<T> around(Provider provider, Supplier<CompletionStage<T>> call, Predicate<T> isFailure) {
-        return breakers.withBreaker(provider, call, isFailure);
-      }
-
-      @Override
-      public void streamCut(Provider provider) {
-        breakers.onFailure(provider);
-      }
-    };
   }
 
   // --- responses and the call's own log line ----------------------------------------------------
