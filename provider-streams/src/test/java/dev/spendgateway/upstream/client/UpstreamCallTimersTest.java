@@ -76,6 +76,9 @@ class UpstreamCallTimersTest {
       o.put("providers." + p + ".response-start-timeout", "3s");
       o.put("providers." + p + ".idle-timeout", "3s");
       o.put("providers." + p + ".connect-timeout", "1s");
+      // A small pool: a fresh pool of the shipped 10,000 slots can take longer than this test's
+      // 3 s response-start timeout to fail its first refused connect (see conf/providers.conf).
+      o.put("providers." + p + ".max-connections", 256);
     }
     o.putAll(overrides);
     return UpstreamSettings.fromConfig(ConfigFactory.parseMap(o).withFallback(UpstreamSettingsTest.shippedConfig()));

@@ -91,6 +91,9 @@ class UpstreamClientTest {
       o.put("providers." + p + ".response-start-timeout", "500ms");
       o.put("providers." + p + ".idle-timeout", "5s");
       o.put("providers." + p + ".connect-timeout", "1s");
+      // A small pool: a fresh pool of the shipped 10,000 slots takes longer to fail its first refused
+      // connect than this test's 500 ms response-start timeout (see conf/providers.conf).
+      o.put("providers." + p + ".max-connections", 256);
     }
     o.put("providers.openai.api-key", OPENAI_KEY);
     o.put("providers.anthropic.api-key", ANTHROPIC_KEY);
