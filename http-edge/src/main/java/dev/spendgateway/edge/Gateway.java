@@ -15,6 +15,7 @@ import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
@@ -48,14 +49,14 @@ public final class Gateway {
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
 
-  private Gateway(ActorSystem<?> system, Config config, Clock clock) {
+  private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
     settings.startupProblem(true).ifPresent(problem -> {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
     ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
-        Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
+        Ledger.spawn(system, ledgerSettings, clock, both(metrics.ledgerObserver(), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
@@ -113,8 +114,52 @@ public final class Gateway {
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
-    Gateway gateway = new Gateway(system, config, clock);
+    return start(system, config, clock, LedgerObserver.NONE);
+  }
+
+  /**
+   * As above; {@code lifecycle} is also told about the ledger's recovery (the main class stops the
+   * process when the ledger cannot recover, rather than serving 503 forever).
+   */
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
+    Gateway gateway = new Gateway(system, config, clock, lifecycle);
     return GatewayServer.bind(system, gateway.settings, gateway.route, gateway.inFlight);
+  }
+
+  /** Metrics first, then {@code lifecycle}; the ledger calls the observer's methods on its thread. */
+  private static LedgerObserver both(LedgerObserver metrics, LedgerObserver lifecycle) {
+    if (lifecycle == LedgerObserver.NONE) {
+      return metrics;
+    }
+    return new LedgerObserver() {
+      @Override
+      public void persisted(List<dev.spendgateway.ledger.LedgerEvents.Event> events, java.time.Duration writeTime) {
+        metrics.persisted(events, writeTime);
+      }
+
+      @Override
+      public void recovered(java.time.Duration took, int knownReservations, int openReservations) {
+        metrics.recovered(took, knownReservations, openReservations);
+        lifecycle.recovered(took, knownReservations, openReservations);
+      }
+
+      @Override
+      public void recoveryFailed(Throwable cause, boolean retrying) {
+        metrics.recoveryFailed(cause, retrying);
+        lifecycle.recoveryFailed(cause, retrying);
+      }
+
+      @Override
+      public void droppedPastDeadline(int commands) {
+        metrics.droppedPastDeadline(commands);
+      }
+
+      @Override
+      public void shed(int commands) {
+        metrics.shed(commands);
+      }
+    };
   }
 
   private CompletionStage<Boolean> isReady() {
