@@ -69,7 +69,9 @@ public final class StartupCheck {
           config.getDuration("providers.client-subscribe-timeout");
         }),
         () -> dataDirProblem(config),
-        () -> scope == Scope.ALL ? portProblem(GatewaySettings.fromConfig(config)) : Optional.empty());
+        () -> scope == Scope.ALL
+            ? portProblem(GatewaySettings.fromConfig(config))
+            : hostProblem(GatewaySettings.fromConfig(config)));
     for (Supplier<Optional<String>> check : checks) {
       Optional<String> problem;
       try {
@@ -96,17 +98,31 @@ public final class StartupCheck {
     return JournalDatabase.of(config).flatMap(db -> DataDirs.unwritable(db.dataDir()));
   }
 
+  /** The bind address must name this machine (resolved the way the bind will). */
+  static Optional<String> hostProblem(GatewaySettings settings) {
+    try {
+      InetAddress.getByName(settings.host());
+      return Optional.empty();
+    } catch (UnknownHostException e) {
+      return Optional.of(unknownHost(settings));
+    }
+  }
+
+  private static String unknownHost(GatewaySettings settings) {
+    return "gateway.host (GATEWAY_HOST) = '" + settings.host() + "' is not an address or a known host "
+        + "name; set GATEWAY_HOST to an interface of this machine, e.g. 127.0.0.1";
+  }
+
   /** Another process on the port would make the bind fail only after the ledger started. */
   static Optional<String> portProblem(GatewaySettings settings) {
-    if (settings.port() == 0) {
-      return Optional.empty();
-    }
     InetAddress address;
     try {
       address = InetAddress.getByName(settings.host());
     } catch (UnknownHostException e) {
-      return Optional.of("gateway.host (GATEWAY_HOST) = '" + settings.host() + "' is not an address or a known host "
-          + "name; set GATEWAY_HOST to an interface of this machine, e.g. 127.0.0.1");
+      return Optional.of(unknownHost(settings));
+    }
+    if (settings.port() == 0) {
+      return Optional.empty(); // any free port (tests)
     }
     try (ServerSocket probe = new ServerSocket()) {
       probe.setReuseAddress(true);
