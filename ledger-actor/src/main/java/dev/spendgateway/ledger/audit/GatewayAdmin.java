@@ -181,7 +181,7 @@ public final class GatewayAdmin implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE",
         description = "HOCON config naming the journal database and the caps. Default: the gateway's "
-            + "conf/application.conf (bin/gateway-admin passes it).")
+            + "conf/application.conf (bin/gateway-admin puts conf/ on the class path).")
     Path config;
 
     Config load() {
@@ -209,7 +209,7 @@ public final class GatewayAdmin implements Callable<Integer> {
           .withFallback(ConfigFactory.defaultReference()));
       if (!resolved.hasPath("ledger.caps")) {
         throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
-            + "(bin/gateway-admin does)");
+            + "(bin/gateway-admin puts conf/ on the class path)");
       }
       if (requireJournal) {
         requireJournalFile(resolved);
