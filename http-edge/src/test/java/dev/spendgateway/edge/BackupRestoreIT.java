@@ -151,7 +151,7 @@ class BackupRestoreIT {
   }
 
   private static void waitReady(String base, Process p, Path out) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
+    long deadline = System.nanoTime() + Duration.ofSeconds(300).toNanos();
     while (System.nanoTime() < deadline) {
       assertTrue(p.isAlive(), "gateway exited early: " + Files.readString(out));
       try {

@@ -104,7 +104,7 @@ class GatewayStartIT {
 
   private void waitReady(Process p, Path out) throws Exception {
     String port = ports.get(p.pid());
-    long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
+    long deadline = System.nanoTime() + Duration.ofSeconds(300).toNanos();
     while (System.nanoTime() < deadline) {
       assertTrue(p.isAlive(), "gateway exited early: " + Files.readString(out));
       try {

@@ -255,7 +255,7 @@ public final class GatewayAdmin implements Callable<Integer> {
   }
 
   /** How long a verb waits for the journal database to open before it gives up with a message. */
-  static final Duration OPEN_TIMEOUT = Duration.ofSeconds(30);
+  static final Duration OPEN_TIMEOUT = Duration.ofSeconds(60);
 
   /** An actor system for reading the journal, shut down when closed. */
   static final class JournalSession implements AutoCloseable {

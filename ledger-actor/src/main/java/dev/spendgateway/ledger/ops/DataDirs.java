@@ -47,6 +47,9 @@ public final class DataDirs {
    * fix); empty when it can. Creates the directory when it is missing, as the gateway would.
    */
   public static Optional<String> unwritable(Path dir) {
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      return Optional.of("data dir " + dir + " is not a directory; set GATEWAY_DATA_DIR to a directory");
+    }
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
