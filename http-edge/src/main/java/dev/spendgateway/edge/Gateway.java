@@ -3,6 +3,7 @@ package dev.spendgateway.edge;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.admin.AdminRoutes;
+import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
@@ -91,7 +92,7 @@ public final class Gateway {
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, adminRoutes(settings, ledger)),
+            openRoutes(health, adminRoutes(settings, ledger, this::isReady, router)),
             List.of(providers.route(), router.route()),
             List.of(ledgerRoutes.route(), metricsRoutes.route())));
   }
@@ -101,15 +102,27 @@ public final class Gateway {
    * operator token is configured. The admin routes check that token themselves: behind the caller
    * token, every caller could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Optional<AdminRoutes> admin) {
-    return admin.map(a -> List.of(health.route(), a.route())).orElseGet(() -> List.of(health.route()));
+  private static List<Route> openRoutes(HealthRoutes health, Optional<List<Route>> admin) {
+    List<Route> routes = new java.util.ArrayList<>(List.of(health.route()));
+    admin.ifPresent(routes::addAll);
+    return routes;
   }
 
-  /** Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set. */
-  private static Optional<AdminRoutes> adminRoutes(GatewaySettings settings, LedgerClient ledger) {
-    return settings.hasAdminToken()
-        ? Optional.of(new AdminRoutes(ledger, new ObjectMapper(), new GatewayAuth(settings.adminToken())))
-        : Optional.empty();
+  /**
+   * Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set:
+   * the operator's status and circuit reset first (they fall through on any other path), then the
+   * ledger writes, which answer everything else under {@code /admin}.
+   */
+  private static Optional<List<Route>> adminRoutes(GatewaySettings settings, LedgerClient ledger,
+      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router) {
+    if (!settings.hasAdminToken()) {
+      return Optional.empty();
+    }
+    GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
+    return Optional.of(List.of(
+        new OpsAdminRoutes(ledger, adminAuth, ready, Optional.of(router.breakers()), Optional.of(router.modelCircuits()))
+            .route(),
+        new AdminRoutes(ledger, new ObjectMapper(), adminAuth).route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

@@ -74,6 +74,8 @@ import picocli.CommandLine.Spec;
       GatewayAdmin.Adjust.class,
       GatewayAdmin.Settle.class,
       GatewayAdmin.VoidReservation.class,
+      GatewayAdmin.Status.class,
+      GatewayAdmin.ResetCircuit.class,
       CommandLine.HelpCommand.class
     })
 public final class GatewayAdmin implements Callable<Integer> {
@@ -802,6 +804,52 @@ public final class GatewayAdmin implements Callable<Integer> {
       Map<String, Object> body = new LinkedHashMap<>();
       why.addTo(body, gateway);
       return post(spec, gateway, "/admin/reservations/" + encode(id) + "/void", body);
+    }
+  }
+
+  @Command(name = "status", mixinStandardHelpOptions = true,
+      description = {
+        "Show the running gateway: ready or not, the global and pool caps, open reservations, each provider's",
+        "circuit breaker and the models whose circuit a 410 opened (GET /admin/status, admin token).",
+        "Exit 0 when ready, 1 when not (the ledger has not recovered), 2 when the gateway did not answer."})
+  static final class Status implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      HttpRequest request = HttpRequest.newBuilder(gateway.uri("/admin/status")).timeout(ANSWER_TIMEOUT)
+          .header("authorization", "Bearer " + gateway.adminToken()).GET().build();
+      HttpResponse<String> response;
+      try {
+        response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+      } catch (java.net.ConnectException e) {
+        throw new IllegalStateException(unreachable(gateway));
+      }
+      int exit = printAnswer(spec, response);
+      if (exit == 0 && response.body().contains("\"ready\":false")) {
+        return VIOLATION;
+      }
+      return exit;
+    }
+  }
+
+  @Command(name = "reset-circuit", mixinStandardHelpOptions = true,
+      description = {
+        "Close a model's circuit that a provider's 410 (model gone) opened, after fixing the catalog or the",
+        "profile (POST /admin/circuits/MODEL/reset, admin token). Until then the router does not call that model."})
+  static final class ResetCircuit implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "The model id, as in conf/models.conf.")
+    String model;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      return post(spec, gateway, "/admin/circuits/" + encode(model) + "/reset", new LinkedHashMap<>());
     }
   }
 
