@@ -1,5 +1,7 @@
 package dev.spendgateway.edge.admin;
 
+import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.ledger.LedgerClient;
