@@ -11,6 +11,7 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
@@ -21,6 +22,7 @@ import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfiles;
 import dev.spendgateway.upstream.failover.SchemaModeMemory;
 import java.time.Duration;
@@ -74,6 +76,7 @@ public final class FailoverRouter {
             profiles,
             settings,
             new AdmissionPools(settings.pools(), System::nanoTime),
+            ProviderRateLimits.fromConfig(config, System::nanoTime),
             ProviderBreakers.create(
                 system,
                 settings.breaker(),
@@ -126,6 +129,14 @@ public final class FailoverRouter {
   /** Provider breaker states, for {@code /metrics} ({@code gateway_circuit_state{provider}}). */
   public ProviderBreakers breakers() {
     return context.breakers();
+  }
+
+  /**
+   * The router's pools, breakers and model circuits, for the pass-through routes: every provider
+   * call goes through the same ones.
+   */
+  public ProviderGuards guards() {
+    return RoutedCall.guards(context);
   }
 
   /** Models whose 410 circuit is open, and the operator reset. */
