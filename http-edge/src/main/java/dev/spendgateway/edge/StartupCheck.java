@@ -11,6 +11,7 @@ import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.upstream.client.UpstreamSettings;
 import dev.spendgateway.upstream.failover.FailoverSettings;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfiles;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -59,6 +60,7 @@ public final class StartupCheck {
         () -> none(() -> RoutingProfiles.fromConfig(config,
             ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()))),
         () -> none(() -> FailoverSettings.fromConfig(config)),
+        () -> none(() -> ProviderRateLimits.fromConfig(config, System::nanoTime)),
         () -> none(() -> UpstreamSettings.fromConfig(config)),
         () -> none(() -> ServerSettings.create(config)),
         () -> none(() -> {

@@ -37,7 +37,7 @@ class MetricsDocsTest {
       "gateway_upstream_ttfb_seconds", "gateway_overhead_seconds", "gateway_open_streams",
       "gateway_edge_settled_above_reserve_total", "gateway_model_lifecycle_alarms_total",
       "gateway_model_circuit_open", "gateway_model_retired_total", "gateway_router_attempts_total",
-      "gateway_router_failovers_total", "gateway_router_pool_full_total");
+      "gateway_router_failovers_total", "gateway_router_pool_full_total", "gateway_rate_limited_total");
 
   private static TestGateway gateway;
   private static String metrics;
