@@ -185,13 +185,16 @@ public final class GatewayMain {
     if (problem.isPresent()) {
       throw new StartFailure(BAD_CONFIG, problem.get(), null);
     }
+    List<String> warnings = StartupCheck.warnings(config, java.time.LocalDate.now(java.time.ZoneOffset.UTC));
     if (options.check()) {
+      warnings.forEach(w -> out.println("gateway: warning: " + w));
       out.println("gateway: configuration OK (data dir " + config.getString(DataDirs.KEY) + ", "
           + config.getString("gateway.host") + ":" + config.getInt("gateway.port")
           + running.map(h -> "; a gateway is running on this data dir (pid " + h.pid()
               + "), so its port and the journal lock were not checked").orElse("") + ")");
       return 0;
     }
+    warnings.forEach(w -> log.warn("{}", w));
     JournalLock.Lease lease = lockJournal(config);
     openJournal(config);
     ProviderSimulator simulator = null;

@@ -90,6 +90,29 @@ public final class StartupCheck {
     return Optional.empty();
   }
 
+  /**
+   * What does not stop a start but leaves a profile without its promise, one line each: a
+   * profile's primary or fallback model that is retired (by lifecycle or past its end of support)
+   * — the router routes around it, so that profile has no working failover (or no primary).
+   * Assumes {@link #firstProblem} found nothing.
+   */
+  public static java.util.List<String> warnings(Config config, java.time.LocalDate today) {
+    RoutingProfiles profiles = RoutingProfiles.fromConfig(config,
+        ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()));
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (String name : profiles.names()) {
+      profiles.find(name).ifPresent(p -> {
+        if (p.primary().isRetiredOn(today)) {
+          out.add("profile '" + name + "' primary model '" + p.primary().name() + "' is retired: every call on it goes "
+              + "to its fallback; replace it in conf/profiles.conf");
+        }
+        p.fallback().filter(f -> f.isRetiredOn(today)).ifPresent(f -> out.add("profile '" + name + "' fallback model '"
+            + f.name() + "' is retired: the profile has no failover; replace it in conf/profiles.conf"));
+      });
+    }
+    return out;
+  }
+
   private static Optional<String> none(Runnable check) {
     check.run();
     return Optional.empty();

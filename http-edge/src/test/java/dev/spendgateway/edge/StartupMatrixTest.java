@@ -125,6 +125,16 @@ class StartupMatrixTest {
   }
 
   @Test
+  void aRetiredProfileModelIsReportedAtStartNotRefused() {
+    Map<String, Object> settings = valid();
+    settings.put("profiles.fast-summary.primary", "gpt-4.1"); // lifecycle = retired in conf/models.conf
+    Result result = run(List.of("--check"), settings);
+    assertEquals(0, result.exit(), result.err());
+    assertTrue(result.out().contains("gateway: warning: profile 'fast-summary' primary model 'gpt-4.1' is retired"),
+        result.out());
+  }
+
+  @Test
   void aRelativeDataDirIsMadeAbsolute() {
     Map<String, Object> settings = valid();
     settings.put("gateway.data-dir", "relative/data");
