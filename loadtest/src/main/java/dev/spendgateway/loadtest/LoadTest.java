@@ -214,6 +214,11 @@ public final class LoadTest implements Callable<Integer> {
 
   /** One line for what went wrong: the gateway unreachable, or the failure's own message. */
   String explain(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof java.net.ConnectException || c instanceof java.net.http.HttpConnectTimeoutException) {
+        return "cannot reach the gateway at " + gateway() + " (is it running? GATEWAY_HOST/GATEWAY_PORT or --host/--port)";
+      }
+    }
     Throwable t = e;
     while (t.getCause() != null && t.getCause() != t
         && (t.getMessage() == null || t instanceof java.util.concurrent.ExecutionException)) {

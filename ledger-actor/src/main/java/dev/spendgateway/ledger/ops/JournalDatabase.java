@@ -80,19 +80,36 @@ public record JournalDatabase(String url, String user, String password, Path dat
    * wait days on a database that never answers.
    */
   public void probe(String jdbcUrl, Duration timeout) throws JournalUnavailableException {
+    try {
+      open(jdbcUrl, timeout).close();
+    } catch (SQLException e) {
+      throw new JournalUnavailableException("the journal database in " + dataDir + " cannot be closed: " + firstLine(e));
+    }
+  }
+
+  /**
+   * As {@link #probe}, but the connection stays open for the caller. The gateway keeps it while it
+   * runs: H2 then keeps the database open in this process, and the ledger's own connections reuse
+   * it instead of opening (and starting the AUTO_SERVER) a second time.
+   */
+  public Connection open(String jdbcUrl, Duration timeout) throws JournalUnavailableException {
     ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "journal-probe");
       t.setDaemon(true);
       return t;
     });
     try {
-      Future<?> opened = executor.submit(() -> {
-        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); Statement s = c.createStatement()) {
+      Future<Connection> opened = executor.submit(() -> {
+        Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+        try (Statement s = c.createStatement()) {
           s.execute("SELECT 1");
+        } catch (SQLException e) {
+          c.close();
+          throw e;
         }
-        return null;
+        return c;
       });
-      opened.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return opened.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       throw new JournalUnavailableException("the journal database in " + dataDir + " did not open within "
           + timeout.toSeconds() + " s (another process holding it?)");
