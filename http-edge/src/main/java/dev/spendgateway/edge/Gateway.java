@@ -3,6 +3,7 @@ package dev.spendgateway.edge;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.admin.AdminRoutes;
+import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
@@ -15,6 +16,7 @@ import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
@@ -48,14 +50,14 @@ public final class Gateway {
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
 
-  private Gateway(ActorSystem<?> system, Config config, Clock clock) {
+  private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
     settings.startupProblem(true).ifPresent(problem -> {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
     ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
-        Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
+        Ledger.spawn(system, ledgerSettings, clock, both(metrics.ledgerObserver(), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
@@ -91,7 +93,7 @@ public final class Gateway {
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, adminRoutes(settings, ledger)),
+            openRoutes(health, adminRoutes(settings, ledger, this::isReady, router)),
             List.of(providers.route(), router.route()),
             List.of(ledgerRoutes.route(), metricsRoutes.route())));
   }
@@ -101,21 +103,77 @@ public final class Gateway {
    * operator token is configured. The admin routes check that token themselves: behind the caller
    * token, every caller could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Optional<AdminRoutes> admin) {
-    return admin.map(a -> List.of(health.route(), a.route())).orElseGet(() -> List.of(health.route()));
+  private static List<Route> openRoutes(HealthRoutes health, Optional<List<Route>> admin) {
+    List<Route> routes = new java.util.ArrayList<>(List.of(health.route()));
+    admin.ifPresent(routes::addAll);
+    return routes;
   }
 
-  /** Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set. */
-  private static Optional<AdminRoutes> adminRoutes(GatewaySettings settings, LedgerClient ledger) {
-    return settings.hasAdminToken()
-        ? Optional.of(new AdminRoutes(ledger, new ObjectMapper(), new GatewayAuth(settings.adminToken())))
-        : Optional.empty();
+  /**
+   * Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set:
+   * the operator's status and circuit reset first (they fall through on any other path), then the
+   * ledger writes, which answer everything else under {@code /admin}.
+   */
+  private static Optional<List<Route>> adminRoutes(GatewaySettings settings, LedgerClient ledger,
+      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router) {
+    if (!settings.hasAdminToken()) {
+      return Optional.empty();
+    }
+    GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
+    return Optional.of(List.of(
+        new OpsAdminRoutes(ledger, adminAuth, ready, Optional.of(router.breakers()), Optional.of(router.modelCircuits()))
+            .route(),
+        new AdminRoutes(ledger, new ObjectMapper(), adminAuth).route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
-    Gateway gateway = new Gateway(system, config, clock);
+    return start(system, config, clock, LedgerObserver.NONE);
+  }
+
+  /**
+   * As above; {@code lifecycle} is also told about the ledger's recovery (the main class stops the
+   * process when the ledger cannot recover, rather than serving 503 forever).
+   */
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
+    Gateway gateway = new Gateway(system, config, clock, lifecycle);
     return GatewayServer.bind(system, gateway.settings, gateway.route, gateway.inFlight);
+  }
+
+  /** Metrics first, then {@code lifecycle}; the ledger calls the observer's methods on its thread. */
+  private static LedgerObserver both(LedgerObserver metrics, LedgerObserver lifecycle) {
+    if (lifecycle == LedgerObserver.NONE) {
+      return metrics;
+    }
+    return new LedgerObserver() {
+      @Override
+      public void persisted(List<dev.spendgateway.ledger.LedgerEvents.Event> events, java.time.Duration writeTime) {
+        metrics.persisted(events, writeTime);
+      }
+
+      @Override
+      public void recovered(java.time.Duration took, int knownReservations, int openReservations) {
+        metrics.recovered(took, knownReservations, openReservations);
+        lifecycle.recovered(took, knownReservations, openReservations);
+      }
+
+      @Override
+      public void recoveryFailed(Throwable cause, boolean retrying) {
+        metrics.recoveryFailed(cause, retrying);
+        lifecycle.recoveryFailed(cause, retrying);
+      }
+
+      @Override
+      public void droppedPastDeadline(int commands) {
+        metrics.droppedPastDeadline(commands);
+      }
+
+      @Override
+      public void shed(int commands) {
+        metrics.shed(commands);
+      }
+    };
   }
 
   private CompletionStage<Boolean> isReady() {

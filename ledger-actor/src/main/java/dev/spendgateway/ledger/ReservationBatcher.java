@@ -84,6 +84,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
           if (ready.failure() != null) {
             context.getLog().error("ledger journal schema could not be created; the ledger is not started",
                 ready.failure());
+            observer.recoveryFailed(ready.failure(), false);
             return Behaviors.stopped();
           }
           return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
