@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.audit;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.journal.PostgresJournal;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
 import java.io.IOException;
@@ -138,6 +139,11 @@ public final class GatewayAdmin implements Callable<Integer> {
             + "conf/application.conf (bin/gateway-admin passes it).")
     Path config;
 
+    @Option(names = "--journal-url", paramLabel = "JDBC_URL",
+        description = "A PostgreSQL journal (cluster mode) instead of the H2 file. Default: $GATEWAY_JOURNAL_URL "
+            + "(with $GATEWAY_JOURNAL_USER, $GATEWAY_JOURNAL_PASSWORD), else the H2 journal under the data dir.")
+    String journalUrl;
+
     Config load() {
       return load(true);
     }
@@ -161,6 +167,7 @@ public final class GatewayAdmin implements Callable<Integer> {
           .withFallback(ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
           .withFallback(ConfigFactory.defaultReference())
           .resolve();
+      resolved = PostgresJournal.select(resolved, Optional.ofNullable(journalUrl));
       if (!resolved.hasPath("ledger.caps")) {
         throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
             + "(bin/gateway-admin does)");
