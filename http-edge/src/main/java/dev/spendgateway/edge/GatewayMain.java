@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import dev.spendgateway.edge.demo.DemoBanner;
+import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.sim.ProviderSimulator;
 import dev.spendgateway.sim.SimConfig;
 import java.nio.file.Path;
@@ -57,7 +58,9 @@ public final class GatewayMain {
     }
     boolean demo = argList.contains("--demo");
     Config config = ConfigFactory.load();
-    Optional<String> problem = GatewaySettings.fromConfig(config).startupProblem(demo);
+    Config loaded = config;
+    Optional<String> problem = ClusterMode.startupProblem(loaded)
+        .or(() -> GatewaySettings.fromConfig(loaded).startupProblem(demo));
     if (problem.isPresent()) {
       System.err.println("gateway: " + problem.get());
       System.exit(2);
@@ -69,8 +72,12 @@ public final class GatewayMain {
       demoTokens = DemoTokens.generate();
       config = demoConfig(config, simulator.baseUrl(), demoTokens);
     }
-    start(config, simulator, demoTokens);
+    // The PostgreSQL journal and the cluster settings (when their env is set) before the actor system starts.
+    start(ClusterMode.configure(config, SYSTEM_NAME), simulator, demoTokens);
   }
+
+  /** The actor system's name: part of every cluster node's address, so the same on all of them. */
+  static final String SYSTEM_NAME = "gateway";
 
   /** The throwaway pair {@code --demo} prints: a caller token and, different, an operator token. */
   record DemoTokens(String caller, String admin) {
@@ -89,7 +96,7 @@ public final class GatewayMain {
     // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a provider's
     // response start) is not fatal, but the operator should see the value actually used.
     settings.startupWarnings().forEach(warning -> log.warn("{}", warning));
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "gateway", config);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
     installSignalHandlers(system);
     if (simulator != null) {
       ProviderSimulator sim = simulator;

@@ -31,6 +31,18 @@ public final class Ledger {
 
   private Ledger() {}
 
+  /**
+   * Starts the ledger the way {@code system}'s configuration asks: on a cluster node as the
+   * cluster's singleton, reached through a proxy behind this node's {@link
+   * dev.spendgateway.ledger.cluster.LedgerGate}; otherwise as a local actor (always reachable).
+   */
+  public static LedgerAccess start(ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    if (dev.spendgateway.ledger.cluster.ClusterMode.isClusterNode(system.settings().config())) {
+      return dev.spendgateway.ledger.cluster.ClusterLedger.start(system, behavior(system, settings, clock, observer));
+    }
+    return new LedgerAccess(spawn(system, settings, clock, observer), () -> true);
+  }
+
   /** Spawns the ledger as a top-level actor of {@code system}. */
   public static ActorRef<GlobalBudget.Command> spawn(ActorSystem<?> system, LedgerSettings settings, Clock clock) {
     return spawn(system, settings, clock, LedgerObserver.NONE);

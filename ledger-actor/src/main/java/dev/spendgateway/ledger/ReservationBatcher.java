@@ -79,6 +79,8 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   private List<Batchable> inFlight = List.of();
   /** Between a fenced write and the recovery of a new GlobalBudget: every write is answered busy. */
   private boolean fenced;
+  /** The singleton is leaving this node: finish the write in progress, take nothing new. */
+  private boolean handingOver;
 
   /**
    * @param schema runs the journal DDL before the ledger starts; {@code null} to skip (schema
@@ -154,6 +156,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         .onMessage(Batchable.class, this::onBatchable)
         .onMessage(WriteDone.class, this::onWriteDone)
         .onMessage(GlobalBudget.Command.class, this::onPassThrough)
+        .onMessage(LedgerProtocol.HandOver.class, this::onHandOver)
         .onMessage(Fenced.class, this::onFenced)
         .onMessage(BudgetStopped.class, stopped -> this)
         .onMessage(Recover.class, this::onRecover)
@@ -205,8 +208,22 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     GlobalBudget.send(command, new LedgerProtocol.Busy(Decider.busy(command).id(), seconds));
   }
 
+  /**
+   * The singleton moves to another node: finish the write in progress (its callers are answered as
+   * usual), answer everything still queued busy, then stop. Commands arriving meanwhile are answered
+   * busy too; the next ledger recovers everything written here from the journal.
+   */
+  private Behavior<Object> onHandOver(LedgerProtocol.HandOver handOver) {
+    handingOver = true;
+    getContext().getLog().info("ledger handing over: {} queued commands answered busy{}", queued.size(),
+        writing ? ", stopping once the batch being written is confirmed" : "");
+    queued.forEach(this::answerUnavailable);
+    queued.clear();
+    return writing ? this : Behaviors.stopped();
+  }
+
   private Behavior<Object> onBatchable(Batchable command) {
-    if (fenced) {
+    if (fenced || handingOver) {
       answerUnavailable(command);
       return this;
     }
@@ -235,6 +252,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     }
     writing = false;
     inFlight = List.of();
+    if (handingOver) {
+      return Behaviors.stopped();
+    }
     if (fenced) {
       return this; // its answer (if any) came from the fence
     }
