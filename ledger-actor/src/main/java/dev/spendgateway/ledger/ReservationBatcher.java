@@ -47,6 +47,11 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   private record SchemaReady(Throwable failure) {}
 
+  private record PrepareAgain() {}
+
+  /** How long after a failed schema step or durability check it is tried again. */
+  static final Duration PREPARE_RETRY = Duration.ofSeconds(3);
+
   private record WriteDone(long batchNo, int commands, long startedNanos, Throwable failure) {}
 
   /** The journal refused a write because another ledger wrote that sequence number first. */
@@ -99,22 +104,29 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         return new ReservationBatcher(context, settings, clock, observer);
       }
       context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
-      return creatingSchema(context, stash, settings, clock, observer);
+      return creatingSchema(context, stash, settings, clock, observer, schema);
     }));
     return behavior.narrow();
   }
 
   private static Behavior<Object> creatingSchema(
       ActorContext<Object> context, StashBuffer<Object> stash, LedgerSettings settings, Clock clock,
-      LedgerObserver observer) {
+      LedgerObserver observer, Supplier<CompletionStage<Done>> schema) {
     return Behaviors.receive(Object.class)
         .onMessage(SchemaReady.class, ready -> {
           if (ready.failure() != null) {
+            // Tried again rather than given up: a database that is still starting, or a pool that had no
+            // connection free, must not leave the gateway without a ledger until someone restarts it.
             context.getLog().error("ledger journal could not be prepared (schema, or a PostgreSQL whose commit is not"
-                + " durable); the ledger is not started", ready.failure());
-            return Behaviors.stopped();
+                + " durable); the ledger does not start, trying again in {}", PREPARE_RETRY, ready.failure());
+            context.scheduleOnce(PREPARE_RETRY, context.getSelf(), new PrepareAgain());
+            return Behaviors.same();
           }
           return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
+        })
+        .onMessage(PrepareAgain.class, again -> {
+          context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
+          return Behaviors.same();
         })
         .onAnyMessage(message -> {
           stash.stash(message);
