@@ -65,6 +65,7 @@ import picocli.CommandLine.Spec;
       GatewayAdmin.Verify.class,
       GatewayAdmin.Export.class,
       GatewayAdmin.Tail.class,
+      ImportCommand.class,
       GatewayAdmin.Credit.class,
       GatewayAdmin.Adjust.class,
       GatewayAdmin.Settle.class,

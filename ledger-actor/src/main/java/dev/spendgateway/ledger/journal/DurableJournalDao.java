@@ -92,7 +92,11 @@ public final class DurableJournalDao implements JournalDao {
     } else {
       this.groupSync = null;
       this.pipelined = false;
-      log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
+      if (profile instanceof H2Profile) {
+        log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
+      } else {
+        log.info("ledger journal: each group commit is durable when its transaction commits (synchronous_commit)");
+      }
     }
   }
 
