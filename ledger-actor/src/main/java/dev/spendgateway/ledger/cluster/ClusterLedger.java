@@ -39,9 +39,24 @@ public final class ClusterLedger {
         config.getDuration("gateway.cluster.ledger-probe-interval"),
         config.getDuration("gateway.cluster.ledger-probe-timeout"),
         config.getInt("gateway.cluster.retry-after-seconds"));
+    warmUp(system);
     AtomicBoolean reachable = new AtomicBoolean(false);
     ActorRef<GlobalBudget.Command> gate =
         system.systemActorOf(LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
     return new LedgerAccess(gate, reachable::get);
+  }
+
+  /**
+   * Every node opens its journal connection pool and checks the journal once at start, although
+   * only one node holds the ledger: a node that takes the ledger over then recovers at once instead
+   * of first creating the pool (seconds on a busy machine, all of them a hand-over's 503s), and a
+   * node that cannot reach the journal says so in its log before it is ever needed.
+   */
+  private static void warmUp(ActorSystem<?> system) {
+    dev.spendgateway.ledger.journal.PostgresJournal.requireDurableCommit(system).whenComplete((ok, failure) -> {
+      if (failure != null) {
+        system.log().warn("ledger journal not usable from this node (yet): {}", failure.toString());
+      }
+    });
   }
 }
