@@ -167,8 +167,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     return newReceiveBuilder()
         .onMessage(Batchable.class, this::onBatchable)
         .onMessage(WriteDone.class, this::onWriteDone)
-        .onMessage(GlobalBudget.Command.class, this::onPassThrough)
+        // Before the pass-through: HandOver is a command too, but it is this actor's, not GlobalBudget's.
         .onMessage(LedgerProtocol.HandOver.class, this::onHandOver)
+        .onMessage(GlobalBudget.Command.class, this::onPassThrough)
         .onMessage(Fenced.class, this::onFenced)
         .onMessage(BudgetStopped.class, stopped -> this)
         .onMessage(Recover.class, this::onRecover)

@@ -53,9 +53,12 @@ final class ClusterNodes implements AutoCloseable {
     }
   }
 
-  private ClusterNodes(Path dir) throws SQLException {
-    this.dir = dir;
+  private ClusterNodes(Path unused) throws SQLException, IOException {
     this.database = "cluster_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    // Under target/, not a temporary folder: the nodes' logs are what explains a failed run.
+    this.dir = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()
+        .resolve("cluster-it").resolve(database);
+    Files.createDirectories(dir);
     this.journalUrl = SERVER.substring(0, SERVER.lastIndexOf('/') + 1) + database;
     try (Connection c = DriverManager.getConnection(SERVER, USER, ""); Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE " + database);
