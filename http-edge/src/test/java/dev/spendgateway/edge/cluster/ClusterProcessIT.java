@@ -81,10 +81,11 @@ class ClusterProcessIT {
       assertTrue(second != first, "the ledger moved to another node");
       List<Node> alive = cluster.nodes.stream().filter(n -> n.process().isAlive()).toList();
       LedgerHammer graceful = new LedgerHammer(alive, "graceful", CENT, capFor(FITS));
+      // New ids keep coming until the stopped node has handed the ledger over and exited.
       graceful.run(IDS, 12, HAMMER_MAX, IDS / 3, () -> {
         graceful.markEvent();
         second.process().destroy(); // SIGTERM
-      });
+      }, () -> !second.process().isAlive());
       assertTrue(second.process().waitFor(60, TimeUnit.SECONDS), "the stopped node exits");
       assertEquals(0, second.process().exitValue(), "a graceful leave exits 0");
       assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
@@ -111,7 +112,8 @@ class ClusterProcessIT {
    */
   private static void checkBooks(ClusterNodes cluster, LedgerHammer hammer, String brand) throws Exception {
     assertTrue(hammer.unexpected.isEmpty(), "unexpected answers: " + hammer.unexpected);
-    assertEquals(IDS, hammer.answers.size(), "every id got a definitive answer");
+    assertTrue(hammer.answers.size() >= IDS, "every id got a definitive answer: " + hammer.answers.size());
+    assertTrue(hammer.unanswered().isEmpty(), "ids without a definitive answer: " + hammer.unanswered());
     assertTrue(hammer.answeredDifferently().isEmpty(), "ids answered two ways: " + hammer.answeredDifferently());
     List<String> accepted = hammer.accepted();
     assertEquals(FITS, accepted.size(), "exactly the reservations the cap fits");

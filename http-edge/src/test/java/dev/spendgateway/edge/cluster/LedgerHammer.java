@@ -31,6 +31,8 @@ final class LedgerHammer {
   final List<String> unexpected = new CopyOnWriteArrayList<>();
   final AtomicInteger unavailable = new AtomicInteger();
   final AtomicInteger done = new AtomicInteger();
+  /** How many ids were taken by a caller (each must end with a definitive answer). */
+  private final AtomicInteger started = new AtomicInteger();
   /** When a 503 or a dead node was first met after {@link #markEvent()}; 0 while none. */
   private final AtomicLong firstOutageNanos = new AtomicLong();
   /** When the first 201 sent after that outage came back. */
@@ -69,6 +71,16 @@ final class LedgerHammer {
 
   /** Runs {@code count} ids on {@code threads} callers; {@code midway} runs once {@code at} ids are done. */
   void run(int count, int threads, Duration max, int at, Runnable midway) throws Exception {
+    run(count, threads, max, at, midway, () -> true);
+  }
+
+  /**
+   * As above, but once {@code count} ids are done, keeps sending new ids until {@code enough} says
+   * so (e.g. until a stopped node has handed the ledger over and exited), so the hand-over happens
+   * under load.
+   */
+  void run(int count, int threads, Duration max, int at, Runnable midway, java.util.function.BooleanSupplier enough)
+      throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     long deadline = System.nanoTime() + max.toNanos();
     AtomicInteger next = new AtomicInteger();
@@ -86,7 +98,8 @@ final class LedgerHammer {
     for (int t = 0; t < threads; t++) {
       pool.submit(() -> {
         int i;
-        while ((i = next.getAndIncrement()) < count && System.nanoTime() < deadline) {
+        while (((i = next.getAndIncrement()) < count || !enough.getAsBoolean()) && System.nanoTime() < deadline) {
+          started.incrementAndGet();
           reserveUntilAnswered(i, deadline);
           done.incrementAndGet();
         }
@@ -143,6 +156,17 @@ final class LedgerHammer {
     if (eventNanos != 0) {
       firstOutageNanos.compareAndSet(0, System.nanoTime());
     }
+  }
+
+  /** Ids that were sent but never got a definitive answer (the run's time ran out). */
+  List<String> unanswered() {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < started.get(); i++) {
+      if (!answers.containsKey(id(brand, i))) {
+        ids.add(id(brand, i));
+      }
+    }
+    return ids;
   }
 
   /** Ids whose definitive answer was a reservation. */
