@@ -73,7 +73,7 @@ class ClusterProcessIT {
       });
       assertFalse(first.process().isAlive());
       checkBooks(cluster, crash, "crash");
-      report.add("kill -9 of the ledger's node: first 503 to first 201 again " + crash.handOver().toMillis()
+      report.add("kill -9 of the ledger's node: first 503 to the ledger deciding again (201/402) " + crash.handOver().toMillis()
           + " ms (" + crash.unavailable.get() + " calls answered 503 meanwhile)");
 
       // 2. SIGTERM of the node now holding the ledger, with calls in flight.
@@ -90,7 +90,7 @@ class ClusterProcessIT {
       assertEquals(0, second.process().exitValue(), "a graceful leave exits 0");
       assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
       checkBooks(cluster, graceful, "graceful");
-      report.add("SIGTERM of the ledger's node: first 503 to first 201 again " + graceful.handOver().toMillis()
+      report.add("SIGTERM of the ledger's node: first 503 to the ledger deciding again (201/402) " + graceful.handOver().toMillis()
           + " ms (" + graceful.unavailable.get() + " calls answered 503 meanwhile)");
 
       Path out = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()

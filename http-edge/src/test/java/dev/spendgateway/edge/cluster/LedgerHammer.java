@@ -35,7 +35,7 @@ final class LedgerHammer {
   private final AtomicInteger started = new AtomicInteger();
   /** When a 503 or a dead node was first met after {@link #markEvent()}; 0 while none. */
   private final AtomicLong firstOutageNanos = new AtomicLong();
-  /** When the first 201 sent after that outage came back. */
+  /** When the first definitive answer (201 or 402) sent after that outage came back. */
   private final AtomicLong firstSuccessAfterNanos = new AtomicLong();
   private volatile long eventNanos;
 
@@ -62,7 +62,7 @@ final class LedgerHammer {
     firstSuccessAfterNanos.set(0);
   }
 
-  /** From the first 503 (or dead node) after {@link #markEvent()} to the first 201 sent after it. */
+  /** From the first 503 (or dead node) after {@link #markEvent()} to the first decision (201/402) sent after it. */
   Duration handOver() {
     long from = firstOutageNanos.get();
     long to = firstSuccessAfterNanos.get();
@@ -136,7 +136,8 @@ final class LedgerHammer {
       }
       if (status == 201 || status == 402) {
         answers.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(new Answer(node.index(), status));
-        if (status == 201 && firstOutageNanos.get() != 0 && sent > firstOutageNanos.get()) {
+        // The ledger answers again: a 201, or a 402 once the cap is used up (both are its decisions).
+        if (firstOutageNanos.get() != 0 && sent > firstOutageNanos.get()) {
           firstSuccessAfterNanos.compareAndSet(0, System.nanoTime());
         }
         return;
