@@ -15,6 +15,7 @@ import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerAccess;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
@@ -39,13 +40,14 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The composition root: builds every component from the resolved config and binds the HTTP edge.
- * The edge reaches the ledger only through the {@link ActorRef} it is given here, so a cluster
- * singleton proxy can replace it later (SPEC §9).
+ * The edge reaches the ledger only through the {@link ActorRef} it is given here: a local actor in
+ * one process, the cluster singleton's proxy (behind this node's gate) on a cluster node.
  */
 public final class Gateway {
   private final GatewaySettings settings;
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
+  private final LedgerAccess ledgerAccess;
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
@@ -56,9 +58,9 @@ public final class Gateway {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
-    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
-        Ledger.spawn(system, ledgerSettings, clock, both(metrics.ledgerObserver(), lifecycle));
-    this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
+    // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a proxy.
+    this.ledgerAccess = Ledger.start(system, ledgerSettings, clock, both(metrics.ledgerObserver(), lifecycle));
+    this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
@@ -177,6 +179,7 @@ public final class Gateway {
   }
 
   private CompletionStage<Boolean> isReady() {
-    return CompletableFuture.completedFuture(ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally());
+    return CompletableFuture.completedFuture(
+        ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally() && ledgerAccess.reachable().getAsBoolean());
   }
 }

@@ -13,6 +13,7 @@ import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
 import dev.spendgateway.ledger.ops.JournalUnavailableException;
 import dev.spendgateway.ledger.ops.LockHolder;
+import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.sim.ProviderSimulator;
 import dev.spendgateway.sim.SimConfig;
 import java.io.PrintStream;
@@ -103,6 +104,9 @@ public final class GatewayMain {
 
   private GatewayMain() {}
 
+  /** The actor system's name: part of every cluster node's address, so the same on all of them. */
+  static final String SYSTEM_NAME = "gateway";
+
   /** What the command line asked for. */
   record Options(boolean demo, boolean check, boolean verbose, boolean help, boolean version) {
     static Options parse(String[] args) {
@@ -181,7 +185,9 @@ public final class GatewayMain {
     StartupCheck.Scope scope = options.check() && running.isPresent()
         ? StartupCheck.Scope.WITHOUT_PORT
         : StartupCheck.Scope.ALL;
-    Optional<String> problem = StartupCheck.firstProblem(config, options.demo(), scope);
+    Config checked = config;
+    Optional<String> problem = ClusterMode.startupProblem(checked)
+        .or(() -> StartupCheck.firstProblem(checked, options.demo(), scope));
     if (problem.isPresent()) {
       throw new StartFailure(BAD_CONFIG, problem.get(), null);
     }
@@ -195,12 +201,17 @@ public final class GatewayMain {
       return 0;
     }
     warnings.forEach(w -> log.warn("{}", w));
+    // The PostgreSQL journal and the cluster settings (when their env is set), before the journal is
+    // locked and probed (both are H2's only) and before the actor system starts.
+    config = ClusterMode.configure(config, SYSTEM_NAME);
     JournalLock.Lease lease = lockJournal(config);
     openJournal(config);
     ProviderSimulator simulator = null;
     if (demoTokens.isPresent()) {
       simulator = ProviderSimulator.start(SimConfig.defaults());
-      config = demoConfig(settings, Path.of(config.getString(DataDirs.KEY)), simulator.baseUrl(), demoTokens.get());
+      config = ClusterMode.configure(
+          demoConfig(settings, Path.of(config.getString(DataDirs.KEY)), simulator.baseUrl(), demoTokens.get()),
+          SYSTEM_NAME);
     }
     launch(config, simulator, demoTokens, lease, options.verbose(), out, err);
     return -1;
@@ -252,7 +263,7 @@ public final class GatewayMain {
     // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a provider's
     // response start) is not fatal, but the operator should see the value actually used.
     settings.startupWarnings().forEach(warning -> log.warn("{}", warning));
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "gateway", config);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
     try {
       installSignalHandlers(system);
       CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseActorSystemTerminate(), "release-journal-lock",

@@ -203,7 +203,7 @@ public final class GlobalBudget
   }
 
   /** Sends a batched command's reply to its caller (the reply type matches the command's). */
-  static void send(Batchable command, Object reply) {
+  public static void send(Batchable command, Object reply) {
     if (command instanceof Reserve r) {
       r.replyTo().tell((ReserveReply) reply);
     } else if (command instanceof Settle s) {

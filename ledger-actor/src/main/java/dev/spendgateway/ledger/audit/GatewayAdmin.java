@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.audit;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.journal.PostgresJournal;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
 import dev.spendgateway.ledger.ops.DataDirs;
@@ -70,6 +71,7 @@ import picocli.CommandLine.Spec;
       GatewayAdmin.Tail.class,
       GatewayAdmin.Backup.class,
       GatewayAdmin.Restore.class,
+      ImportCommand.class,
       GatewayAdmin.Credit.class,
       GatewayAdmin.Adjust.class,
       GatewayAdmin.Settle.class,
@@ -186,6 +188,11 @@ public final class GatewayAdmin implements Callable<Integer> {
             + "conf/application.conf (bin/gateway-admin puts conf/ on the class path).")
     Path config;
 
+    @Option(names = "--journal-url", paramLabel = "JDBC_URL",
+        description = "A PostgreSQL journal (cluster mode) instead of the H2 file. Default: $GATEWAY_JOURNAL_URL "
+            + "(with $GATEWAY_JOURNAL_USER, $GATEWAY_JOURNAL_PASSWORD), else the H2 journal under the data dir.")
+    String journalUrl;
+
     Config load() {
       return load(true);
     }
@@ -209,6 +216,7 @@ public final class GatewayAdmin implements Callable<Integer> {
           // Replay reads pages of this many events per query (plugin default 500): fewer round trips.
           .withFallback(ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
           .withFallback(ConfigFactory.defaultReference()));
+      resolved = PostgresJournal.select(resolved, Optional.ofNullable(journalUrl));
       if (!resolved.hasPath("ledger.caps")) {
         throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
             + "(bin/gateway-admin puts conf/ on the class path)");
