@@ -18,6 +18,7 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
@@ -60,7 +61,9 @@ public final class Gateway {
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
-    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
+    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
+        .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+    DataClasses dataClasses = DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
@@ -75,7 +78,8 @@ public final class Gateway {
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),
             metrics.calls(),
-            inFlight);
+            inFlight,
+            dataClasses);
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());

@@ -12,7 +12,12 @@ import dev.spendgateway.edge.call.UpstreamOutcome;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
+import dev.spendgateway.edge.metrics.UsageTelemetry;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.dataclass.DataClass;
+import dev.spendgateway.policy.dataclass.DataClasses;
+import dev.spendgateway.policy.failover.ErrorClassifier;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
@@ -27,6 +32,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
@@ -60,6 +66,9 @@ final class ProviderCall {
    * A refused call's model is caller text that no catalog vetted (it can be megabytes, or a prompt
    * pasted into the wrong field): the access log keeps it only when it looks like a model id.
    */
+  /** A 429 body is a short JSON error; a longer one is cut for the count (the caller gets it as read). */
+  private static final long MAX_ERROR_BODY_BYTES = 64 * 1024;
+
   private static final Pattern LOGGABLE_MODEL = Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
   private final CallServices services;
@@ -94,6 +103,11 @@ final class ProviderCall {
     }
     SpendContext spend = headers.context().get();
     line.learn(l -> l.withSpend(spend.lane().wireName(), spend.subject()));
+    Optional<HttpResponse> classRefusal = checkDataClass();
+    if (classRefusal.isPresent()) {
+      return refuse(classRefusal.get(), classRefusal.get().status().intValue() == 403 ? DataClasses.FORBIDDEN : "bad_header")
+          .thenApply(r -> withRequestId(r, requestId));
+    }
     if (!kind.bodyType().accepts(request.entity())) {
       return unsupportedBody().thenApply(r -> withRequestId(r, requestId));
     }
@@ -102,6 +116,26 @@ final class ProviderCall {
         .thenCompose(preparation -> withPreparation(preparation, spend))
         .exceptionally(this::internalError)
         .thenApply(r -> withRequestId(r, requestId));
+  }
+
+  /**
+   * The call's data class ({@code x-data-class} or the default) must allow this route's provider:
+   * else 403 {@code data_class_forbidden}, before the body is read, so nothing is reserved or sent.
+   * The class name goes on the access line and into the count; the request's content never does.
+   */
+  private Optional<HttpResponse> checkDataClass() {
+    DataClassHeader.Read read = DataClassHeader.read(request, services.dataClasses());
+    if (read.refusal().isPresent()) {
+      return Optional.of(error(400, "invalid_request_error", read.refusal().get(), DataClasses.HEADER));
+    }
+    DataClass dataClass = read.dataClass().get();
+    line.learn(l -> l.withDataClass(dataClass.name()));
+    if (DataClasses.direct(dataClass, kind.provider()) instanceof DataClasses.Forbidden forbidden) {
+      services.metrics().dataClass(dataClass.name(), "forbidden");
+      return Optional.of(error(403, DataClasses.FORBIDDEN, forbidden.message(), DataClasses.HEADER));
+    }
+    services.metrics().dataClass(dataClass.name(), "allowed");
+    return Optional.empty();
   }
 
   /**
@@ -133,7 +167,8 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
     AccessLine known = line.learn(l -> l.withModel(prepared.model()));
-    if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
+    // Deprecated, or active and near its end of support: the same alarm either way.
+    if (services.policy().catalog().needsWarning(prepared.modelInfo(), LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
     ReserveRequest reserve = new ReserveRequest(
@@ -143,11 +178,14 @@ final class ProviderCall {
         prepared.worstCase().micros(),
         spend.brandDailyMicros(),
         spend.brandMonthlyMicros());
-    Settlement.Pricing pricing = usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage);
+    Settlement.Pricing pricing = UsageTelemetry.counting(
+        usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage),
+        services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
     return core.reserve(reserve, kind.errorShape(), pricing, known)
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
             line.handOver();
+            UsageTelemetry.countSpend(held.attempt(), services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
             return new Attempt(held.attempt(), prepared).call().thenApply(r -> withWarnings(r, prepared.warnings()));
           }
           var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
@@ -196,17 +234,42 @@ final class ProviderCall {
       }
       UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
       services.metrics().upstreamStatus(provider(), prepared.model(), responded.status());
+      RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
+      if (!limits.isEmpty()) {
+        services.metrics().upstreamRateLimits(provider(), limits);
+      }
       services.metrics().timeToFirstByte(provider(), prepared.model(), Duration.ofNanos(System.nanoTime() - sentNanos));
       if (!responded.isSuccess()) {
         upstreamEnded();
         // The provider does not bill an error answer: close at 0 and pass it through as it is.
         held.end(new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
+        if (responded.status() == 429) {
+          return tooManyRequests(responded);
+        }
         return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
       }
       if (responded.isEventStream() && kind.streamKind().isPresent()) {
         return CompletableFuture.completedFuture(streamed(responded));
       }
       return collected(responded);
+    }
+
+    /**
+     * A 429 is handed back at once either way (this route never retries), but read first so the
+     * count can tell a quota or billing 429 from a rate limit: the first needs someone to pay, the
+     * second only time.
+     */
+    private CompletionStage<HttpResponse> tooManyRequests(UpstreamResult.Responded responded) {
+      return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, services.materializer())
+          .thenApply(body -> {
+            ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
+            services.metrics().upstreamTooManyRequests(
+                provider(), prepared.model(), ErrorClassifier.kindOf429(bytes.utf8String()).wireName());
+            return HttpResponse.create()
+                .withStatus(GatewayErrors.status(responded.status()))
+                .addHeaders(responded.headersToPassBack())
+                .withEntity(HttpEntities.create(responded.contentType(), bytes));
+          });
     }
 
     private HttpResponse streamed(UpstreamResult.Responded responded) {

@@ -67,6 +67,15 @@ public final class FailoverRouter {
       GatewayAuth auth,
       RouterListener listener) {
     RoutingProfiles profiles = RoutingProfiles.fromConfig(config, catalog);
+    // A narrowing under a misspelt class would silently narrow nothing: refuse to start instead.
+    for (var p : profiles.all()) {
+      for (String className : p.dataClasses().keySet()) {
+        if (services.dataClasses().find(className).isEmpty()) {
+          throw new IllegalArgumentException("profile '" + p.name() + "' data-classes." + className
+              + ": no such data class (conf/data-classes.conf has " + services.dataClasses().names() + ")");
+        }
+      }
+    }
     FailoverSettings settings = FailoverSettings.fromConfig(config);
     RouterContext context =
         new RouterContext(

@@ -15,7 +15,13 @@ import dev.spendgateway.edge.call.UpstreamOutcome;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.metrics.UsageTelemetry;
+import dev.spendgateway.edge.provider.DataClassHeader;
 import dev.spendgateway.edge.provider.SpendHeaders;
+import dev.spendgateway.policy.dataclass.DataClass;
+import dev.spendgateway.policy.dataclass.DataClasses;
+import dev.spendgateway.policy.failover.ErrorClassifier;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
@@ -107,6 +113,7 @@ final class RoutedCall {
   private final CallLine callLine;
 
   private volatile SpendContext spend;
+  private volatile DataClass dataClass;
   private volatile RoutingProfile profile;
   private volatile Pool pool;
   private volatile AttemptBudget budget;
@@ -152,6 +159,12 @@ final class RoutedCall {
     }
     spend = headers.context().get();
     callLine.learn(l -> l.withRequestId(spend.requestId()).withSpend(spend.lane().wireName(), spend.subject()));
+    DataClassHeader.Read classRead = DataClassHeader.read(request, rc.services().dataClasses());
+    if (classRead.refusal().isPresent()) {
+      return done(callError(400, "invalid_request_error", classRead.refusal().get(), DataClasses.HEADER, "bad_header"));
+    }
+    dataClass = classRead.dataClass().get();
+    callLine.learn(l -> l.withDataClass(dataClass.name()));
     if (!BodyType.JSON.accepts(request.entity())) {
       // Before the body is read: nothing reserved, nothing sent upstream.
       HttpResponse refused = callError(415, "invalid_request_error", BodyType.JSON.refusal(request.entity()), BodyType.HEADER,
@@ -181,6 +194,7 @@ final class RoutedCall {
               + String.join(", ", rc.profiles().names()) + ".", "model", "unknown_profile"));
     }
     profile = found.get();
+    callLine.learn(l -> l.withProfile(profile.name()));
     Optional<String> priority = request.getHeader(SpendHeaders.PRIORITY).map(HttpHeader::value);
     pool = priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
     return prepared();
@@ -207,9 +221,13 @@ final class RoutedCall {
         spend.conversationId().flatMap(rc.stickiness()::find),
         rc.circuits()::isOpen,
         today,
-        rc.settings().retryPolicy().maxRetryAfter());
+        rc.settings().retryPolicy().maxRetryAfter(),
+        dataClass.name(),
+        dataClass.narrowedTo(profile.narrowingFor(dataClass.name())));
     budget = AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime());
     Step first = FailoverPlan.start(plan);
+    boolean forbidden = first instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FORBIDDEN);
+    rc.services().metrics().dataClass(dataClass.name(), forbidden ? "forbidden" : "allowed");
     if (first instanceof FailoverPlan.GiveUp g) {
       return done(giveUp(g, Optional.empty()));
     }
@@ -289,16 +307,22 @@ final class RoutedCall {
     ReserveRequest reserve = new ReserveRequest(
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(), spend.lane(), spend.subject(),
         body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
-    Settlement.Pricing pricing = usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage);
+    Settlement.Pricing pricing = UsageTelemetry.counting(
+        usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage),
+        rc.services().metrics(), target.provider().wireName(), target.model(), profile.name());
     AccessLine attemptLine = AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
         .withRequestId(spend.requestId())
         .withProvider(target.provider().wireName())
         .withSpend(spend.lane().wireName(), spend.subject())
         .withModel(target.model())
-        .withFailover(target.failover());
+        .withFailover(target.failover())
+        .withProfile(profile.name())
+        .withDataClass(dataClass.name());
     return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine)
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
+            UsageTelemetry.countSpend(held.attempt(), rc.services().metrics(), target.provider().wireName(), target.model(),
+                profile.name());
             return callUpstream(new Run(target, body, permit, held.attempt()));
           }
           permit.close();
@@ -345,6 +369,10 @@ final class RoutedCall {
     String model = run.target().model();
     if (result instanceof UpstreamResult.Responded responded) {
       rc.services().metrics().upstreamStatus(provider, model, responded.status());
+      RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
+      if (!limits.isEmpty()) {
+        rc.services().metrics().upstreamRateLimits(provider, limits);
+      }
     } else if (result instanceof UpstreamResult.ConnectionFailed failed) {
       rc.services().metrics().upstreamFailure(provider, model, failed.safeErrorClass());
     }
@@ -392,6 +420,10 @@ final class RoutedCall {
             // The provider does not bill an error answer: close at 0.
             end(run, new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
             ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
+            if (responded.status() == 429) {
+              rc.services().metrics().upstreamTooManyRequests(run.target().provider().wireName(), run.target().model(),
+                  ErrorClassifier.kindOf429(UpstreamErrors.text(bytes)).wireName());
+            }
             return next(run, new Failure(
                 responded.status(),
                 bytes,
@@ -542,6 +574,10 @@ final class RoutedCall {
       }
       return done(deliver(target, failure));
     }
+    if (step instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FALLBACK_NOT_PERMITTED)) {
+      rc.services().metrics().dataClass(dataClass.name(), DataClasses.FALLBACK_NOT_PERMITTED);
+      return done(fallbackNotPermitted(g, target, failure));
+    }
     if (step instanceof FailoverPlan.GiveUp g) {
       return done(giveUp(g, failure.status() == 429 ? UpstreamErrors.header(failure.headers(), "retry-after") : Optional.empty()));
     }
@@ -588,6 +624,30 @@ final class RoutedCall {
         .withStatus(dev.spendgateway.edge.errors.GatewayErrors.status(failure.status()))
         .addHeaders(UpstreamErrors.passBack(failure.headers()))
         .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
+  }
+
+  /**
+   * 503 {@code fallback_not_permitted}: the primary failed and the call's data class does not allow
+   * the fallback's provider. The primary's own error rides along ({@code primary}: provider, status,
+   * its error in the OpenAI shape, and its Retry-After header), so the caller sees why the primary
+   * failed and can decide itself whether to wait or to send the data elsewhere.
+   */
+  private HttpResponse fallbackNotPermitted(FailoverPlan.GiveUp g, Target target, Failure failure) {
+    ObjectNode extra = RouterJson.object();
+    ObjectNode primary = extra.putObject("primary");
+    primary.put("provider", target.provider().wireName());
+    primary.put("status", failure.status());
+    if (failure.status() == 0) {
+      primary.putObject("error")
+          .put("message", target.provider().wireName() + " could not be reached.")
+          .put("type", "upstream_unavailable");
+    } else {
+      RouterJson.parseObject(UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body()))
+          .ifPresent(shaped -> primary.set("error", shaped.path("error")));
+    }
+    List<HttpHeader> headers = UpstreamErrors.passBack(failure.headers());
+    logCall(g.status(), g.errorType());
+    return GatewayErrors.error(Shape.OPENAI, g.status(), g.errorType(), g.message(), extra, headers);
   }
 
   private HttpResponse giveUp(FailoverPlan.GiveUp g, Optional<String> retryAfter) {
