@@ -8,7 +8,13 @@ import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
+import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
+import dev.spendgateway.edge.ops.JournalSpendRebuild;
+import dev.spendgateway.edge.ops.LedgerObservers;
+import dev.spendgateway.edge.ops.OpsData;
+import dev.spendgateway.edge.ops.OpsRoutes;
+import dev.spendgateway.edge.ops.SpendPerHour;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
@@ -55,8 +61,12 @@ public final class Gateway {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
+    // The screen's spend trend: fed by every durable write, and read back from the journal's last
+    // hours once the ledger has recovered.
+    JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
+    SpendPerHour spendSeries = new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
     ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
-        Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
+        Ledger.spawn(system, ledgerSettings, clock, LedgerObservers.both(metrics.ledgerObserver(), spendSeries));
     this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
@@ -90,22 +100,29 @@ public final class Gateway {
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
         Optional.of(router.modelCircuits()), Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
+    OpsRoutes ops = new OpsRoutes(new OpsData(ledger, config.getInt("ops.top-brands"), spendSeries,
+        new FailureRates(metrics.registry(), config.getDuration("ops.failure-window"),
+            config.getDuration("ops.failure-sample-every"), System::nanoTime),
+        new OpsData.Sources(Optional.of(router::laneStats), Optional.of(router.breakers()),
+            Optional.of(router.modelCircuits()), () -> router.profiles().all()),
+        catalog, metrics.registry(), clock));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, adminRoutes(settings, ledger)),
+            openRoutes(health, ops.page(), adminRoutes(settings, ledger)),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), metricsRoutes.route())));
+            List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())));
   }
 
   /**
-   * The routes ahead of the caller-token check: the health probes, and the admin routes when an
+   * The routes ahead of the caller-token check: the health probes, the operations page (it holds no
+   * secret; its data endpoint is behind the token), and the admin routes when an
    * operator token is configured. The admin routes check that token themselves: behind the caller
    * token, every caller could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Optional<AdminRoutes> admin) {
-    return admin.map(a -> List.of(health.route(), a.route())).orElseGet(() -> List.of(health.route()));
+  private static List<Route> openRoutes(HealthRoutes health, Route opsPage, Optional<AdminRoutes> admin) {
+    return admin.map(a -> List.of(health.route(), opsPage, a.route())).orElseGet(() -> List.of(health.route(), opsPage));
   }
 
   /** Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set. */

@@ -137,6 +137,11 @@ public final class FailoverRouter {
     return context.breakers();
   }
 
+  /** The routing profiles (the operations screen counts their models as in use). */
+  public RoutingProfiles profiles() {
+    return context.profiles();
+  }
+
   /** Models whose 410 circuit is open, and the operator reset. */
   public ModelCircuits modelCircuits() {
     return context.circuits();
