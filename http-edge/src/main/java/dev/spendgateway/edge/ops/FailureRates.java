@@ -16,8 +16,9 @@ import java.util.function.LongSupplier;
  * already feed ({@code gateway.upstream.responses} by status, {@code gateway.upstream.failures} for
  * attempts without an answer): read from the registry, never by parsing {@code /metrics} text.
  *
- * <p>A failure is what the provider's side got wrong: no answer, 408, 429, 5xx (Anthropic's 529
- * included). A caller's 4xx is not: it says nothing about the provider's health. The window is made
+ * <p>A failure is what the provider's side got wrong: no answer, 408, 410 (the model is gone), 429,
+ * 5xx (Anthropic's 529 included). A caller's other 4xx is not: it says nothing about the
+ * provider's health. The window is made
  * of samples of the cumulative counts, taken at most every {@code sampleEvery} when the screen asks;
  * the rate is the difference between now and the oldest sample still inside the window (or since
  * start, while the gateway is younger than the window). Memory: one sample per {@code sampleEvery}
@@ -112,6 +113,6 @@ public final class FailureRates {
     } catch (NumberFormatException e) {
       return false;
     }
-    return s == 408 || s == 429 || s >= 500;
+    return s == 408 || s == 410 || s == 429 || s >= 500;
   }
 }

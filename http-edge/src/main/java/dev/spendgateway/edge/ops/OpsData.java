@@ -201,7 +201,7 @@ public final class OpsData {
       a.put("message", m.name() + " is " + state
           + days.map(d -> d >= 0 ? " (" + d + " days to end of support)" : " (ended " + m.endOfSupport() + ")").orElse("")
           + (profiles.isEmpty() ? "" : "; used by " + String.join(", ", profiles))
-          + (calls == 0 ? "" : "; requested " + calls + " times since start"));
+          + (calls == 0 ? "" : "; requested " + (calls == 1 ? "once" : calls + " times") + " since start"));
     }
   }
 }
