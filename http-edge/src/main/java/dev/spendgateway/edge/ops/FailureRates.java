@@ -20,9 +20,10 @@ import java.util.function.LongSupplier;
  * 5xx (Anthropic's 529 included). A caller's other 4xx is not: it says nothing about the
  * provider's health. The window is made
  * of samples of the cumulative counts, taken at most every {@code sampleEvery} when the screen asks;
- * the rate is the difference between now and the oldest sample still inside the window (or since
- * start, while the gateway is younger than the window). Memory: one sample per {@code sampleEvery}
- * within the window.
+ * the rate is the difference between now and the newest sample taken at or before the window's
+ * start (so it covers at least the window; since start while the gateway is younger than it). A
+ * screen that was closed for a while thus shows the rate since it last looked, never an empty
+ * window. Memory: at most one sample per {@code sampleEvery} within the window, plus that one.
  */
 public final class FailureRates {
   private final MeterRegistry registry;
