@@ -93,10 +93,11 @@ public final class Gateway {
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
-    ProviderRoutes providers = new ProviderRoutes(services, auth);
     LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper(), config.getInt("gateway.usage-top-subjects"));
     FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth,
         new MicrometerRouterListener(metrics.registry(), metrics.calls()));
+    // The same pools, breakers and model circuits for the pass-through routes as for the router.
+    ProviderRoutes providers = new ProviderRoutes(services, auth, router.guards());
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
         Optional.of(router.modelCircuits()), Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);

@@ -48,7 +48,7 @@ class LedgerSettingsTest {
   @Test
   void theJournalIsAnH2FileUnderTheDataDir() {
     Config c = shipped(Map.of("gateway.data-dir", "/var/lib/gw"));
-    assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=0",
+    assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=100",
         c.getString("pekko-persistence-jdbc.shared-databases.slick.db.url"));
     assertEquals("jdbc-journal", c.getString("pekko.persistence.journal.plugin"));
     assertEquals("slick", c.getString("jdbc-journal.use-shared-db"));

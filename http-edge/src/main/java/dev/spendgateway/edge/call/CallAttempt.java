@@ -30,6 +30,7 @@ public final class CallAttempt {
   private final Runnable closeStarted;
   private final AtomicReference<Settlement.Decision> ended = new AtomicReference<>();
   private final CompletableFuture<AccessRecord> written = new CompletableFuture<>();
+  private final CompletableFuture<Settlement.Decision> decided = new CompletableFuture<>();
 
   /**
    * @param line the attempt's line so far (route, request id, spend, provider, model, reserved)
@@ -67,13 +68,14 @@ public final class CallAttempt {
     if (!ended.compareAndSet(null, decision)) {
       return ended.get();
     }
+    decided.complete(decision);
     warnIfAboveReserve(decision);
-    AccessLine decided = line.withStatus(status).withError(decision.outcomeWord());
+    AccessLine endedLine = line.withStatus(status).withError(decision.outcomeWord());
     try {
       reservation.close(decision.closing()).whenComplete((closed, failure) -> {
         AccessLine truthful = failure != null
-            ? decided.withError(joined(decision.outcomeWord(), "settle_failed"))
-            : decided.withSettled(closed.settledMicros()).withError(joined(decision.outcomeWord(), closed.problem()));
+            ? endedLine.withError(joined(decision.outcomeWord(), "settle_failed"))
+            : endedLine.withSettled(closed.settledMicros()).withError(joined(decision.outcomeWord(), closed.problem()));
         AccessRecord record = truthful.record(nanoTime.getAsLong());
         AccessLog.write(record);
         written.complete(record);
@@ -82,6 +84,14 @@ public final class CallAttempt {
       closeStarted.run();
     }
     return decision;
+  }
+
+  /**
+   * Completes, on the ending thread and before the reservation is closed, with how the attempt
+   * ended (e.g. for the router's per-attempt counters).
+   */
+  public CompletionStage<Settlement.Decision> decided() {
+    return decided;
   }
 
   /** Completes with the attempt's access record once written. */

@@ -7,8 +7,12 @@
  *       the ledger's event is durable) and hands back a {@link dev.spendgateway.edge.call.CallAttempt},
  *       or a {@link dev.spendgateway.edge.call.BudgetRefusal} in the caller's error shape. A reserve
  *       the ledger did not answer is voided by the id the gateway sent.
- *   <li>The caller maps what the upstream did to an {@link dev.spendgateway.edge.call.UpstreamOutcome}
- *       and calls {@link dev.spendgateway.edge.call.CallAttempt#end} — once; later calls are ignored.
+ *   <li>{@link dev.spendgateway.edge.call.UpstreamExchange#send} sends the request (through the
+ *       router's breaker, or no guard on a pass-through route), records the upstream metrics, reads a
+ *       whole answer or meters a stream, maps what happened to an
+ *       {@link dev.spendgateway.edge.call.UpstreamOutcome} and ends the attempt
+ *       ({@link dev.spendgateway.edge.call.CallAttempt#end}, once; later ends are ignored). The route
+ *       only decides what the caller gets: pass the answer through, translate it, or fail over.
  *   <li>{@link dev.spendgateway.edge.call.Settlement#decide} (pure) says how the reservation closes
  *       and the line's word; {@link dev.spendgateway.edge.call.HeldReservation} closes it exactly once,
  *       asking again while the ledger does not answer; the attempt's line is written when the ledger

@@ -1,11 +1,11 @@
 package dev.spendgateway.edge.provider;
 
 import dev.spendgateway.edge.body.BodyType;
-import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
+import dev.spendgateway.edge.call.CallerJsonBody;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageParsers;
@@ -128,29 +128,17 @@ enum Dialect implements CallKind {
 
   @Override
   public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
-    long limit = services.policy().limits().maxBodyBytes();
-    return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
-        .thenApply(body -> prepareBody(request, body, services.policy(), today));
+    return CallerJsonBody.read(request.entity(), services)
+        .thenApply(read -> prepareBody(request, read, services.policy(), today));
   }
 
-  private Preparation prepareBody(HttpRequest request, CallerBodies.Body body, RequestPolicy policy, LocalDate today) {
-    if (body instanceof CallerBodies.TooLarge tooLarge) {
-      return rejected(
-          "max_body_bytes", "body", "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", 413, null);
+  private Preparation prepareBody(HttpRequest request, CallerJsonBody.Read read, RequestPolicy policy, LocalDate today) {
+    if (read instanceof CallerJsonBody.Refused refused) {
+      return refusal(refused);
     }
-    if (body instanceof CallerBodies.Unreadable unreadable) {
-      return new Preparation.Unreadable(unreadable);
-    }
-    ByteString bytes = ((CallerBodies.Read) body).bytes();
-    JsonNode json;
-    try {
-      json = CallerJson.parse(bytes);
-    } catch (JsonProcessingException e) {
-      return rejected("json", "body", "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", 400, null);
-    }
-    if (!json.isObject()) {
-      return rejected("json", "body", "The request body must be a JSON object.", 400, null);
-    }
+    CallerJsonBody.Json body = (CallerJsonBody.Json) read;
+    ObjectNode json = body.object();
+    ByteString bytes = body.bytes();
     String model = json.path("model").isTextual() ? json.get("model").asText() : null;
     Optional<PolicyDecision.Violation> headerViolation = vetHeaders(request, policy);
     if (headerViolation.isPresent()) {
@@ -176,6 +164,19 @@ enum Dialect implements CallKind {
    */
   static ByteString upstreamBytes(ByteString read, JsonNode vetted, JsonNode upstream) {
     return upstream.equals(vetted) ? read : ByteString.fromArray(CallerJson.bytes(upstream));
+  }
+
+  /**
+   * The body reader's refusal in this route's terms: a policy rule (size, JSON) is a violation the
+   * caller's error names; broken framing or a slow body is unreadable (not a policy matter).
+   */
+  static Preparation refusal(CallerJsonBody.Refused refused) {
+    String policyPrefix = "policy:";
+    if (refused.errorClass().startsWith(policyPrefix)) {
+      return rejected(refused.errorClass().substring(policyPrefix.length()), refused.field(), refused.message(),
+          refused.status(), null);
+    }
+    return new Preparation.Unreadable(refused.status(), refused.message(), refused.errorClass());
   }
 
   static Preparation.Rejected rejected(String rule, String field, String message, int status, String model) {

@@ -40,6 +40,14 @@ sealed interface Preparation {
   /** @param model the model the caller asked for, when known (for the log) */
   record Rejected(PolicyDecision.Violation violation, String model) implements Preparation {}
 
-  /** The body never arrived whole (broken framing, too slow): the caller's 4xx, not a policy matter. */
-  record Unreadable(CallerBodies.Unreadable body) implements Preparation {}
+  /**
+   * The body never arrived whole (broken framing, too slow): the caller's 4xx, not a policy matter.
+   *
+   * @param rule the access line's word for why
+   */
+  record Unreadable(int status, String message, String rule) implements Preparation {
+    static Unreadable of(CallerBodies.Unreadable body) {
+      return new Unreadable(body.status(), body.message(), body.rule());
+    }
+  }
 }

@@ -7,8 +7,9 @@ import dev.spendgateway.edge.body.CallerJson;
 import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.call.Settlement;
-import dev.spendgateway.edge.call.UpstreamOutcome;
+import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
@@ -16,15 +17,12 @@ import dev.spendgateway.edge.metrics.UsageTelemetry;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;
-import dev.spendgateway.policy.failover.ErrorClassifier;
-import dev.spendgateway.upstream.client.RateLimitHeaders;
-import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
-import dev.spendgateway.upstream.stream.BodyCollector;
-import dev.spendgateway.upstream.stream.CollectedBody;
-import dev.spendgateway.upstream.stream.MeteredStream;
+import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
+import dev.spendgateway.upstream.failover.Pool;
+import dev.spendgateway.upstream.failover.PoolFull;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,8 +32,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -66,12 +64,10 @@ final class ProviderCall {
    * A refused call's model is caller text that no catalog vetted (it can be megabytes, or a prompt
    * pasted into the wrong field): the access log keeps it only when it looks like a model id.
    */
-  /** A 429 body is a short JSON error; a longer one is cut for the count (the caller gets it as read). */
-  private static final long MAX_ERROR_BODY_BYTES = 64 * 1024;
-
   private static final Pattern LOGGABLE_MODEL = Pattern.compile("[A-Za-z0-9._:/@+-]{1,64}");
 
   private final CallServices services;
+  private final ProviderGuards guards;
   private final CallKind kind;
   private final HttpRequest request;
   private final Instant started;
@@ -79,8 +75,9 @@ final class ProviderCall {
   private final CallCore core;
   private final CallLine line;
 
-  ProviderCall(CallServices services, CallKind kind, HttpRequest request) {
+  ProviderCall(CallServices services, ProviderGuards guards, CallKind kind, HttpRequest request) {
     this.services = services;
+    this.guards = guards;
     this.kind = kind;
     this.request = request;
     this.started = services.clock().instant();
@@ -151,8 +148,7 @@ final class ProviderCall {
 
   private CompletionStage<HttpResponse> withPreparation(Preparation preparation, SpendContext spend) {
     if (preparation instanceof Preparation.Unreadable unreadable) {
-      return refuse(error(unreadable.body().status(), "invalid_request_error", unreadable.body().message(), "body"),
-          unreadable.body().rule());
+      return refuse(error(unreadable.status(), "invalid_request_error", unreadable.message(), "body"), unreadable.rule());
     }
     if (preparation instanceof Preparation.Rejected rejected) {
       String model = loggableModel(rejected.model());
@@ -165,12 +161,45 @@ final class ProviderCall {
     return reserveAndCall((Preparation.Prepared) preparation, spend);
   }
 
+  /**
+   * The guards every provider call passes, in the router's order: a model whose circuit a 410 opened
+   * is refused; the call waits for its admission pool ({@code x-priority}) before it holds money;
+   * then it reserves and goes out through the provider's breaker.
+   */
   private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
     AccessLine known = line.learn(l -> l.withModel(prepared.model()));
     // Deprecated, or active and near its end of support: the same alarm either way.
     if (services.policy().catalog().needsWarning(prepared.modelInfo(), LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
+    if (guards.circuits().isOpen(prepared.model())) {
+      return refuse(error(410, "invalid_request_error",
+          "Model '" + prepared.model() + "' answered 410 Gone: " + provider() + " retired it. Calls to it are refused"
+              + " without reaching the provider until its circuit closes or an operator resets it.", "model"),
+          "model_circuit_open");
+    }
+    Pool pool = spend.priority() == SpendHeaders.Priority.BATCH ? Pool.BATCH : Pool.INTERACTIVE;
+    return guards.pools().admit(pool, kind.provider())
+        .handle((permit, failure) -> failure == null
+            ? reserve(prepared, spend, known, permit)
+            : admissionRefused(failure))
+        .thenCompose(s -> s);
+  }
+
+  private CompletionStage<HttpResponse> admissionRefused(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (!(cause instanceof PoolFull full)) {
+      throw new CompletionException(cause);
+    }
+    guards.poolFull().poolFull(full.pool(), full.provider());
+    HttpResponse refused = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
+        full.getMessage(), null)
+        .addHeader(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())));
+    return refuse(refused, "pool_full");
+  }
+
+  private CompletionStage<HttpResponse> reserve(
+      Preparation.Prepared prepared, SpendContext spend, AccessLine known, Permit permit) {
     ReserveRequest reserve = new ReserveRequest(
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
         spend.lane(),
@@ -186,8 +215,10 @@ final class ProviderCall {
           if (reserving instanceof CallCore.Reserving.Held held) {
             line.handOver();
             UsageTelemetry.countSpend(held.attempt(), services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
-            return new Attempt(held.attempt(), prepared).call().thenApply(r -> withWarnings(r, prepared.warnings()));
+            return new Attempt(held.attempt(), prepared, permit).call()
+                .thenApply(r -> withWarnings(r, prepared.warnings()));
           }
+          permit.close();
           var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
           return refuse(refusal.response(), refusal.errorClass());
         });
@@ -195,128 +226,62 @@ final class ProviderCall {
 
   /** The one attempt a pass-through call makes, holding its reservation. */
   private final class Attempt {
-    private final CallAttempt held;
     private final Preparation.Prepared prepared;
-    private final long sentNanos = System.nanoTime();
-    /** When the upstream answer was over; 0 until then (for the overhead metric). */
-    private final AtomicLong endedNanos = new AtomicLong();
+    private final Permit permit;
+    private final UpstreamExchange exchange;
 
-    Attempt(CallAttempt held, Preparation.Prepared prepared) {
-      this.held = held;
+    Attempt(CallAttempt held, Preparation.Prepared prepared, Permit permit) {
       this.prepared = prepared;
+      this.permit = permit;
+      this.exchange = new UpstreamExchange(services, held, new UpstreamExchange.Target(
+          kind.provider(), prepared.model(), kind.upstreamPath(), kind.streamKind(), kind::usageOfAnswer,
+          kind::usageOfStream, false, true), System::nanoTime);
       // The gateway's own share of the call, once its line is written.
       held.written().thenAccept(record -> services.metrics().gatewayOverhead(kind.route(),
-          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - upstreamNanos()))));
+          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - exchange.upstreamNanos()))));
     }
 
     CompletionStage<HttpResponse> call() {
       UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
-      return services.upstream()
-          .call(kind.provider(), kind.upstreamPath(), upstreamRequest)
-          .thenCompose(this::onUpstream)
-          .whenComplete((answer, failure) -> {
-            if (failure != null) {
-              // A failure inside the gateway: the request may have gone out, so the worst case stays
-              // (a no-op when a path already ended the attempt).
-              held.end(new UpstreamOutcome.NoAnswer("internal"), 500);
-            }
-          });
+      return exchange.send(upstreamRequest, guards.breaker(), permit::close).thenApply(this::answer);
     }
 
-    private CompletionStage<HttpResponse> onUpstream(UpstreamResult result) {
-      if (result instanceof UpstreamResult.ConnectionFailed failed) {
-        services.metrics().upstreamFailure(provider(), prepared.model(), failed.safeErrorClass());
-        upstreamEnded();
-        String word = "upstream_" + failed.safeErrorClass();
-        held.end(failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 502);
-        return CompletableFuture.completedFuture(
-            error(502, "upstream_unavailable", "The provider could not be reached (" + failed.safeErrorClass() + ").", null));
+    /** What the caller gets: the provider's answer as it is, or a gateway 502. */
+    private HttpResponse answer(UpstreamExchange.Exchanged exchanged) {
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none && none.errorClass().equals("breaker_open")) {
+        long retryAfter = Math.max(1, guards.breakerRetryAfter().toSeconds());
+        return error(503, "upstream_unavailable", provider() + " has been failing: the gateway's circuit breaker for it is"
+            + " open, nothing was sent or billed; retry after " + retryAfter + " s.", null)
+            .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
       }
-      UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
-      services.metrics().upstreamStatus(provider(), prepared.model(), responded.status());
-      RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
-      if (!limits.isEmpty()) {
-        services.metrics().upstreamRateLimits(provider(), limits);
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none) {
+        return error(502, "upstream_unavailable", "The provider could not be reached (" + none.errorClass() + ").", null);
       }
-      services.metrics().timeToFirstByte(provider(), prepared.model(), Duration.ofNanos(System.nanoTime() - sentNanos));
-      if (!responded.isSuccess()) {
-        upstreamEnded();
-        // The provider does not bill an error answer: close at 0 and pass it through as it is.
-        held.end(new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
-        if (responded.status() == 429) {
-          return tooManyRequests(responded);
+      if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
+        if (refused.responded().status() == 410 && guards.circuits().onModelGone(prepared.model())) {
+          log.error("ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, calls to it are"
+              + " refused until it closes or an operator resets it", provider(), prepared.model());
         }
-        return CompletableFuture.completedFuture(passThrough(responded, responded.body()));
+        return passThrough(refused.responded(), refused.body());
       }
-      if (responded.isEventStream() && kind.streamKind().isPresent()) {
-        return CompletableFuture.completedFuture(streamed(responded));
+      if (exchanged instanceof UpstreamExchange.Exchanged.Whole whole) {
+        return passThrough(whole.responded(), whole.bytes());
       }
-      return collected(responded);
+      if (exchanged instanceof UpstreamExchange.Exchanged.Streaming streaming) {
+        streaming.delivered();
+        // The usage chunk the gateway asked for is counted; the caller sees it only if it asked.
+        return passThrough(streaming.responded(), streaming.metered().toClient().via(UsageChunkFilter.forCaller(
+            prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
+      }
+      return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
     }
+  }
 
-    /**
-     * A 429 is handed back at once either way (this route never retries), but read first so the
-     * count can tell a quota or billing 429 from a rate limit: the first needs someone to pay, the
-     * second only time.
-     */
-    private CompletionStage<HttpResponse> tooManyRequests(UpstreamResult.Responded responded) {
-      return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, services.materializer())
-          .thenApply(body -> {
-            ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
-            services.metrics().upstreamTooManyRequests(
-                provider(), prepared.model(), ErrorClassifier.kindOf429(bytes.utf8String()).wireName());
-            return HttpResponse.create()
-                .withStatus(GatewayErrors.status(responded.status()))
-                .addHeaders(responded.headersToPassBack())
-                .withEntity(HttpEntities.create(responded.contentType(), bytes));
-          });
-    }
-
-    private HttpResponse streamed(UpstreamResult.Responded responded) {
-      MeteredStream metered = services.meter().meter(responded.body(), kind.streamKind().get());
-      services.metrics().streamOpened(provider());
-      metered.outcome().thenAccept(outcome -> {
-        services.metrics().streamClosed(provider());
-        upstreamEnded();
-        held.end(new UpstreamOutcome.StreamEnded(outcome, kind::usageOfStream), responded.status());
-      });
-      // The usage chunk the gateway asked for is counted above; the caller sees it only if it asked.
-      return passThrough(responded, metered.toClient().via(UsageChunkFilter.forCaller(
-          prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
-    }
-
-    private CompletionStage<HttpResponse> collected(UpstreamResult.Responded responded) {
-      long max = services.upstream().settings().maxResponseBytes();
-      return BodyCollector.collect(responded.body(), max, services.materializer())
-          .thenApply(body -> {
-            upstreamEnded();
-            if (body instanceof CollectedBody.Complete complete) {
-              UsageReport usage = complete.json()
-                  .map(kind::usageOfAnswer)
-                  .orElseGet(() -> new UsageReport.NotReported("answer is not JSON"));
-              held.end(new UpstreamOutcome.Answered(usage), responded.status());
-              return HttpResponse.create()
-                  .withStatus(GatewayErrors.status(responded.status()))
-                  .addHeaders(responded.headersToPassBack())
-                  .withEntity(HttpEntities.create(responded.contentType(), complete.bytes()));
-            }
-            String word = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_cut";
-            held.end(new UpstreamOutcome.Unreadable(word), 502);
-            return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
-          });
-    }
-
-    /** The upstream answer is over (error, whole body, or end of stream): record its latency. */
-    private void upstreamEnded() {
-      long now = System.nanoTime();
-      endedNanos.compareAndSet(0, now);
-      services.metrics().upstreamLatency(provider(), prepared.model(), Duration.ofNanos(now - sentNanos));
-    }
-
-    private long upstreamNanos() {
-      long ended = endedNanos.get();
-      return ended == 0 ? 0 : ended - sentNanos;
-    }
+  private HttpResponse passThrough(UpstreamResult.Responded responded, ByteString body) {
+    return HttpResponse.create()
+        .withStatus(GatewayErrors.status(responded.status()))
+        .addHeaders(responded.headersToPassBack())
+        .withEntity(HttpEntities.create(responded.contentType(), body));
   }
 
   private HttpResponse passThrough(UpstreamResult.Responded responded, Source<ByteString, ?> body) {

@@ -10,6 +10,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.post;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
@@ -30,6 +31,7 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class ProviderRoutes {
   private final CallServices services;
   private final GatewayAuth auth;
+  private final ProviderGuards guards;
   /**
    * Built once in the constructor. Pekko's Java directives call their inner route's supplier on every
    * request, so a supplier that builds routes rebuilds the whole tree per call; every supplier here
@@ -37,9 +39,11 @@ public final class ProviderRoutes {
    */
   private final Route route;
 
-  public ProviderRoutes(CallServices services, GatewayAuth auth) {
+  /** @param guards the pools, breakers and model circuits every provider call goes through */
+  public ProviderRoutes(CallServices services, GatewayAuth auth, ProviderGuards guards) {
     this.services = services;
     this.auth = auth;
+    this.guards = guards;
     this.route = concat(
         pathPrefix("anthropic", once(provider(Shape.ANTHROPIC, anthropic()))),
         pathPrefix("openai", once(provider(Shape.OPENAI, openAi()))));
@@ -100,6 +104,6 @@ public final class ProviderRoutes {
   }
 
   private Route call(CallKind kind) {
-    return extractRequest(request -> completeWithFuture(new ProviderCall(services, kind, request).run()));
+    return extractRequest(request -> completeWithFuture(new ProviderCall(services, guards, kind, request).run()));
   }
 }

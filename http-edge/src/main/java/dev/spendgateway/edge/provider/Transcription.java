@@ -95,7 +95,7 @@ enum Transcription implements CallKind {
       return CompletableFuture.completedFuture(tooLarge(tooLarge.limitBytes()));
     }
     if (body instanceof CallerBodies.Unreadable unreadable) {
-      return CompletableFuture.completedFuture(new Preparation.Unreadable(unreadable));
+      return CompletableFuture.completedFuture(Preparation.Unreadable.of(unreadable));
     }
     return readForm(request, ((CallerBodies.Read) body).bytes(), services)
         .thenApply(form -> vet(form, services, today))

@@ -11,6 +11,7 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
@@ -140,6 +141,15 @@ public final class FailoverRouter {
   /** The routing profiles (the operations screen counts their models as in use). */
   public RoutingProfiles profiles() {
     return context.profiles();
+  }
+
+  /**
+   * The router's pools, breakers and model circuits, for the pass-through routes: every provider
+   * call goes through the same ones.
+   */
+  public ProviderGuards guards() {
+    return new ProviderGuards(context.pools(), context.breakers(), context.circuits(),
+        context.settings().breaker().resetTimeout(), context.listener()::poolFull);
   }
 
   /** Models whose 410 circuit is open, and the operator reset. */

@@ -10,8 +10,9 @@ import dev.spendgateway.edge.call.CallAttempt;
 import dev.spendgateway.edge.call.CallCore;
 import dev.spendgateway.edge.call.CallLine;
 import dev.spendgateway.edge.call.CallerJsonBody;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.call.Settlement;
-import dev.spendgateway.edge.call.UpstreamOutcome;
+import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
@@ -20,8 +21,6 @@ import dev.spendgateway.edge.provider.DataClassHeader;
 import dev.spendgateway.edge.provider.SpendHeaders;
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;
-import dev.spendgateway.policy.failover.ErrorClassifier;
-import dev.spendgateway.upstream.client.RateLimitHeaders;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
@@ -41,10 +40,6 @@ import dev.spendgateway.upstream.failover.Pool;
 import dev.spendgateway.upstream.failover.PoolFull;
 import dev.spendgateway.upstream.failover.RoutingProfile;
 import dev.spendgateway.upstream.failover.StructuredOutputFallback;
-import dev.spendgateway.upstream.stream.BodyCollector;
-import dev.spendgateway.upstream.stream.CollectedBody;
-import dev.spendgateway.upstream.stream.MeteredStream;
-import dev.spendgateway.upstream.stream.StreamOutcome;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
 import dev.spendgateway.upstream.translate.ChatToMessages;
@@ -62,8 +57,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Function;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -73,10 +66,10 @@ import org.apache.pekko.http.javadsl.model.HttpMethods;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.pattern.CircuitBreakerOpenException;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
@@ -88,11 +81,14 @@ import org.slf4j.LoggerFactory;
  * One routed {@code POST /v1/chat/completions} call: spend headers, body type (415 for multipart),
  * strict body, profile, policy on the body actually sent to each provider, then the failover loop
  * as {@link FailoverPlan} directs. Each attempt is admitted by its pool and then runs through the
- * {@link CallCore} like a pass-through call: it reserves its own worst case, is closed once by the
- * shared {@link Settlement} rule and writes its own access line. This class keeps only what is the
- * router's: choosing the next target, translating to and from it, and the call's own line when no
- * attempt answers it. Attempts run one after another, so the loop's fields are only touched by one
- * stage at a time; they are volatile because those stages run on different threads.
+ * {@link CallCore} and an {@link UpstreamExchange} like a pass-through call: it reserves its own
+ * worst case, is sent, read and closed once by the shared rules and writes its own access line.
+ * This class keeps only what is the router's: choosing the next target, translating to and from
+ * it, and the call's own line when no attempt answers it.
+ *
+ * <p>State: what the call learned before its first attempt is one immutable {@link Prepared}; the
+ * loop's state (target, retries there, the bodies as last downgraded) is one immutable {@link Loop}
+ * handed from attempt to attempt, so no field is written by one stage and read by another.
  */
 final class RoutedCall {
   static final String ROUTE = "/v1/chat/completions";
@@ -100,7 +96,6 @@ final class RoutedCall {
   static final String FAILOVER_HEADER = "x-gateway-failover";
 
   private static final Logger log = LoggerFactory.getLogger(RoutedCall.class);
-  private static final long MAX_ERROR_BODY_BYTES = 1 << 20;
   private static final ContentType EVENT_STREAM = ContentTypes.create(MediaTypes.TEXT_EVENT_STREAM);
 
   private final RouterContext rc;
@@ -109,28 +104,56 @@ final class RoutedCall {
   private final long startedNanos;
   private final LocalDate today;
   private final CallCore core;
+  private final UpstreamExchange.Guard breaker;
   /** The call's own line: written when no attempt answers the call (refusals, gateway-made errors). */
   private final CallLine callLine;
-
-  private volatile SpendContext spend;
-  private volatile DataClass dataClass;
-  private volatile RoutingProfile profile;
-  private volatile Pool pool;
-  private volatile AttemptBudget budget;
-  private volatile FailoverPlan.Context plan;
-  private volatile ObjectNode chatRequest;
-  private volatile PolicyDecision.Allowed openAiBody;
-  private volatile PolicyDecision.Allowed anthropicBody;
-  private volatile boolean downgraded;
-  private volatile Target current;
-  private volatile int retriesHere;
-  private volatile int lastStatus = -1;
 
   /** Where an attempt goes; {@code failover} is the {@code x-gateway-failover} value. */
   record Target(Provider provider, String model, boolean failover) {}
 
-  /** One attempt in flight: its target, body, admission permit and the core's held attempt. */
-  private record Run(Target target, PolicyDecision.Allowed body, Permit permit, CallAttempt held) {}
+  /** What the call learned before its first attempt; never changes after. */
+  private record Prepared(
+      SpendContext spend, RoutingProfile profile, Pool pool, ObjectNode chatRequest, AttemptBudget budget,
+      FailoverPlan.Context plan) {}
+
+  /**
+   * The failover loop's state between attempts.
+   *
+   * @param target the attempt about to run (or that ran last)
+   * @param retriesHere retries already made on this target's provider
+   * @param lastStatus the last failed attempt's status (0: no answer; -1: none yet)
+   * @param downgraded whether structured output was downgraded (json_object mode or schema in prompt)
+   * @param openAiBody the vetted OpenAI body
+   * @param anthropicBody the vetted Anthropic body (null: no usable fallback)
+   */
+  private record Loop(
+      Target target, int retriesHere, int lastStatus, boolean downgraded, PolicyDecision.Allowed openAiBody,
+      PolicyDecision.Allowed anthropicBody) {
+
+    Loop to(Target next) {
+      boolean sameProvider = target != null && target.provider() == next.provider();
+      return new Loop(next, sameProvider ? retriesHere : 0, lastStatus, downgraded, openAiBody, anthropicBody);
+    }
+
+    Loop failedWith(int status) {
+      return new Loop(target, retriesHere, status, downgraded, openAiBody, anthropicBody);
+    }
+
+    Loop retried() {
+      return new Loop(target, retriesHere + 1, lastStatus, downgraded, openAiBody, anthropicBody);
+    }
+
+    Loop downgradedTo(PolicyDecision.Allowed openAi, PolicyDecision.Allowed anthropic) {
+      return new Loop(target, retriesHere, lastStatus, true, openAi, anthropic);
+    }
+
+    PolicyDecision.Allowed bodyFor(Provider provider) {
+      return provider == Provider.OPENAI ? openAiBody : anthropicBody;
+    }
+  }
+
+  /** What the caller gets, and the target that answered last (for the call's headers). */
+  private record Reply(HttpResponse response, Target last) {}
 
   /** A failed attempt, as the plan and (for Deliver) the caller see it. */
   private record Failure(int status, ByteString body, List<HttpHeader> headers, Optional<Duration> retryAfter) {
@@ -146,6 +169,7 @@ final class RoutedCall {
     this.startedNanos = rc.nanoTime().getAsLong();
     this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     this.core = new CallCore(rc.services(), rc.nanoTime());
+    this.breaker = new ProviderGuards(rc.pools(), rc.breakers(), rc.circuits(), Duration.ZERO, rc.listener()::poolFull).breaker();
     this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
   }
 
@@ -155,88 +179,94 @@ final class RoutedCall {
     SpendHeaders.Result headers = SpendHeaders.readAll(request);
     if (headers.violation().isPresent()) {
       SpendHeaders.HeaderViolation v = headers.violation().get();
-      return done(callError(400, "invalid_request_error", v.message(), v.header(), "bad_header"));
+      return CompletableFuture.completedFuture(
+          withCallHeaders(null, callError(null, null, 400, "invalid_request_error", v.message(), v.header(), "bad_header")));
     }
-    spend = headers.context().get();
+    SpendContext spend = headers.context().get();
     callLine.learn(l -> l.withRequestId(spend.requestId()).withSpend(spend.lane().wireName(), spend.subject()));
     DataClassHeader.Read classRead = DataClassHeader.read(request, rc.services().dataClasses());
     if (classRead.refusal().isPresent()) {
-      return done(callError(400, "invalid_request_error", classRead.refusal().get(), DataClasses.HEADER, "bad_header"));
+      return CompletableFuture.completedFuture(withCallHeaders(spend,
+          callError(null, null, 400, "invalid_request_error", classRead.refusal().get(), DataClasses.HEADER, "bad_header")));
     }
-    dataClass = classRead.dataClass().get();
+    DataClass dataClass = classRead.dataClass().get();
     callLine.learn(l -> l.withDataClass(dataClass.name()));
     if (!BodyType.JSON.accepts(request.entity())) {
       // Before the body is read: nothing reserved, nothing sent upstream.
-      HttpResponse refused = callError(415, "invalid_request_error", BodyType.JSON.refusal(request.entity()), BodyType.HEADER,
-          "unsupported_media_type");
+      HttpResponse refused = callError(null, null, 415, "invalid_request_error", BodyType.JSON.refusal(request.entity()),
+          BodyType.HEADER, "unsupported_media_type");
       return CallerBodies.discard(request.entity(), rc.services().materializer())
-          .thenApply(drained -> withCallHeaders(refused));
+          .thenApply(drained -> withCallHeaders(spend, refused));
     }
     return CallerJsonBody.read(request.entity(), rc.services())
-        .thenCompose(this::withBody)
+        .thenCompose(body -> withBody(spend, dataClass, body))
         .exceptionally(this::internalError)
-        .thenApply(this::withCallHeaders);
+        .thenApply(reply -> withCallHeaders(spend, reply));
   }
 
   // --- preparing the call ---------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> withBody(CallerJsonBody.Read body) {
+  private CompletionStage<Reply> withBody(SpendContext spend, DataClass dataClass, CallerJsonBody.Read body) {
     if (body instanceof CallerJsonBody.Refused refused) {
-      return done(callError(refused.status(), "invalid_request_error", refused.message(), refused.field(), refused.errorClass()));
+      return refuse(callError(null, null, refused.status(), "invalid_request_error", refused.message(), refused.field(),
+          refused.errorClass()));
     }
-    ObjectNode object = ((CallerJsonBody.Json) body).object();
-    chatRequest = object;
-    String name = object.path("model").asText("");
+    ObjectNode chatRequest = ((CallerJsonBody.Json) body).object();
+    String name = chatRequest.path("model").asText("");
     Optional<RoutingProfile> found = rc.profiles().find(name);
     if (found.isEmpty()) {
-      return done(callError(400, "invalid_request_error",
+      return refuse(callError(null, null, 400, "invalid_request_error",
           "Unknown profile '" + name + "': `model` must name a routing profile, one of "
               + String.join(", ", rc.profiles().names()) + ".", "model", "unknown_profile"));
     }
-    profile = found.get();
+    RoutingProfile profile = found.get();
     callLine.learn(l -> l.withProfile(profile.name()));
     Optional<String> priority = request.getHeader(SpendHeaders.PRIORITY).map(HttpHeader::value);
-    pool = priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
-    return prepared();
+    Pool pool = priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
+    return prepared(spend, dataClass, profile, pool, chatRequest);
   }
 
-  private CompletionStage<HttpResponse> prepared() {
+  private CompletionStage<Reply> prepared(
+      SpendContext spend, DataClass dataClass, RoutingProfile profile, Pool pool, ObjectNode chatRequest) {
     Optional<JsonNode> schema = StructuredOutputFallback.schemaOf(chatRequest);
-    downgraded = schema.isPresent() && rc.schemas().wasRejected(schema.get());
-    PolicyDecision primary = openAiDecision();
+    boolean downgraded = schema.isPresent() && rc.schemas().wasRejected(schema.get());
+    PolicyDecision primary = openAiDecision(profile, chatRequest, downgraded);
     if (primary instanceof PolicyDecision.Violation v) {
-      return done(callError(v.httpStatus(), "invalid_request_error", v.message(), v.field(), "policy:" + v.rule()));
+      return refuse(callError(null, profile, v.httpStatus(), "invalid_request_error", v.message(), v.field(),
+          "policy:" + v.rule()));
     }
-    openAiBody = (PolicyDecision.Allowed) primary;
+    PolicyDecision.Allowed openAiBody = (PolicyDecision.Allowed) primary;
     if (openAiBody.worstCase().inputTokensAssumed() > profile.contextLimit()) {
-      return done(callError(400, "context_length_exceeded",
+      return refuse(callError(null, profile, 400, "context_length_exceeded",
           "The request needs about " + openAiBody.worstCase().inputTokensAssumed() + " input tokens; profile '"
               + profile.name() + "' allows " + profile.contextLimit() + ".", "messages", "context_length_exceeded"));
     }
-    Optional<String> blocker = prepareFallback();
-    plan = new FailoverPlan.Context(
+    Fallback fallback = fallback(profile, chatRequest);
+    FailoverPlan.Context plan = new FailoverPlan.Context(
         profile,
         FailoverPlan.featuresOf(chatRequest),
-        blocker,
+        fallback.blocker(),
         spend.conversationId().flatMap(rc.stickiness()::find),
         rc.circuits()::isOpen,
         today,
         rc.settings().retryPolicy().maxRetryAfter(),
         dataClass.name(),
         dataClass.narrowedTo(profile.narrowingFor(dataClass.name())));
-    budget = AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime());
+    Prepared call = new Prepared(spend, profile, pool, chatRequest,
+        AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime()), plan);
     Step first = FailoverPlan.start(plan);
     boolean forbidden = first instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FORBIDDEN);
     rc.services().metrics().dataClass(dataClass.name(), forbidden ? "forbidden" : "allowed");
     if (first instanceof FailoverPlan.GiveUp g) {
-      return done(giveUp(g, Optional.empty()));
+      return refuse(giveUp(call, null, g, Optional.empty()));
     }
-    FailoverPlan.Call call = (FailoverPlan.Call) first;
-    return attempt(new Target(call.provider(), call.model(), call.failover()));
+    FailoverPlan.Call to = (FailoverPlan.Call) first;
+    Loop loop = new Loop(null, 0, -1, downgraded, openAiBody, fallback.body());
+    return attempt(call, loop.to(new Target(to.provider(), to.model(), to.failover())));
   }
 
   /** The OpenAI body: the profile's primary model in {@code model}, json_object mode once downgraded. */
-  private PolicyDecision openAiDecision() {
+  private PolicyDecision openAiDecision(RoutingProfile profile, ObjectNode chatRequest, boolean downgraded) {
     ObjectNode body = chatRequest.deepCopy();
     body.put("model", profile.primary().name());
     if (downgraded) {
@@ -245,10 +275,13 @@ final class RoutedCall {
     return rc.services().policy().openAiChatCompletions(body, RouterJson.bytes(body).length, today);
   }
 
-  /** Translates for the fallback and vets it; the reason it cannot serve this request, if any. */
-  private Optional<String> prepareFallback() {
+  /** The fallback's vetted body, or the reason it cannot serve this request (neither: no fallback). */
+  private record Fallback(PolicyDecision.Allowed body, Optional<String> blocker) {}
+
+  /** Translates for the fallback and vets it. */
+  private Fallback fallback(RoutingProfile profile, ObjectNode chatRequest) {
     if (profile.fallback().isEmpty()) {
-      return Optional.empty();
+      return new Fallback(null, Optional.empty());
     }
     var fallback = profile.fallback().get();
     ObjectNode translated;
@@ -257,213 +290,126 @@ final class RoutedCall {
           chatRequest,
           new ChatToMessages.Options(fallback.name(), profile.defaultMaxTokens(), fallback.hasFeature("json_schema")));
     } catch (TranslationError e) {
-      return Optional.of(e.getMessage());
+      return new Fallback(null, Optional.of(e.getMessage()));
     }
     PolicyDecision d = rc.services().policy().anthropicMessages(translated, RouterJson.bytes(translated).length, today);
     if (d instanceof PolicyDecision.Violation v) {
-      return Optional.of("the translated request breaks policy rule " + v.rule() + " (" + v.message() + ")");
+      return new Fallback(null, Optional.of("the translated request breaks policy rule " + v.rule() + " (" + v.message() + ")"));
     }
-    anthropicBody = (PolicyDecision.Allowed) d;
-    return Optional.empty();
+    return new Fallback((PolicyDecision.Allowed) d, Optional.empty());
   }
 
   // --- one attempt ----------------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> attempt(Target target) {
-    if (current == null || current.provider() != target.provider()) {
-      retriesHere = 0;
-    }
-    current = target;
-    if (!budget.tryStartAttempt()) {
-      if (lastStatus == 429) {
-        return done(callError(429, "rate_limited",
-            "The provider kept answering 429 within the call's attempt budget for profile '" + profile.name() + "'.",
+  private CompletionStage<Reply> attempt(Prepared call, Loop loop) {
+    Target target = loop.target();
+    if (!call.budget().tryStartAttempt()) {
+      if (loop.lastStatus() == 429) {
+        return answer(loop, callError(target, call.profile(), 429, "rate_limited",
+            "The provider kept answering 429 within the call's attempt budget for profile '" + call.profile().name() + "'.",
             null, "budget_spent"));
       }
-      return done(callError(503, "upstream_unavailable",
-          "The call's attempt budget (" + budget.limits().maxAttempts() + " attempts, "
-              + budget.limits().totalTime().toSeconds() + " s) is spent for profile '" + profile.name() + "'.",
+      return answer(loop, callError(target, call.profile(), 503, "upstream_unavailable",
+          "The call's attempt budget (" + call.budget().limits().maxAttempts() + " attempts, "
+              + call.budget().limits().totalTime().toSeconds() + " s) is spent for profile '" + call.profile().name() + "'.",
           null, "budget_spent"));
     }
-    PolicyDecision.Allowed body = target.provider() == Provider.OPENAI ? openAiBody : anthropicBody;
-    return rc.pools().admit(pool, target.provider())
+    return rc.pools().admit(call.pool(), target.provider())
         .handle((permit, failure) -> failure == null
-            ? reserve(target, body, permit)
-            : admissionRefused(target, failure))
+            ? reserve(call, loop, permit)
+            : admissionRefused(call, loop, failure))
         .thenCompose(s -> s);
   }
 
-  private CompletionStage<HttpResponse> admissionRefused(Target target, Throwable failure) {
+  private CompletionStage<Reply> admissionRefused(Prepared call, Loop loop, Throwable failure) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (!(cause instanceof PoolFull full)) {
       throw new CompletionException(cause);
     }
     rc.listener().poolFull(full.pool(), full.provider());
-    return done(callError(429, "rate_limited", full.getMessage(), null, "pool_full",
+    return answer(loop, callError(loop.target(), call.profile(), 429, "rate_limited", full.getMessage(), null, "pool_full",
         List.of(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())))));
   }
 
-  private CompletionStage<HttpResponse> reserve(Target target, PolicyDecision.Allowed body, Permit permit) {
+  private CompletionStage<Reply> reserve(Prepared call, Loop loop, Permit permit) {
+    Target target = loop.target();
+    PolicyDecision.Allowed body = loop.bodyFor(target.provider());
+    SpendContext spend = call.spend();
     ReserveRequest reserve = new ReserveRequest(
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(), spend.lane(), spend.subject(),
         body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
+    String profile = call.profile().name();
     Settlement.Pricing pricing = UsageTelemetry.counting(
         usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage),
-        rc.services().metrics(), target.provider().wireName(), target.model(), profile.name());
+        rc.services().metrics(), target.provider().wireName(), target.model(), profile);
     AccessLine attemptLine = AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
         .withRequestId(spend.requestId())
         .withProvider(target.provider().wireName())
         .withSpend(spend.lane().wireName(), spend.subject())
         .withModel(target.model())
         .withFailover(target.failover())
-        .withProfile(profile.name())
-        .withDataClass(dataClass.name());
+        .withProfile(profile)
+        .withDataClass(call.plan().dataClass());
     return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine)
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
-            UsageTelemetry.countSpend(held.attempt(), rc.services().metrics(), target.provider().wireName(), target.model(),
-                profile.name());
-            return callUpstream(new Run(target, body, permit, held.attempt()));
+            UsageTelemetry.countSpend(held.attempt(), rc.services().metrics(), target.provider().wireName(),
+                target.model(), profile);
+            return send(call, loop, body, permit, held.attempt());
           }
           permit.close();
           BudgetRefusal refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
           callLine.write(refusal.status(), refusal.errorClass());
-          return done(refusal.response());
+          return answer(loop, refusal.response());
         });
   }
 
-  private CompletionStage<HttpResponse> callUpstream(Run run) {
-    Provider provider = run.target().provider();
-    if (!rc.breakers().isCallAllowed(provider)) {
-      run.permit().close();
-      end(run, new UpstreamOutcome.NeverSent("breaker_open"), 0);
-      return next(run, Failure.connection());
-    }
+  private CompletionStage<Reply> send(Prepared call, Loop loop, PolicyDecision.Allowed body, Permit permit, CallAttempt held) {
+    Provider provider = loop.target().provider();
+    held.decided().thenAccept(d -> rc.listener().attempt(provider, d.outcomeWord() == null ? "ok" : d.outcomeWord()));
+    ApiKind kind = apiKind(provider);
+    UpstreamExchange exchange = new UpstreamExchange(rc.services(), held, new UpstreamExchange.Target(
+        provider, loop.target().model(), kind.path(), Optional.of(kind), answer -> usageOf(provider, answer),
+        provider == Provider.OPENAI ? UsageParsers::openAiChat : UsageParsers::anthropic, true, false), rc.nanoTime());
     UpstreamRequest upstreamRequest = new UpstreamRequest(
         HttpMethods.POST,
         callerHeaders(),
-        new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.fromArray(RouterJson.bytes(run.body().upstreamBody()))));
-    ApiKind kind = apiKind(provider);
-    CompletableFuture<UpstreamResult> raw = new CompletableFuture<>();
-    return rc.breakers()
-        .withBreaker(
-            provider,
-            () -> rc.services().upstream().call(provider, kind.path(), upstreamRequest)
-                .whenComplete((r, e) -> raw.complete(r)),
-            RoutedCall::isProviderFailure)
-        .handle((result, failure) -> failure == null ? onUpstream(run, result) : onBreakerFailure(run, raw, failure))
-        .thenCompose(s -> s)
-        .whenComplete((answer, failure) -> {
-          if (failure != null) {
-            // A failure inside the gateway: the request may have gone out, so the worst case stays
-            // (a no-op when a path already ended the attempt).
-            run.permit().close();
-            end(run, new UpstreamOutcome.NoAnswer("internal"), 500);
-          }
-        });
+        new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.fromArray(RouterJson.bytes(body.upstreamBody()))));
+    return exchange.send(upstreamRequest, breaker, permit::close)
+        .thenCompose(exchanged -> onExchanged(call, loop, exchanged));
   }
 
-  /** Per attempt, for {@code /metrics}: the upstream's status (or failure) by provider and model. */
-  private void reportUpstream(Run run, UpstreamResult result) {
-    String provider = run.target().provider().wireName();
-    String model = run.target().model();
-    if (result instanceof UpstreamResult.Responded responded) {
-      rc.services().metrics().upstreamStatus(provider, model, responded.status());
-      RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
-      if (!limits.isEmpty()) {
-        rc.services().metrics().upstreamRateLimits(provider, limits);
+  private CompletionStage<Reply> onExchanged(Prepared call, Loop loop, UpstreamExchange.Exchanged exchanged) {
+    if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer) {
+      return next(call, loop, Failure.connection());
+    }
+    if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
+      UpstreamResult.Responded responded = refused.responded();
+      return next(call, loop, new Failure(
+          responded.status(),
+          refused.body(),
+          responded.headersToPassBack(),
+          UpstreamErrors.retryAfter(responded.headersToPassBack(), rc.services().clock().instant())));
+    }
+    if (exchanged instanceof UpstreamExchange.Exchanged.Unreadable unreadable) {
+      if (unreadable.errorClass().equals("upstream_cut")) {
+        // Cut before anything reached the caller: the attempt kept its worst case, the call may
+        // still fail over.
+        return next(call, loop, Failure.connection());
       }
-    } else if (result instanceof UpstreamResult.ConnectionFailed failed) {
-      rc.services().metrics().upstreamFailure(provider, model, failed.safeErrorClass());
+      return answer(loop, callError(loop.target(), call.profile(), 502, "upstream_unreadable",
+          "The provider's answer could not be read to its end.", null, unreadable.errorClass()));
     }
-  }
-
-  /** What the breaker counts against a provider: no answer, 5xx, 529. Never a caller error or a 429. */
-  private static boolean isProviderFailure(UpstreamResult result) {
-    if (result instanceof UpstreamResult.Responded r) {
-      return r.status() >= 500;
+    if (exchanged instanceof UpstreamExchange.Exchanged.Streaming streaming) {
+      return streamed(call, loop, streaming);
     }
-    return true;
-  }
-
-  private CompletionStage<HttpResponse> onBreakerFailure(Run run, CompletableFuture<UpstreamResult> raw, Throwable failure) {
-    run.permit().close();
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-    if (cause instanceof CircuitBreakerOpenException) {
-      end(run, new UpstreamOutcome.NeverSent("breaker_open"), 0);
-    } else {
-      // The breaker's call timeout: the request may have been processed; keep the worst case and
-      // free the connection when the late answer arrives.
-      raw.thenAccept(r -> {
-        if (r instanceof UpstreamResult.Responded responded) {
-          responded.discardBody(rc.services().materializer());
-        }
-      });
-      end(run, new UpstreamOutcome.NoAnswer("breaker_timeout"), 0);
-    }
-    return next(run, Failure.connection());
-  }
-
-  private CompletionStage<HttpResponse> onUpstream(Run run, UpstreamResult result) {
-    reportUpstream(run, result);
-    if (result instanceof UpstreamResult.ConnectionFailed failed) {
-      run.permit().close();
-      String word = "upstream_" + failed.safeErrorClass();
-      end(run, failed.mayHaveReachedProvider() ? new UpstreamOutcome.NoAnswer(word) : new UpstreamOutcome.NeverSent(word), 0);
-      return next(run, Failure.connection());
-    }
-    UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
-    if (!responded.isSuccess()) {
-      return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, rc.services().materializer())
-          .thenCompose(body -> {
-            run.permit().close();
-            // The provider does not bill an error answer: close at 0.
-            end(run, new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
-            ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
-            if (responded.status() == 429) {
-              rc.services().metrics().upstreamTooManyRequests(run.target().provider().wireName(), run.target().model(),
-                  ErrorClassifier.kindOf429(UpstreamErrors.text(bytes)).wireName());
-            }
-            return next(run, new Failure(
-                responded.status(),
-                bytes,
-                responded.headersToPassBack(),
-                UpstreamErrors.retryAfter(responded.headersToPassBack(), rc.services().clock().instant())));
-          });
-    }
-    if (responded.isEventStream()) {
-      return streamed(run, responded);
-    }
-    return collected(run, responded);
-  }
-
-  // --- answers --------------------------------------------------------------------------------
-
-  private CompletionStage<HttpResponse> collected(Run run, UpstreamResult.Responded responded) {
-    long max = rc.services().upstream().settings().maxResponseBytes();
-    return BodyCollector.collect(responded.body(), max, rc.services().materializer())
-        .thenCompose(body -> {
-          run.permit().close();
-          if (body instanceof CollectedBody.Failed) {
-            // Cut before anything reached the caller: the attempt keeps its worst case, the call may
-            // still fail over.
-            end(run, new UpstreamOutcome.Unreadable("upstream_cut"), 0);
-            return next(run, Failure.connection());
-          }
-          Optional<ObjectNode> json = body instanceof CollectedBody.Complete c ? RouterJson.parseObject(c.bytes()) : Optional.empty();
-          if (json.isEmpty()) {
-            String errorClass = body instanceof CollectedBody.TooLarge ? "upstream_too_large" : "upstream_unreadable";
-            end(run, new UpstreamOutcome.Unreadable(errorClass), 502);
-            return done(callError(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null, errorClass));
-          }
-          UsageReport usage = usageOf(run.target().provider(), json.get());
-          end(run, new UpstreamOutcome.Answered(usage), 200);
-          ObjectNode answer = run.target().provider() == Provider.OPENAI
-              ? withModel(json.get())
-              : MessagesToChat.translate(json.get(), profile.name(), started.getEpochSecond());
-          return CompletableFuture.completedFuture(
-              answered(run.target(), responded, HttpEntities.create(ContentTypes.APPLICATION_JSON, RouterJson.bytes(answer))));
-        });
+    UpstreamExchange.Exchanged.Whole whole = (UpstreamExchange.Exchanged.Whole) exchanged;
+    ObjectNode json = (ObjectNode) whole.json().orElseThrow();
+    ObjectNode answer = loop.target().provider() == Provider.OPENAI
+        ? withModel(json, call.profile())
+        : MessagesToChat.translate(json, call.profile().name(), started.getEpochSecond());
+    return answer(loop, answered(loop, whole.responded(),
+        HttpEntities.create(ContentTypes.APPLICATION_JSON, RouterJson.bytes(answer))));
   }
 
   /**
@@ -471,63 +417,44 @@ final class RoutedCall {
    * that dies before that is an attempt failure like any other (and may fail over); after it, a cut
    * ends the caller's stream with an error event and is never retried.
    */
-  private CompletionStage<HttpResponse> streamed(Run run, UpstreamResult.Responded responded) {
-    Provider provider = run.target().provider();
-    MeteredStream metered = rc.services().meter().meter(responded.body(), apiKind(provider));
-    AtomicBoolean delivered = new AtomicBoolean();
-    rc.services().metrics().streamOpened(provider.wireName());
-    metered.outcome().thenAccept(outcome -> {
-      rc.services().metrics().streamClosed(provider.wireName());
-      streamEnded(run, outcome, delivered.get());
-    });
-    return metered.toClient()
+  private CompletionStage<Reply> streamed(Prepared call, Loop loop, UpstreamExchange.Exchanged.Streaming streaming) {
+    Provider provider = loop.target().provider();
+    return streaming.metered().toClient()
         .prefixAndTail(1)
         .runWith(Sink.head(), rc.services().materializer())
         .handle((Pair<List<ByteString>, Source<ByteString, NotUsed>> split, Throwable failure) -> {
           if (failure != null) {
-            return next(run, Failure.connection());
+            return next(call, loop, Failure.connection());
           }
           if (split.first().isEmpty()) {
             split.second().runWith(Sink.ignore(), rc.services().materializer());
-            return next(run, Failure.connection());
+            return next(call, loop, Failure.connection());
           }
-          delivered.set(true);
+          streaming.delivered();
           Source<ByteString, NotUsed> toClient =
-              Source.from(split.first()).concat(split.second()).via(translation(provider));
-          return CompletableFuture.completedFuture(
-              answered(run.target(), responded, HttpEntities.create(EVENT_STREAM, toClient)));
+              Source.from(split.first()).concat(split.second()).via(translation(call, provider));
+          return answer(loop, answered(loop, streaming.responded(), HttpEntities.create(EVENT_STREAM, toClient)));
         })
         .thenCompose(s -> s);
   }
 
-  private Flow<ByteString, ByteString, NotUsed> translation(Provider provider) {
-    boolean usageChunk = UsageChunkFilter.callerAskedForUsage(chatRequest);
+  private Flow<ByteString, ByteString, NotUsed> translation(Prepared call, Provider provider) {
+    boolean usageChunk = UsageChunkFilter.callerAskedForUsage(call.chatRequest());
     if (provider == Provider.OPENAI) {
-      return OpenAiChunks.flow(profile.name(), rc.services().upstream().settings().sseLimits(), usageChunk);
+      return OpenAiChunks.flow(call.profile().name(), rc.services().upstream().settings().sseLimits(), usageChunk);
     }
-    return AnthropicSseToChatChunks.flow(profile.name(), started.getEpochSecond(), usageChunk);
+    return AnthropicSseToChatChunks.flow(call.profile().name(), started.getEpochSecond(), usageChunk);
   }
 
-  private void streamEnded(Run run, StreamOutcome outcome, boolean delivered) {
-    run.permit().close();
-    if (!outcome.cleanEnd()) {
-      rc.breakers().onFailure(run.target().provider());
-    }
-    Function<JsonNode, UsageReport> usageOf =
-        run.target().provider() == Provider.OPENAI ? UsageParsers::openAiChat : UsageParsers::anthropic;
-    end(run, new UpstreamOutcome.StreamEnded(outcome, usageOf), delivered ? 200 : 0);
-  }
-
-  private HttpResponse answered(Target target, UpstreamResult.Responded responded, org.apache.pekko.http.javadsl.model.ResponseEntity entity) {
+  private HttpResponse answered(Loop loop, UpstreamResult.Responded responded, ResponseEntity entity) {
     List<HttpHeader> headers = new ArrayList<>(UpstreamErrors.passBack(responded.headersToPassBack()));
-    List<String> warnings = (target.provider() == Provider.OPENAI ? openAiBody : anthropicBody).warnings();
-    for (String w : warnings) {
+    for (String w : loop.bodyFor(loop.target().provider()).warnings()) {
       headers.add(RawHeader.create("x-gateway-warning", w));
     }
     return HttpResponse.create().withStatus(StatusCodes.OK).addHeaders(headers).withEntity(entity);
   }
 
-  private ObjectNode withModel(ObjectNode openAiAnswer) {
+  private static ObjectNode withModel(ObjectNode openAiAnswer, RoutingProfile profile) {
     ObjectNode copy = openAiAnswer.deepCopy();
     copy.put("model", profile.name());
     return copy;
@@ -535,56 +462,54 @@ final class RoutedCall {
 
   // --- after a failed attempt -------------------------------------------------------------------
 
-  private CompletionStage<HttpResponse> next(Run run, Failure failure) {
-    Target target = run.target();
-    lastStatus = failure.status();
-    Decision decision = decide(target, failure);
+  private CompletionStage<Reply> next(Prepared call, Loop attempted, Failure failure) {
+    Loop loop = attempted.failedWith(failure.status());
+    Target target = loop.target();
+    RoutingProfile profile = call.profile();
+    Decision decision = decide(call, loop, failure);
     if (decision.modelGone() && rc.circuits().onModelGone(target.model())) {
       log.error("ALARM model retired: {} answered 410 Gone for model '{}' (profile '{}'); its circuit is open,"
           + " calls use the fallback until the catalog is fixed", target.provider().wireName(), target.model(), profile.name());
     }
     Step step = decision.step();
     if (step instanceof FailoverPlan.RetrySame retry) {
-      retriesHere++;
-      return rc.delayer().after(retry.delay()).thenCompose(v -> attempt(target));
+      Loop again = loop.retried();
+      return rc.delayer().after(retry.delay()).thenCompose(v -> attempt(call, again));
     }
     if (step instanceof FailoverPlan.SwitchTo to) {
-      spend.conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
+      call.spend().conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
       rc.listener().failover(profile.name(), to.provider());
-      return attempt(new Target(to.provider(), to.model(), true));
+      return attempt(call, loop.to(new Target(to.provider(), to.model(), true)));
     }
     if (step instanceof FailoverPlan.RetryAsJsonObject) {
-      StructuredOutputFallback.schemaOf(chatRequest).ifPresent(rc.schemas()::rememberRejected);
-      downgraded = true;
-      PolicyDecision d = openAiDecision();
+      StructuredOutputFallback.schemaOf(call.chatRequest()).ifPresent(rc.schemas()::rememberRejected);
+      PolicyDecision d = openAiDecision(profile, call.chatRequest(), true);
       if (d instanceof PolicyDecision.Allowed allowed) {
-        openAiBody = allowed;
-        return attempt(target);
+        return attempt(call, loop.downgradedTo(allowed, loop.anthropicBody()));
       }
-      return done(deliver(target, failure));
+      return answer(loop, deliver(call, loop, failure));
     }
     if (step instanceof FailoverPlan.RetryWithSchemaInPrompt) {
-      downgraded = true;
       ObjectNode inPrompt = StructuredOutputFallback.schemaIntoSystemPrompt(
-          anthropicBody.upstreamBody(), StructuredOutputFallback.schemaOf(chatRequest).orElseThrow());
+          loop.anthropicBody().upstreamBody(), StructuredOutputFallback.schemaOf(call.chatRequest()).orElseThrow());
       PolicyDecision d = rc.services().policy().anthropicMessages(inPrompt, RouterJson.bytes(inPrompt).length, today);
       if (d instanceof PolicyDecision.Allowed allowed) {
-        anthropicBody = allowed;
-        return attempt(target);
+        return attempt(call, loop.downgradedTo(loop.openAiBody(), allowed));
       }
-      return done(deliver(target, failure));
+      return answer(loop, deliver(call, loop, failure));
     }
     if (step instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FALLBACK_NOT_PERMITTED)) {
-      rc.services().metrics().dataClass(dataClass.name(), DataClasses.FALLBACK_NOT_PERMITTED);
-      return done(fallbackNotPermitted(g, target, failure));
+      rc.services().metrics().dataClass(call.plan().dataClass(), DataClasses.FALLBACK_NOT_PERMITTED);
+      return answer(loop, fallbackNotPermitted(call, target, g, failure));
     }
     if (step instanceof FailoverPlan.GiveUp g) {
-      return done(giveUp(g, failure.status() == 429 ? UpstreamErrors.header(failure.headers(), "retry-after") : Optional.empty()));
+      return answer(loop, giveUp(call, target, g,
+          failure.status() == 429 ? UpstreamErrors.header(failure.headers(), "retry-after") : Optional.empty()));
     }
     if (step instanceof FailoverPlan.CutStream cut) {
-      return done(callError(502, cut.errorType(), cut.message(), null, cut.errorType()));
+      return answer(loop, callError(target, profile, 502, cut.errorType(), cut.message(), null, cut.errorType()));
     }
-    return done(deliver(target, failure));
+    return answer(loop, deliver(call, loop, failure));
   }
 
   /**
@@ -593,46 +518,51 @@ final class RoutedCall {
    * retry" with the interactive default of 4). When the plan then gives up, it is asked again with
    * the whole budget (the fallback could not be used after all).
    */
-  private Decision decide(Target target, Failure failure) {
+  private Decision decide(Prepared call, Loop loop, Failure failure) {
+    AttemptBudget budget = call.budget();
+    RoutingProfile profile = call.profile();
     Optional<Duration> full = rc.settings().retryPolicy()
-        .affordableWait(retriesHere, failure.retryAfter(), rc.random().get(), budget);
-    boolean keepForSwitch = target.provider() == profile.primary().provider() && profile.fallback().isPresent();
+        .affordableWait(loop.retriesHere(), failure.retryAfter(), rc.random().get(), budget);
+    boolean keepForSwitch = loop.target().provider() == profile.primary().provider() && profile.fallback().isPresent();
     int primaryShare = Math.max(1, budget.limits().maxAttempts() / 2);
     Optional<Duration> share = full.filter(w -> !keepForSwitch || budget.attempts() < primaryShare);
-    Decision d = FailoverPlan.next(plan, attemptOf(target, failure, share));
+    Decision d = FailoverPlan.next(call.plan(), attemptOf(loop, failure, share));
     if (d.step() instanceof FailoverPlan.GiveUp && share.isEmpty() && full.isPresent()) {
-      d = FailoverPlan.next(plan, attemptOf(target, failure, full));
+      d = FailoverPlan.next(call.plan(), attemptOf(loop, failure, full));
     }
     return d;
   }
 
-  private Attempt attemptOf(Target target, Failure failure, Optional<Duration> wait) {
+  private static Attempt attemptOf(Loop loop, Failure failure, Optional<Duration> wait) {
+    Target target = loop.target();
     return new Attempt(
         target.provider(), target.model(), failure.status(),
         failure.status() == 0 ? null : UpstreamErrors.text(failure.body()),
-        failure.retryAfter(), wait, false, downgraded);
+        failure.retryAfter(), wait, false, loop.downgraded());
   }
 
   /** The upstream's own error (a caller error the other side would refuse too), in the OpenAI shape. */
-  private HttpResponse deliver(Target target, Failure failure) {
+  private HttpResponse deliver(Prepared call, Loop loop, Failure failure) {
+    Target target = loop.target();
     if (failure.status() == 0) {
-      return callError(502, "upstream_unavailable", target.provider().wireName() + " could not be reached.", null, "upstream_connection");
+      return callError(target, call.profile(), 502, "upstream_unavailable",
+          target.provider().wireName() + " could not be reached.", null, "upstream_connection");
     }
     // The attempt's own line (status = what the caller gets) already records this answer.
     ByteString body = UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body());
     return HttpResponse.create()
-        .withStatus(dev.spendgateway.edge.errors.GatewayErrors.status(failure.status()))
+        .withStatus(GatewayErrors.status(failure.status()))
         .addHeaders(UpstreamErrors.passBack(failure.headers()))
         .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
   }
 
   /**
    * 503 {@code fallback_not_permitted}: the primary failed and the call's data class does not allow
-   * the fallback's provider. The primary's own error rides along ({@code primary}: provider, status,
-   * its error in the OpenAI shape, and its Retry-After header), so the caller sees why the primary
-   * failed and can decide itself whether to wait or to send the data elsewhere.
+   * the fallback's provider. The primary's own error rides along ({@code error.primary}: provider,
+   * status, its error in the OpenAI shape; its Retry-After as a header), so the caller sees why the
+   * primary failed and can decide itself whether to wait or to send the data elsewhere.
    */
-  private HttpResponse fallbackNotPermitted(FailoverPlan.GiveUp g, Target target, Failure failure) {
+  private HttpResponse fallbackNotPermitted(Prepared call, Target target, FailoverPlan.GiveUp g, Failure failure) {
     ObjectNode extra = RouterJson.object();
     ObjectNode primary = extra.putObject("primary");
     primary.put("provider", target.provider().wireName());
@@ -645,59 +575,61 @@ final class RoutedCall {
       RouterJson.parseObject(UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body()))
           .ifPresent(shaped -> primary.set("error", shaped.path("error")));
     }
-    List<HttpHeader> headers = UpstreamErrors.passBack(failure.headers());
-    logCall(g.status(), g.errorType());
-    return GatewayErrors.error(Shape.OPENAI, g.status(), g.errorType(), g.message(), extra, headers);
+    writeCallLine(target, call.profile(), g.status(), g.errorType());
+    return GatewayErrors.error(Shape.OPENAI, g.status(), g.errorType(), g.message(), extra,
+        UpstreamErrors.passBack(failure.headers()));
   }
 
-  private HttpResponse giveUp(FailoverPlan.GiveUp g, Optional<String> retryAfter) {
+  private HttpResponse giveUp(Prepared call, Target last, FailoverPlan.GiveUp g, Optional<String> retryAfter) {
     List<HttpHeader> headers = retryAfter.<List<HttpHeader>>map(v -> List.of(RawHeader.create("retry-after", v))).orElse(List.of());
-    return callError(g.status(), g.errorType(), g.message(), null, g.errorType(), headers);
+    return callError(last, call.profile(), g.status(), g.errorType(), g.message(), null, g.errorType(), headers);
   }
 
-  // --- ledger ---------------------------------------------------------------------------------
+  // --- usage ----------------------------------------------------------------------------------
 
   private static ApiKind apiKind(Provider provider) {
     return provider == Provider.OPENAI ? ApiKind.OPENAI_CHAT_COMPLETIONS : ApiKind.ANTHROPIC_MESSAGES;
   }
 
   private static UsageReport usageOf(Provider provider, JsonNode answer) {
-    ApiKind kind = apiKind(provider);
-    return kind.extractor()
+    return apiKind(provider).extractor()
         .fromJsonAnswer(answer)
         .map(u -> provider == Provider.OPENAI ? UsageParsers.openAiChat(u) : UsageParsers.anthropic(u))
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
-  /** Ends the attempt through the core (one close, one line) and tells the listener how it went. */
-  private void end(Run run, UpstreamOutcome outcome, int status) {
-    Settlement.Decision decision = run.held().end(outcome, status);
-    rc.listener().attempt(run.target().provider(), decision.outcomeWord() == null ? "ok" : decision.outcomeWord());
-  }
-
   // --- responses and the call's own log line ----------------------------------------------------
 
-  private HttpResponse callError(int status, String type, String message, String param, String errorClass) {
-    return callError(status, type, message, param, errorClass, List.of());
+  private static CompletionStage<Reply> refuse(HttpResponse response) {
+    return CompletableFuture.completedFuture(new Reply(response, null));
   }
 
-  /** A gateway-made error in the OpenAI shape; logs the call's own line (no reservation on it). */
+  private static CompletionStage<Reply> answer(Loop loop, HttpResponse response) {
+    return CompletableFuture.completedFuture(new Reply(response, loop.target()));
+  }
+
   private HttpResponse callError(
-      int status, String type, String message, String param, String errorClass, List<HttpHeader> headers) {
+      Target last, RoutingProfile profile, int status, String type, String message, String param, String errorClass) {
+    return callError(last, profile, status, type, message, param, errorClass, List.of());
+  }
+
+  /**
+   * A gateway-made error in the OpenAI shape; writes the call's own line (no reservation on it) for
+   * a call that ends without an attempt answering it (refused before any attempt, or a gateway-made
+   * error after failed attempts). Attempts log themselves.
+   */
+  private HttpResponse callError(Target last, RoutingProfile profile, int status, String type, String message,
+      String param, String errorClass, List<HttpHeader> headers) {
     ObjectNode extra = RouterJson.object();
     if (param != null) {
       extra.put("param", param);
     }
-    logCall(status, errorClass);
+    writeCallLine(last, profile, status, errorClass);
     return GatewayErrors.error(Shape.OPENAI, status, type, message, extra, headers);
   }
 
-  /**
-   * The call's own access-log line, for a call that ends without an attempt answering it (refused
-   * before any attempt, or a gateway-made error after failed attempts). Attempts log themselves.
-   */
-  private void logCall(int status, String errorClass) {
-    Target last = current;
+  /** The call's own line, for a call no attempt answered. */
+  private void writeCallLine(Target last, RoutingProfile profile, int status, String errorClass) {
     callLine.learn(l -> l
         .withProvider(last == null ? null : last.provider().wireName())
         .withModel(profile == null ? null : profile.name())
@@ -705,27 +637,28 @@ final class RoutedCall {
     callLine.write(status, errorClass);
   }
 
-  private HttpResponse internalError(Throwable failure) {
+  private Reply internalError(Throwable failure) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     log.error("routed call failed inside the gateway: {}", cause.getClass().getName(), cause);
-    return callError(500, "internal_error", "The gateway failed to handle this call.", null, "internal");
+    return new Reply(callError(null, null, 500, "internal_error", "The gateway failed to handle this call.", null,
+        "internal"), null);
   }
 
-  private CompletionStage<HttpResponse> done(HttpResponse response) {
-    return CompletableFuture.completedFuture(response);
+  private static HttpResponse withCallHeaders(SpendContext spend, HttpResponse response) {
+    return withCallHeaders(spend, new Reply(response, null));
   }
 
-  private HttpResponse withCallHeaders(HttpResponse response) {
+  private static HttpResponse withCallHeaders(SpendContext spend, Reply reply) {
     List<HttpHeader> headers = new ArrayList<>();
     if (spend != null) {
       headers.add(RawHeader.create(SpendHeaders.REQUEST_ID, spend.requestId()));
     }
-    Target last = current;
+    Target last = reply.last();
     if (last != null) {
       headers.add(RawHeader.create(PROVIDER_HEADER, last.provider().wireName()));
       headers.add(RawHeader.create(FAILOVER_HEADER, Boolean.toString(last.failover())));
     }
-    return response.addHeaders(headers);
+    return reply.response().addHeaders(headers);
   }
 
   private List<HttpHeader> callerHeaders() {

@@ -215,8 +215,9 @@ class RealTrafficE2ETest {
     assertEquals("anthropic", sse.provider());
     assertEquals("[DONE]", sse.data().get(sse.data().size() - 1));
     assertFalse(sse.hasUsageOnlyChunk(), "no usage is invented: " + sse.data());
-    JsonNode line = gw.awaitAccessLines(id).stream()
-        .filter(l -> "anthropic".equals(l.path("provider").asText())).findFirst().orElseThrow();
+    // The OpenAI attempt's line comes first; the Anthropic one once its stream has been settled.
+    JsonNode line = gw.awaitAccessLine(
+        l -> id.equals(l.path("request_id").asText()) && "anthropic".equals(l.path("provider").asText()));
     assertTrue(line.path("error").asText().startsWith("usage_missing"), line.toString());
     assertEquals(line.path("reserved_usd").asText(), line.path("settled_usd").asText(), line.toString());
   }

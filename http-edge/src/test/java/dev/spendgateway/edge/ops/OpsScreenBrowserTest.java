@@ -114,6 +114,7 @@ class OpsScreenBrowserTest {
     assertEquals(400, call(CHAT, chat("gpt-4.1"), brand).statusCode());
     gw.awaitSettled(brand.id());
 
+    browser.switchTo().newWindow(WindowType.TAB);
     browser.get(gw.base + "/ops#token=" + TOKEN);
     await(d -> d.findElements(By.cssSelector("tr.cap[data-cap='brand_daily']")).isEmpty() ? null : true);
 

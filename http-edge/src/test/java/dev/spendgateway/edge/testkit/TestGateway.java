@@ -195,6 +195,11 @@ public final class TestGateway implements AutoCloseable {
     return http.send(request, HttpResponse.BodyHandlers.ofString());
   }
 
+  /** {@link #send} without waiting: for a call held open while others are made. */
+  public java.util.concurrent.CompletableFuture<HttpResponse<String>> sendAsync(HttpRequest request) {
+    return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+  }
+
   // --- the ledger as /usage shows it -------------------------------------------------------------
 
   /** /usage as the gateway reports it, for one brand (its rows plus the global ones). */

@@ -34,10 +34,11 @@ import slick.jdbc.SimpleJdbcAction;
  * The journal DAO of the ledger (configured as {@code jdbc-journal.dao}): pekko-persistence-jdbc's
  * own {@link DefaultJournalDao}, except that a write is confirmed only once it is <em>on disk</em>.
  *
- * <p>Why: embedded H2 2.x with {@code WRITE_DELAY=0} writes each commit to the file but never
- * forces it; {@code FileChannel.force} runs only on a clean close or {@code CHECKPOINT SYNC}. A
- * killed process loses nothing (the OS has the bytes), but a power cut or VM reset loses every
- * commit the OS had not yet written back — reservations the caller was already told about.
+ * <p>Why: embedded H2 2.x writes a commit to the file within its {@code WRITE_DELAY} and never
+ * forces it; {@code FileChannel.force} runs only on a clean close or {@code CHECKPOINT SYNC}. Without
+ * that, a killed process loses the commits not yet written and a power cut or VM reset those the OS
+ * had not yet written back — reservations the caller was already told about. ({@code WRITE_DELAY=0}
+ * would write at once but stops H2's background housekeeping, and the file then grows for good.)
  *
  * <p>How: after each {@code asyncWriteMessages} call has committed (the ledger group-commits, so
  * one call holds a whole batch), {@code CHECKPOINT SYNC} runs on the same database before the

@@ -69,16 +69,17 @@ public final class MemoryOverTimeBench {
       pacer.scheduleAtFixedRate(() -> pair(client, "mem-" + next.getAndIncrement(), latency, errors), 0, periodNanos,
           TimeUnit.NANOSECONDS);
       System.out.println("| t (s) | pairs | heap after GC (MB) | reserve p99 (ms) | reserve max (ms) | snapshot bytes"
-          + " | snapshot serialize (ms) | ids in window | id memory (MB) | errors |");
-      System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+          + " | snapshot serialize (ms) | ids in window | id memory (MB) | errors | journal file (MB) |");
+      System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
       long start = System.nanoTime();
       for (int t = reportSeconds; t <= minutes * 60; t += reportSeconds) {
         Thread.sleep(Math.max(0, start + TimeUnit.SECONDS.toNanos(t) - System.nanoTime()) / 1_000_000);
         Histogram h = latency.getIntervalHistogram();
         String snap = latestSnapshot(dataDir, serialization);
         long heapMb = oldGenAfterGcMb();
-        System.out.printf("| %d | %,d | %d | %.2f | %.2f | %s | %d |%n", t, next.get(), heapMb,
-            h.getValueAtPercentile(99) / 1000.0, h.getMaxValue() / 1000.0, snap, errors.get());
+        long fileMb = Files.size(dataDir.resolve("ledger.mv.db")) >> 20;
+        System.out.printf("| %d | %,d | %d | %.2f | %.2f | %s | %d | %,d |%n", t, next.get(), heapMb,
+            h.getValueAtPercentile(99) / 1000.0, h.getMaxValue() / 1000.0, snap, errors.get(), fileMb);
       }
     } finally {
       pacer.shutdownNow();

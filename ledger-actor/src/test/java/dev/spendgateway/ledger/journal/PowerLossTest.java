@@ -56,7 +56,7 @@ class PowerLossTest {
     overrides.put("ledger.journal.pipeline", pipeline);
     overrides.put("pekko-persistence-jdbc.shared-databases.slick.db.url",
         "jdbc:h2:" + PowerCutFilePath.SCHEME + ":" + dataDir.toAbsolutePath().resolve("ledger")
-            + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0");
+            + ";DATABASE_TO_UPPER=false;WRITE_DELAY=100");
     Set<String> ackedBeforeTheCut;
     try (H2Ledger ledger = H2Ledger.start(dataDir, overrides)) {
       PowerCutFilePath.DiskImage disk = PowerCutFilePath.image(dataDir.resolve("ledger.mv.db"));
