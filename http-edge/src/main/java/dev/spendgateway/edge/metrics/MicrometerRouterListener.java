@@ -66,4 +66,10 @@ public final class MicrometerRouterListener implements RouterListener {
     Counter.builder("gateway.router.pool.full").description("Routed calls refused at admission (queue full)")
         .tags("pool", pool.wireName(), "provider", provider.wireName()).register(registry).increment();
   }
+
+  @Override
+  public void rateLimited(Provider provider) {
+    Counter.builder("gateway.rate.limited").description("Calls refused by a provider's rate limit (429 with Retry-After)")
+        .tags("provider", provider.wireName()).register(registry).increment();
+  }
 }

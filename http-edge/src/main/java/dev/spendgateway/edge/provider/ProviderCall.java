@@ -23,6 +23,7 @@ import dev.spendgateway.upstream.client.UpstreamResult;
 import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
 import dev.spendgateway.upstream.failover.Pool;
 import dev.spendgateway.upstream.failover.PoolFull;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -179,11 +180,24 @@ final class ProviderCall {
           "model_circuit_open");
     }
     Pool pool = spend.priority() == SpendHeaders.Priority.BATCH ? Pool.BATCH : Pool.INTERACTIVE;
-    return guards.pools().admit(pool, kind.provider())
-        .handle((permit, failure) -> failure == null
-            ? reserve(prepared, spend, known, permit)
-            : admissionRefused(failure))
-        .thenCompose(s -> s);
+    long tokens = prepared.worstCase().inputTokensAssumed() + prepared.worstCase().outputTokensAssumed();
+    return guards.turn(kind.provider(), tokens)
+        .thenCompose(refused -> refused.isPresent()
+            ? rateLimited(refused.get())
+            : guards.pools().admit(pool, kind.provider())
+                .handle((permit, failure) -> failure == null
+                    ? reserve(prepared, spend, known, permit)
+                    : admissionRefused(failure))
+                .thenCompose(s -> s));
+  }
+
+  private CompletionStage<HttpResponse> rateLimited(ProviderRateLimits.Turn.Refused refused) {
+    long retryAfter = ProviderGuards.retryAfterSeconds(refused.retryAfter());
+    HttpResponse response = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
+        provider() + " is over this gateway's " + refused.limit() + "; nothing was sent or reserved, retry after "
+            + retryAfter + " s.", null)
+        .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
+    return refuse(response, "rate_limited");
   }
 
   private CompletionStage<HttpResponse> admissionRefused(Throwable failure) {
@@ -191,7 +205,7 @@ final class ProviderCall {
     if (!(cause instanceof PoolFull full)) {
       throw new CompletionException(cause);
     }
-    guards.poolFull().poolFull(full.pool(), full.provider());
+    guards.listener().poolFull(full.pool(), full.provider());
     HttpResponse refused = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
         full.getMessage(), null)
         .addHeader(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())));

@@ -22,6 +22,7 @@ import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfiles;
 import dev.spendgateway.upstream.failover.SchemaModeMemory;
 import java.time.Duration;
@@ -84,6 +85,7 @@ public final class FailoverRouter {
             profiles,
             settings,
             new AdmissionPools(settings.pools(), System::nanoTime),
+            ProviderRateLimits.fromConfig(config, System::nanoTime),
             ProviderBreakers.create(
                 system,
                 settings.breaker(),
@@ -148,8 +150,7 @@ public final class FailoverRouter {
    * call goes through the same ones.
    */
   public ProviderGuards guards() {
-    return new ProviderGuards(context.pools(), context.breakers(), context.circuits(),
-        context.settings().breaker().resetTimeout(), context.listener()::poolFull);
+    return RoutedCall.guards(context);
   }
 
   /** Models whose 410 circuit is open, and the operator reset. */

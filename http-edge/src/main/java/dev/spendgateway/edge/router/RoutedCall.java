@@ -26,6 +26,7 @@ import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageParsers;
 import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.policy.cost.WorstCase;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamBody;
 import dev.spendgateway.upstream.client.UpstreamRequest;
@@ -104,7 +105,7 @@ final class RoutedCall {
   private final long startedNanos;
   private final LocalDate today;
   private final CallCore core;
-  private final UpstreamExchange.Guard breaker;
+  private final ProviderGuards guards;
   /** The call's own line: written when no attempt answers the call (refusals, gateway-made errors). */
   private final CallLine callLine;
 
@@ -169,7 +170,7 @@ final class RoutedCall {
     this.startedNanos = rc.nanoTime().getAsLong();
     this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     this.core = new CallCore(rc.services(), rc.nanoTime());
-    this.breaker = new ProviderGuards(rc.pools(), rc.breakers(), rc.circuits(), Duration.ZERO, rc.listener()::poolFull).breaker();
+    this.guards = guards(rc);
     this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
   }
 
@@ -314,11 +315,36 @@ final class RoutedCall {
               + call.budget().limits().totalTime().toSeconds() + " s) is spent for profile '" + call.profile().name() + "'.",
           null, "budget_spent"));
     }
-    return rc.pools().admit(call.pool(), target.provider())
-        .handle((permit, failure) -> failure == null
-            ? reserve(call, loop, permit)
-            : admissionRefused(call, loop, failure))
-        .thenCompose(s -> s);
+    WorstCase worstCase = loop.bodyFor(target.provider()).worstCase();
+    return guards.turn(target.provider(), worstCase.inputTokensAssumed() + worstCase.outputTokensAssumed())
+        .thenCompose(refused -> refused.isPresent()
+            ? answer(loop, callError(target, call.profile(), 429, "rate_limited",
+                target.provider().wireName() + " is over this gateway's " + refused.get().limit() + "; nothing was sent"
+                    + " or reserved, retry after " + ProviderGuards.retryAfterSeconds(refused.get().retryAfter()) + " s.",
+                null, "rate_limited",
+                List.of(RawHeader.create("retry-after",
+                    Long.toString(ProviderGuards.retryAfterSeconds(refused.get().retryAfter()))))))
+            : rc.pools().admit(call.pool(), target.provider())
+                .handle((permit, failure) -> failure == null
+                    ? reserve(call, loop, permit)
+                    : admissionRefused(call, loop, failure))
+                .thenCompose(s -> s));
+  }
+
+  /** The router's guards, shared with the pass-through routes. */
+  static ProviderGuards guards(RouterContext rc) {
+    return new ProviderGuards(rc.pools(), rc.rateLimits(), rc.breakers(), rc.circuits(),
+        rc.settings().breaker().resetTimeout(), rc.delayer()::after, new ProviderGuards.Listener() {
+          @Override
+          public void poolFull(Pool pool, Provider provider) {
+            rc.listener().poolFull(pool, provider);
+          }
+
+          @Override
+          public void rateLimited(Provider provider) {
+            rc.listener().rateLimited(provider);
+          }
+        });
   }
 
   private CompletionStage<Reply> admissionRefused(Prepared call, Loop loop, Throwable failure) {
@@ -375,7 +401,7 @@ final class RoutedCall {
         HttpMethods.POST,
         callerHeaders(),
         new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.fromArray(RouterJson.bytes(body.upstreamBody()))));
-    return exchange.send(upstreamRequest, breaker, permit::close)
+    return exchange.send(upstreamRequest, guards.breaker(), permit::close)
         .thenCompose(exchanged -> onExchanged(call, loop, exchanged));
   }
 

@@ -6,6 +6,7 @@ import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfiles;
 import dev.spendgateway.upstream.failover.SchemaModeMemory;
 import java.time.Duration;
@@ -21,6 +22,7 @@ import java.util.random.RandomGenerator;
  * @param profiles the routing profiles
  * @param settings the {@code failover} block
  * @param pools admission: one bounded queue and concurrency limit per (pool, provider)
+ * @param rateLimits the node's requests and tokens per minute per provider
  * @param breakers one circuit breaker per provider
  * @param circuits per-model 410 circuits
  * @param stickiness conversation → provider it switched to
@@ -35,6 +37,7 @@ record RouterContext(
     RoutingProfiles profiles,
     FailoverSettings settings,
     AdmissionPools pools,
+    ProviderRateLimits rateLimits,
     ProviderBreakers breakers,
     ModelCircuits circuits,
     ConversationStickiness stickiness,

@@ -26,6 +26,9 @@ public interface RouterListener {
   /** A call was refused at admission ({@code gateway_router_pool_full{pool,provider}}). */
   default void poolFull(Pool pool, Provider provider) {}
 
+  /** A call refused by a provider's rate limit (its turn was further away than the maximum wait). */
+  default void rateLimited(Provider provider) {}
+
   /** Listens to nothing. */
   RouterListener NONE = new RouterListener() {};
 }

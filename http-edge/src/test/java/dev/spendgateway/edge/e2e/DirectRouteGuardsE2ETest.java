@@ -104,6 +104,38 @@ class DirectRouteGuardsE2ETest {
     assertTrue(line.path("reserved_usd").isNull(), "nothing was held: " + line);
   }
 
+  @Test
+  void aProvidersRateLimitRefusesTheCallOverItAtOnceOnEveryRoute() throws Exception {
+    gw = E2eGateway.start("guard-rate", Map.of(
+        "failover.rate-limits.anthropic.requests-per-minute", 2,
+        "failover.rate-limits.openai.requests-per-minute", 1,
+        "failover.rate-limits.max-wait", "0s"));
+    Brand brand = Brand.fresh("rate");
+    for (int i = 0; i < 2; i++) {
+      assertEquals(200, gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build()).statusCode(), "call " + i);
+    }
+    assertEquals(200, gw.send(gw.postJson(TestGateway.CHAT, CHAT, brand).build()).statusCode());
+    int reached = gw.sim.received().size();
+
+    HttpResponse<String> direct = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
+        .header("x-request-id", "rate-3").build());
+    HttpResponse<String> routed = gw.send(gw.postJson("/v1/chat/completions",
+        "{\"model\":\"fast-summary\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
+        brand).build());
+
+    assertEquals(429, direct.statusCode(), direct.body());
+    long retryAfter = Long.parseLong(direct.headers().firstValue("retry-after").orElse("0"));
+    assertTrue(retryAfter >= 1 && retryAfter <= 30, "the next free turn, at most 30 s at 2 a minute: " + retryAfter);
+    assertTrue(direct.body().contains("requests per minute"), "names the limit: " + direct.body());
+    assertEquals(429, routed.statusCode(), "both providers are over their limits: " + routed.body());
+    assertEquals(reached, gw.sim.received().size(), "nothing reached a provider");
+    JsonNode line = gw.awaitAccessLine(l -> "rate-3".equals(l.path("request_id").asText()));
+    assertEquals("rate_limited", line.path("error").asText(), line.toString());
+    assertTrue(line.path("reserved_usd").isNull(), "nothing was held: " + line);
+    String metrics = gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build()).body();
+    assertTrue(metrics.contains("gateway_rate_limited_total{provider=\"anthropic\"}"), "counted in /metrics");
+  }
+
   private static void awaitInFlight(java.util.function.BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (!condition.getAsBoolean()) {

@@ -1,5 +1,8 @@
 package dev.spendgateway.upstream.translate;
 
+import dev.spendgateway.upstream.sse.SseDecoder;
+import dev.spendgateway.upstream.sse.SseEvent;
+import dev.spendgateway.upstream.sse.SseLimits;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -48,6 +51,9 @@ public final class AnthropicSseToChatChunks {
 
   /** Default bound on one SSE line; Anthropic text deltas are a few hundred bytes. */
   public static final int DEFAULT_MAX_LINE_BYTES = 1 << 20;
+
+  /** Bound on one event (all its data lines): a misbehaving upstream must not exhaust memory. */
+  static final int MAX_EVENT_BYTES = 8 << 20;
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -199,7 +205,8 @@ public final class AnthropicSseToChatChunks {
         .<Input>map(Input.Bytes::new)
         .recover(Throwable.class, Input.Failed::new)
         .statefulMap(
-            () -> new StreamState(new SseEventParser(maxLineBytes), new AnthropicSseToChatChunks(model, createdEpochSeconds, usageChunk)),
+            () -> new StreamState(new SseDecoder(new SseLimits(maxLineBytes, MAX_EVENT_BYTES)),
+                new AnthropicSseToChatChunks(model, createdEpochSeconds, usageChunk)),
             (state, input) -> Pair.create(state, state.on(input)),
             state -> java.util.Optional.of(state.onEnd()))
         .mapConcat(frames -> frames);
@@ -305,12 +312,12 @@ public final class AnthropicSseToChatChunks {
     record Failed() implements Input {}
   }
 
-  /** Parser + translator of one materialized stream. */
+  /** Decoder + translator of one materialized stream. */
   private static final class StreamState {
-    private final SseEventParser parser;
+    private final SseDecoder parser;
     private final AnthropicSseToChatChunks translator;
 
-    StreamState(SseEventParser parser, AnthropicSseToChatChunks translator) {
+    StreamState(SseDecoder parser, AnthropicSseToChatChunks translator) {
       this.parser = parser;
       this.translator = translator;
     }
@@ -327,11 +334,13 @@ public final class AnthropicSseToChatChunks {
         return List.of();
       }
       List<String> payloads = new ArrayList<>();
-      try {
-        for (SseEventParser.Event event : parser.feed(bytes)) {
-          payloads.addAll(translator.onEvent(event.event(), event.data()));
-        }
-      } catch (SseEventParser.LineTooLong e) {
+      long malformedBefore = parser.malformed();
+      for (SseEvent event : parser.feed(bytes)) {
+        payloads.addAll(translator.onEvent(event.type(), event.data()));
+      }
+      // The usage tap's decoder skips what breaks its bounds; a translation cannot skip a piece of
+      // the answer, so it ends the caller's stream with an error event instead.
+      if (parser.malformed() > malformedBefore && !translator.isFinished()) {
         payloads.addAll(translator.fail("upstream_unreadable", "the upstream sent an oversized event"));
       }
       return frames(payloads);

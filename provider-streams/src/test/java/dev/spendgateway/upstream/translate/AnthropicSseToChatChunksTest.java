@@ -1,5 +1,8 @@
 package dev.spendgateway.upstream.translate;
 
+import dev.spendgateway.upstream.sse.SseDecoder;
+import dev.spendgateway.upstream.sse.SseEvent;
+import dev.spendgateway.upstream.sse.SseLimits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -40,10 +43,10 @@ class AnthropicSseToChatChunksTest {
 
   /** The recorded session replayed event by event through the pure method. */
   private static List<String> replay(String fixture, AnthropicSseToChatChunks translator) {
-    SseEventParser parser = new SseEventParser(AnthropicSseToChatChunks.DEFAULT_MAX_LINE_BYTES);
+    SseDecoder parser = new SseDecoder(new SseLimits(AnthropicSseToChatChunks.DEFAULT_MAX_LINE_BYTES, 1 << 20));
     List<String> out = new ArrayList<>();
-    for (SseEventParser.Event e : parser.feed(ByteString.fromString(Json.resource(fixture), StandardCharsets.UTF_8))) {
-      out.addAll(translator.onEvent(e.event(), e.data()));
+    for (SseEvent e : parser.feed(ByteString.fromString(Json.resource(fixture), StandardCharsets.UTF_8))) {
+      out.addAll(translator.onEvent(e.type(), e.data()));
     }
     out.addAll(translator.onUpstreamEnd());
     return out;
@@ -200,16 +203,6 @@ class AnthropicSseToChatChunksTest {
     assertEquals(1, out.size());
     assertEquals(
         "upstream_unreadable", Json.parse(out.get(0).utf8String().substring(6).trim()).path("error").path("type").asText());
-  }
-
-  @Test
-  void parserHandlesMultiLineDataCommentsAndBareCr() {
-    SseEventParser parser = new SseEventParser(1024);
-    List<SseEventParser.Event> events =
-        parser.feed(ByteString.fromString(": keep-alive\revent: a\rdata: one\rdata: two\r\rdata:x\n\n"));
-    assertEquals(
-        List.of(new SseEventParser.Event("a", "one\ntwo"), new SseEventParser.Event("message", "x")), events);
-    assertThrows(SseEventParser.LineTooLong.class, () -> new SseEventParser(4).feed(ByteString.fromString("data: long")));
   }
 
   private static List<ByteString> pieces(String fixture, int size) {

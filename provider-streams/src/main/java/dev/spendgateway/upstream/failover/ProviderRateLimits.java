@@ -1,0 +1,164 @@
+package dev.spendgateway.upstream.failover;
+
+import com.typesafe.config.Config;
+import dev.spendgateway.policy.catalog.Provider;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * The node's own pace towards each provider: requests and tokens per minute, so a burst is spread
+ * out (or refused) here instead of becoming a storm of upstream 429s that every caller then retries.
+ * One limiter per provider, shared by every route.
+ *
+ * <p>Each limit is a bucket that refills continuously at {@code perMinute / 60} per second and holds
+ * at most one minute's worth. A call takes its share at once; when the bucket is short the call is
+ * told how long to wait for its turn (the bucket goes into debt, so later calls queue behind it in
+ * order). A call whose wait would exceed {@code maxWait} takes nothing and is refused with that wait,
+ * which the edge answers as 429 with {@code Retry-After}.
+ *
+ * <p>Tokens are counted at the call's worst case (input as assumed plus the whole output budget),
+ * as the providers themselves count a request's {@code max_tokens} against the minute's tokens.
+ */
+public final class ProviderRateLimits {
+  /** One provider's limits; 0 turns a limit off. */
+  public record Limits(long requestsPerMinute, long tokensPerMinute) {
+    public Limits {
+      if (requestsPerMinute < 0 || tokensPerMinute < 0) {
+        throw new IllegalArgumentException("rate limits must be >= 0 (0 = off)");
+      }
+    }
+  }
+
+  /** What a call may do now. */
+  public sealed interface Turn {
+    /** Go after {@code after} (zero: at once); the call's share is taken. */
+    record Go(Duration after) implements Turn {}
+
+    /** Over the limit for longer than the maximum wait; nothing was taken. */
+    record Refused(Duration retryAfter, String limit) implements Turn {}
+  }
+
+  private final Map<Provider, Bucket> requests = new EnumMap<>(Provider.class);
+  private final Map<Provider, Bucket> tokens = new EnumMap<>(Provider.class);
+  private final Duration maxWait;
+  private final LongSupplier nanoTime;
+
+  public ProviderRateLimits(Map<Provider, Limits> limits, Duration maxWait, LongSupplier nanoTime) {
+    this.maxWait = maxWait;
+    this.nanoTime = nanoTime;
+    for (Map.Entry<Provider, Limits> e : limits.entrySet()) {
+      if (e.getValue().requestsPerMinute() > 0) {
+        requests.put(e.getKey(), new Bucket(e.getValue().requestsPerMinute(), nanoTime.getAsLong()));
+      }
+      if (e.getValue().tokensPerMinute() > 0) {
+        tokens.put(e.getKey(), new Bucket(e.getValue().tokensPerMinute(), nanoTime.getAsLong()));
+      }
+    }
+  }
+
+  /** {@code failover.rate-limits} of {@code config}. */
+  public static ProviderRateLimits fromConfig(Config config, LongSupplier nanoTime) {
+    Config r = config.getConfig("failover.rate-limits");
+    Map<Provider, Limits> limits = new EnumMap<>(Provider.class);
+    for (Provider p : Provider.values()) {
+      limits.put(p, new Limits(r.getLong(p.wireName() + ".requests-per-minute"), r.getLong(p.wireName() + ".tokens-per-minute")));
+    }
+    return new ProviderRateLimits(limits, r.getDuration("max-wait"), nanoTime);
+  }
+
+  /**
+   * Takes one request and {@code worstCaseTokens} from {@code provider}'s limits, or refuses. Both
+   * limits are decided together: a call refused by one takes nothing from the other.
+   */
+  public synchronized Turn take(Provider provider, long worstCaseTokens) {
+    long now = nanoTime.getAsLong();
+    Bucket r = requests.get(provider);
+    Bucket t = tokens.get(provider);
+    long waitNanos = 0;
+    String limit = null;
+    if (r != null) {
+      long w = r.waitFor(1, now);
+      if (w > waitNanos) {
+        waitNanos = w;
+        limit = "requests per minute";
+      }
+    }
+    if (t != null) {
+      long w = t.waitFor(Math.min(worstCaseTokens, t.perMinute), now);
+      if (w > waitNanos) {
+        waitNanos = w;
+        limit = "tokens per minute";
+      }
+    }
+    if (waitNanos > maxWait.toNanos()) {
+      return new Turn.Refused(Duration.ofNanos(waitNanos), limit);
+    }
+    if (r != null) {
+      r.take(1, now);
+    }
+    if (t != null) {
+      t.take(Math.min(worstCaseTokens, t.perMinute), now);
+    }
+    return new Turn.Go(Duration.ofNanos(waitNanos));
+  }
+
+  /** Whether any limit is set for {@code provider}. */
+  public boolean limits(Provider provider) {
+    return requests.containsKey(provider) || tokens.containsKey(provider);
+  }
+
+  Optional<Long> available(Provider provider, boolean ofTokens) {
+    Bucket b = (ofTokens ? tokens : requests).get(provider);
+    return b == null ? Optional.empty() : Optional.of(b.level(nanoTime.getAsLong()));
+  }
+
+  /**
+   * A continuously refilled bucket, counted in units × 60e9 so that integer arithmetic is exact at
+   * any rate: one unit refills every {@code 60e9 / perMinute} ns.
+   */
+  private static final class Bucket {
+    private static final long NANOS_PER_MINUTE = 60_000_000_000L;
+    private final long perMinute;
+    private long levelTimesMinute; // units × 60e9 ns; negative = debt of calls already let through
+    private long at;
+
+    Bucket(long perMinute, long now) {
+      this.perMinute = perMinute;
+      this.levelTimesMinute = Math.multiplyExact(perMinute, NANOS_PER_MINUTE);
+      this.at = now;
+    }
+
+    private void refill(long now) {
+      long elapsed = Math.max(0, now - at);
+      long full = perMinute * NANOS_PER_MINUTE;
+      // elapsed × perMinute may overflow for idle hours: cap the elapsed time at a minute first.
+      long add = Math.min(elapsed, NANOS_PER_MINUTE) * perMinute;
+      levelTimesMinute = Math.min(full, levelTimesMinute + add);
+      at = now;
+    }
+
+    long level(long now) {
+      refill(now);
+      return Math.floorDiv(levelTimesMinute, NANOS_PER_MINUTE);
+    }
+
+    /** Nanoseconds until {@code units} are there (0: now). */
+    long waitFor(long units, long now) {
+      refill(now);
+      long missing = units * NANOS_PER_MINUTE - levelTimesMinute;
+      return missing <= 0 ? 0 : ceilDiv(missing, perMinute);
+    }
+
+    void take(long units, long now) {
+      refill(now);
+      levelTimesMinute -= units * NANOS_PER_MINUTE;
+    }
+
+    private static long ceilDiv(long a, long b) {
+      return -Math.floorDiv(-a, b);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package dev.spendgateway.upstream.failover;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.failover.ProviderRateLimits.Limits;
+import dev.spendgateway.upstream.failover.ProviderRateLimits.Turn;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class ProviderRateLimitsTest {
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+  private ProviderRateLimits limits(long rpm, long tpm, Duration maxWait) {
+    return new ProviderRateLimits(Map.of(Provider.OPENAI, new Limits(rpm, tpm), Provider.ANTHROPIC, new Limits(0, 0)),
+        maxWait, now::get);
+  }
+
+  @Test
+  void aMinutesWorthGoesAtOnceThenCallsWaitTheirTurnInOrder() {
+    ProviderRateLimits l = limits(60, 0, Duration.ofSeconds(5));
+    for (int i = 0; i < 60; i++) {
+      assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 10), "call " + i);
+    }
+    assertEquals(new Turn.Go(Duration.ofSeconds(1)), l.take(Provider.OPENAI, 10), "one a second after the burst");
+    assertEquals(new Turn.Go(Duration.ofSeconds(2)), l.take(Provider.OPENAI, 10), "queued behind the previous one");
+  }
+
+  @Test
+  void aCallThatWouldWaitLongerThanTheMaximumIsRefusedAndTakesNothing() {
+    ProviderRateLimits l = limits(60, 0, Duration.ofSeconds(2));
+    for (int i = 0; i < 62; i++) {
+      assertInstanceOf(Turn.Go.class, l.take(Provider.OPENAI, 1));
+    }
+    Turn refused = l.take(Provider.OPENAI, 1);
+    assertEquals(new Turn.Refused(Duration.ofSeconds(3), "requests per minute"), refused);
+    now.addAndGet(Duration.ofSeconds(1).toNanos());
+    assertEquals(new Turn.Go(Duration.ofSeconds(2)), l.take(Provider.OPENAI, 1), "the refusal took no place in line");
+  }
+
+  @Test
+  void tokensAreCountedAtTheWorstCaseAndRefillContinuously() {
+    ProviderRateLimits l = limits(0, 6_000, Duration.ofSeconds(30));
+    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 6_000));
+    assertEquals(new Turn.Go(Duration.ofSeconds(10)), l.take(Provider.OPENAI, 1_000), "100 tokens a second");
+    now.addAndGet(Duration.ofSeconds(20).toNanos());
+    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 1_000), "refilled meanwhile");
+  }
+
+  @Test
+  void aCallLargerThanAMinutesTokensCanStillGoWhenTheBucketIsFull() {
+    ProviderRateLimits l = limits(0, 1_000, Duration.ofSeconds(5));
+    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 50_000), "never refused for ever");
+  }
+
+  @Test
+  void bothLimitsDecideTogetherAndTheLongerWaitNamesTheLimit() {
+    ProviderRateLimits l = limits(600, 600, Duration.ofSeconds(60));
+    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 600));
+    Turn t = l.take(Provider.OPENAI, 60);
+    assertEquals(new Turn.Go(Duration.ofSeconds(6)), t, "the tokens are the longer wait");
+  }
+
+  @Test
+  void aProviderWithoutLimitsIsNeverHeldBack() {
+    ProviderRateLimits l = limits(1, 1, Duration.ZERO);
+    assertFalse(l.limits(Provider.ANTHROPIC));
+    assertTrue(l.limits(Provider.OPENAI));
+    for (int i = 0; i < 1000; i++) {
+      assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.ANTHROPIC, 1_000_000));
+    }
+  }
+
+  @Test
+  void anIdleDayDoesNotOverflowTheBucket() {
+    ProviderRateLimits l = limits(100_000, 10_000_000, Duration.ofSeconds(1));
+    now.addAndGet(Duration.ofDays(1).toNanos());
+    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 10_000_000));
+  }
+}
