@@ -9,7 +9,13 @@ import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
+import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
+import dev.spendgateway.edge.ops.JournalSpendRebuild;
+import dev.spendgateway.edge.ops.LedgerObservers;
+import dev.spendgateway.edge.ops.OpsData;
+import dev.spendgateway.edge.ops.OpsRoutes;
+import dev.spendgateway.edge.ops.SpendPerHour;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
@@ -21,6 +27,7 @@ import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
@@ -58,13 +65,20 @@ public final class Gateway {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
+    // The screen's spend trend: fed by every durable write, and read back from the journal's last
+    // hours once the ledger has recovered.
+    JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
+    SpendPerHour spendSeries = new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
     // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a proxy.
-    this.ledgerAccess = Ledger.start(system, ledgerSettings, clock, both(metrics.ledgerObserver(), lifecycle));
+    this.ledgerAccess = Ledger.start(system, ledgerSettings, clock,
+        both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
-    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
+    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
+        .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+    DataClasses dataClasses = DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
@@ -79,7 +93,8 @@ public final class Gateway {
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),
             metrics.calls(),
-            inFlight);
+            inFlight,
+            dataClasses);
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
@@ -91,22 +106,29 @@ public final class Gateway {
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
         Optional.of(router.modelCircuits()), Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
+    OpsRoutes ops = new OpsRoutes(new OpsData(ledger, config.getInt("ops.top-brands"), spendSeries,
+        new FailureRates(metrics.registry(), config.getDuration("ops.failure-window"),
+            config.getDuration("ops.failure-sample-every"), System::nanoTime),
+        new OpsData.Sources(Optional.of(router::laneStats), Optional.of(router.breakers()),
+            Optional.of(router.modelCircuits()), () -> router.profiles().all()),
+        catalog, metrics.registry(), clock));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, adminRoutes(settings, ledger, this::isReady, router)),
+            openRoutes(health, ops.page(), adminRoutes(settings, ledger, this::isReady, router)),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), metricsRoutes.route())));
+            List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())));
   }
 
   /**
-   * The routes ahead of the caller-token check: the health probes, and the admin routes when an
+   * The routes ahead of the caller-token check: the health probes, the operations page (it holds no
+   * secret; its data endpoint is behind the token), and the admin routes when an
    * operator token is configured. The admin routes check that token themselves: behind the caller
    * token, every caller could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Optional<List<Route>> admin) {
-    List<Route> routes = new java.util.ArrayList<>(List.of(health.route()));
+  private static List<Route> openRoutes(HealthRoutes health, Route opsPage, Optional<List<Route>> admin) {
+    List<Route> routes = new java.util.ArrayList<>(List.of(health.route(), opsPage));
     admin.ifPresent(routes::addAll);
     return routes;
   }
