@@ -3,22 +3,32 @@ package dev.spendgateway.edge;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.admin.AdminRoutes;
+import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
+import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
+import dev.spendgateway.edge.ops.JournalSpendRebuild;
+import dev.spendgateway.edge.ops.LedgerObservers;
+import dev.spendgateway.edge.ops.OpsData;
+import dev.spendgateway.edge.ops.OpsRoutes;
+import dev.spendgateway.edge.ops.SpendPerHour;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.provider.Overload;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
+import dev.spendgateway.ledger.LedgerAccess;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
@@ -38,32 +48,40 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The composition root: builds every component from the resolved config and binds the HTTP edge.
- * The edge reaches the ledger only through the {@link ActorRef} it is given here, so a cluster
- * singleton proxy can replace it later (SPEC §9).
+ * The edge reaches the ledger only through the {@link ActorRef} it is given here: a local actor in
+ * one process, the cluster singleton's proxy (behind this node's gate) on a cluster node.
  */
 public final class Gateway {
   private final GatewaySettings settings;
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
+  private final LedgerAccess ledgerAccess;
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
   private final int maxOpenCalls;
 
-  private Gateway(ActorSystem<?> system, Config config, Clock clock) {
+  private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
     this.maxOpenCalls = config.getInt("gateway.max-open-calls");
     settings.startupProblem(true).ifPresent(problem -> {
       throw new IllegalArgumentException(problem);
     });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
-    ActorRef<dev.spendgateway.ledger.GlobalBudget.Command> ledgerRef =
-        Ledger.spawn(system, ledgerSettings, clock, metrics.ledgerObserver());
-    this.ledger = LedgerClient.of(system, ledgerRef, ledgerSettings, clock);
+    // The screen's spend trend: fed by every durable write, and read back from the journal's last
+    // hours once the ledger has recovered.
+    JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
+    SpendPerHour spendSeries = new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
+    // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a proxy.
+    this.ledgerAccess = Ledger.start(system, ledgerSettings, clock,
+        both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
+    this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
-    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped());
+    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
+        .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+    DataClasses dataClasses = DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     CallServices services =
@@ -78,7 +96,8 @@ public final class Gateway {
             Materializer.matFromSystem(system),
             config.getDuration("gateway.body-read-timeout"),
             metrics.calls(),
-            inFlight);
+            inFlight,
+            dataClasses);
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
@@ -90,39 +109,103 @@ public final class Gateway {
     metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
         Optional.of(router.modelCircuits()), Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
+    OpsRoutes ops = new OpsRoutes(new OpsData(ledger, config.getInt("ops.top-brands"), spendSeries,
+        new FailureRates(metrics.registry(), config.getDuration("ops.failure-window"),
+            config.getDuration("ops.failure-sample-every"), System::nanoTime),
+        new OpsData.Sources(Optional.of(router::laneStats), Optional.of(router.breakers()),
+            Optional.of(router.modelCircuits()), () -> router.profiles().all()),
+        catalog, metrics.registry(), clock));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, adminRoutes(settings, ledger)),
+            openRoutes(health, ops.page(), adminRoutes(settings, ledger, this::isReady, router)),
             List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), metricsRoutes.route())),
+            List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls, Overload.openCallsRefused(metrics.calls(), clock));
   }
 
   /**
-   * The routes ahead of the caller-token check: the health probes, and the admin routes when an
+   * The routes ahead of the caller-token check: the health probes, the operations page (it holds no
+   * secret; its data endpoint is behind the token), and the admin routes when an
    * operator token is configured. The admin routes check that token themselves: behind the caller
    * token, every caller could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Optional<AdminRoutes> admin) {
-    return admin.map(a -> List.of(health.route(), a.route())).orElseGet(() -> List.of(health.route()));
+  private static List<Route> openRoutes(HealthRoutes health, Route opsPage, Optional<List<Route>> admin) {
+    List<Route> routes = new java.util.ArrayList<>(List.of(health.route(), opsPage));
+    admin.ifPresent(routes::addAll);
+    return routes;
   }
 
-  /** Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set. */
-  private static Optional<AdminRoutes> adminRoutes(GatewaySettings settings, LedgerClient ledger) {
-    return settings.hasAdminToken()
-        ? Optional.of(new AdminRoutes(ledger, new ObjectMapper(), new GatewayAuth(settings.adminToken())))
-        : Optional.empty();
+  /**
+   * Off (empty, so {@code /admin} is an unknown route) unless {@code gateway.admin-token} is set:
+   * the operator's status and circuit reset first (they fall through on any other path), then the
+   * ledger writes, which answer everything else under {@code /admin}.
+   */
+  private static Optional<List<Route>> adminRoutes(GatewaySettings settings, LedgerClient ledger,
+      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router) {
+    if (!settings.hasAdminToken()) {
+      return Optional.empty();
+    }
+    GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
+    return Optional.of(List.of(
+        new OpsAdminRoutes(ledger, adminAuth, ready, Optional.of(router.breakers()), Optional.of(router.modelCircuits()))
+            .route(),
+        new AdminRoutes(ledger, new ObjectMapper(), adminAuth).route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
-    Gateway gateway = new Gateway(system, config, clock);
+    return start(system, config, clock, LedgerObserver.NONE);
+  }
+
+  /**
+   * As above; {@code lifecycle} is also told about the ledger's recovery (the main class stops the
+   * process when the ledger cannot recover, rather than serving 503 forever).
+   */
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
+    Gateway gateway = new Gateway(system, config, clock, lifecycle);
     return GatewayServer.bind(system, gateway.settings, gateway.route, gateway.inFlight);
   }
 
+  /** Metrics first, then {@code lifecycle}; the ledger calls the observer's methods on its thread. */
+  private static LedgerObserver both(LedgerObserver metrics, LedgerObserver lifecycle) {
+    if (lifecycle == LedgerObserver.NONE) {
+      return metrics;
+    }
+    return new LedgerObserver() {
+      @Override
+      public void persisted(List<dev.spendgateway.ledger.LedgerEvents.Event> events, java.time.Duration writeTime) {
+        metrics.persisted(events, writeTime);
+      }
+
+      @Override
+      public void recovered(java.time.Duration took, int knownReservations, int openReservations) {
+        metrics.recovered(took, knownReservations, openReservations);
+        lifecycle.recovered(took, knownReservations, openReservations);
+      }
+
+      @Override
+      public void recoveryFailed(Throwable cause, boolean retrying) {
+        metrics.recoveryFailed(cause, retrying);
+        lifecycle.recoveryFailed(cause, retrying);
+      }
+
+      @Override
+      public void droppedPastDeadline(int commands) {
+        metrics.droppedPastDeadline(commands);
+      }
+
+      @Override
+      public void shed(int commands) {
+        metrics.shed(commands);
+      }
+    };
+  }
+
   private CompletionStage<Boolean> isReady() {
-    return CompletableFuture.completedFuture(ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally());
+    return CompletableFuture.completedFuture(
+        ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally() && ledgerAccess.reachable().getAsBoolean());
   }
 }

@@ -1,17 +1,30 @@
 package dev.spendgateway.edge;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigValueFactory;
 import dev.spendgateway.edge.demo.DemoBanner;
+import dev.spendgateway.edge.demo.DemoTokens;
+import dev.spendgateway.ledger.LedgerObserver;
+import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalDatabase;
+import dev.spendgateway.ledger.ops.JournalInUseException;
+import dev.spendgateway.ledger.ops.JournalLock;
+import dev.spendgateway.ledger.ops.JournalUnavailableException;
+import dev.spendgateway.ledger.ops.LockHolder;
+import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.sim.ProviderSimulator;
 import dev.spendgateway.sim.SimConfig;
+import java.io.PrintStream;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.Base64;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -19,12 +32,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code bin/gateway [--demo]}: loads conf/, starts the ledger, the upstream pools and the HTTP
- * edge, and stops them cleanly on SIGTERM (exit 0).
+ * {@code bin/gateway [--demo] [--check]}: validates the whole configuration, takes the journal's
+ * lock, starts the ledger, the upstream pools and the HTTP edge, and stops them cleanly on SIGTERM
+ * (exit 0).
+ *
+ * <p>A start that cannot succeed ends the process with one line on stderr and a non-zero exit: 2
+ * for a bad configuration or usage, 1 for what the machine refused (port taken, journal in use or
+ * unreadable, ledger recovery failing). The stack trace goes to the log at DEBUG, or to stderr with
+ * {@code --verbose}. A supervisor then sees a failed start, never a JVM that lingers half started.
  *
  * <p>{@code --demo} first starts the provider simulator on a free loopback port and points both
- * upstreams at it, generates a throwaway caller token and a different operator (admin) token, keeps
- * its journal apart ({@code <data-dir>/demo}), and prints ready-to-paste commands.
+ * upstreams at it, uses a demo caller token and a different operator (admin) token kept in its
+ * data dir (so exported tokens keep working across restarts), keeps its journal apart
+ * ({@code <data-dir>/demo}), and prints ready-to-paste commands.
  */
 public final class GatewayMain {
   /**
@@ -45,41 +65,195 @@ public final class GatewayMain {
     }
   }
 
+  /** Exit code for what the check before the start refuses: configuration, data dir, port, usage. */
+  static final int BAD_CONFIG = 2;
+
+  /** Exit code for a start that failed after the check (journal lock or database, ledger recovery, bind). */
+  static final int START_FAILED = 1;
+
+  /** How often the journal is tried before the start gives up, and how long each try may take. */
+  static final int JOURNAL_TRIES = 3;
+
+  static final Duration JOURNAL_TRY_TIMEOUT = Duration.ofSeconds(15);
+
+  static final Duration JOURNAL_RETRY_PAUSE = Duration.ofSeconds(2);
+
+  /** Failed ledger recoveries (each retried by its supervisor with backoff) before the process stops. */
+  static final int RECOVERY_TRIES = 3;
+
+  static final String USAGE = """
+      usage: bin/gateway [--demo] [--check] [--verbose]
+        --demo      start with the built-in provider simulator as upstream and demo tokens (kept in
+                    $GATEWAY_DATA_DIR/demo, so exported tokens keep working after a restart)
+        --check     validate the configuration (every key's type and range, the model catalog, every
+                    profile's models, the timers on a call's path, the data dir, the port, the journal
+                    lock), print the result and exit: 0 valid, 2 not
+        --verbose   with a failed start, print the stack trace too (otherwise it goes to the log at DEBUG)
+        --version   print the version and exit
+        -h, --help  print this help and exit
+      Environment: GATEWAY_TOKEN (required outside --demo), GATEWAY_ADMIN_TOKEN, OPENAI_API_KEY,
+        ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GATEWAY_HOST (127.0.0.1),
+        GATEWAY_PORT (8787), GATEWAY_DATA_DIR (./data), JAVA_OPTS (e.g. -Dkey=value, -Dconfig.file=…).
+      Configuration: conf/application.conf and the files it includes, read at every start (README.md).
+      Exit codes: 0 stopped cleanly (or --check passed); 1 could not start (journal in use or
+        unreadable, ledger recovery failed, bind failed); 2 refused before starting (bad configuration,
+        data dir not writable, port in use, bad usage).
+      """;
+
   private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
 
   private GatewayMain() {}
 
+  /** The actor system's name: part of every cluster node's address, so the same on all of them. */
+  static final String SYSTEM_NAME = "gateway";
+
+  /** What the command line asked for. */
+  record Options(boolean demo, boolean check, boolean verbose, boolean help, boolean version) {
+    static Options parse(String[] args) {
+      boolean demo = false;
+      boolean check = false;
+      boolean verbose = false;
+      boolean help = false;
+      boolean version = false;
+      for (String arg : args) {
+        switch (arg) {
+          case "--demo" -> demo = true;
+          case "--check" -> check = true;
+          case "--verbose" -> verbose = true;
+          case "-h", "--help" -> help = true;
+          case "--version" -> version = true;
+          default -> throw new IllegalArgumentException("unknown " + (arg.startsWith("-") ? "option" : "argument")
+              + " '" + arg + "' (bin/gateway --help lists the options; the port is GATEWAY_PORT, other settings "
+              + "are conf/ keys, e.g. JAVA_OPTS=-Dgateway.port=9000)");
+        }
+      }
+      return new Options(demo, check, verbose, help, version);
+    }
+  }
+
   public static void main(String[] args) {
-    List<String> argList = List.of(args);
-    if (argList.contains("--help") || argList.contains("-h")) {
-      System.out.println("usage: bin/gateway [--demo]   (environment and conf/: see README.md)");
+    int exit = run(args, System.out, System.err, Map.of());
+    if (exit >= 0) {
+      System.exit(exit);
+    }
+  }
+
+  /**
+   * Runs the command line; returns the exit code, or -1 when the gateway is up and the process
+   * must keep running (it then ends through CoordinatedShutdown).
+   */
+  static int run(String[] args, PrintStream out, PrintStream err, Map<String, Object> settings) {
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (IllegalArgumentException e) {
+      err.println("gateway: " + e.getMessage());
+      return BAD_CONFIG;
+    }
+    if (options.help()) {
+      out.print(USAGE);
+      return 0;
+    }
+    if (options.version()) {
+      out.println("spend gateway " + version());
+      return 0;
+    }
+    try {
+      return start(options, out, err, settings);
+    } catch (StartFailure e) {
+      return fail(err, e.getMessage(), e.getCause(), e.exitCode, options.verbose());
+    } catch (RuntimeException | Error e) {
+      return fail(err, "could not start: " + JournalDatabase.firstLine(e), e, START_FAILED, options.verbose());
+    }
+  }
+
+  private static int start(Options options, PrintStream out, PrintStream err, Map<String, Object> settings) {
+    Config config = load(settings, Map.of());
+    Optional<DemoTokens> demoTokens = Optional.empty();
+    if (options.demo()) {
+      Path demoDir = Path.of(config.getString(DataDirs.KEY)).resolve("demo");
+      try {
+        demoTokens = Optional.of(DemoTokens.keptIn(demoDir, config.getString("gateway.token"),
+            config.getString("gateway.admin-token")));
+      } catch (java.io.IOException e) {
+        throw new StartFailure(START_FAILED, "cannot keep the demo tokens in " + demoDir + ": " + e.getMessage(), e);
+      }
+      // The simulator's address is known only once it runs; the check needs none.
+      config = demoConfig(settings, demoDir, "http://127.0.0.1:1", demoTokens.get());
+    }
+    Optional<LockHolder> running = JournalDatabase.of(config).flatMap(db -> FileJournalLock.liveHolder(db.dataDir()));
+    StartupCheck.Scope scope = options.check() && running.isPresent()
+        ? StartupCheck.Scope.WITHOUT_PORT
+        : StartupCheck.Scope.ALL;
+    Config checked = config;
+    Optional<String> problem = ClusterMode.startupProblem(checked)
+        .or(() -> StartupCheck.firstProblem(checked, options.demo(), scope));
+    if (problem.isPresent()) {
+      throw new StartFailure(BAD_CONFIG, problem.get(), null);
+    }
+    List<String> warnings = StartupCheck.warnings(config, java.time.LocalDate.now(java.time.ZoneOffset.UTC));
+    if (options.check()) {
+      warnings.forEach(w -> out.println("gateway: warning: " + w));
+      out.println("gateway: configuration OK (data dir " + config.getString(DataDirs.KEY) + ", "
+          + config.getString("gateway.host") + ":" + config.getInt("gateway.port")
+          + running.map(h -> "; a gateway is running on this data dir (pid " + h.pid()
+              + "), so its port and the journal lock were not checked").orElse("") + ")");
+      return 0;
+    }
+    warnings.forEach(w -> log.warn("{}", w));
+    // The PostgreSQL journal and the cluster settings (when their env is set), before the journal is
+    // locked and probed (both are H2's only) and before the actor system starts.
+    config = ClusterMode.configure(config, SYSTEM_NAME);
+    JournalLock.Lease lease = lockJournal(config);
+    openJournal(config);
+    ProviderSimulator simulator = null;
+    if (demoTokens.isPresent()) {
+      simulator = ProviderSimulator.start(SimConfig.defaults());
+      config = ClusterMode.configure(
+          demoConfig(settings, Path.of(config.getString(DataDirs.KEY)), simulator.baseUrl(), demoTokens.get()),
+          SYSTEM_NAME);
+    }
+    launch(config, simulator, demoTokens, lease, options.verbose(), out, err);
+    return -1;
+  }
+
+  /** The one writer: a second gateway on this journal stops here, naming the first. */
+  private static JournalLock.Lease lockJournal(Config config) {
+    try {
+      return JournalLock.forJournal(config).acquire();
+    } catch (JournalInUseException e) {
+      throw new StartFailure(START_FAILED, e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Opens the H2 journal once before the ledger does, a bounded number of times: a file H2 cannot
+   * open (locked by another program, damaged, unreadable) is then one line and a non-zero exit,
+   * instead of a ledger restarting forever while /readyz answers 503.
+   */
+  private static void openJournal(Config config) {
+    Optional<JournalDatabase> db = JournalDatabase.of(config);
+    if (db.isEmpty()) {
       return;
     }
-    boolean demo = argList.contains("--demo");
-    Config config = ConfigFactory.load();
-    Optional<String> problem = GatewaySettings.fromConfig(config).startupProblem(demo);
-    if (problem.isPresent()) {
-      System.err.println("gateway: " + problem.get());
-      System.exit(2);
+    JournalUnavailableException last = null;
+    for (int attempt = 1; attempt <= JOURNAL_TRIES; attempt++) {
+      try {
+        db.get().probe(db.get().url(), JOURNAL_TRY_TIMEOUT);
+        return;
+      } catch (JournalUnavailableException e) {
+        last = e;
+        log.debug("journal open attempt {} of {} failed: {}", attempt, JOURNAL_TRIES, e.getMessage());
+        if (attempt < JOURNAL_TRIES) {
+          sleep(JOURNAL_RETRY_PAUSE);
+        }
+      }
     }
-    ProviderSimulator simulator = null;
-    DemoTokens demoTokens = null;
-    if (demo) {
-      simulator = ProviderSimulator.start(SimConfig.defaults());
-      demoTokens = DemoTokens.generate();
-      config = demoConfig(config, simulator.baseUrl(), demoTokens);
-    }
-    start(config, simulator, demoTokens);
+    throw new StartFailure(START_FAILED, last.getMessage() + " (tried " + JOURNAL_TRIES + " times)", last);
   }
 
-  /** The throwaway pair {@code --demo} prints: a caller token and, different, an operator token. */
-  record DemoTokens(String caller, String admin) {
-    static DemoTokens generate() {
-      return new DemoTokens("demo-" + randomToken(), "demo-admin-" + randomToken());
-    }
-  }
-
-  private static void start(Config config, ProviderSimulator simulator, DemoTokens demoTokens) {
+  private static void launch(Config config, ProviderSimulator simulator, Optional<DemoTokens> demoTokens,
+      JournalLock.Lease lease, boolean verbose, PrintStream out, PrintStream err) {
     GatewaySettings settings = GatewaySettings.fromConfig(config);
     if (settings.bindsBeyondLoopback()) {
       log.warn(
@@ -89,40 +263,115 @@ public final class GatewayMain {
     // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a provider's
     // response start) is not fatal, but the operator should see the value actually used.
     settings.startupWarnings().forEach(warning -> log.warn("{}", warning));
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "gateway", config);
-    installSignalHandlers(system);
-    if (simulator != null) {
-      ProviderSimulator sim = simulator;
-      CoordinatedShutdown.get(system)
-          .addTask(
-              CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
-              "stop-provider-simulator",
-              () -> sim.closeAsync().thenApply(ignored -> org.apache.pekko.Done.getInstance()));
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
+    try {
+      installSignalHandlers(system);
+      CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseActorSystemTerminate(), "release-journal-lock",
+          () -> {
+            lease.close();
+            return java.util.concurrent.CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
+          });
+      if (simulator != null) {
+        ProviderSimulator sim = simulator;
+        CoordinatedShutdown.get(system)
+            .addTask(
+                CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
+                "stop-provider-simulator",
+                () -> sim.closeAsync().thenApply(ignored -> org.apache.pekko.Done.getInstance()));
+      }
+      Gateway.start(system, config, Clock.systemUTC(), new RecoveryWatch(err, verbose, config.getString(DataDirs.KEY)))
+          .whenComplete(
+              (binding, failure) -> {
+                if (failure != null) {
+                  exitFromAnotherThread(fail(err, "could not listen on " + settings.host() + ":" + settings.port()
+                      + " (" + JournalDatabase.firstLine(failure) + "); another process may use the port: stop it or "
+                      + "set GATEWAY_PORT", failure, START_FAILED, verbose));
+                  return;
+                }
+                String base = "http://" + settings.host() + ":" + binding.localAddress().getPort();
+                log.info("gateway listening on {}", base);
+                demoTokens.ifPresent(tokens -> {
+                  out.println(DemoBanner.render(base, tokens.caller(), tokens.admin(), simulator.baseUrl()));
+                  out.flush();
+                });
+              });
+    } catch (RuntimeException | Error e) {
+      // Anything thrown while building the gateway: the actor system's threads would keep the JVM up.
+      system.terminate();
+      throw e;
     }
-    Gateway.start(system, config, Clock.systemUTC())
-        .whenComplete(
-            (binding, failure) -> {
-              if (failure != null) {
-                log.error("gateway could not start: {}", failure.toString());
-                System.err.println(
-                    "gateway: could not bind "
-                        + settings.host()
-                        + ":"
-                        + settings.port()
-                        + " ("
-                        + rootMessage(failure)
-                        + ")");
-                system.terminate();
-                System.exit(1);
-              }
-              String base = "http://" + settings.host() + ":" + binding.localAddress().getPort();
-              log.info("gateway listening on {}", base);
-              if (simulator != null) {
-                System.out.println(
-                    DemoBanner.render(base, demoTokens.caller(), demoTokens.admin(), simulator.baseUrl()));
-                System.out.flush();
-              }
-            });
+  }
+
+  /**
+   * Stops the process when the ledger cannot recover: after {@link #RECOVERY_TRIES} failures (the
+   * ledger's supervisor retries with backoff), or at once when it stopped for good. One ERROR line
+   * with the cause; the gateway would otherwise answer 503 forever.
+   */
+  private static final class RecoveryWatch implements LedgerObserver {
+    private final AtomicInteger failures = new AtomicInteger();
+    private final PrintStream err;
+    private final boolean verbose;
+    private final String dataDir;
+
+    RecoveryWatch(PrintStream err, boolean verbose, String dataDir) {
+      this.err = err;
+      this.verbose = verbose;
+      this.dataDir = dataDir;
+    }
+
+    @Override
+    public void recoveryFailed(Throwable cause, boolean retrying) {
+      int failed = failures.incrementAndGet();
+      if (retrying && failed < RECOVERY_TRIES) {
+        log.debug("ledger recovery attempt {} failed; retrying", failed, cause);
+        return;
+      }
+      if (failed > RECOVERY_TRIES) {
+        return; // the process is already stopping
+      }
+      String line = "ledger recovery failed " + failed + (failed == 1 ? " time" : " times") + ", the gateway stops: "
+          + JournalDatabase.firstLine(cause) + " (data dir " + dataDir + "; bin/gateway-admin verify --data-dir "
+          + dataDir + " reads the same journal)";
+      log.error(line);
+      if (verbose) {
+        cause.printStackTrace(err);
+      }
+      exitFromAnotherThread(START_FAILED);
+    }
+
+  }
+
+  /**
+   * Exits from a fresh thread: {@code System.exit} waits for the shutdown hooks, and
+   * CoordinatedShutdown's hook needs the actor system's threads — one of which may be the caller.
+   */
+  private static void exitFromAnotherThread(int code) {
+    Thread exit = new Thread(() -> System.exit(code), "gateway-exit");
+    exit.setDaemon(false);
+    exit.start();
+  }
+
+  private static int fail(PrintStream err, String message, Throwable cause, int code, boolean verbose) {
+    err.println("gateway: " + message.replaceAll("\\s*\\R\\s*", " "));
+    if (cause != null) {
+      if (verbose) {
+        cause.printStackTrace(err);
+      } else {
+        log.debug("start failed", cause);
+      }
+    }
+    err.flush();
+    return code;
+  }
+
+  /** A start that must end the process with {@code exitCode} and a one-line message. */
+  static final class StartFailure extends RuntimeException {
+    final int exitCode;
+
+    StartFailure(int exitCode, String message, Throwable cause) {
+      super(message, cause);
+      this.exitCode = exitCode;
+    }
   }
 
   /** SIGTERM and SIGINT run CoordinatedShutdown (unbind, drain, stop the ledger), then exit 0. */
@@ -141,38 +390,60 @@ public final class GatewayMain {
   /** Shutdown asked for by a signal: a clean stop, so CoordinatedShutdown exits with code 0. */
   private static final class SignalReason implements CoordinatedShutdown.Reason {}
 
-  static Config demoConfig(Config config, String simulatorUrl, DemoTokens tokens) {
-    Path demoData = Path.of(config.getString("gateway.data-dir")).resolve("demo");
-    Config overrides =
-        ConfigFactory.empty()
-            .withValue("gateway.token", ConfigValueFactory.fromAnyRef(tokens.caller()))
-            .withValue("gateway.admin-token", ConfigValueFactory.fromAnyRef(tokens.admin()))
-            .withValue("gateway.data-dir", ConfigValueFactory.fromAnyRef(demoData.toString()))
-            .withValue("providers.openai.base-url", ConfigValueFactory.fromAnyRef(simulatorUrl))
-            .withValue("providers.anthropic.base-url", ConfigValueFactory.fromAnyRef(simulatorUrl))
-            .withValue("providers.openai.api-key", ConfigValueFactory.fromAnyRef("sim-openai-key"))
-            .withValue("providers.anthropic.api-key", ConfigValueFactory.fromAnyRef("sim-anthropic-key"));
-    // Re-resolve from the unresolved sources so the journal URL picks up the demo data dir.
+  /**
+   * The configuration the gateway runs with: {@code settings} (tests' stand-in for JAVA_OPTS) over
+   * system properties ({@code -Dkey=value}) over {@code overrides} over the application config ({@code -Dconfig.file}, else
+   * {@code application.conf} on the class path: bin/gateway puts conf/ there) over the modules'
+   * reference.conf, with {@code gateway.data-dir} made absolute. A syntax error in a file is a
+   * {@link StartFailure} naming the file and line.
+   */
+  static Config load(Map<String, Object> settings, Map<String, Object> overrides) {
     ConfigFactory.invalidateCaches();
-    Config unresolved =
-        ConfigFactory.defaultOverrides()
-            .withFallback(overrides)
-            .withFallback(ConfigFactory.defaultApplication())
-            .withFallback(ConfigFactory.defaultReference());
-    return unresolved.resolve();
-  }
-
-  private static String randomToken() {
-    byte[] bytes = new byte[18];
-    new SecureRandom().nextBytes(bytes);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-  }
-
-  private static String rootMessage(Throwable t) {
-    Throwable root = t;
-    while (root.getCause() != null) {
-      root = root.getCause();
+    Config config;
+    try {
+      config = DataDirs.resolveAbsolute(ConfigFactory.parseMap(settings, "settings")
+          .withFallback(ConfigFactory.defaultOverrides())
+          .withFallback(ConfigFactory.parseMap(overrides))
+          .withFallback(ConfigFactory.defaultApplication())
+          .withFallback(ConfigFactory.defaultReference()));
+    } catch (ConfigException e) {
+      throw new StartFailure(BAD_CONFIG, "configuration: " + e.getMessage(), e);
     }
-    return root.getClass().getSimpleName() + (root.getMessage() == null ? "" : ": " + root.getMessage());
+    if (!config.hasPath("gateway.port") || !config.hasPath("ledger.caps")) {
+      throw new StartFailure(BAD_CONFIG, "no configuration found: start through bin/gateway (it reads conf/), or "
+          + "pass -Dconfig.file=<repo>/conf/application.conf", null);
+    }
+    return config;
+  }
+
+  /** The demo's configuration: its own data dir, its tokens, both upstreams at the simulator. */
+  static Config demoConfig(Map<String, Object> settings, Path demoDataDir, String simulatorUrl, DemoTokens tokens) {
+    Map<String, Object> overrides = new HashMap<>();
+    overrides.put("gateway.token", tokens.caller());
+    overrides.put("gateway.admin-token", tokens.admin());
+    overrides.put(DataDirs.KEY, demoDataDir.toString());
+    overrides.put("providers.openai.base-url", simulatorUrl);
+    overrides.put("providers.anthropic.base-url", simulatorUrl);
+    overrides.put("providers.openai.api-key", "sim-openai-key");
+    overrides.put("providers.anthropic.api-key", "sim-anthropic-key");
+    return load(settings, overrides);
+  }
+
+  /** The demo's configuration on top of {@code config} (kept for tests that build it by hand). */
+  static Config demoConfig(Config config, String simulatorUrl, DemoTokens tokens) {
+    return demoConfig(Map.of(), Path.of(config.getString(DataDirs.KEY)).resolve("demo"), simulatorUrl, tokens);
+  }
+
+  /** The jar's version (its manifest), or "dev" when run from classes. */
+  static String version() {
+    return Optional.ofNullable(GatewayMain.class.getPackage().getImplementationVersion()).orElse("dev");
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

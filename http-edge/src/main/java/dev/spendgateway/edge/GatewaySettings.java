@@ -33,14 +33,14 @@ public record GatewaySettings(
   }
 
   public static GatewaySettings fromConfig(Config config) {
-    Config c = config.getConfig("gateway");
+    // Full paths, so a wrong value's message names the key (gateway.port), not its last segment.
     return new GatewaySettings(
-        c.getString("host"),
-        c.getInt("port"),
-        c.getString("token"),
-        c.getString("admin-token"),
-        c.getDuration("shutdown-drain"),
-        c.getDuration("readiness-timeout"),
+        config.getString("gateway.host"),
+        config.getInt("gateway.port"),
+        config.getString("gateway.token"),
+        config.getString("gateway.admin-token"),
+        config.getDuration("gateway.shutdown-drain"),
+        config.getDuration("gateway.readiness-timeout"),
         TimeoutBudget.fromConfig(config));
   }
 

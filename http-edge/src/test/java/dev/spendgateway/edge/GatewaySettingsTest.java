@@ -50,7 +50,7 @@ class GatewaySettingsTest {
 
   @Test
   void theDemoRunsWithTwoDifferentTokens() {
-    GatewayMain.DemoTokens tokens = GatewayMain.DemoTokens.generate();
+    dev.spendgateway.edge.demo.DemoTokens tokens = dev.spendgateway.edge.demo.DemoTokens.generate();
     GatewaySettings demo =
         GatewaySettings.fromConfig(GatewayMain.demoConfig(ConfigFactory.load(), "http://127.0.0.1:1", tokens));
     assertEquals(tokens.caller(), demo.token());

@@ -21,6 +21,7 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.persistence.typed.PersistenceId;
 import org.apache.pekko.persistence.typed.RecoveryCompleted;
+import org.apache.pekko.persistence.typed.RecoveryFailed;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandlerWithReply;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforcedReplies;
@@ -120,6 +121,9 @@ public final class GlobalBudget
   public SignalHandler<LedgerState> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), this::onRecoveryCompleted)
+        // Told so the process can stop after a bounded number of failed recoveries instead of
+        // retrying (and logging) forever while answering 503.
+        .onSignal(RecoveryFailed.class, (state, failed) -> tellObserver(() -> observer.recoveryFailed(failed.getFailure(), true)))
         .build();
   }
 
@@ -199,7 +203,7 @@ public final class GlobalBudget
   }
 
   /** Sends a batched command's reply to its caller (the reply type matches the command's). */
-  static void send(Batchable command, Object reply) {
+  public static void send(Batchable command, Object reply) {
     if (command instanceof Reserve r) {
       r.replyTo().tell((ReserveReply) reply);
     } else if (command instanceof Settle s) {

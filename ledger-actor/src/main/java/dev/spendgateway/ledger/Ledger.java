@@ -2,7 +2,11 @@ package dev.spendgateway.ledger;
 
 import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalSchema;
+import dev.spendgateway.ledger.journal.PostgresJournal;
 import java.time.Clock;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Props;
@@ -27,6 +31,18 @@ public final class Ledger {
 
   private Ledger() {}
 
+  /**
+   * Starts the ledger the way {@code system}'s configuration asks: on a cluster node as the
+   * cluster's singleton, reached through a proxy behind this node's {@link
+   * dev.spendgateway.ledger.cluster.LedgerGate}; otherwise as a local actor (always reachable).
+   */
+  public static LedgerAccess start(ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    if (dev.spendgateway.ledger.cluster.ClusterMode.isClusterNode(system.settings().config())) {
+      return dev.spendgateway.ledger.cluster.ClusterLedger.start(system, behavior(system, settings, clock, observer));
+    }
+    return new LedgerAccess(spawn(system, settings, clock, observer), () -> true);
+  }
+
   /** Spawns the ledger as a top-level actor of {@code system}. */
   public static ActorRef<GlobalBudget.Command> spawn(ActorSystem<?> system, LedgerSettings settings, Clock clock) {
     return spawn(system, settings, clock, LedgerObserver.NONE);
@@ -46,7 +62,17 @@ public final class Ledger {
   private static org.apache.pekko.actor.typed.Behavior<GlobalBudget.Command> behavior(
       ActorSystem<?> system, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     JournalDurability.requireConsistent(system.settings().config());
-    return ReservationBatcher.create(settings, clock,
-        settings.createSchema() ? () -> JournalSchema.createIfNotExists(system) : null, observer);
+    return ReservationBatcher.create(settings, clock, () -> beforeRecovery(system, settings), observer);
+  }
+
+  /**
+   * The journal's schema (when {@code ledger.create-schema} is on), then the check that a commit on
+   * it is durable (PostgreSQL's {@code synchronous_commit} and {@code fsync}; nothing to check on H2).
+   */
+  static CompletionStage<Done> beforeRecovery(ActorSystem<?> system, LedgerSettings settings) {
+    CompletionStage<Done> schema = settings.createSchema()
+        ? JournalSchema.createIfNotExists(system)
+        : CompletableFuture.completedFuture(Done.getInstance());
+    return schema.thenCompose(done -> PostgresJournal.requireDurableCommit(system));
   }
 }

@@ -29,6 +29,12 @@ public interface LedgerObserver {
   default void recovered(Duration took, int knownReservations, int openReservations) {}
 
   /**
+   * The ledger could not recover (its journal schema could not be created, or reading the snapshot
+   * or the journal failed). {@code retrying}: it will be restarted and try again; false: it stopped.
+   */
+  default void recoveryFailed(Throwable cause, boolean retrying) {}
+
+  /**
    * The writer dropped {@code commands} whose callers' deadlines had passed, writing nothing for
    * them (a stalled or overloaded journal shows here first).
    */

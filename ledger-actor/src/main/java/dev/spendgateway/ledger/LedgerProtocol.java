@@ -177,6 +177,13 @@ public interface LedgerProtocol {
   /** Answered as soon as the ledger runs, i.e. once recovery from the journal has finished. */
   public record AwaitReady(ActorRef<Ready> replyTo) implements Command {}
 
+  /**
+   * The ledger is leaving this node (its cluster singleton is handed over): the batch being written
+   * is finished and answered, every command still waiting is answered {@link Busy} (nothing decided,
+   * retry), and the ledger stops.
+   */
+  public record HandOver() implements Command {}
+
   // ---------------------------------------------------------------------------------------------
   // Replies
   // ---------------------------------------------------------------------------------------------

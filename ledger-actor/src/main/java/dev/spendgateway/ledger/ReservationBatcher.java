@@ -9,10 +9,13 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+import dev.spendgateway.ledger.journal.JournalFence;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -44,15 +47,45 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   private record SchemaReady(Throwable failure) {}
 
-  private record WriteDone(int commands, long startedNanos, Throwable failure) {}
+  private record PrepareAgain() {}
 
-  private final ActorRef<GlobalBudget.Command> ledger;
+  /** How long after a failed schema step or durability check it is tried again. */
+  static final Duration PREPARE_RETRY = Duration.ofSeconds(3);
+
+  private record WriteDone(long batchNo, int commands, long startedNanos, Throwable failure) {}
+
+  /** The journal refused a write because another ledger wrote that sequence number first. */
+  private record Fenced(String why) {}
+
+  /** The stopped {@code GlobalBudget} is gone. */
+  private record BudgetStopped() {}
+
+  /** The fenced pause is over: recover a new {@code GlobalBudget} from the journal. */
+  private record Recover() {}
+
+  /** The key of how long a fenced ledger stays stopped (conf/cluster.conf). */
+  static final String FENCED_PAUSE_KEY = "ledger.journal.fenced-pause";
+
+  private final Behavior<GlobalBudget.Command> budget;
+  private ActorRef<GlobalBudget.Command> ledger;
+  private int incarnation;
   private final int maxBatch;
   private final int maxQueued;
   private final LedgerObserver observer;
   private final Duration writeTimeout;
   private final ArrayDeque<Batchable> queued = new ArrayDeque<>();
+  private final JournalFence fence;
+  private final Consumer<String> fenceListener;
+  private final Duration fencedPause;
   private boolean writing;
+  /** Numbers the batches, so the confirmation of one written before a fence cannot end a later one. */
+  private long batchNo;
+  /** The batch being written: answered "busy" by this actor if the journal fences its write. */
+  private List<Batchable> inFlight = List.of();
+  /** Between a fenced write and the recovery of a new GlobalBudget: every write is answered busy. */
+  private boolean fenced;
+  /** The singleton is leaving this node: finish the write in progress, take nothing new. */
+  private boolean handingOver;
 
   /**
    * @param schema runs the journal DDL before the ledger starts; {@code null} to skip (schema
@@ -71,22 +104,31 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         return new ReservationBatcher(context, settings, clock, observer);
       }
       context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
-      return creatingSchema(context, stash, settings, clock, observer);
+      return creatingSchema(context, stash, settings, clock, observer, schema);
     }));
     return behavior.narrow();
   }
 
   private static Behavior<Object> creatingSchema(
       ActorContext<Object> context, StashBuffer<Object> stash, LedgerSettings settings, Clock clock,
-      LedgerObserver observer) {
+      LedgerObserver observer, Supplier<CompletionStage<Done>> schema) {
     return Behaviors.receive(Object.class)
         .onMessage(SchemaReady.class, ready -> {
           if (ready.failure() != null) {
-            context.getLog().error("ledger journal schema could not be created; the ledger is not started",
-                ready.failure());
-            return Behaviors.stopped();
+            // Tried again rather than given up: a database that is still starting, or a pool that had no
+            // connection free, must not leave the gateway without a ledger until someone restarts it.
+            // The observer counts the tries (the gateway stops after a bounded number).
+            context.getLog().error("ledger journal could not be prepared (schema, or a PostgreSQL whose commit is not"
+                + " durable); the ledger does not start, trying again in {}", PREPARE_RETRY, ready.failure());
+            observer.recoveryFailed(ready.failure(), true);
+            context.scheduleOnce(PREPARE_RETRY, context.getSelf(), new PrepareAgain());
+            return Behaviors.same();
           }
           return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
+        })
+        .onMessage(PrepareAgain.class, again -> {
+          context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
+          return Behaviors.same();
         })
         .onAnyMessage(message -> {
           stash.stash(message);
@@ -98,13 +140,28 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   private ReservationBatcher(
       ActorContext<Object> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     super(context);
-    Behavior<GlobalBudget.Command> budget = Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
+    this.budget = Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
         .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
-    this.ledger = context.spawn(budget, "global-budget");
     this.maxBatch = settings.maxBatch();
     this.maxQueued = settings.maxQueuedCommands();
     this.observer = observer;
     this.writeTimeout = settings.askTimeout();
+    var config = context.getSystem().settings().config();
+    this.fencedPause = config.hasPath(FENCED_PAUSE_KEY) ? config.getDuration(FENCED_PAUSE_KEY) : Duration.ofSeconds(2);
+    this.fence = JournalFence.get(context.getSystem().classicSystem());
+    ActorRef<Object> self = context.getSelf();
+    this.fenceListener = why -> self.tell(new Fenced(why));
+    fence.onClosed(fenceListener);
+    fence.reopen(); // this ledger recovers from the journal before it writes anything
+    spawnBudget();
+  }
+
+  /** A new GlobalBudget (it recovers from the journal first); each under its own name, so a stopping one never clashes. */
+  private void spawnBudget() {
+    String name = incarnation == 0 ? "global-budget" : "global-budget-" + incarnation;
+    incarnation++;
+    this.ledger = getContext().spawn(budget, name);
+    getContext().watchWith(ledger, new BudgetStopped());
   }
 
   @Override
@@ -112,11 +169,79 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     return newReceiveBuilder()
         .onMessage(Batchable.class, this::onBatchable)
         .onMessage(WriteDone.class, this::onWriteDone)
+        // Before the pass-through: HandOver is a command too, but it is this actor's, not GlobalBudget's.
+        .onMessage(LedgerProtocol.HandOver.class, this::onHandOver)
         .onMessage(GlobalBudget.Command.class, this::onPassThrough)
+        .onMessage(Fenced.class, this::onFenced)
+        .onMessage(BudgetStopped.class, stopped -> this)
+        .onMessage(Recover.class, this::onRecover)
+        .onSignal(PostStop.class, stop -> {
+          fence.removeListener(fenceListener);
+          return this;
+        })
         .build();
   }
 
+  /**
+   * Another ledger is ahead in the journal: this one's state is stale. Its GlobalBudget is stopped
+   * at once (nothing it decides may be written or answered), everyone waiting is answered busy
+   * (nothing was written for them: the fenced write failed as a whole), and after {@code
+   * ledger.journal.fenced-pause} a new GlobalBudget recovers from the journal, the other writer's
+   * events included. The pause keeps two live ledgers from taking turns at full speed; in a
+   * cluster the stale one's node is normally downed within it.
+   */
+  private Behavior<Object> onFenced(Fenced signal) {
+    if (fenced) {
+      return this;
+    }
+    fenced = true;
+    int waiting = inFlight.size() + queued.size();
+    getContext().getLog().error("ledger fenced: {}; stopped, {} waiting commands answered busy, recovering from the"
+        + " journal again in {}", signal.why(), waiting, fencedPause);
+    getContext().stop(ledger);
+    inFlight.forEach(this::answerUnavailable);
+    inFlight = List.of();
+    queued.forEach(this::answerUnavailable);
+    queued.clear();
+    writing = false;
+    batchNo++; // whatever confirmation the fenced batch still gets is stale
+    getContext().scheduleOnce(fencedPause, getContext().getSelf(), new Recover());
+    return this;
+  }
+
+  private Behavior<Object> onRecover(Recover recover) {
+    getContext().getLog().info("ledger recovering from the journal after being fenced");
+    fence.reopen();
+    fenced = false;
+    spawnBudget();
+    return this;
+  }
+
+  /** Nothing was decided or written for {@code command}: its caller may send it again after the pause. */
+  private void answerUnavailable(Batchable command) {
+    int seconds = (int) Math.max(1, (fencedPause.toMillis() + 999) / 1000);
+    GlobalBudget.send(command, new LedgerProtocol.Busy(Decider.busy(command).id(), seconds));
+  }
+
+  /**
+   * The singleton moves to another node: finish the write in progress (its callers are answered as
+   * usual), answer everything still queued busy, then stop. Commands arriving meanwhile are answered
+   * busy too; the next ledger recovers everything written here from the journal.
+   */
+  private Behavior<Object> onHandOver(LedgerProtocol.HandOver handOver) {
+    handingOver = true;
+    getContext().getLog().info("ledger handing over: {} queued commands answered busy{}", queued.size(),
+        writing ? ", stopping once the batch being written is confirmed" : "");
+    queued.forEach(this::answerUnavailable);
+    queued.clear();
+    return writing ? this : Behaviors.stopped();
+  }
+
   private Behavior<Object> onBatchable(Batchable command) {
+    if (fenced || handingOver) {
+      answerUnavailable(command);
+      return this;
+    }
     if (queued.size() >= maxQueued) {
       shed(command);
       return this;
@@ -129,6 +254,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   }
 
   private Behavior<Object> onWriteDone(WriteDone done) {
+    if (done.batchNo() != batchNo) {
+      return this; // a batch from before a fence, already answered busy
+    }
     if (done.failure() != null) {
       getContext().getLog().warn("ledger batch of {} commands got no write confirmation: {}",
           done.commands(), done.failure().toString());
@@ -138,6 +266,13 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
           done.commands(), (System.nanoTime() - done.startedNanos()) / 1000, queued.size());
     }
     writing = false;
+    inFlight = List.of();
+    if (handingOver) {
+      return Behaviors.stopped();
+    }
+    if (fenced) {
+      return this; // its answer (if any) came from the fence
+    }
     if (!queued.isEmpty()) {
       sendBatch();
     }
@@ -154,6 +289,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     }
   }
 
+  /** While fenced, queries and operator commands go to the stopped ledger's dead letters: their asks time out (503). */
   private Behavior<Object> onPassThrough(GlobalBudget.Command command) {
     ledger.tell(command);
     return this;
@@ -165,9 +301,11 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       batch.add(queued.poll());
     }
     writing = true;
+    inFlight = batch;
+    long thisBatch = ++batchNo;
     long started = System.nanoTime();
     getContext().ask(BatchWritten.class, ledger, writeTimeout,
         replyTo -> new Batch(List.copyOf(batch), replyTo),
-        (written, failure) -> new WriteDone(batch.size(), started, failure));
+        (written, failure) -> new WriteDone(thisBatch, batch.size(), started, failure));
   }
 }

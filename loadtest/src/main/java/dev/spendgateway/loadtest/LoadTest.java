@@ -29,7 +29,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "loadtest",
     mixinStandardHelpOptions = true,
-    version = "loadtest 0.1.0",
+    versionProvider = LoadTest.Version.class,
     sortOptions = false,
     usageHelpWidth = 110,
     description = {
@@ -69,7 +69,7 @@ public final class LoadTest implements Callable<Integer> {
   String host = env("GATEWAY_HOST", "127.0.0.1");
 
   @Option(names = "--port", description = "Gateway port (env GATEWAY_PORT, default 8787).")
-  int port = Integer.parseInt(env("GATEWAY_PORT", "8787"));
+  Integer port;
 
   @Option(names = "--token", description = "Gateway token (env GATEWAY_TOKEN). Sent as x-api-key "
       + "(ledger, anthropic) or Authorization: Bearer (openai-chat).")
@@ -176,8 +176,74 @@ public final class LoadTest implements Callable<Integer> {
     System.exit(commandLine().execute(args));
   }
 
+  /**
+   * The command line. Every error is one line on stderr (the stack trace only with
+   * {@code --verbose}); a wrong option is one line naming it, exit 2.
+   */
   static CommandLine commandLine() {
-    return new CommandLine(new LoadTest()).setCaseInsensitiveEnumValuesAllowed(true);
+    LoadTest root = new LoadTest();
+    return new CommandLine(root).setCaseInsensitiveEnumValuesAllowed(true)
+        .setExecutionExceptionHandler((e, cmd, parsed) -> {
+          cmd.getErr().println("loadtest: " + root.explain(e));
+          if (root.verbose) {
+            e.printStackTrace(cmd.getErr());
+          }
+          cmd.getErr().flush();
+          return 2;
+        })
+        .setParameterExceptionHandler((e, args) -> {
+          e.getCommandLine().getErr().println("loadtest: " + firstLine(e.getMessage()) + " (bin/loadtest --help lists "
+              + "the options)");
+          e.getCommandLine().getErr().flush();
+          return 2;
+        });
+  }
+
+  @Option(names = "--verbose", description = "On an error, print the stack trace too.")
+  boolean verbose;
+
+  /** The port: --port, else GATEWAY_PORT, else 8787. */
+  int port() {
+    if (port != null) {
+      return port;
+    }
+    String fromEnv = env("GATEWAY_PORT", "8787");
+    try {
+      return Integer.parseInt(fromEnv.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("GATEWAY_PORT is '" + fromEnv + "', not a port number; fix it or pass --port");
+    }
+  }
+
+  /** One line for what went wrong: the gateway unreachable, or the failure's own message. */
+  String explain(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof java.net.ConnectException || c instanceof java.net.http.HttpConnectTimeoutException) {
+        return "cannot reach the gateway at " + gateway() + " (is it running? GATEWAY_HOST/GATEWAY_PORT or --host/--port)";
+      }
+    }
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t
+        && (t.getMessage() == null || t instanceof java.util.concurrent.ExecutionException)) {
+      t = t.getCause();
+    }
+    if (t instanceof java.net.ConnectException || t instanceof java.net.http.HttpConnectTimeoutException) {
+      return "cannot reach the gateway at " + gateway() + " (is it running? GATEWAY_HOST/GATEWAY_PORT or --host/--port)";
+    }
+    return firstLine(t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage());
+  }
+
+  private static String firstLine(String message) {
+    return message.lines().findFirst().orElse(message).strip();
+  }
+
+  /** {@code --version}: the jar's version (its manifest). */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"loadtest " + Optional.ofNullable(LoadTest.class.getPackage().getImplementationVersion())
+          .orElse("dev")};
+    }
   }
 
   private static String env(String name, String fallback) {
@@ -238,7 +304,7 @@ public final class LoadTest implements Callable<Integer> {
   }
 
   URI gateway() {
-    return URI.create("http://" + host + ":" + port);
+    return URI.create("http://" + host + ":" + port());
   }
 
   Scenario build(String idPrefix) {
@@ -398,8 +464,12 @@ public final class LoadTest implements Callable<Integer> {
     HttpResponse<String> r = client.send(HttpRequest.newBuilder(gateway().resolve("/usage"))
         .timeout(Duration.ofSeconds(30)).header("x-api-key", token).GET().build(),
         HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() == 401) {
+      throw new IOException("the gateway at " + gateway() + " refused the token (401): set GATEWAY_TOKEN (or --token) "
+          + "to the gateway's caller token");
+    }
     if (r.statusCode() != 200) {
-      throw new IOException("GET /usage answered " + r.statusCode() + ": " + r.body());
+      throw new IOException("GET /usage answered " + r.statusCode() + ": " + firstLine(r.body()));
     }
     return mapper.readTree(r.body());
   }

@@ -93,7 +93,7 @@ class LifecycleTest {
     assertEquals("127.0.0.2", c.host());
     assertEquals(Duration.ofMillis(15), c.latency());
     assertEquals(SimConfig.defaults().withPort(0), ProviderSimMain.parse(new String[] {"--port", "0"}));
-    for (List<String> bad : List.of(List.of("--port"), List.of("--port", "x"), List.of("--bogus"), List.of("--port", "70000"))) {
+    for (List<String> bad : List.of(List.of("--port"), List.of("--port", "x"), List.of("--bogus"), List.of("--port", "70000"), List.of("--host", "127.0.0.1"))) {
       assertThrows(IllegalArgumentException.class, () -> ProviderSimMain.parse(bad.toArray(String[]::new)), bad.toString());
     }
   }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.CallerJson;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.policy.money.Micros;
 import java.util.List;
@@ -41,7 +42,8 @@ public record BudgetRefusal(HttpResponse response, int status, String errorClass
     }
     if (reply == null) {
       return new BudgetRefusal(
-          GatewayErrors.error(shape, 503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly."),
+          GatewayErrors.error(shape, 503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.",
+              CallerJson.object(), List.of(RawHeader.create("retry-after", JsonApi.LEDGER_UNAVAILABLE_RETRY_AFTER))),
           503, "ledger_unavailable");
     }
     return new BudgetRefusal(

@@ -3,7 +3,9 @@ package dev.spendgateway.edge.call;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.failover.ErrorClassifier;
 import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
 import dev.spendgateway.upstream.stream.BodyCollector;
@@ -202,6 +204,10 @@ public final class UpstreamExchange {
     }
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
     services.metrics().upstreamStatus(provider, target.model(), responded.status());
+    RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
+    if (!limits.isEmpty()) {
+      services.metrics().upstreamRateLimits(provider, limits);
+    }
     services.metrics().timeToFirstByte(provider, target.model(), Duration.ofNanos(nanoTime.getAsLong() - sentNanos));
     if (!responded.isSuccess()) {
       return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, services.materializer())
@@ -210,6 +216,11 @@ public final class UpstreamExchange {
             // The provider does not bill an error answer: close at 0.
             held.end(new UpstreamOutcome.ErrorStatus(responded.status()), responded.status());
             ByteString bytes = body instanceof CollectedBody.Complete c ? c.bytes() : ByteString.emptyByteString();
+            if (responded.status() == 429) {
+              // Counted apart: a quota 429 needs someone to pay, a rate limit only time.
+              services.metrics().upstreamTooManyRequests(provider, target.model(),
+                  ErrorClassifier.kindOf429(bytes.take(64 * 1024).utf8String()).wireName());
+            }
             return new Exchanged.ErrorStatus(responded, bytes);
           });
     }

@@ -21,6 +21,7 @@ import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
@@ -122,8 +123,15 @@ public final class JsonApi {
     return completeWithFuture(reply.handle((r, failure) -> failure == null
         ? toResponse.apply(r)
         : simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_unavailable", null,
-            "the ledger did not answer in time; " + retryHint)));
+            "the ledger did not answer in time; " + retryHint)
+            .addHeader(RawHeader.create("retry-after", LEDGER_UNAVAILABLE_RETRY_AFTER))));
   }
+
+  /**
+   * {@code retry-after} (seconds) on a 503 {@code ledger_unavailable}: a ledger that did not answer
+   * is restarting or, in a cluster, moving to another node, which takes seconds, not minutes.
+   */
+  public static final String LEDGER_UNAVAILABLE_RETRY_AFTER = "2";
 
   public HttpResponse json(StatusCode status, Object body) {
     try {

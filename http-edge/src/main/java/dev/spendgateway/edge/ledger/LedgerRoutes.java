@@ -9,6 +9,7 @@ import dev.spendgateway.edge.ledger.LedgerJson.ClosedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservationBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
+import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
@@ -117,7 +118,12 @@ public final class LedgerRoutes extends AllDirectives {
   }
 
   private Route voidReservation(String id) {
-    return api.validated(() -> answer(ledger.voidReservation(JsonFields.id(id, "id")), this::closed));
+    // A void needs no body, but callers often send one ({}): read it to its end before answering.
+    // Answered earlier, Pekko warns "Sending an 2xx 'early' response" and closes the connection, so
+    // every void cost the caller a new connection.
+    return extractRequestEntity(sent -> extractMaterializer(materializer -> onSuccess(
+        CallerBodies.discard(sent, materializer).thenApply(ignored -> Boolean.TRUE),
+        drained -> api.validated(() -> answer(ledger.voidReservation(JsonFields.id(id, "id")), this::closed)))));
   }
 
   private Route reservation(String id) {

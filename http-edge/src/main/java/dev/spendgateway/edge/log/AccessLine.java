@@ -10,6 +10,8 @@ import java.time.Instant;
  * Metadata only, as {@link AccessRecord}: there is no field for a prompt, an output, a key or a token.
  *
  * @param startedNanos monotonic time the call arrived, for the duration
+ * @param profile the routing profile of a router call, null on the provider routes
+ * @param dataClass the data class the call carried, null until known
  */
 public record AccessLine(
     Instant time,
@@ -24,55 +26,57 @@ public record AccessLine(
     Long reservedMicros,
     Long settledMicros,
     String errorClass,
-    boolean failover) {
+    boolean failover,
+    String profile,
+    String dataClass) {
 
   /** A call that arrived at {@code time} on {@code route}; nothing else known yet. */
   public static AccessLine arrived(Instant time, long startedNanos, String route) {
-    return new AccessLine(time, startedNanos, null, route, null, null, null, null, 0, null, null, null, false);
+    return new AccessLine(time, startedNanos, null, route, null, null, null, null, 0, null, null, null, false, null, null);
   }
 
   public AccessLine withRequestId(String id) {
     return new AccessLine(time, startedNanos, id, route, provider, lane, brand, model, status, reservedMicros,
-        settledMicros, errorClass, failover);
+        settledMicros, errorClass, failover, profile, dataClass);
   }
 
   public AccessLine withProvider(String name) {
     return new AccessLine(time, startedNanos, requestId, route, name, lane, brand, model, status, reservedMicros,
-        settledMicros, errorClass, failover);
+        settledMicros, errorClass, failover, profile, dataClass);
   }
 
   /** The spend lane's wire name and the brand or preview id (null on the free lane). */
   public AccessLine withSpend(String laneName, String subject) {
     return new AccessLine(time, startedNanos, requestId, route, provider, laneName, subject, model, status,
-        reservedMicros, settledMicros, errorClass, failover);
+        reservedMicros, settledMicros, errorClass, failover, profile, dataClass);
   }
 
   public AccessLine withModel(String name) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, name, status, reservedMicros,
-        settledMicros, errorClass, failover);
+        settledMicros, errorClass, failover, profile, dataClass);
   }
 
   /** The HTTP status the caller gets (0 for an attempt whose answer never reached the caller). */
   public AccessLine withStatus(int code) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, code, reservedMicros,
-        settledMicros, errorClass, failover);
+        settledMicros, errorClass, failover, profile, dataClass);
   }
 
   public AccessLine withReserved(long micros) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, micros,
-        settledMicros, errorClass, failover);
+        settledMicros, errorClass, failover, profile, dataClass);
   }
 
   /** What the ledger closed the reservation at; null when it was not (or not knowingly) closed. */
   public AccessLine withSettled(Long micros) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, reservedMicros,
-        micros, errorClass, failover);
+        micros, errorClass, failover, profile, dataClass);
   }
 
   /** A safe, fixed error class; null for a call that went as it should. */
   public AccessLine withError(String safeClass) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, reservedMicros,
-        settledMicros, safeClass, failover);
+        settledMicros, safeClass, failover, profile, dataClass);
   }
 
   /** Sets the error class only when none is set yet: the first thing that went wrong names the line. */
@@ -82,7 +86,19 @@ public record AccessLine(
 
   public AccessLine withFailover(boolean answeredByFallback) {
     return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, reservedMicros,
-        settledMicros, errorClass, answeredByFallback);
+        settledMicros, errorClass, answeredByFallback, profile, dataClass);
+  }
+
+  /** The routing profile a router call named ({@code model}); null on the provider routes. */
+  public AccessLine withProfile(String name) {
+    return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, reservedMicros,
+        settledMicros, errorClass, failover, name, dataClass);
+  }
+
+  /** The data class the call carried ({@code x-data-class} or the default): its name only. */
+  public AccessLine withDataClass(String name) {
+    return new AccessLine(time, startedNanos, requestId, route, provider, lane, brand, model, status, reservedMicros,
+        settledMicros, errorClass, failover, profile, name);
   }
 
   /** The record to write, with the duration up to {@code nowNanos}. */
@@ -100,7 +116,9 @@ public record AccessLine(
         settledMicros == null ? null : Micros.toUsd(settledMicros).toPlainString(),
         Math.max(0, nowNanos - startedNanos) / 1_000_000,
         errorClass,
-        failover);
+        failover,
+        profile,
+        dataClass);
   }
 
   /** Writes the line now (callers make sure a call's line is written once). */

@@ -34,6 +34,8 @@ public final class AccessLog {
     n.put("duration_ms", r.durationMs());
     n.put("error", r.errorClass());
     n.put("failover", r.failover());
+    n.put("profile", r.profile());
+    n.put("data_class", r.dataClass());
     return n.toString();
   }
 }

@@ -20,6 +20,9 @@ import java.time.Instant;
  * @param durationMs from arrival to the last byte sent
  * @param errorClass a safe, fixed error class (e.g. {@code budget_exceeded}, {@code usage_missing})
  * @param failover whether the call was answered by a fallback provider
+ * @param profile the routing profile a router call named; null on the provider routes
+ * @param dataClass the data class name the call carried ({@code x-data-class} or the default); null
+ *     when the call was refused before it was read
  */
 public record AccessRecord(
     Instant time,
@@ -34,4 +37,15 @@ public record AccessRecord(
     String settledUsd,
     long durationMs,
     String errorClass,
-    boolean failover) {}
+    boolean failover,
+    String profile,
+    String dataClass) {
+
+  /** A line without profile or data class (a call refused before either was read). */
+  public AccessRecord(Instant time, String requestId, String route, String provider, String lane, String brand,
+      String model, int status, String reservedUsd, String settledUsd, long durationMs, String errorClass,
+      boolean failover) {
+    this(time, requestId, route, provider, lane, brand, model, status, reservedUsd, settledUsd, durationMs, errorClass,
+        failover, null, null);
+  }
+}

@@ -1,5 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.policy.cost.TokenUsage;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 import java.time.Duration;
 
 /**
@@ -51,4 +53,26 @@ public interface CallMetrics {
    * use) or {@code pool_overflow} (the pool's queue full).
    */
   default void overloadRefused(String kind) {}
+
+  /**
+   * A call carried data class {@code dataClass} (its name, never content): {@code outcome} is {@code
+   * allowed}, {@code forbidden} (403 on a provider route, or no provider of the profile allowed) or
+   * {@code fallback_not_permitted} (the router could not fail over outside the class).
+   */
+  default void dataClass(String dataClass, String outcome) {}
+
+  /** An upstream 429, told apart: {@code kind} is {@code quota} (billing; never retried) or {@code rate_limit}. */
+  default void upstreamTooManyRequests(String provider, String model, String kind) {}
+
+  /** The provider's rate-limit headers on one answer: what is left of its window, and its size. */
+  default void upstreamRateLimits(String provider, RateLimitHeaders.Reading reading) {}
+
+  /**
+   * Tokens a provider reported for one attempt that was billed from its usage; {@code profile} is the
+   * routing profile of a router call, empty on the provider routes.
+   */
+  default void tokensUsed(String provider, String model, String profile, TokenUsage usage) {}
+
+  /** What the ledger closed one attempt at (settled, worst case kept, or 0), same labels as {@link #tokensUsed}. */
+  default void spent(String provider, String model, String profile, long micros) {}
 }

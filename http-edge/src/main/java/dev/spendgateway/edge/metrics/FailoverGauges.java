@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  *   <li>{@code gateway_model_circuit_open{model}} = 1 for each model whose circuit is open (the
  *       provider said it is gone), from {@link ModelCircuits#openModels()};
  *   <li>{@code gateway_model_lifecycle{model,provider,lifecycle}} = 1 for each catalog model that is
- *       deprecated or retired today (an alarm for operators).
+ *       deprecated (or active within {@code model-lifecycle.warning-days} of its end of support) or
+ *       retired today (an alarm for operators).
  * </ul>
  */
 public final class FailoverGauges {
@@ -108,7 +109,8 @@ public final class FailoverGauges {
       LocalDate day = today.get();
       List<MultiGauge.Row<?>> rows = new ArrayList<>();
       for (ModelInfo m : c.all()) {
-        String state = m.isRetiredOn(day) ? "retired" : m.isDeprecatedOn(day) ? "deprecated" : null;
+        // An active model near its end of support raises the same alarm as a deprecated one.
+        String state = m.isRetiredOn(day) ? "retired" : c.needsWarning(m, day) ? "deprecated" : null;
         if (state != null) {
           rows.add(MultiGauge.Row.of(Tags.of("model", m.name(), "provider", m.provider().wireName(), "lifecycle", state), 1));
         }

@@ -9,6 +9,9 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import dev.spendgateway.policy.cost.TokenUsage;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 
 /**
  * {@link CallMetrics} on Micrometer. Series (Prometheus names):
@@ -19,7 +22,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}},
  * {@code gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}},
  * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}},
+<<<<<<< HEAD
  * {@code gateway_overload_refusals_total{kind}}.
+=======
+ * {@code gateway_data_class_calls_total{class,outcome}},
+ * {@code gateway_upstream_too_many_requests_total{provider,model,kind}} (kind {@code quota} or {@code rate_limit}),
+ * {@code gateway_upstream_ratelimit_remaining{provider,resource}} and {@code gateway_upstream_ratelimit_limit{provider,resource}}
+ * (from the providers' {@code x-ratelimit-*} / {@code anthropic-ratelimit-*} headers, last answer wins),
+ * {@code gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output},
+ * {@code cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
+>>>>>>> main
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
@@ -41,6 +53,8 @@ public final class MicrometerCallMetrics implements CallMetrics {
    */
   private final Map<java.util.List<String>, Timer> timers = new ConcurrentHashMap<>();
   private final Map<java.util.List<String>, Counter> counters = new ConcurrentHashMap<>();
+
+  private final Map<java.util.List<String>, AtomicLong> rateLimitGauges = new ConcurrentHashMap<>();
 
   public MicrometerCallMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -120,10 +134,68 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   @Override
+<<<<<<< HEAD
   public void overloadRefused(String kind) {
     counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
         Counter.builder("gateway.overload.refusals")
             .description("Calls answered 503 at once because the node was at a capacity limit, by kind")
             .tag("kind", kind).register(registry)).increment();
+=======
+  public void dataClass(String dataClass, String outcome) {
+    counter(java.util.List.of("dataclass", dataClass, outcome), "gateway.data.class.calls",
+        "Calls by data class and what the class allowed", "class", dataClass, "outcome", outcome).increment();
+  }
+
+  @Override
+  public void upstreamTooManyRequests(String provider, String model, String kind) {
+    counter(java.util.List.of("429", provider, model, kind), "gateway.upstream.too.many.requests",
+        "Upstream 429s by kind: quota (billing, not retried) or rate_limit", "provider", provider, "model", model,
+        "kind", kind).increment();
+  }
+
+  @Override
+  public void upstreamRateLimits(String provider, RateLimitHeaders.Reading reading) {
+    reading.remaining().forEach((resource, n) -> rateLimitGauge("remaining", provider, resource).set(n));
+    reading.limit().forEach((resource, n) -> rateLimitGauge("limit", provider, resource).set(n));
+  }
+
+  private AtomicLong rateLimitGauge(String side, String provider, String resource) {
+    return rateLimitGauges.computeIfAbsent(java.util.List.of(side, provider, resource), k -> {
+      AtomicLong value = new AtomicLong();
+      Gauge.builder("gateway.upstream.ratelimit." + side, value, AtomicLong::get)
+          .description("The provider's rate-limit header: " + side + " in its current window")
+          .tags("provider", provider, "resource", resource).register(registry);
+      return value;
+    });
+  }
+
+  @Override
+  public void tokensUsed(String provider, String model, String profile, TokenUsage usage) {
+    tokens(provider, model, profile, "input", usage.inputTokens());
+    tokens(provider, model, profile, "output", usage.outputTokens());
+    tokens(provider, model, profile, "cache_read", usage.cacheReadTokens());
+    tokens(provider, model, profile, "cache_write", usage.cacheWriteTokens());
+  }
+
+  private void tokens(String provider, String model, String profile, String kind, long n) {
+    if (n > 0) {
+      counter(java.util.List.of("tokens", provider, model, profile, kind), "gateway.tokens",
+          "Tokens the providers reported, per provider, model and routing profile", "provider", provider,
+          "model", model, "profile", profile, "kind", kind).increment(n);
+    }
+  }
+
+  @Override
+  public void spent(String provider, String model, String profile, long micros) {
+    // Micro-dollars summed as a double: exact up to 2^53 micros ($9 billion), far beyond any cap.
+    counter(java.util.List.of("spend", provider, model, profile), "gateway.spend.usd",
+        "What the ledger closed attempts at, per provider, model and routing profile", "provider", provider,
+        "model", model, "profile", profile).increment(micros / 1_000_000.0);
+  }
+
+  private Counter counter(java.util.List<String> key, String name, String description, String... tags) {
+    return counters.computeIfAbsent(key, k ->
+        Counter.builder(name).description(description).tags(tags).register(registry));
+>>>>>>> main
   }
 }

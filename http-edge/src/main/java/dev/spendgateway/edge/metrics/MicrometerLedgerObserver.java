@@ -8,6 +8,8 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
 import dev.spendgateway.ledger.LedgerObserver;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -58,6 +60,41 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
     this.droppedPastDeadline = counter("gateway.ledger.dropped.past.deadline",
         "Ledger commands dropped unwritten because their caller's deadline had passed");
     this.shed = counter("gateway.ledger.shed", "Ledger commands answered busy at once because the queue was full");
+    registerAtZero();
+  }
+
+  /**
+   * Every ledger counter series that can occur, at 0 from the start: an alert on a rate then sees
+   * 0, not "no data", before the first refusal or expiry. (Labels here are small closed sets:
+   * three lanes, the caps a lane can hit, two closers.)
+   */
+  private void registerAtZero() {
+    for (Lane lane : Lane.values()) {
+      String l = lane.wireName();
+      counter("gateway.ledger.reservations", "Reservations accepted", "lane", l);
+      counter("gateway.ledger.settled.above.reserve", "Reservations settled above their amount", "lane", l);
+      counter("gateway.ledger.settled.above.reserve.usd", "USD settled above reservations", "lane", l);
+      counter("gateway.ledger.adjustments", "Operator adjustments", "lane", l);
+      for (CapName cap : capsOf(lane)) {
+        counter("gateway.ledger.refusals", "Reservations refused, by the first cap that refused",
+            "lane", l, "cap", cap.wireName());
+      }
+    }
+    for (String status : List.of("settled", "voided")) {
+      for (String by : List.of("caller", "operator")) {
+        counter("gateway.ledger.closes", "Reservations closed", "status", status, "by", by);
+      }
+    }
+    counter("gateway.ledger.closes", "Reservations closed", "status", "expired", "by", "timeout");
+  }
+
+  /** The caps a reservation on {@code lane} is held against (and so may be refused by). */
+  private static List<CapName> capsOf(Lane lane) {
+    return switch (lane) {
+      case APP -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.BRAND_DAILY, CapName.BRAND_MONTHLY);
+      case TRIAL -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.TRIAL_DAILY, CapName.PREVIEW_LIFETIME);
+      case FREE -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.FREE_DAILY);
+    };
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.spendgateway.edge.provider;
 import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.cost.CostCalculator;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
 import dev.spendgateway.upstream.stream.StreamMeter;
@@ -23,6 +24,7 @@ import org.apache.pekko.stream.Materializer;
  * @param bodyReadTimeout how long a caller may take to send its request body
  * @param metrics what calls report for {@code /metrics}
  * @param inFlight open streams and unanswered settles (a shutdown waits for them)
+ * @param dataClasses which providers each kind of data may go to ({@code x-data-class})
  */
 public record CallServices(
     RequestPolicy policy,
@@ -34,4 +36,14 @@ public record CallServices(
     Materializer materializer,
     Duration bodyReadTimeout,
     CallMetrics metrics,
-    InFlightCalls inFlight) {}
+    InFlightCalls inFlight,
+    DataClasses dataClasses) {
+
+  /** Services whose calls may carry their data to every provider. */
+  public CallServices(RequestPolicy policy, CostCalculator cost, LedgerClient ledger, UpstreamClient upstream,
+      StreamMeter meter, Clock clock, Materializer materializer, Duration bodyReadTimeout, CallMetrics metrics,
+      InFlightCalls inFlight) {
+    this(policy, cost, ledger, upstream, meter, clock, materializer, bodyReadTimeout, metrics, inFlight,
+        DataClasses.permissive());
+  }
+}

@@ -13,7 +13,10 @@ import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
+import dev.spendgateway.edge.metrics.UsageTelemetry;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.dataclass.DataClass;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
@@ -28,6 +31,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -97,6 +101,11 @@ final class ProviderCall {
     }
     SpendContext spend = headers.context().get();
     line.learn(l -> l.withSpend(spend.lane().wireName(), spend.subject()));
+    Optional<HttpResponse> classRefusal = checkDataClass();
+    if (classRefusal.isPresent()) {
+      return refuse(classRefusal.get(), classRefusal.get().status().intValue() == 403 ? DataClasses.FORBIDDEN : "bad_header")
+          .thenApply(r -> withRequestId(r, requestId));
+    }
     if (!kind.bodyType().accepts(request.entity())) {
       return unsupportedBody().thenApply(r -> withRequestId(r, requestId));
     }
@@ -105,6 +114,26 @@ final class ProviderCall {
         .thenCompose(preparation -> withPreparation(preparation, spend))
         .exceptionally(this::internalError)
         .thenApply(r -> withRequestId(r, requestId));
+  }
+
+  /**
+   * The call's data class ({@code x-data-class} or the default) must allow this route's provider:
+   * else 403 {@code data_class_forbidden}, before the body is read, so nothing is reserved or sent.
+   * The class name goes on the access line and into the count; the request's content never does.
+   */
+  private Optional<HttpResponse> checkDataClass() {
+    DataClassHeader.Read read = DataClassHeader.read(request, services.dataClasses());
+    if (read.refusal().isPresent()) {
+      return Optional.of(error(400, "invalid_request_error", read.refusal().get(), DataClasses.HEADER));
+    }
+    DataClass dataClass = read.dataClass().get();
+    line.learn(l -> l.withDataClass(dataClass.name()));
+    if (DataClasses.direct(dataClass, kind.provider()) instanceof DataClasses.Forbidden forbidden) {
+      services.metrics().dataClass(dataClass.name(), "forbidden");
+      return Optional.of(error(403, DataClasses.FORBIDDEN, forbidden.message(), DataClasses.HEADER));
+    }
+    services.metrics().dataClass(dataClass.name(), "allowed");
+    return Optional.empty();
   }
 
   /**
@@ -140,7 +169,8 @@ final class ProviderCall {
    */
   private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
     AccessLine known = line.learn(l -> l.withModel(prepared.model()));
-    if (prepared.modelInfo().isDeprecatedOn(LocalDate.ofInstant(started, ZoneOffset.UTC))) {
+    // Deprecated, or active and near its end of support: the same alarm either way.
+    if (services.policy().catalog().needsWarning(prepared.modelInfo(), LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
     if (guards.circuits().isOpen(prepared.model())) {
@@ -191,11 +221,14 @@ final class ProviderCall {
         prepared.worstCase().micros(),
         spend.brandDailyMicros(),
         spend.brandMonthlyMicros());
-    Settlement.Pricing pricing = usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage);
+    Settlement.Pricing pricing = UsageTelemetry.counting(
+        usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage),
+        services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
     return core.reserve(reserve, kind.errorShape(), pricing, known)
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
             line.handOver();
+            UsageTelemetry.countSpend(held.attempt(), services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
             return new Attempt(held.attempt(), prepared, permit).call()
                 .thenApply(r -> withWarnings(r, prepared.warnings()));
           }

@@ -69,6 +69,15 @@ public final class FailoverRouter {
       GatewayAuth auth,
       RouterListener listener) {
     RoutingProfiles profiles = RoutingProfiles.fromConfig(config, catalog);
+    // A narrowing under a misspelt class would silently narrow nothing: refuse to start instead.
+    for (var p : profiles.all()) {
+      for (String className : p.dataClasses().keySet()) {
+        if (services.dataClasses().find(className).isEmpty()) {
+          throw new IllegalArgumentException("profile '" + p.name() + "' data-classes." + className
+              + ": no such data class (conf/data-classes.conf has " + services.dataClasses().names() + ")");
+        }
+      }
+    }
     FailoverSettings settings = FailoverSettings.fromConfig(config);
     RouterContext context =
         new RouterContext(
@@ -129,6 +138,11 @@ public final class FailoverRouter {
   /** Provider breaker states, for {@code /metrics} ({@code gateway_circuit_state{provider}}). */
   public ProviderBreakers breakers() {
     return context.breakers();
+  }
+
+  /** The routing profiles (the operations screen counts their models as in use). */
+  public RoutingProfiles profiles() {
+    return context.profiles();
   }
 
   /**

@@ -16,7 +16,11 @@ import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
+import dev.spendgateway.edge.metrics.UsageTelemetry;
+import dev.spendgateway.edge.provider.DataClassHeader;
 import dev.spendgateway.edge.provider.SpendHeaders;
+import dev.spendgateway.policy.dataclass.DataClass;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
@@ -181,6 +185,13 @@ final class RoutedCall {
     }
     SpendContext spend = headers.context().get();
     callLine.learn(l -> l.withRequestId(spend.requestId()).withSpend(spend.lane().wireName(), spend.subject()));
+    DataClassHeader.Read classRead = DataClassHeader.read(request, rc.services().dataClasses());
+    if (classRead.refusal().isPresent()) {
+      return CompletableFuture.completedFuture(withCallHeaders(spend,
+          callError(null, null, 400, "invalid_request_error", classRead.refusal().get(), DataClasses.HEADER, "bad_header")));
+    }
+    DataClass dataClass = classRead.dataClass().get();
+    callLine.learn(l -> l.withDataClass(dataClass.name()));
     if (!BodyType.JSON.accepts(request.entity())) {
       // Before the body is read: nothing reserved, nothing sent upstream.
       HttpResponse refused = callError(null, null, 415, "invalid_request_error", BodyType.JSON.refusal(request.entity()),
@@ -189,14 +200,14 @@ final class RoutedCall {
           .thenApply(drained -> withCallHeaders(spend, refused));
     }
     return CallerJsonBody.read(request.entity(), rc.services())
-        .thenCompose(body -> withBody(spend, body))
+        .thenCompose(body -> withBody(spend, dataClass, body))
         .exceptionally(this::internalError)
         .thenApply(reply -> withCallHeaders(spend, reply));
   }
 
   // --- preparing the call ---------------------------------------------------------------------
 
-  private CompletionStage<Reply> withBody(SpendContext spend, CallerJsonBody.Read body) {
+  private CompletionStage<Reply> withBody(SpendContext spend, DataClass dataClass, CallerJsonBody.Read body) {
     if (body instanceof CallerJsonBody.Refused refused) {
       return refuse(callError(null, null, refused.status(), "invalid_request_error", refused.message(), refused.field(),
           refused.errorClass()));
@@ -210,12 +221,14 @@ final class RoutedCall {
               + String.join(", ", rc.profiles().names()) + ".", "model", "unknown_profile"));
     }
     RoutingProfile profile = found.get();
+    callLine.learn(l -> l.withProfile(profile.name()));
     Optional<String> priority = request.getHeader(SpendHeaders.PRIORITY).map(HttpHeader::value);
     Pool pool = priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
-    return prepared(spend, profile, pool, chatRequest);
+    return prepared(spend, dataClass, profile, pool, chatRequest);
   }
 
-  private CompletionStage<Reply> prepared(SpendContext spend, RoutingProfile profile, Pool pool, ObjectNode chatRequest) {
+  private CompletionStage<Reply> prepared(
+      SpendContext spend, DataClass dataClass, RoutingProfile profile, Pool pool, ObjectNode chatRequest) {
     Optional<JsonNode> schema = StructuredOutputFallback.schemaOf(chatRequest);
     boolean downgraded = schema.isPresent() && rc.schemas().wasRejected(schema.get());
     PolicyDecision primary = openAiDecision(profile, chatRequest, downgraded);
@@ -237,10 +250,14 @@ final class RoutedCall {
         spend.conversationId().flatMap(rc.stickiness()::find),
         rc.circuits()::isOpen,
         today,
-        rc.settings().retryPolicy().maxRetryAfter());
+        rc.settings().retryPolicy().maxRetryAfter(),
+        dataClass.name(),
+        dataClass.narrowedTo(profile.narrowingFor(dataClass.name())));
     Prepared call = new Prepared(spend, profile, pool, chatRequest,
         AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime()), plan);
     Step first = FailoverPlan.start(plan);
+    boolean forbidden = first instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FORBIDDEN);
+    rc.services().metrics().dataClass(dataClass.name(), forbidden ? "forbidden" : "allowed");
     if (first instanceof FailoverPlan.GiveUp g) {
       return refuse(giveUp(call, null, g, Optional.empty()));
     }
@@ -347,16 +364,23 @@ final class RoutedCall {
     ReserveRequest reserve = new ReserveRequest(
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(), spend.lane(), spend.subject(),
         body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
-    Settlement.Pricing pricing = usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage);
+    String profile = call.profile().name();
+    Settlement.Pricing pricing = UsageTelemetry.counting(
+        usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage),
+        rc.services().metrics(), target.provider().wireName(), target.model(), profile);
     AccessLine attemptLine = AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
         .withRequestId(spend.requestId())
         .withProvider(target.provider().wireName())
         .withSpend(spend.lane().wireName(), spend.subject())
         .withModel(target.model())
-        .withFailover(target.failover());
+        .withFailover(target.failover())
+        .withProfile(profile)
+        .withDataClass(call.plan().dataClass());
     return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine)
         .thenCompose(reserving -> {
           if (reserving instanceof CallCore.Reserving.Held held) {
+            UsageTelemetry.countSpend(held.attempt(), rc.services().metrics(), target.provider().wireName(),
+                target.model(), profile);
             return send(call, loop, body, permit, held.attempt());
           }
           permit.close();
@@ -500,6 +524,10 @@ final class RoutedCall {
       }
       return answer(loop, deliver(call, loop, failure));
     }
+    if (step instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FALLBACK_NOT_PERMITTED)) {
+      rc.services().metrics().dataClass(call.plan().dataClass(), DataClasses.FALLBACK_NOT_PERMITTED);
+      return answer(loop, fallbackNotPermitted(call, target, g, failure));
+    }
     if (step instanceof FailoverPlan.GiveUp g) {
       return answer(loop, giveUp(call, target, g,
           failure.status() == 429 ? UpstreamErrors.header(failure.headers(), "retry-after") : Optional.empty()));
@@ -554,6 +582,30 @@ final class RoutedCall {
         .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
   }
 
+  /**
+   * 503 {@code fallback_not_permitted}: the primary failed and the call's data class does not allow
+   * the fallback's provider. The primary's own error rides along ({@code error.primary}: provider,
+   * status, its error in the OpenAI shape; its Retry-After as a header), so the caller sees why the
+   * primary failed and can decide itself whether to wait or to send the data elsewhere.
+   */
+  private HttpResponse fallbackNotPermitted(Prepared call, Target target, FailoverPlan.GiveUp g, Failure failure) {
+    ObjectNode extra = RouterJson.object();
+    ObjectNode primary = extra.putObject("primary");
+    primary.put("provider", target.provider().wireName());
+    primary.put("status", failure.status());
+    if (failure.status() == 0) {
+      primary.putObject("error")
+          .put("message", target.provider().wireName() + " could not be reached.")
+          .put("type", "upstream_unavailable");
+    } else {
+      RouterJson.parseObject(UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body()))
+          .ifPresent(shaped -> primary.set("error", shaped.path("error")));
+    }
+    writeCallLine(target, call.profile(), g.status(), g.errorType());
+    return GatewayErrors.error(Shape.OPENAI, g.status(), g.errorType(), g.message(), extra,
+        UpstreamErrors.passBack(failure.headers()));
+  }
+
   private HttpResponse giveUp(Prepared call, Target last, FailoverPlan.GiveUp g, Optional<String> retryAfter) {
     List<HttpHeader> headers = retryAfter.<List<HttpHeader>>map(v -> List.of(RawHeader.create("retry-after", v))).orElse(List.of());
     return callError(last, call.profile(), g.status(), g.errorType(), g.message(), null, g.errorType(), headers);
@@ -598,12 +650,17 @@ final class RoutedCall {
     if (param != null) {
       extra.put("param", param);
     }
+    writeCallLine(last, profile, status, errorClass);
+    return GatewayErrors.error(Shape.OPENAI, status, type, message, extra, headers);
+  }
+
+  /** The call's own line, for a call no attempt answered. */
+  private void writeCallLine(Target last, RoutingProfile profile, int status, String errorClass) {
     callLine.learn(l -> l
         .withProvider(last == null ? null : last.provider().wireName())
         .withModel(profile == null ? null : profile.name())
         .withFailover(last != null && last.failover()));
     callLine.write(status, errorClass);
-    return GatewayErrors.error(Shape.OPENAI, status, type, message, extra, headers);
   }
 
   private Reply internalError(Throwable failure) {

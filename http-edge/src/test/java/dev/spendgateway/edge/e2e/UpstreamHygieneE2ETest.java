@@ -403,7 +403,7 @@ class UpstreamHygieneE2ETest {
 
   private static final Set<String> ACCESS_FIELDS =
       Set.of("time", "request_id", "route", "provider", "lane", "brand", "model", "status",
-          "reserved_usd", "settled_usd", "duration_ms", "error", "failover");
+          "reserved_usd", "settled_usd", "duration_ms", "error", "failover", "profile", "data_class");
 
   /** A call sent with its own x-request-id, and what its access line must say. */
   record Logged(String what, int status, String route) {}

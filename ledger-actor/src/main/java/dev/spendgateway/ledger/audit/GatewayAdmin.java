@@ -2,8 +2,13 @@ package dev.spendgateway.ledger.audit;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.journal.PostgresJournal;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
+import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.JournalDatabase;
+import dev.spendgateway.ledger.ops.JournalLock;
+import dev.spendgateway.ledger.ops.JournalUnavailableException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -56,7 +61,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "gateway-admin",
     mixinStandardHelpOptions = true,
-    version = "gateway-admin 0.1",
+    versionProvider = GatewayAdmin.Version.class,
     description = "Operate the spend gateway: replay, verify, export and tail the ledger journal; credit, adjust, "
         + "settle and void through the running gateway.",
     subcommands = {
@@ -64,10 +69,15 @@ import picocli.CommandLine.Spec;
       GatewayAdmin.Verify.class,
       GatewayAdmin.Export.class,
       GatewayAdmin.Tail.class,
+      GatewayAdmin.Backup.class,
+      GatewayAdmin.Restore.class,
+      ImportCommand.class,
       GatewayAdmin.Credit.class,
       GatewayAdmin.Adjust.class,
       GatewayAdmin.Settle.class,
       GatewayAdmin.VoidReservation.class,
+      GatewayAdmin.Status.class,
+      GatewayAdmin.ResetCircuit.class,
       CommandLine.HelpCommand.class
     })
 public final class GatewayAdmin implements Callable<Integer> {
@@ -97,13 +107,53 @@ public final class GatewayAdmin implements Callable<Integer> {
     return commandLine(System::getenv);
   }
 
-  /** The configured command line reading {@code env} instead of the process environment (tests). */
+  /**
+   * The configured command line reading {@code env} instead of the process environment (tests).
+   * Every error is one line on stderr (the stack trace only with {@code --verbose}); a wrong
+   * option or argument is one line naming it and where the help is, exit 2.
+   */
   public static CommandLine commandLine(Function<String, String> env) {
-    return new CommandLine(new GatewayAdmin(env))
+    GatewayAdmin root = new GatewayAdmin(env);
+    return new CommandLine(root)
         .setExecutionExceptionHandler((e, cmd, parsed) -> {
-          cmd.getErr().println("gateway-admin: " + e.getMessage());
+          cmd.getErr().println("gateway-admin: " + oneLine(e));
+          if (root.verbose) {
+            e.printStackTrace(cmd.getErr());
+          }
+          cmd.getErr().flush();
+          return FAILED;
+        })
+        .setParameterExceptionHandler((e, args) -> {
+          CommandLine cmd = e.getCommandLine();
+          cmd.getErr().println("gateway-admin: " + oneLine(e) + " (" + cmd.getCommandSpec().qualifiedName()
+              + " --help lists the options)");
+          cmd.getErr().flush();
           return FAILED;
         });
+  }
+
+  /** The innermost cause's message, first line only (an exception's message may span lines). */
+  static String oneLine(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof java.util.concurrent.ExecutionException || t instanceof java.util.concurrent.CompletionException
+        || t.getMessage() == null) && t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    return message.lines().findFirst().orElse(message).strip();
+  }
+
+  @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+      description = "On an error, print the stack trace too.")
+  boolean verbose;
+
+  /** {@code --version}: the jar's version (its manifest). */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"gateway-admin " + Optional.ofNullable(GatewayAdmin.class.getPackage().getImplementationVersion())
+          .orElse("dev")};
+    }
   }
 
   @Override
@@ -135,8 +185,13 @@ public final class GatewayAdmin implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE",
         description = "HOCON config naming the journal database and the caps. Default: the gateway's "
-            + "conf/application.conf (bin/gateway-admin passes it).")
+            + "conf/application.conf (bin/gateway-admin puts conf/ on the class path).")
     Path config;
+
+    @Option(names = "--journal-url", paramLabel = "JDBC_URL",
+        description = "A PostgreSQL journal (cluster mode) instead of the H2 file. Default: $GATEWAY_JOURNAL_URL "
+            + "(with $GATEWAY_JOURNAL_USER, $GATEWAY_JOURNAL_PASSWORD), else the H2 journal under the data dir.")
+    String journalUrl;
 
     Config load() {
       return load(true);
@@ -154,21 +209,42 @@ public final class GatewayAdmin implements Callable<Integer> {
       }
       ConfigFactory.invalidateCaches();
       Config app = config != null ? ConfigFactory.parseFile(config.toFile()) : ConfigFactory.defaultApplication();
-      Config resolved = ConfigFactory.parseMap(flags)
+      // The same data dir as the gateway's, absolute: H2 refuses an implicitly relative path.
+      Config resolved = DataDirs.resolveAbsolute(ConfigFactory.parseMap(flags)
           .withFallback(ConfigFactory.defaultOverrides())
           .withFallback(app)
           // Replay reads pages of this many events per query (plugin default 500): fewer round trips.
           .withFallback(ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
-          .withFallback(ConfigFactory.defaultReference())
-          .resolve();
+          .withFallback(ConfigFactory.defaultReference()));
+      resolved = PostgresJournal.select(resolved, Optional.ofNullable(journalUrl));
       if (!resolved.hasPath("ledger.caps")) {
         throw new IllegalStateException("no ledger configuration found; pass --config conf/application.conf "
-            + "(bin/gateway-admin does)");
+            + "(bin/gateway-admin puts conf/ on the class path)");
       }
       if (requireJournal) {
         requireJournalFile(resolved);
+        return readOnly(resolved);
       }
       return resolved;
+    }
+
+    /**
+     * The H2 journal opened the operator's way ({@link JournalDatabase#operatorUrl}: through the
+     * running gateway, else read-only; never creating a database), after opening it once within
+     * {@link #OPEN_TIMEOUT} so a database that does not answer is one line, not a silent wait.
+     */
+    private static Config readOnly(Config config) {
+      Optional<JournalDatabase> db = JournalDatabase.of(config);
+      if (db.isEmpty()) {
+        return config;
+      }
+      String url = db.get().operatorUrl();
+      try {
+        db.get().probe(url, OPEN_TIMEOUT);
+      } catch (JournalUnavailableException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+      return ConfigFactory.parseMap(Map.of(JournalLock.URL_KEY, url)).withFallback(config);
     }
 
     /** An H2 file URL for a file that does not exist would create an empty database: refuse instead. */
@@ -187,6 +263,9 @@ public final class GatewayAdmin implements Callable<Integer> {
       }
     }
   }
+
+  /** How long a verb waits for the journal database to open before it gives up with a message. */
+  static final Duration OPEN_TIMEOUT = Duration.ofSeconds(60);
 
   /** An actor system for reading the journal, shut down when closed. */
   static final class JournalSession implements AutoCloseable {
@@ -385,6 +464,60 @@ public final class GatewayAdmin implements Callable<Integer> {
         }), session.system));
         return 0;
       }
+    }
+  }
+
+  @Command(name = "backup", mixinStandardHelpOptions = true,
+      description = {
+        "Write a consistent copy of the journal (H2 BACKUP TO, a zip holding ledger.mv.db).",
+        "Safe while the gateway runs and writes (it makes the copy); never creates a database: a data dir",
+        "without a journal is an error. Restore it with: gateway-admin restore FILE --data-dir EMPTY_DIR."})
+  static final class Backup implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE.zip",
+        description = "The backup file to write; must not exist yet.")
+    Path output;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      JournalDatabase db = JournalDatabase.of(journal.load(true)).orElseThrow(() -> new IllegalStateException(
+          "the journal is not an H2 file database; back it up with that database's own tools"));
+      db.backup(output, OPEN_TIMEOUT);
+      PrintWriter out = spec.commandLine().getOut();
+      out.println("backup of " + db.file() + " written to " + output.toAbsolutePath().normalize() + " ("
+          + Files.size(output) + " bytes); check it: gateway-admin restore " + output + " --data-dir /tmp/check && "
+          + "gateway-admin verify --data-dir /tmp/check");
+      out.flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "restore", mixinStandardHelpOptions = true,
+      description = {
+        "Put the journal from a backup zip into a data dir that has no journal yet.",
+        "Refuses a data dir that holds a journal (move ledger.mv.db aside first: books are never overwritten)",
+        "or that a running gateway holds. Then: gateway-admin verify --data-dir DIR, and start the gateway on it."})
+  static final class Restore implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Parameters(index = "0", paramLabel = "FILE.zip", description = "A backup written by gateway-admin backup.")
+    Path backup;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      JournalDatabase db = JournalDatabase.of(journal.load(false)).orElseThrow(() -> new IllegalStateException(
+          "the journal is not an H2 file database; restore it with that database's own tools"));
+      db.restore(backup, OPEN_TIMEOUT);
+      PrintWriter out = spec.commandLine().getOut();
+      out.println("restored " + backup + " into " + db.file() + "; check it: gateway-admin verify --data-dir "
+          + db.dataDir());
+      out.flush();
+      return 0;
     }
   }
 
@@ -679,6 +812,52 @@ public final class GatewayAdmin implements Callable<Integer> {
       Map<String, Object> body = new LinkedHashMap<>();
       why.addTo(body, gateway);
       return post(spec, gateway, "/admin/reservations/" + encode(id) + "/void", body);
+    }
+  }
+
+  @Command(name = "status", mixinStandardHelpOptions = true,
+      description = {
+        "Show the running gateway: ready or not, the global and pool caps, open reservations, each provider's",
+        "circuit breaker and the models whose circuit a 410 opened (GET /admin/status, admin token).",
+        "Exit 0 when ready, 1 when not (the ledger has not recovered), 2 when the gateway did not answer."})
+  static final class Status implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      HttpRequest request = HttpRequest.newBuilder(gateway.uri("/admin/status")).timeout(ANSWER_TIMEOUT)
+          .header("authorization", "Bearer " + gateway.adminToken()).GET().build();
+      HttpResponse<String> response;
+      try {
+        response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+      } catch (java.net.ConnectException e) {
+        throw new IllegalStateException(unreachable(gateway));
+      }
+      int exit = printAnswer(spec, response);
+      if (exit == 0 && response.body().contains("\"ready\":false")) {
+        return VIOLATION;
+      }
+      return exit;
+    }
+  }
+
+  @Command(name = "reset-circuit", mixinStandardHelpOptions = true,
+      description = {
+        "Close a model's circuit that a provider's 410 (model gone) opened, after fixing the catalog or the",
+        "profile (POST /admin/circuits/MODEL/reset, admin token). Until then the router does not call that model."})
+  static final class ResetCircuit implements Callable<Integer> {
+    @Mixin GatewayOptions gateway;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "The model id, as in conf/models.conf.")
+    String model;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      return post(spec, gateway, "/admin/circuits/" + encode(model) + "/reset", new LinkedHashMap<>());
     }
   }
 

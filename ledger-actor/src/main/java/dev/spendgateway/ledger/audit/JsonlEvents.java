@@ -57,17 +57,31 @@ public final class JsonlEvents {
       if (cls == null) {
         throw new IllegalArgumentException("unknown event type '" + type + "'");
       }
+      if (!node.path("event").isObject()) {
+        throw new IllegalArgumentException("no \"event\" object");
+      }
       return new Journaled(node.path("seq").asLong(), mapper.treeToValue(node.get("event"), cls));
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not an exported event: " + e.getOriginalMessage(), e);
+      throw new IllegalArgumentException("not an exported event: "
+          + e.getOriginalMessage().lines().findFirst().orElse("malformed JSON"), e);
     }
   }
 
-  /** The non-blank lines of an export file as events (lazily; close the stream). */
+  /**
+   * The non-blank lines of an export file as events (lazily; close the stream). A line that is not
+   * an event fails with its file and line number, so a hand-edited file can be fixed.
+   */
   public Stream<Journaled> read(Path file) {
     try {
       BufferedReader reader = Files.newBufferedReader(file);
-      return reader.lines().filter(l -> !l.isBlank()).map(this::parse).onClose(() -> {
+      long[] lineNumber = {0};
+      return reader.lines().peek(l -> lineNumber[0]++).filter(l -> !l.isBlank()).map(l -> {
+        try {
+          return parse(l);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(file + " line " + lineNumber[0] + ": " + e.getMessage(), e);
+        }
+      }).onClose(() -> {
         try {
           reader.close();
         } catch (IOException e) {

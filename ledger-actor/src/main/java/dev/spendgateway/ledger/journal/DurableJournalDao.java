@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.journal;
 
 import com.typesafe.config.Config;
 import java.sql.Statement;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.Scheduler;
@@ -51,7 +52,10 @@ import slick.jdbc.SimpleJdbcAction;
  * <p>Reads, deletes and the snapshot store are untouched: a snapshot is a cache that recovery can
  * rebuild from the journal, so losing the latest one costs a longer replay, never money.
  *
- * <p>{@code ledger.journal.sync = off} makes this a plain {@link DefaultJournalDao}.
+ * <p>Every write also goes through the journal's fence ({@link JournalFence}): a write that another
+ * ledger's write beat to its sequence number stops this ledger's writes at once.
+ *
+ * <p>{@code ledger.journal.sync = off} (PostgreSQL, whose commit is the flush) leaves only the fence.
  */
 public final class DurableJournalDao implements JournalDao {
   private static final Logger log = LoggerFactory.getLogger(DurableJournalDao.class);
@@ -62,12 +66,14 @@ public final class DurableJournalDao implements JournalDao {
   private final JournalDao journal;
   private final GroupSync groupSync; // null when ledger.journal.sync is off
   private final boolean pipelined; // confirmed at commit; the ledger waits for the flush (JournalFlush)
+  private final JournalFence fence;
 
   /** The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link DefaultJournalDao}). */
   public DurableJournalDao(JdbcBackend.JdbcDatabaseDef db, JdbcProfile profile, JournalConfig journalConfig,
       Serialization serialization, ExecutionContext ec, Materializer mat) {
     this.journal = new DefaultJournalDao(db, profile, journalConfig, serialization, ec, mat);
     Config config = serialization.system().settings().config();
+    this.fence = JournalFence.get(serialization.system());
     if (JournalDurability.syncRequested(config)) {
       if (!(profile instanceof H2Profile)) {
         throw new IllegalArgumentException("ledger.journal.sync = on flushes the embedded H2 journal; with "
@@ -87,13 +93,21 @@ public final class DurableJournalDao implements JournalDao {
     } else {
       this.groupSync = null;
       this.pipelined = false;
-      log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
+      if (profile instanceof H2Profile) {
+        log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
+      } else {
+        log.info("ledger journal: each group commit is durable when its transaction commits (synchronous_commit)");
+      }
     }
   }
 
   @Override
   public Future<Seq<Try<BoxedUnit>>> asyncWriteMessages(Seq<AtomicWrite> messages) {
-    Future<Seq<Try<BoxedUnit>>> committed = journal.asyncWriteMessages(messages);
+    if (fence.isClosed()) {
+      return FutureConverters.asScala(CompletableFuture.failedFuture(
+          new IllegalStateException("ledger journal fenced: another writer is ahead of this one")));
+    }
+    Future<Seq<Try<BoxedUnit>>> committed = fenced(journal.asyncWriteMessages(messages));
     if (groupSync == null || pipelined) {
       return committed; // pipelined: the ledger waits for JournalFlush.afterCommit() before answering
     }
@@ -101,6 +115,21 @@ public final class DurableJournalDao implements JournalDao {
     CompletionStage<Seq<Try<BoxedUnit>>> durable = FutureConverters.asJava(committed)
         .thenCompose(results -> groupSync.afterCommit().thenApply(synced -> results));
     return FutureConverters.asScala(durable);
+  }
+
+  /**
+   * A write refused by the journal's key on (persistence id, sequence number) means another ledger
+   * wrote that sequence number first: close the fence so this one stops at once (see {@link JournalFence}).
+   */
+  private Future<Seq<Try<BoxedUnit>>> fenced(Future<Seq<Try<BoxedUnit>>> write) {
+    FutureConverters.asJava(write).whenComplete((ok, failure) -> {
+      if (failure != null && JournalFence.isOtherWriter(failure)) {
+        log.error("ledger journal: another writer already wrote the next sequence number; this ledger is stale and"
+            + " stops writing");
+        fence.close("another writer is ahead in the journal");
+      }
+    });
+    return write;
   }
 
   @Override

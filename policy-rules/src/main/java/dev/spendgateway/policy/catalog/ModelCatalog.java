@@ -19,9 +19,36 @@ public final class ModelCatalog {
   private static final String PATH = "models";
 
   private final Map<String, ModelInfo> models;
+  /** An active model this close to its end of support is warned like a deprecated one. */
+  private final long warningDays;
 
   private ModelCatalog(Map<String, ModelInfo> models) {
+    this(models, 0);
+  }
+
+  private ModelCatalog(Map<String, ModelInfo> models, long warningDays) {
+    if (warningDays < 0) {
+      throw new IllegalArgumentException("model-lifecycle.warning-days must be >= 0, was " + warningDays);
+    }
     this.models = Map.copyOf(models);
+    this.warningDays = warningDays;
+  }
+
+  /**
+   * This catalog, warning about an active model from {@code days} before its end of support
+   * ({@code model-lifecycle.warning-days}); 0 warns on the last day only.
+   */
+  public ModelCatalog withWarningDays(long days) {
+    return new ModelCatalog(models, days);
+  }
+
+  public long warningDays() {
+    return warningDays;
+  }
+
+  /** Whether a call using {@code model} today raises the lifecycle warning (and its metric). */
+  public boolean needsWarning(ModelInfo model, LocalDate today) {
+    return model.needsWarningOn(today, warningDays);
   }
 
   public static ModelCatalog of(Collection<ModelInfo> models) {

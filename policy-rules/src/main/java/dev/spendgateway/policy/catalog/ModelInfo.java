@@ -48,6 +48,29 @@ public record ModelInfo(
     return !isRetiredOn(today) && lifecycle == Lifecycle.DEPRECATED;
   }
 
+  /** Days from {@code today} to the last day of support (0 on that day); empty when none is announced. */
+  public java.util.Optional<Long> daysOfSupportLeft(LocalDate today) {
+    return endOfSupport == null
+        ? java.util.Optional.empty()
+        : java.util.Optional.of(java.time.temporal.ChronoUnit.DAYS.between(today, endOfSupport));
+  }
+
+  /**
+   * Still served today, but about to end: an active model whose end of support is at most {@code
+   * warningDays} away. Warned like a deprecated one, because a provider often announces the date
+   * before anyone updates the catalog's lifecycle, and the callers need the time to move.
+   */
+  public boolean isEndingSoonOn(LocalDate today, long warningDays) {
+    return !isRetiredOn(today)
+        && lifecycle == Lifecycle.ACTIVE
+        && daysOfSupportLeft(today).map(days -> days <= warningDays).orElse(false);
+  }
+
+  /** Whether using this model today raises the lifecycle warning: deprecated, or ending soon. */
+  public boolean needsWarningOn(LocalDate today, long warningDays) {
+    return isDeprecatedOn(today) || isEndingSoonOn(today, warningDays);
+  }
+
   public boolean hasFeature(String feature) {
     return features.contains(feature);
   }

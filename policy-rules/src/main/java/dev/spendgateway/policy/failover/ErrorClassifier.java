@@ -2,14 +2,19 @@ package dev.spendgateway.policy.failover;
 
 import dev.spendgateway.policy.catalog.Provider;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * Decides, from a provider's answer, whether the failover router switches provider (SPEC section 7,
- * decision record K42 in seed 000). Kept deliberately narrow: only outages, limits and account
- * problems switch; anything the other provider would refuse the same way goes back to the caller.
+ * Decides, from a provider's answer, whether the failover router switches provider. Kept
+ * deliberately narrow: only outages, limits and account problems switch; anything the other
+ * provider would refuse the same way goes back to the caller.
+ *
+ * <p>The one place that tells a 429 apart: a rate limit clears with time (retry after the advised
+ * wait), a quota or billing limit does not (an empty balance or a monthly hard limit stays until a
+ * person pays), so retrying it only delays the failover and adds load.
  */
 public final class ErrorClassifier {
   /** Status standing for "no HTTP answer at all" (connection refused, reset, TLS or DNS failure). */
@@ -23,6 +28,33 @@ public final class ErrorClassifier {
 
   /** Anthropic answers an empty balance with this 400 instead of a 402; it is an outage for us. */
   private static final String CREDIT_BALANCE_TOO_LOW = "credit balance is too low";
+
+  /**
+   * Words in a 429 body that mean a quota or billing limit rather than a rate limit: OpenAI's error
+   * codes {@code insufficient_quota}, {@code billing_hard_limit_reached} and {@code
+   * billing_not_active}; Anthropic's error type {@code billing_error} and its credit-balance message.
+   */
+  private static final List<String> QUOTA_MARKERS = List.of(
+      "insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "billing_error",
+      CREDIT_BALANCE_TOO_LOW);
+
+  /** The two kinds of 429, as metrics label them. */
+  public enum TooManyRequests {
+    /** Requests or tokens per minute: clears with time. */
+    RATE_LIMIT("rate_limit"),
+    /** Quota or billing: clears only when someone pays or raises the limit. */
+    QUOTA("quota");
+
+    private final String wireName;
+
+    TooManyRequests(String wireName) {
+      this.wireName = wireName;
+    }
+
+    public String wireName() {
+      return wireName;
+    }
+  }
 
   private ErrorClassifier() {}
 
@@ -54,6 +86,9 @@ public final class ErrorClassifier {
     if (status == 410) {
       return Classification.MODEL_GONE;
     }
+    if (status == 429 && kindOf429(body) == TooManyRequests.QUOTA) {
+      return Classification.QUOTA_EXHAUSTED;
+    }
     if (status == 429) {
       // Retry-After beyond what we can wait means the other side answers sooner; no header means
       // capped exponential backoff here first.
@@ -70,6 +105,19 @@ public final class ErrorClassifier {
       return Classification.FAILOVER;
     }
     return Classification.CALLER_ERROR;
+  }
+
+  /** Which kind of 429 this body describes; a body naming no quota or billing limit is a rate limit. */
+  public static TooManyRequests kindOf429(String body) {
+    if (body != null) {
+      String lower = body.toLowerCase(Locale.ROOT);
+      for (String marker : QUOTA_MARKERS) {
+        if (lower.contains(marker)) {
+          return TooManyRequests.QUOTA;
+        }
+      }
+    }
+    return TooManyRequests.RATE_LIMIT;
   }
 
   private static boolean saysCreditBalanceTooLow(String body) {

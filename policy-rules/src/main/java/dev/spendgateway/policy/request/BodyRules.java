@@ -69,7 +69,8 @@ final class BodyRules {
 
   /**
    * The model must be in the catalog, belong to this route's provider and kind, and not be retired
-   * today. A deprecated model passes with a warning naming its end of support.
+   * today. A deprecated model passes with a warning naming its end of support, and so does an
+   * active one within the catalog's warning window of its end.
    */
   static ModelInfo checkModel(
       JsonNode modelNode,
@@ -118,6 +119,15 @@ final class BodyRules {
               + "' is deprecated"
               + (model.endOfSupport() == null ? "" : " and ends on " + model.endOfSupport())
               + "; move to another model");
+    } else if (catalog.needsWarning(model, today)) {
+      warnings.add(
+          "model '"
+              + name
+              + "' ends on "
+              + model.endOfSupport()
+              + " ("
+              + model.daysOfSupportLeft(today).orElseThrow()
+              + " days left); move to another model");
     }
     return model;
   }

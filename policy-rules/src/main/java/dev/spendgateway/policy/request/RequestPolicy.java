@@ -29,6 +29,7 @@ public final class RequestPolicy {
           "fine-grained-tool-streaming-",
           "output-128k-");
 
+  private final ModelCatalog catalog;
   private final PolicyLimits limits;
   private final AnthropicMessagesRules anthropic;
   private final OpenAiChatRules openAiChat;
@@ -36,12 +37,17 @@ public final class RequestPolicy {
   private final TranscriptionRules transcription;
 
   public RequestPolicy(ModelCatalog catalog, PolicyLimits limits) {
-    Objects.requireNonNull(catalog, "catalog");
+    this.catalog = Objects.requireNonNull(catalog, "catalog");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.anthropic = new AnthropicMessagesRules(catalog, limits);
     this.openAiChat = new OpenAiChatRules(catalog, limits);
     this.openAiResponses = new OpenAiResponsesRules(catalog, limits);
     this.transcription = new TranscriptionRules(catalog, limits);
+  }
+
+  /** The model catalog the policy checks models against (its lifecycle warning window included). */
+  public ModelCatalog catalog() {
+    return catalog;
   }
 
   public PolicyLimits limits() {

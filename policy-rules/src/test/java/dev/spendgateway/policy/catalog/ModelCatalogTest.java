@@ -176,4 +176,22 @@ class ModelCatalogTest {
         "output-usd-per-million", "2",
         "context-limit", 1000);
   }
+
+  @ParameterizedTest(name = "{0}-model ending 2026-12-20, on {1}, window {2} days: warned={3}")
+  @CsvSource({
+    "ACTIVE,     2026-11-19, 30, false",
+    "ACTIVE,     2026-11-20, 30, true",
+    "ACTIVE,     2026-12-20, 30, true",
+    "ACTIVE,     2026-12-21, 30, false",
+    "ACTIVE,     2026-12-19, 0,  false",
+    "DEPRECATED, 2026-01-01, 0,  true",
+    "RETIRED,    2026-12-01, 30, false",
+  })
+  void anActiveModelIsWarnedWithinTheWindowOfItsEndOfSupport(
+      Lifecycle lifecycle, LocalDate day, long window, boolean warned) {
+    ModelInfo m = new ModelInfo("x", Provider.OPENAI, ModelKind.CHAT, new Prices(1, 1, 1, 1, 0), 10, Set.of(),
+        lifecycle, LocalDate.parse("2026-12-20"));
+    assertEquals(warned, m.needsWarningOn(day, window));
+    assertEquals(warned, ModelCatalog.of(List.of(m)).withWarningDays(window).needsWarning(m, day));
+  }
 }

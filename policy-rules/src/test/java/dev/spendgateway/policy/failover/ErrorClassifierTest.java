@@ -3,6 +3,7 @@ package dev.spendgateway.policy.failover;
 import static dev.spendgateway.policy.failover.Classification.CALLER_ERROR;
 import static dev.spendgateway.policy.failover.Classification.FAILOVER;
 import static dev.spendgateway.policy.failover.Classification.MODEL_GONE;
+import static dev.spendgateway.policy.failover.Classification.QUOTA_EXHAUSTED;
 import static dev.spendgateway.policy.failover.Classification.RETRY_THEN_FAILOVER;
 import static dev.spendgateway.policy.failover.Classification.SUCCESS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -91,8 +92,8 @@ class ErrorClassifierTest {
   }
 
   /**
-   * Every status 100-599 on both sides, against an expectation written independently from SPEC
-   * section 7: a status not named there never fails over.
+   * Every status 100-599 on both sides, against an expectation written independently of the
+   * classifier: a status not named in the failover rules never fails over.
    */
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("everyStatus")
@@ -116,6 +117,49 @@ class ErrorClassifierTest {
     Classification withCreditBody =
         ErrorClassifier.classify(provider, status, CREDIT_LOW, Optional.empty(), MAX_WAIT);
     boolean creditFailover = provider == Provider.ANTHROPIC && status == 400;
-    assertEquals(creditFailover ? FAILOVER : expected, withCreditBody);
+    // An empty balance on a 429 is a billing limit on either side: it does not clear by waiting.
+    Classification withCredit = status == 429 ? QUOTA_EXHAUSTED : creditFailover ? FAILOVER : expected;
+    assertEquals(withCredit, withCreditBody);
+  }
+
+  static final String OPENAI_QUOTA =
+      "{\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\","
+          + "\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}";
+  static final String OPENAI_RATE =
+      "{\"error\":{\"message\":\"Rate limit reached for gpt-6.1-sol on requests per min (RPM): Limit 500.\","
+          + "\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}";
+  static final String ANTHROPIC_BILLING =
+      "{\"type\":\"error\",\"error\":{\"type\":\"billing_error\",\"message\":\"Your organization has no credits.\"}}";
+  static final String ANTHROPIC_RATE =
+      "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of request tokens has exceeded your per-minute rate limit\"}}";
+
+  static Stream<Arguments> tooManyRequests() {
+    return Stream.of(
+        Arguments.of("OpenAI insufficient_quota is a quota 429: fail over at once", Provider.OPENAI, OPENAI_QUOTA,
+            Optional.empty(), QUOTA_EXHAUSTED, ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of("OpenAI insufficient_quota with a short Retry-After is still not worth waiting for",
+            Provider.OPENAI, OPENAI_QUOTA, Optional.of(Duration.ofSeconds(1)), QUOTA_EXHAUSTED,
+            ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of("OpenAI billing_hard_limit_reached is a quota 429", Provider.OPENAI,
+            "{\"error\":{\"code\":\"billing_hard_limit_reached\"}}", Optional.empty(), QUOTA_EXHAUSTED,
+            ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of("OpenAI rate_limit_exceeded retries with backoff", Provider.OPENAI, OPENAI_RATE,
+            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of("OpenAI rate limit with an affordable Retry-After retries here", Provider.OPENAI, OPENAI_RATE,
+            Optional.of(Duration.ofSeconds(2)), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of("Anthropic billing_error on a 429 is a quota 429", Provider.ANTHROPIC, ANTHROPIC_BILLING,
+            Optional.empty(), QUOTA_EXHAUSTED, ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of("Anthropic rate_limit_error retries with backoff", Provider.ANTHROPIC, ANTHROPIC_RATE,
+            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of("a 429 without a body is a rate limit", Provider.OPENAI, null,
+            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("tooManyRequests")
+  void tellsAQuota429FromARateLimit429(String sentence, Provider provider, String body, Optional<Duration> retryAfter,
+      Classification expected, ErrorClassifier.TooManyRequests kind) {
+    assertEquals(expected, ErrorClassifier.classify(provider, 429, body, retryAfter, MAX_WAIT));
+    assertEquals(kind, ErrorClassifier.kindOf429(body));
   }
 }

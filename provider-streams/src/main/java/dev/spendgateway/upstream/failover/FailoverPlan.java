@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.failover.Classification;
+import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.failover.ErrorClassifier;
 import java.time.Duration;
 import java.time.LocalDate;
+import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Optional;
@@ -14,7 +16,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * The failover router's decisions, as pure functions (SPEC §7, issue 6): where the first attempt
+ * The failover router's decisions, as pure functions: where the first attempt
  * goes ({@link #start}) and what follows an attempt's outcome ({@link #next}). The router executes
  * the {@link Step}; everything stateful (budget, circuits, stickiness, random backoff) is read by the
  * router and handed in as plain values, so every rule here is table-tested.
@@ -31,16 +33,24 @@ import java.util.function.Predicate;
  *   <li>410 → the model is retired ({@link Decision#modelGone()}: open its circuit, alarm); switch to
  *       the fallback if usable, else {@link GiveUp} 503 {@code model_retired} naming model and profile.
  *   <li>429 with an affordable wait ({@link Attempt#affordableRetryWait()}) → {@link RetrySame}; 429
- *       past the wait or the budget, and every other failover class (connection error, 401, 402,
- *       403, 408, 409, 500–504, Anthropic 529 and "credit balance is too low") → {@link SwitchTo} the
- *       fallback when the switch is allowed.
+ *       past the wait or the budget, a quota or billing 429 (at once: waiting does not clear it), and
+ *       every other failover class (connection error, 401, 402, 403, 408, 409, 500–504, Anthropic 529
+ *       and "credit balance is too low") → {@link SwitchTo} the fallback when the switch is allowed.
  *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
  *       no fallback, its model circuit open or retired, or the request needs something the fallback
  *       lacks): a transient fault (429, 408, 409, 5xx, 529, connection error) retries here while the
- *       budget allows; otherwise {@link GiveUp}: 429 {@code rate_limited} after a 429, 503 {@code
+ *       budget allows (a quota 429 never does); otherwise: 503 {@code fallback_not_permitted} when
+ *       the call's data class does not allow the fallback's provider (the caller's data must not go
+ *       there, whatever the outage; the router hands back the primary's error with it); a quota 429
+ *       {@link Deliver}ed as it is; 429 {@code rate_limited} after a 429; 503 {@code
  *       fallback_unsupported} naming the missing feature when the request itself blocked the switch
- *       (the outage is transient, so not a 400), else 503 {@code upstream_unavailable}.
+ *       (the outage is transient, so not a 400); else 503 {@code upstream_unavailable}.
  * </ol>
+ *
+ * <p>Data classes: {@link Context#permitted()} is the set of providers the call's data class (as
+ * narrowed by the profile) allows. A provider outside it is never called: a primary outside it
+ * means the call starts on the fallback, and a profile with no permitted provider is refused 403
+ * {@code data_class_forbidden} before any attempt.
  */
 public final class FailoverPlan {
   private FailoverPlan() {}
@@ -89,6 +99,8 @@ public final class FailoverPlan {
    * @param modelOpen whether a model's 410 circuit is open
    * @param today for catalog lifecycle (retired / end of support)
    * @param maxRetryAfter the longest Retry-After worth waiting for ({@code failover.max-retry-after})
+   * @param dataClass the name of the call's data class, for messages
+   * @param permitted the providers the call's data class allows on this profile (may be empty)
    */
   public record Context(
       RoutingProfile profile,
@@ -97,8 +109,25 @@ public final class FailoverPlan {
       Optional<Provider> stickyProvider,
       Predicate<String> modelOpen,
       LocalDate today,
-      Duration maxRetryAfter) {
+      Duration maxRetryAfter,
+      String dataClass,
+      Set<Provider> permitted) {
+    /** A call whose data may go to every provider. */
+    public Context(
+        RoutingProfile profile,
+        Set<String> requestFeatures,
+        Optional<String> fallbackBlocker,
+        Optional<Provider> stickyProvider,
+        Predicate<String> modelOpen,
+        LocalDate today,
+        Duration maxRetryAfter) {
+      this(profile, requestFeatures, fallbackBlocker, stickyProvider, modelOpen, today, maxRetryAfter, "internal",
+          EnumSet.allOf(Provider.class));
+    }
+
     public Context {
+      Objects.requireNonNull(dataClass, "dataClass");
+      permitted = Set.copyOf(permitted);
       Objects.requireNonNull(profile, "profile");
       requestFeatures = Set.copyOf(requestFeatures);
       Objects.requireNonNull(fallbackBlocker, "fallbackBlocker");
@@ -163,8 +192,21 @@ public final class FailoverPlan {
    */
   public static Step start(Context ctx) {
     RoutingProfile p = ctx.profile();
+    boolean primaryPermitted = ctx.permitted().contains(p.primary().provider());
+    boolean fallbackPermitted = p.fallback().map(f -> ctx.permitted().contains(f.provider())).orElse(false);
+    if (!primaryPermitted && !fallbackPermitted) {
+      return new GiveUp(403, DataClasses.FORBIDDEN,
+          "data class '" + ctx.dataClass() + "' may not be sent to any provider of profile '" + p.name() + "' ("
+              + String.join(", ", DataClasses.wireNames(profileProviders(p))) + "); it may go to "
+              + (ctx.permitted().isEmpty() ? "none of them" : String.join(", ", DataClasses.wireNames(ctx.permitted()))));
+    }
     Optional<String> fallbackProblem = fallbackProblem(ctx);
-    boolean primaryUsable = usable(p.primary(), ctx);
+    if (!primaryPermitted && fallbackProblem.isEmpty()) {
+      // The class rules the primary out: the fallback is this call's only provider, not a failover.
+      ModelInfo f = p.fallback().orElseThrow();
+      return new Call(f.provider(), f.name(), false);
+    }
+    boolean primaryUsable = primaryPermitted && usable(p.primary(), ctx);
     boolean stuckToFallback =
         ctx.stickyProvider().isPresent()
             && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
@@ -217,14 +259,23 @@ public final class FailoverPlan {
       ModelInfo f = ctx.profile().fallback().orElseThrow();
       return new SwitchTo(f.provider(), f.name());
     }
-    if (c == Classification.MODEL_GONE) {
+    boolean classBlocks = isOnPrimary(ctx, a) && classForbidsFallback(ctx);
+    if (c == Classification.MODEL_GONE && !classBlocks) {
       return modelRetired(a.model(), ctx, switchProblem);
     }
-    if (isTransient(a.status()) && a.affordableRetryWait().isPresent()) {
+    boolean quota = c == Classification.QUOTA_EXHAUSTED;
+    if (!quota && c != Classification.MODEL_GONE && isTransient(a.status()) && a.affordableRetryWait().isPresent()) {
       return new RetrySame(a.affordableRetryWait().get());
     }
     String why = a.provider().wireName() + " answered " + describe(a.status())
         + " for profile '" + ctx.profile().name() + "' and there is no failover: " + switchProblem.get();
+    if (classBlocks) {
+      return new GiveUp(503, DataClasses.FALLBACK_NOT_PERMITTED, why);
+    }
+    if (quota) {
+      // The provider's own quota error says what the caller (or its operator) must do.
+      return new Deliver();
+    }
     if (a.status() == 429) {
       return new GiveUp(429, "rate_limited", why);
     }
@@ -252,6 +303,9 @@ public final class FailoverPlan {
       return Optional.of("the profile has no fallback");
     }
     ModelInfo f = fallback.get();
+    if (!ctx.permitted().contains(f.provider())) {
+      return Optional.of("data class '" + ctx.dataClass() + "' may not be sent to " + f.provider().wireName());
+    }
     if (!usable(f, ctx)) {
       return Optional.of("the fallback model '" + f.name() + "' is retired");
     }
@@ -262,6 +316,16 @@ public final class FailoverPlan {
       }
     }
     return ctx.fallbackBlocker().map(reason -> "the request cannot go to the fallback: " + reason);
+  }
+
+  private static boolean classForbidsFallback(Context ctx) {
+    return ctx.profile().fallback().map(f -> !ctx.permitted().contains(f.provider())).orElse(false);
+  }
+
+  private static Set<Provider> profileProviders(RoutingProfile p) {
+    Set<Provider> out = EnumSet.of(p.primary().provider());
+    p.fallback().ifPresent(f -> out.add(f.provider()));
+    return out;
   }
 
   private static boolean featureOrTranslationBlocked(Context ctx) {

@@ -8,7 +8,6 @@ import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.ModelKind;
 import dev.spendgateway.policy.catalog.Provider;
 import java.time.LocalDate;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,9 +25,12 @@ public final class RoutingProfiles {
   private static final String PATH = "profiles";
 
   private final Map<String, RoutingProfile> byName;
+  /** The catalog's lifecycle warning window ({@link ModelCatalog#warningDays()}). */
+  private final long warningDays;
 
-  private RoutingProfiles(Map<String, RoutingProfile> byName) {
+  private RoutingProfiles(Map<String, RoutingProfile> byName, long warningDays) {
     this.byName = Map.copyOf(byName);
+    this.warningDays = warningDays;
   }
 
   /** Reads {@code profiles} and validates it against the catalog built from {@code models}. */
@@ -60,7 +62,7 @@ public final class RoutingProfiles {
     if (byName.isEmpty()) {
       throw new IllegalArgumentException(PATH + " must define at least one profile");
     }
-    return new RoutingProfiles(byName);
+    return new RoutingProfiles(byName, catalog.warningDays());
   }
 
   private static String quoted(String key) {
@@ -100,7 +102,30 @@ public final class RoutingProfiles {
     if (defaultMaxTokens < 1) {
       throw new IllegalArgumentException("profile '" + name + "' default-max-tokens must be positive");
     }
-    return new RoutingProfile(name, primary, fallback, contextLimit, features, pool, defaultMaxTokens);
+    return new RoutingProfile(name, primary, fallback, contextLimit, features, pool, defaultMaxTokens,
+        dataClasses(name, c));
+  }
+
+  /** {@code data-classes { restricted = [openai] }}: the providers the profile may use per class. */
+  private static Map<String, Set<Provider>> dataClasses(String profile, Config c) {
+    if (!c.hasPath("data-classes")) {
+      return Map.of();
+    }
+    Config classes = c.getConfig("data-classes");
+    Map<String, Set<Provider>> out = new TreeMap<>();
+    for (String className : classes.root().keySet()) {
+      Set<Provider> providers = java.util.EnumSet.noneOf(Provider.class);
+      for (String p : classes.getStringList(quoted(className))) {
+        try {
+          providers.add(Provider.fromWireName(p));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(
+              "profile '" + profile + "' data-classes." + className + ": unknown provider '" + p + "' (openai, anthropic)");
+        }
+      }
+      out.put(className, providers);
+    }
+    return out;
   }
 
   private static ModelInfo model(
@@ -121,6 +146,11 @@ public final class RoutingProfiles {
     return info;
   }
 
+  /** Every profile, by name (for start-up checks against other config). */
+  public java.util.Collection<RoutingProfile> all() {
+    return new TreeMap<>(byName).values();
+  }
+
   public Optional<RoutingProfile> find(String name) {
     return Optional.ofNullable(byName.get(name));
   }
@@ -134,8 +164,9 @@ public final class RoutingProfiles {
   public record LifecycleWarning(String profile, String model, Optional<Long> daysLeft) {}
 
   /**
-   * Deprecated (or date-bound) models used by profiles, for the start-up and daily warning (log +
-   * metric with days left). Retired ones are not listed: the plan routes around them.
+   * Deprecated models used by profiles, and active ones within the catalog's warning window of their
+   * end of support, for the start-up and daily warning (log + metric with days left). Retired ones
+   * are not listed: the plan routes around them.
    */
   public List<LifecycleWarning> lifecycleWarnings(LocalDate today) {
     List<LifecycleWarning> out = new ArrayList<>();
@@ -143,10 +174,8 @@ public final class RoutingProfiles {
       List<ModelInfo> models = new ArrayList<>(List.of(p.primary()));
       p.fallback().ifPresent(models::add);
       for (ModelInfo m : models) {
-        if (m.isDeprecatedOn(today)) {
-          Optional<Long> days =
-              Optional.ofNullable(m.endOfSupport()).map(end -> ChronoUnit.DAYS.between(today, end));
-          out.add(new LifecycleWarning(p.name(), m.name(), days));
+        if (m.needsWarningOn(today, warningDays)) {
+          out.add(new LifecycleWarning(p.name(), m.name(), m.daysOfSupportLeft(today)));
         }
       }
     }

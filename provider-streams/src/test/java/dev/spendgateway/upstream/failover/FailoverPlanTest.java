@@ -150,6 +150,81 @@ class FailoverPlanTest {
     assertSameStep(expected, FailoverPlan.start(ctx), sentence);
   }
 
+  private static final String QUOTA =
+      "{\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\","
+          + "\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}";
+  private static final String CLAUDE_BILLING =
+      "{\"type\":\"error\",\"error\":{\"type\":\"billing_error\",\"message\":\"Your organization has no credits.\"}}";
+  private static final Set<Provider> BOTH = Set.of(Provider.OPENAI, Provider.ANTHROPIC);
+  private static final Set<Provider> OPENAI_ONLY = Set.of(Provider.OPENAI);
+  private static final Set<Provider> ANTHROPIC_ONLY = Set.of(Provider.ANTHROPIC);
+
+  static Stream<Arguments> quotaAndDataClass() {
+    return Stream.of(
+        row("an OpenAI quota 429 fails over at once, even with a wait the budget allows",
+            openAi(429, QUOTA).waitAllowed(ONE_S), FAST, BOTH, TO_HAIKU),
+        row("an OpenAI quota 429 with no fallback is handed back at once, never retried",
+            openAi(429, QUOTA).waitAllowed(ONE_S), NO_FALLBACK, BOTH, new Deliver()),
+        row("a Claude billing 429 after the switch is handed back at once",
+            claude(429, CLAUDE_BILLING).waitAllowed(ONE_S), FAST, BOTH, new Deliver()),
+        row("a rate-limit 429 on a class without the fallback still retries here",
+            openAi(429, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new RetrySame(ONE_S)),
+        row("an OpenAI 503 on a class without the fallback retries here while the budget allows",
+            openAi(503, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new RetrySame(ONE_S)),
+        row("an OpenAI 503 on a class without the fallback and no budget is fallback_not_permitted",
+            openAi(503, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
+        row("an OpenAI rate-limit 429 on a class without the fallback and no budget is fallback_not_permitted",
+            openAi(429, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
+        row("an OpenAI quota 429 on a class without the fallback is fallback_not_permitted at once",
+            openAi(429, QUOTA).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
+        row("an OpenAI 401 on a class without the fallback is fallback_not_permitted",
+            openAi(401, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
+        row("an OpenAI 410 on a class without the fallback is fallback_not_permitted (circuit still opens)",
+            openAi(410, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
+        row("a caller error on a class without the fallback is still the caller's",
+            openAi(400, INVALID), FAST, OPENAI_ONLY, new Deliver()));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("quotaAndDataClass")
+  void quota429sAndDataClassesDecideTheSwitch(
+      String sentence, AttemptRow attempt, RoutingProfile profile, Set<Provider> permitted, Step expected) {
+    Context ctx = new Context(profile, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
+        "c", permitted);
+    Decision d = FailoverPlan.next(ctx, attempt.build(profile));
+    assertSameStep(expected, d.step(), sentence);
+    assertEquals(attempt.status == 410, d.modelGone(), "a 410 opens the model circuit whatever the class");
+  }
+
+  static Stream<Arguments> firstAttemptByDataClass() {
+    return Stream.of(
+        row("a class allowing both starts on the primary", FAST, BOTH, new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row("a class allowing only the primary starts on it", FAST, OPENAI_ONLY, new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row("a class allowing only the fallback's provider starts there, and that is no failover", FAST, ANTHROPIC_ONLY,
+            new Call(Provider.ANTHROPIC, "claude-haiku-5-5", false)),
+        row("a class allowing no provider of the profile is data_class_forbidden", NO_FALLBACK, ANTHROPIC_ONLY,
+            new GiveUp(403, "data_class_forbidden", "")),
+        row("a profile narrowing the class to nothing is data_class_forbidden", FAST, Set.of(),
+            new GiveUp(403, "data_class_forbidden", "")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("firstAttemptByDataClass")
+  void theDataClassChoosesWhereTheFirstAttemptMayGo(String sentence, RoutingProfile profile, Set<Provider> permitted, Step expected) {
+    Context ctx = new Context(profile, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
+        "restricted", permitted);
+    assertSameStep(expected, FailoverPlan.start(ctx), sentence);
+  }
+
+  @org.junit.jupiter.api.Test
+  void fallbackNotPermittedNamesTheClassAndTheProvider() {
+    Context ctx = new Context(FAST, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
+        "restricted", OPENAI_ONLY);
+    GiveUp g = (GiveUp) FailoverPlan.next(ctx, openAi(503, null).build(FAST)).step();
+    assertEquals("openai answered HTTP 503 for profile 'fast-summary' and there is no failover: data class"
+        + " 'restricted' may not be sent to anthropic", g.message());
+  }
+
   @org.junit.jupiter.api.Test
   void modelRetiredNamesModelAndProfile() {
     Step step = FailoverPlan.next(context(NO_FALLBACK, Fallback.NONE, Optional.empty()), openAi(410, null).build(NO_FALLBACK)).step();

@@ -89,4 +89,52 @@ class RoutingProfilesTest {
         List.of(new RoutingProfiles.LifecycleWarning("old", "gpt-6-sol", Optional.of(90L))),
         RoutingProfiles.fromConfig(c, CATALOG).lifecycleWarnings(LocalDate.parse("2026-11-30")));
   }
+
+  /** The shipped catalog plus an active model whose end of support is announced for 2026-12-20. */
+  private static ModelCatalog catalogWithEndingModel(long warningDays) {
+    Config models = ConfigFactory.parseString(
+        "models { \"gpt-6.1-sol-old\" { provider = openai, input-usd-per-million = \"1\", output-usd-per-million = \"2\","
+            + " context-limit = 400000, lifecycle = active, end-of-support = \"2026-12-20\" } }")
+        .withFallback(SHIPPED);
+    return ModelCatalog.fromMap(models.getConfig("models").root().unwrapped()).withWarningDays(warningDays);
+  }
+
+  @ParameterizedTest(name = "on {0} with a {1}-day window: warned {2}")
+  @CsvSource({
+    "2026-11-19, 30, false",
+    "2026-11-20, 30, true",
+    "2026-12-19, 30, true",
+    "2026-12-20, 30, true",
+    "2026-12-21, 30, false",
+    "2026-12-19, 0,  false",
+    "2026-12-20, 0,  true",
+  })
+  void anActiveModelNearItsEndOfSupportIsWarnedLikeADeprecatedOne(String day, long window, boolean warned) {
+    Config c = ConfigFactory.parseString("profiles { soon { primary = \"gpt-6.1-sol-old\" } }");
+    LocalDate today = LocalDate.parse(day);
+    List<RoutingProfiles.LifecycleWarning> expected = warned
+        ? List.of(new RoutingProfiles.LifecycleWarning("soon", "gpt-6.1-sol-old",
+            Optional.of(java.time.temporal.ChronoUnit.DAYS.between(today, LocalDate.parse("2026-12-20")))))
+        : List.of();
+    assertEquals(expected, RoutingProfiles.fromConfig(c, catalogWithEndingModel(window)).lifecycleWarnings(today));
+  }
+
+  @Test
+  void aProfileMayNarrowADataClass() {
+    Config c = ConfigFactory.parseString(
+        "profiles { p { primary = \"gpt-6.1-sol\", fallback = \"claude-opus-5-5\","
+            + " data-classes { internal = [openai] } } }");
+    RoutingProfile p = RoutingProfiles.fromConfig(c, CATALOG).find("p").orElseThrow();
+    assertEquals(Optional.of(Set.of(dev.spendgateway.policy.catalog.Provider.OPENAI)), p.narrowingFor("internal"));
+    assertEquals(Optional.empty(), p.narrowingFor("public"));
+  }
+
+  @Test
+  void aNarrowingNamingAnUnknownProviderFailsAtStart() {
+    Config c = ConfigFactory.parseString(
+        "profiles { p { primary = \"gpt-6.1-sol\", data-classes { internal = [gemini] } } }");
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> RoutingProfiles.fromConfig(c, CATALOG));
+    assertTrue(e.getMessage().contains("profile 'p' data-classes.internal: unknown provider 'gemini'"), e.getMessage());
+  }
 }

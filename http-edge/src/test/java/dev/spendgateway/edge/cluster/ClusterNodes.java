@@ -1,0 +1,206 @@
+package dev.spendgateway.edge.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Gateway nodes as separate processes of the packaged gateway.jar (the way bin/gateway runs it), on
+ * loopback ports of their own, joined into one cluster over a PostgreSQL journal in a database of
+ * their own (created here, dropped on close).
+ */
+final class ClusterNodes implements AutoCloseable {
+  static final String TOKEN = "cluster-test-token";
+  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  private static final String SERVER =
+      System.getProperty("test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/postgres");
+  private static final String USER = System.getProperty("test.postgres.user", "postgres");
+
+  final String database;
+  final String journalUrl;
+  final List<Node> nodes = new ArrayList<>();
+  private final Path dir;
+
+  /** One node: its process, HTTP base URL, cluster port and log file. */
+  record Node(int index, Process process, String base, int clusterPort, Path log) {
+    String logText() throws IOException {
+      return Files.readString(log, StandardCharsets.UTF_8);
+    }
+
+    /** Whether this node started the ledger singleton (at some point). */
+    boolean startedLedger() throws IOException {
+      return logText().contains("Singleton manager starting singleton actor");
+    }
+  }
+
+  private ClusterNodes(Path unused) throws SQLException, IOException {
+    this.database = "cluster_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    // Under target/, not a temporary folder: the nodes' logs are what explains a failed run.
+    this.dir = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()
+        .resolve("cluster-it").resolve(database);
+    Files.createDirectories(dir);
+    this.journalUrl = SERVER.substring(0, SERVER.lastIndexOf('/') + 1) + database;
+    try (Connection c = DriverManager.getConnection(SERVER, USER, ""); Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE " + database);
+    }
+  }
+
+  /** Starts {@code count} nodes; the first two are the seeds. */
+  static ClusterNodes start(Path dir, int count, Map<String, String> jvmProps) throws Exception {
+    ClusterNodes cluster = new ClusterNodes(dir);
+    int[] clusterPorts = new int[count];
+    for (int i = 0; i < count; i++) {
+      clusterPorts[i] = freePort();
+    }
+    String seeds = "127.0.0.1:" + clusterPorts[0] + ",127.0.0.1:" + clusterPorts[1];
+    for (int i = 0; i < count; i++) {
+      cluster.nodes.add(cluster.startNode(i, clusterPorts[i], seeds, jvmProps));
+    }
+    return cluster;
+  }
+
+  private Node startNode(int index, int clusterPort, String seeds, Map<String, String> jvmProps) throws IOException {
+    int httpPort = freePort();
+    String jar = System.getProperty("gateway.jar", "target/gateway.jar");
+    Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // Three JVMs and the test share a small machine: a small heap and the quick JIT are plenty here.
+    cmd.add("-Xmx384m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Dconfig.file=" + root.resolve("conf/application.conf"));
+    cmd.add("-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"));
+    jvmProps.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    cmd.add("-jar");
+    cmd.add(jar);
+    Path log = dir.resolve("node-" + index + ".log");
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    Map<String, String> env = pb.environment();
+    env.put("GATEWAY_TOKEN", TOKEN);
+    env.put("GATEWAY_HOST", "127.0.0.1");
+    env.put("GATEWAY_PORT", Integer.toString(httpPort));
+    env.put("GATEWAY_DATA_DIR", dir.resolve("data-" + index).toString());
+    env.put("GATEWAY_CLUSTER_PORT", Integer.toString(clusterPort));
+    env.put("GATEWAY_CLUSTER_SEEDS", seeds);
+    env.put("GATEWAY_JOURNAL_URL", journalUrl);
+    env.put("GATEWAY_JOURNAL_USER", USER);
+    return new Node(index, pb.start(), "http://127.0.0.1:" + httpPort, clusterPort, log);
+  }
+
+  void awaitReady(Duration max) throws Exception {
+    long deadline = System.nanoTime() + max.toNanos();
+    for (Node node : nodes) {
+      while (true) {
+        assertTrue(node.process().isAlive(), "node " + node.index() + " exited early: " + tail(node));
+        if (status(node.base() + "/readyz") == 200) {
+          break;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("node " + node.index() + " never ready: " + tail(node));
+        }
+        Thread.sleep(250);
+      }
+    }
+  }
+
+  /** The node that holds the ledger now: the one that started it last among those alive. */
+  Node ledgerNode(Duration max) throws Exception {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      Node holder = null;
+      for (Node n : nodes) {
+        if (n.process().isAlive() && n.startedLedger()) {
+          holder = n;
+        }
+      }
+      if (holder != null) {
+        return holder;
+      }
+      Thread.sleep(200);
+    }
+    throw new AssertionError("no node started the ledger");
+  }
+
+  static int status(String url) {
+    try {
+      return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(3)).build(),
+          HttpResponse.BodyHandlers.discarding()).statusCode();
+    } catch (IOException | InterruptedException e) {
+      return -1;
+    }
+  }
+
+  static String tail(Node node) {
+    try {
+      List<String> lines = node.logText().lines().toList();
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  /** How many journal rows contain {@code id} (the journal's CBOR keeps ids as plain UTF-8). */
+  long journalRowsMentioning(String id) throws SQLException {
+    try (Connection c = DriverManager.getConnection(journalUrl, USER, "");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM event_journal WHERE position(convert_to('" + id
+            + "', 'UTF8') in event_payload) > 0")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Every journal payload, to look ids up in memory (one query instead of one per id). */
+  List<byte[]> journalPayloads() throws SQLException {
+    List<byte[]> payloads = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection(journalUrl, USER, "");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT event_payload FROM event_journal")) {
+      while (rs.next()) {
+        payloads.add(rs.getBytes(1));
+      }
+    }
+    return payloads;
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (Node node : nodes) {
+      node.process().destroy();
+    }
+    for (Node node : nodes) {
+      if (!node.process().waitFor(30, TimeUnit.SECONDS)) {
+        node.process().destroyForcibly();
+      }
+    }
+    try (Connection c = DriverManager.getConnection(SERVER, USER, ""); Statement s = c.createStatement()) {
+      s.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+    }
+  }
+}

@@ -1,0 +1,169 @@
+package dev.spendgateway.edge.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.edge.cluster.ClusterNodes.Node;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three gateway processes in one cluster over one PostgreSQL journal, hammered through all three
+ * with a brand cap that fits exactly N reservations: exactly N are accepted in total, also when the
+ * node holding the ledger is killed (kill -9) mid-hammer and when the next one is stopped (SIGTERM)
+ * with calls in flight; every acknowledged reservation is in the journal, and every node answers
+ * every id the same way. The hand-over times are written to target/cluster-handover.txt.
+ */
+class ClusterProcessIT {
+  /** Each reservation is one cent; the brand's caps fit exactly {@code FITS} of them. */
+  private static final String CENT = "0.01";
+  private static final int FITS = 150;
+  private static final int IDS = 240;
+  private static final Duration HAMMER_MAX = Duration.ofMinutes(3);
+
+  @TempDir Path dir;
+
+  @Test
+  void aClusterNodeWithoutAPostgresJournalRefusesToStartWithOneClearLine() throws Exception {
+    String jar = System.getProperty("gateway.jar", "target/gateway.jar");
+    Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
+    Path out = dir.resolve("refusal.txt");
+    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Dconfig.file=" + root.resolve("conf/application.conf"), "-jar", jar)
+        .redirectErrorStream(true).redirectOutput(out.toFile());
+    pb.environment().put("GATEWAY_TOKEN", "t");
+    pb.environment().put("GATEWAY_DATA_DIR", dir.resolve("data").toString());
+    pb.environment().put("GATEWAY_CLUSTER_PORT", Integer.toString(ClusterNodes.freePort()));
+    pb.environment().put("GATEWAY_CLUSTER_SEEDS", "127.0.0.1:1");
+    pb.environment().remove("GATEWAY_JOURNAL_URL");
+    Process node = pb.start();
+    assertTrue(node.waitFor(60, TimeUnit.SECONDS));
+    assertFalse(node.exitValue() == 0, "refuses to start");
+    String printed = Files.readString(out, StandardCharsets.UTF_8).strip();
+    assertTrue(printed.contains("GATEWAY_JOURNAL_URL"), printed);
+    assertEquals(1, printed.lines().count(), "one clear line: " + printed);
+  }
+
+  @Test
+  void exactlyNAcceptedThroughThreeNodesAcrossAKillAndAGracefulHandOver() throws Exception {
+    try (ClusterNodes cluster = ClusterNodes.start(dir, 3, Map.of())) {
+      cluster.awaitReady(Duration.ofMinutes(3));
+      List<String> report = new ArrayList<>();
+
+      // 1. kill -9 of the node holding the ledger, a third of the way through.
+      Node first = cluster.ledgerNode(Duration.ofSeconds(30));
+      LedgerHammer crash = new LedgerHammer(cluster.nodes, "crash", CENT, capFor(FITS));
+      crash.run(IDS, 12, HAMMER_MAX, IDS / 3, () -> {
+        crash.markEvent();
+        first.process().destroyForcibly(); // SIGKILL
+      });
+      assertFalse(first.process().isAlive());
+      checkBooks(cluster, crash, "crash");
+      report.add("kill -9 of the ledger's node: first 503 to the ledger deciding again (201/402) " + crash.handOver().toMillis()
+          + " ms (" + crash.unavailable.get() + " calls answered 503 meanwhile)");
+
+      // 2. SIGTERM of the node now holding the ledger, with calls in flight.
+      Node second = cluster.ledgerNode(Duration.ofSeconds(60));
+      assertTrue(second != first, "the ledger moved to another node");
+      List<Node> alive = cluster.nodes.stream().filter(n -> n.process().isAlive()).toList();
+      LedgerHammer graceful = new LedgerHammer(alive, "graceful", CENT, capFor(FITS));
+      // New ids keep coming until the stopped node has handed the ledger over and exited.
+      graceful.run(IDS, 12, HAMMER_MAX, IDS / 3, () -> {
+        graceful.markEvent();
+        second.process().destroy(); // SIGTERM
+      }, () -> !second.process().isAlive());
+      assertTrue(second.process().waitFor(60, TimeUnit.SECONDS), "the stopped node exits");
+      assertEquals(0, second.process().exitValue(), "a graceful leave exits 0");
+      assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
+      checkBooks(cluster, graceful, "graceful");
+      report.add("SIGTERM of the ledger's node: first 503 to the ledger deciding again (201/402) " + graceful.handOver().toMillis()
+          + " ms (" + graceful.unavailable.get() + " calls answered 503 meanwhile)");
+
+      Path out = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()
+          .resolve("cluster-handover.txt");
+      Files.write(out, report, StandardCharsets.UTF_8);
+      report.forEach(System.out::println);
+    }
+  }
+
+  /** Caps ("brandDailyUsd", "brandMonthlyUsd") that fit exactly {@code n} one-cent reservations. */
+  private static String capFor(int n) {
+    return new java.math.BigDecimal(CENT).multiply(java.math.BigDecimal.valueOf(n)).toPlainString();
+  }
+
+  /**
+   * Exactly {@link #FITS} accepted, no id answered two ways, every accepted id in the journal, the
+   * books on every node that is up showing exactly the cap held and no more, and every node
+   * answering every id as the hammer was answered.
+   */
+  private static void checkBooks(ClusterNodes cluster, LedgerHammer hammer, String brand) throws Exception {
+    assertTrue(hammer.unexpected.isEmpty(), "unexpected answers: " + hammer.unexpected);
+    assertTrue(hammer.answers.size() >= IDS, "every id got a definitive answer: " + hammer.answers.size());
+    assertTrue(hammer.unanswered().isEmpty(), "ids without a definitive answer: " + hammer.unanswered());
+    assertTrue(hammer.answeredDifferently().isEmpty(), "ids answered two ways: " + hammer.answeredDifferently());
+    List<String> accepted = hammer.accepted();
+    assertEquals(FITS, accepted.size(), "exactly the reservations the cap fits");
+
+    List<byte[]> payloads = cluster.journalPayloads();
+    for (String id : accepted) {
+      byte[] wanted = id.getBytes(StandardCharsets.UTF_8);
+      assertTrue(payloads.stream().anyMatch(p -> contains(p, wanted)), id + " acknowledged but not in the journal");
+    }
+
+    for (Node node : cluster.nodes) {
+      if (!node.process().isAlive()) {
+        continue;
+      }
+      String usage = get(node, "/usage?brand=" + brand);
+      Matcher held = Pattern.compile("\"cap\":\"brand_daily\",\"subject\":\"" + brand
+          + "\",\"window\":\"[^\"]+\",\"limitUsd\":[0-9.]+,\"spentUsd\":[0-9.]+,\"reservedUsd\":([0-9.]+)").matcher(usage);
+      assertTrue(held.find(), usage);
+      assertEquals(0, new java.math.BigDecimal(held.group(1)).compareTo(new java.math.BigDecimal(capFor(FITS))),
+          "node " + node.index() + " holds exactly the cap: " + usage);
+      for (var entry : hammer.answers.entrySet()) {
+        String view = get(node, "/ledger/reservations/" + entry.getKey());
+        String expected = entry.getValue().get(0).status() == 201 ? "\"status\":\"reserved\"" : "\"status\":\"refused\"";
+        assertTrue(view.contains(expected), "node " + node.index() + " on " + entry.getKey() + ": " + view);
+      }
+    }
+  }
+
+  private static String get(Node node, String path) throws Exception {
+    for (int attempt = 0; ; attempt++) {
+      HttpResponse<String> r = ClusterNodes.HTTP.send(HttpRequest.newBuilder(URI.create(node.base() + path))
+          .timeout(Duration.ofSeconds(15)).header("x-api-key", ClusterNodes.TOKEN).build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() == 200 || attempt >= 20) {
+        return r.body();
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  private static boolean contains(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (haystack[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,62 @@
+package dev.spendgateway.ledger.cluster;
+
+import com.typesafe.config.Config;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.LedgerAccess;
+import dev.spendgateway.ledger.LedgerProtocol;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.typed.ClusterSingleton;
+import org.apache.pekko.cluster.typed.SingletonActor;
+
+/**
+ * The ledger on a cluster node: the whole ledger — the batching front ({@code ReservationBatcher})
+ * with its {@link GlobalBudget} — runs as one Cluster Singleton on the oldest node, so commands
+ * from every node share one group commit, and every node reaches it through a singleton proxy
+ * behind its own {@link LedgerGate}. Every command and reply crossing nodes is a {@code
+ * LedgerSerializable} record, serialized by Jackson (CBOR); Java serialization stays off.
+ */
+public final class ClusterLedger {
+  /** The singleton's name, the same on every node. */
+  public static final String SINGLETON_NAME = "ledger";
+
+  private ClusterLedger() {}
+
+  /** Registers the singleton (started here only while this node is the oldest) and this node's gate. */
+  public static LedgerAccess start(ActorSystem<?> system, Behavior<GlobalBudget.Command> ledger) {
+    Config config = system.settings().config();
+    // A crash of the front restarts it (a new GlobalBudget recovers from the journal); a failed start
+    // (schema, a non-durable database) stops it, and /readyz stays 503 on every node.
+    Behavior<GlobalBudget.Command> supervised = Behaviors.supervise(ledger).onFailure(SupervisorStrategy.restart());
+    ActorRef<GlobalBudget.Command> proxy = ClusterSingleton.get(system).init(
+        SingletonActor.of(supervised, SINGLETON_NAME).withStopMessage(new LedgerProtocol.HandOver()));
+    LedgerGate.Timing timing = new LedgerGate.Timing(
+        config.getDuration("gateway.cluster.ledger-probe-interval"),
+        config.getDuration("gateway.cluster.ledger-probe-timeout"),
+        config.getInt("gateway.cluster.retry-after-seconds"));
+    warmUp(system);
+    AtomicBoolean reachable = new AtomicBoolean(false);
+    ActorRef<GlobalBudget.Command> gate =
+        system.systemActorOf(LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
+    return new LedgerAccess(gate, reachable::get);
+  }
+
+  /**
+   * Every node opens its journal connection pool and checks the journal once at start, although
+   * only one node holds the ledger: a node that takes the ledger over then recovers at once instead
+   * of first creating the pool (seconds on a busy machine, all of them a hand-over's 503s), and a
+   * node that cannot reach the journal says so in its log before it is ever needed.
+   */
+  private static void warmUp(ActorSystem<?> system) {
+    dev.spendgateway.ledger.journal.PostgresJournal.requireDurableCommit(system).whenComplete((ok, failure) -> {
+      if (failure != null) {
+        system.log().warn("ledger journal not usable from this node (yet): {}", failure.toString());
+      }
+    });
+  }
+}

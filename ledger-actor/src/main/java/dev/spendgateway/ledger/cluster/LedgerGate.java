@@ -1,0 +1,165 @@
+package dev.spendgateway.ledger.cluster;
+
+import dev.spendgateway.ledger.Decider;
+import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.LedgerProtocol;
+import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
+
+/**
+ * This node's door to the cluster's one ledger: every command goes on to the singleton proxy,
+ * except while the ledger is known to be out of reach (moving to another node, recovering there,
+ * or its node lost): then a reserve, settle or void is answered at once "busy, retry after N s"
+ * (the edge's 503 with {@code retry-after}) instead of waiting out its ask in the proxy's buffer.
+ * Nothing is decided for such a command, so no provider is ever called without a durable
+ * reservation.
+ *
+ * <p>Whether the ledger is in reach is known two ways: a probe ({@code AwaitReady}, which the
+ * ledger answers only once it has recovered) every {@code gateway.cluster.ledger-probe-interval},
+ * and the cluster's own news: the moment the oldest node (where the singleton runs) becomes
+ * unreachable, leaves or is downed, the gate closes; the next answered probe opens it again.
+ * {@code /readyz} reads the same flag.
+ */
+public final class LedgerGate extends AbstractBehavior<Object> {
+
+  /** The gate's timing ({@code gateway.cluster.*}). */
+  public record Timing(Duration probeInterval, Duration probeTimeout, int retryAfterSeconds) {}
+
+  private record Probe() {}
+
+  private record ProbeAnswered(long probe, boolean ok) {}
+
+  private final ActorRef<GlobalBudget.Command> proxy;
+  private final Timing timing;
+  private final AtomicBoolean reachable;
+  private long probes;
+  private boolean probing;
+  private Optional<Address> oldest = Optional.empty();
+
+  /**
+   * @param reachable set by the gate, read by {@code /readyz}; starts false (not yet recovered)
+   */
+  public static Behavior<GlobalBudget.Command> create(
+      ActorRef<GlobalBudget.Command> proxy, Timing timing, AtomicBoolean reachable) {
+    Behavior<Object> gate = Behaviors.setup(context -> Behaviors.withTimers(timers -> {
+      timers.startTimerWithFixedDelay(new Probe(), timing.probeInterval());
+      Cluster.get(context.getSystem()).subscriptions().tell(Subscribe.create(
+          context.getSelf().narrow(), ClusterEvent.ClusterDomainEvent.class));
+      return new LedgerGate(context, proxy, timing, reachable);
+    }));
+    return gate.narrow();
+  }
+
+  private LedgerGate(ActorContext<Object> context, ActorRef<GlobalBudget.Command> proxy, Timing timing,
+      AtomicBoolean reachable) {
+    super(context);
+    this.proxy = proxy;
+    this.timing = timing;
+    this.reachable = reachable;
+    context.getSelf().tell(new Probe());
+  }
+
+  @Override
+  public Receive<Object> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Batchable.class, this::onWrite)
+        .onMessage(GlobalBudget.Command.class, this::onOther)
+        .onMessage(Probe.class, this::onProbe)
+        .onMessage(ProbeAnswered.class, this::onProbeAnswered)
+        .onMessage(ClusterEvent.CurrentClusterState.class, this::onClusterState)
+        .onMessage(ClusterEvent.ClusterDomainEvent.class, this::onClusterEvent)
+        .build();
+  }
+
+  private Behavior<Object> onWrite(Batchable command) {
+    if (reachable.get()) {
+      proxy.tell(command);
+    } else {
+      GlobalBudget.send(command, new LedgerProtocol.Busy(Decider.busy(command).id(), timing.retryAfterSeconds()));
+    }
+    return this;
+  }
+
+  /** Queries and operator commands wait in the proxy's buffer (their asks may time out: 503). */
+  private Behavior<Object> onOther(GlobalBudget.Command command) {
+    proxy.tell(command);
+    return this;
+  }
+
+  private Behavior<Object> onProbe(Probe probe) {
+    if (probing) {
+      return this; // one probe at a time: a slow answer is not a failure until it times out
+    }
+    probing = true;
+    long number = ++probes;
+    getContext().ask(LedgerProtocol.Ready.class, proxy, timing.probeTimeout(), LedgerProtocol.AwaitReady::new,
+        (ready, failure) -> new ProbeAnswered(number, failure == null));
+    return this;
+  }
+
+  private Behavior<Object> onProbeAnswered(ProbeAnswered answered) {
+    probing = false;
+    if (answered.probe() == probes) {
+      boolean was = reachable.getAndSet(answered.ok());
+      if (was != answered.ok()) {
+        getContext().getLog().info(answered.ok() ? "ledger reachable: calls go through"
+            : "ledger not answering: calls get 503 with retry-after until it does");
+      }
+    }
+    return this;
+  }
+
+  private Behavior<Object> onClusterState(ClusterEvent.CurrentClusterState state) {
+    oldest = oldestOf(state.getMembers());
+    return this;
+  }
+
+  /** The oldest node holds the singleton: its loss or departure means the ledger is about to move. */
+  private Behavior<Object> onClusterEvent(ClusterEvent.ClusterDomainEvent event) {
+    Optional<Address> affected = Optional.empty();
+    if (event instanceof ClusterEvent.UnreachableMember u) {
+      affected = Optional.of(u.member().address());
+    } else if (event instanceof ClusterEvent.MemberLeft m) {
+      affected = Optional.of(m.member().address());
+    } else if (event instanceof ClusterEvent.MemberExited m) {
+      affected = Optional.of(m.member().address());
+    } else if (event instanceof ClusterEvent.MemberDowned m) {
+      affected = Optional.of(m.member().address());
+    } else if (event instanceof ClusterEvent.MemberRemoved m) {
+      affected = Optional.of(m.member().address());
+    }
+    if (affected.isPresent() && affected.equals(oldest) && reachable.getAndSet(false)) {
+      getContext().getLog().warn("the ledger's node {} is {}: calls get 503 with retry-after until the ledger answers"
+          + " again", affected.get(), event.getClass().getSimpleName());
+    }
+    if (event instanceof ClusterEvent.MemberEvent) {
+      oldest = oldestOf(Cluster.get(getContext().getSystem()).state().getMembers());
+    }
+    return this;
+  }
+
+  private static Optional<Address> oldestOf(Iterable<Member> members) {
+    Member oldest = null;
+    for (Member m : members) {
+      if ((m.status() == MemberStatus.up() || m.status() == MemberStatus.leaving())
+          && (oldest == null || m.isOlderThan(oldest))) {
+        oldest = m;
+      }
+    }
+    return Optional.ofNullable(oldest).map(Member::address);
+  }
+}

@@ -1,0 +1,87 @@
+package dev.spendgateway.ledger.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.spendgateway.ledger.AdjustmentScope;
+import dev.spendgateway.ledger.LedgerProtocol;
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.apache.pekko.serialization.Serializers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every command a node sends to the cluster's ledger and every reply it gets back crosses the
+ * network: each must be serialized by Jackson (CBOR), never Java serialization (which stays off),
+ * and read back equal, its reply-to ref included.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RemoteMessagesTest {
+  private static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
+  private ActorTestKit testKit;
+  private Serialization serialization;
+
+  @BeforeAll
+  void start() {
+    testKit = ActorTestKit.create();
+    serialization = SerializationExtension.get(Adapter.toClassic(testKit.system()));
+  }
+
+  @AfterAll
+  void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  Stream<Object> messages() {
+    TestProbe<Object> probe = testKit.createTestProbe();
+    var ref = probe.ref().<Object>unsafeUpcast();
+    return Stream.of(
+        new LedgerProtocol.Reserve("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, Owner.LEDGER_API, AT,
+            ref.narrow()),
+        new LedgerProtocol.Settle("r-1", 120_000, Owner.GATEWAY, AT, ref.narrow()),
+        new LedgerProtocol.VoidReservation("r-1", Owner.GATEWAY, AT, ref.narrow()),
+        new LedgerProtocol.OperatorSettle("r-1", 1, "alice", "refund", AT, ref.narrow()),
+        new LedgerProtocol.OperatorVoid("r-1", "alice", "refund", AT, ref.narrow()),
+        new LedgerProtocol.Adjust("adj-1", "alice", "missed", Lane.APP, "b1", -1_000, "2026-12", AdjustmentScope.GRANT,
+            AT, ref.narrow()),
+        new LedgerProtocol.GetUsage(Optional.of("b1"), 5, ref.narrow()),
+        new LedgerProtocol.GetReservation("r-1", ref.narrow()),
+        new LedgerProtocol.AwaitReady(ref.narrow()),
+        new LedgerProtocol.HandOver(),
+        new LedgerProtocol.Reserved("r-1", 300_000),
+        new LedgerProtocol.Refused("r-2", CapName.BRAND_DAILY, "b1", 10_000),
+        new LedgerProtocol.Busy("r-3", 2),
+        new LedgerProtocol.Closed("r-1", Status.SETTLED, 120_000),
+        new LedgerProtocol.NotFound("r-9"),
+        new LedgerProtocol.ReservationView("r-1", Status.RESERVED, Lane.APP, "b1", 300_000, Optional.empty(),
+            Owner.LEDGER_API),
+        new LedgerProtocol.Usage(List.of(new LedgerProtocol.CapUsage(CapName.GLOBAL_DAILY, null, "2026-12-01",
+            40_000_000, 1_000, 2_000)), 3, 1),
+        new LedgerProtocol.Ready());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("messages")
+  void crossesNodesAsJacksonCbor(Object message) {
+    var serializer = serialization.findSerializerFor(message);
+    assertEquals("JacksonCborSerializer", serializer.getClass().getSimpleName(), message.getClass().getName());
+    byte[] bytes = serialization.serialize(message).get();
+    Object back = serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, message))
+        .get();
+    assertEquals(message, back);
+  }
+}
