@@ -22,16 +22,13 @@ import dev.spendgateway.upstream.client.RateLimitHeaders;
  * {@code gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}},
  * {@code gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}},
  * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}},
-<<<<<<< HEAD
- * {@code gateway_overload_refusals_total{kind}}.
-=======
+ * {@code gateway_overload_refusals_total{kind}},
  * {@code gateway_data_class_calls_total{class,outcome}},
  * {@code gateway_upstream_too_many_requests_total{provider,model,kind}} (kind {@code quota} or {@code rate_limit}),
  * {@code gateway_upstream_ratelimit_remaining{provider,resource}} and {@code gateway_upstream_ratelimit_limit{provider,resource}}
  * (from the providers' {@code x-ratelimit-*} / {@code anthropic-ratelimit-*} headers, last answer wins),
  * {@code gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output},
  * {@code cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
->>>>>>> main
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
@@ -134,13 +131,14 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   @Override
-<<<<<<< HEAD
   public void overloadRefused(String kind) {
     counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
         Counter.builder("gateway.overload.refusals")
             .description("Calls answered 503 at once because the node was at a capacity limit, by kind")
             .tag("kind", kind).register(registry)).increment();
-=======
+  }
+
+  @Override
   public void dataClass(String dataClass, String outcome) {
     counter(java.util.List.of("dataclass", dataClass, outcome), "gateway.data.class.calls",
         "Calls by data class and what the class allowed", "class", dataClass, "outcome", outcome).increment();
@@ -196,6 +194,5 @@ public final class MicrometerCallMetrics implements CallMetrics {
   private Counter counter(java.util.List<String> key, String name, String description, String... tags) {
     return counters.computeIfAbsent(key, k ->
         Counter.builder(name).description(description).tags(tags).register(registry));
->>>>>>> main
   }
 }
