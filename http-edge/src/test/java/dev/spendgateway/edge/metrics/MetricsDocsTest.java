@@ -37,7 +37,13 @@ class MetricsDocsTest {
       "gateway_upstream_ttfb_seconds", "gateway_overhead_seconds", "gateway_open_streams",
       "gateway_edge_settled_above_reserve_total", "gateway_model_lifecycle_alarms_total",
       "gateway_model_circuit_open", "gateway_model_retired_total", "gateway_router_attempts_total",
-      "gateway_router_failovers_total", "gateway_router_pool_full_total", "gateway_rate_limited_total");
+      "gateway_router_failovers_total", "gateway_router_pool_full_total", "gateway_rate_limited_total",
+      // labelled by provider, model, profile, kind or data class: open-ended too
+      "gateway_tokens_total", "gateway_spend_usd_total", "gateway_upstream_too_many_requests_total",
+      "gateway_upstream_ratelimit_limit", "gateway_upstream_ratelimit_remaining", "gateway_data_class_calls_total",
+      "gateway_overload_refusals_total",
+      // one per model in use (named by a profile or requested since start)
+      "gateway_model_end_of_support_days");
 
   private static TestGateway gateway;
   private static String metrics;
