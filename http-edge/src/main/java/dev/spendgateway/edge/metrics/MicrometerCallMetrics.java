@@ -53,8 +53,16 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   private final Map<java.util.List<String>, AtomicLong> rateLimitGauges = new ConcurrentHashMap<>();
 
+  /**
+   * Every kind of overload refusal (the gateway's open-calls limit, a provider's connections all
+   * busy, Pekko's pool queue full): a closed set, so each series is there at 0 from the start and an
+   * alert's rate sees 0 rather than "no data".
+   */
+  private static final java.util.List<String> OVERLOAD_KINDS = java.util.List.of("open_calls", "upstream_busy", "pool_overflow");
+
   public MicrometerCallMetrics(MeterRegistry registry) {
     this.registry = registry;
+    OVERLOAD_KINDS.forEach(this::overloadCounter);
   }
 
   @Override
@@ -132,10 +140,14 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   @Override
   public void overloadRefused(String kind) {
-    counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
+    overloadCounter(kind).increment();
+  }
+
+  private Counter overloadCounter(String kind) {
+    return counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
         Counter.builder("gateway.overload.refusals")
             .description("Calls answered 503 at once because the node was at a capacity limit, by kind")
-            .tag("kind", kind).register(registry)).increment();
+            .tag("kind", kind).register(registry));
   }
 
   @Override

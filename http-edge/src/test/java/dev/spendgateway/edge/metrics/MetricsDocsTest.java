@@ -41,7 +41,6 @@ class MetricsDocsTest {
       // labelled by provider, model, profile, kind or data class: open-ended too
       "gateway_tokens_total", "gateway_spend_usd_total", "gateway_upstream_too_many_requests_total",
       "gateway_upstream_ratelimit_limit", "gateway_upstream_ratelimit_remaining", "gateway_data_class_calls_total",
-      "gateway_overload_refusals_total",
       // one per model in use (named by a profile or requested since start)
       "gateway_model_end_of_support_days");
 
@@ -79,6 +78,14 @@ class MetricsDocsTest {
       }
     }
     assertEquals(Set.of(), missing, "named in the docs but not served; served: " + served);
+  }
+
+  @Test
+  void everyOverloadKindIsPresentAtZeroFromTheStart() {
+    for (String kind : List.of("open_calls", "upstream_busy", "pool_overflow")) {
+      String series = "gateway_overload_refusals_total{kind=\"" + kind + "\"} 0.0";
+      assertTrue(metrics.lines().anyMatch(series::equals), series + "; served: " + metrics);
+    }
   }
 
   @Test
