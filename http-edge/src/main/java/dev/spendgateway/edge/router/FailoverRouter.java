@@ -50,10 +50,13 @@ public final class FailoverRouter {
 
   private final RouterContext context;
   private final GatewayAuth auth;
+  /** Built once: every routed call and every pass-through call uses these. */
+  private final ProviderGuards guards;
 
   private FailoverRouter(RouterContext context, GatewayAuth auth) {
     this.context = context;
     this.auth = auth;
+    this.guards = RoutedCall.guards(context);
   }
 
   /**
@@ -127,7 +130,7 @@ public final class FailoverRouter {
   }
 
   private Route call() {
-    return extractRequest(request -> completeWithFuture(new RoutedCall(context, request).run()));
+    return extractRequest(request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
   }
 
   /** Admission lanes' depth, age and in-flight counts, for {@code /metrics}. */
@@ -150,7 +153,7 @@ public final class FailoverRouter {
    * call goes through the same ones.
    */
   public ProviderGuards guards() {
-    return RoutedCall.guards(context);
+    return guards;
   }
 
   /** Models whose 410 circuit is open, and the operator reset. */

@@ -163,14 +163,14 @@ final class RoutedCall {
     }
   }
 
-  RoutedCall(RouterContext rc, HttpRequest request) {
+  RoutedCall(RouterContext rc, ProviderGuards guards, HttpRequest request) {
     this.rc = rc;
     this.request = request;
     this.started = rc.services().clock().instant();
     this.startedNanos = rc.nanoTime().getAsLong();
     this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     this.core = new CallCore(rc.services(), rc.nanoTime());
-    this.guards = guards(rc);
+    this.guards = guards;
     this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
   }
 

@@ -5,7 +5,6 @@ import dev.spendgateway.policy.catalog.Provider;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
@@ -110,11 +109,6 @@ public final class ProviderRateLimits {
     return requests.containsKey(provider) || tokens.containsKey(provider);
   }
 
-  Optional<Long> available(Provider provider, boolean ofTokens) {
-    Bucket b = (ofTokens ? tokens : requests).get(provider);
-    return b == null ? Optional.empty() : Optional.of(b.level(nanoTime.getAsLong()));
-  }
-
   /**
    * A continuously refilled bucket, counted in units × 60e9 so that integer arithmetic is exact at
    * any rate: one unit refills every {@code 60e9 / perMinute} ns.
@@ -138,11 +132,6 @@ public final class ProviderRateLimits {
       long add = Math.min(elapsed, NANOS_PER_MINUTE) * perMinute;
       levelTimesMinute = Math.min(full, levelTimesMinute + add);
       at = now;
-    }
-
-    long level(long now) {
-      refill(now);
-      return Math.floorDiv(levelTimesMinute, NANOS_PER_MINUTE);
     }
 
     /** Nanoseconds until {@code units} are there (0: now). */
