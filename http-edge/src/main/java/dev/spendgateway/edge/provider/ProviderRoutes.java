@@ -23,7 +23,7 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * The provider pass-through routes (SPEC §2): {@code /anthropic/v1/messages}, {@code
+ * The provider pass-through routes (docs/ARCHITECTURE.md, "The contract"): {@code /anthropic/v1/messages}, {@code
  * /openai/v1/chat/completions}, {@code /openai/v1/responses}, {@code
  * /openai/v1/audio/transcriptions}. Each prefix answers in its provider's error shape, 401 and 404
  * included, so the official SDKs surface every gateway error normally.
@@ -87,7 +87,7 @@ public final class ProviderRoutes {
 
   /**
    * A call refused before it reached a provider route (wrong token, unknown path or method): still one access
-   * line (SPEC §8) and the request id echoed. The raw path is caller text, so the line names only the
+   * line (every call is logged, refused ones included) and the request id echoed. The raw path is caller text, so the line names only the
    * provider prefix.
    */
   private Route refused(Shape shape, HttpResponse response, String errorClass) {
