@@ -12,9 +12,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every value the code falls back on when a key is absent (a partial config, as a test of one module
- * builds) equals the value the shipped conf/ gives that key, so a start never runs with a number the
- * operator cannot see in conf/. Change a default in conf/ and this test names the constant to change.
+ * Every value the code falls back on when a key is absent (a partial config, as a test of one
+ * module builds) equals the value the shipped conf/ gives that key, so a start never runs with a
+ * number the operator cannot see in conf/. Change a default in conf/ and this test names the
+ * constant to change.
  */
 class ConfDefaultsTest {
   private static final Config SHIPPED = GatewayMain.load(Map.of(), Map.of());
@@ -38,7 +39,8 @@ class ConfDefaultsTest {
     assertEquals(SHIPPED.getDuration("providers.max-call-duration"),
         UpstreamSettings.DEFAULT_MAX_CALL_DURATION, "UpstreamSettings.DEFAULT_MAX_CALL_DURATION");
     assertEquals(SHIPPED.getDuration("providers.client-subscribe-timeout"),
-        StreamMeter.DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT, "StreamMeter.DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT");
+        StreamMeter.DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT,
+        "StreamMeter.DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT");
     assertEquals(SHIPPED.getString("providers.anthropic.default-version"),
         ProviderSettings.DEFAULT_ANTHROPIC_VERSION, "ProviderSettings.DEFAULT_ANTHROPIC_VERSION");
     for (String provider : new String[] {"openai", "anthropic"}) {

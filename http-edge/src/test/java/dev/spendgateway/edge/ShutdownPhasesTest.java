@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The drain phase of CoordinatedShutdown follows {@code gateway.shutdown-drain}, the one setting:
- * the configuration a start runs with gives the phase the drain plus its margin, whatever the drain.
+ * the configuration a start runs with gives the phase the drain plus its margin, whatever the
+ * drain.
  */
 class ShutdownPhasesTest {
 
@@ -48,7 +49,8 @@ class ShutdownPhasesTest {
     try {
       long phaseNanos = CoordinatedShutdown.get(system)
           .timeout(CoordinatedShutdown.PhaseServiceRequestsDone()).toNanos();
-      assertEquals(Duration.ofSeconds(40).plus(GatewayServer.DRAIN_PHASE_MARGIN), Duration.ofNanos(phaseNanos));
+      assertEquals(Duration.ofSeconds(40).plus(GatewayServer.DRAIN_PHASE_MARGIN),
+          Duration.ofNanos(phaseNanos));
     } finally {
       system.terminate();
     }

@@ -183,8 +183,10 @@ public final class UpstreamExchange {
 
   /** What a breaker counts against a provider: {@link ErrorClassifier#countsAgainstProvider}. */
   static boolean countsAgainstProvider(UpstreamResult result) {
-    return ErrorClassifier.countsAgainstProvider(
-        result instanceof UpstreamResult.Responded r ? r.status() : ErrorClassifier.CONNECTION_ERROR);
+    int status = result instanceof UpstreamResult.Responded r
+        ? r.status()
+        : ErrorClassifier.CONNECTION_ERROR;
+    return ErrorClassifier.countsAgainstProvider(status);
   }
 
   private CompletionStage<Exchanged> onUpstream(UpstreamResult result, Guard guard, Runnable onUpstreamEnded) {

@@ -19,9 +19,9 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.util.ByteString;
 
 /**
- * The JSON provider APIs the gateway passes through. Each names its {@link ApiKind} (route, upstream
- * path, usage rules) and its request policy; reading the body strictly and vetting it is the same
- * for all.
+ * The JSON provider APIs the gateway passes through. Each names its {@link ApiKind} (route,
+ * upstream path, usage rules) and its request policy; reading the body strictly and vetting it is
+ * the same for all.
  */
 enum Dialect implements CallKind {
   ANTHROPIC_MESSAGES(ApiKind.ANTHROPIC_MESSAGES) {

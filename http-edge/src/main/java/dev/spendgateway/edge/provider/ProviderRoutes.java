@@ -85,9 +85,10 @@ public final class ProviderRoutes {
     return auth.authorized(
         refused(provider, GatewayErrors.unauthorized(shape), "unauthorized"),
         concat(
-            WrongMethod.answered(routes,
-                allowed -> refused(provider, WrongMethod.answer(shape, allowed), "method_not_allowed")),
-            refused(provider, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
+            WrongMethod.answered(routes, allowed ->
+                refused(provider, WrongMethod.answer(shape, allowed), "method_not_allowed")),
+            refused(provider, GatewayErrors.notFound(shape, "No such route on this gateway."),
+                "not_found")));
   }
 
   private static Route postOnly(Route inner) {
@@ -100,9 +101,9 @@ public final class ProviderRoutes {
   }
 
   /**
-   * A call refused before it reached a provider route (wrong token, unknown path or method): still one access
-   * line (every call is logged, refused ones included) and the request id echoed. The raw path is caller text, so the line names only the
-   * provider prefix.
+   * A call refused before it reached a provider route (wrong token, unknown path or method): still
+   * one access line (every call is logged, refused ones included) and the request id echoed. The
+   * raw path is caller text, so the line names only the provider prefix.
    */
   private Route refused(Provider prefix, HttpResponse response, String errorClass) {
     String provider = prefix.wireName();

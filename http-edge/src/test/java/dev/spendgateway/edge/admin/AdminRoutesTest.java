@@ -56,8 +56,10 @@ class AdminRoutesTest {
     logs = LogCapture.attach();
     server = LedgerApiServer.start(AdminRoutesTest.class, "admin-routes-test.conf", TOKEN,
         ledger -> GatewayRoutes.compose(new GatewayAuth(TOKEN),
-            List.of(new AdminRoutes(ledger, LedgerApiServer.JSON, new GatewayAuth(ADMIN_TOKEN), BODY_READ).route()),
-            List.of(), List.of(new LedgerRoutes(ledger, LedgerApiServer.JSON, 20, BODY_READ).route())));
+            List.of(new AdminRoutes(
+                ledger, LedgerApiServer.JSON, new GatewayAuth(ADMIN_TOKEN), BODY_READ).route()),
+            List.of(),
+            List.of(new LedgerRoutes(ledger, LedgerApiServer.JSON, 20, BODY_READ).route())));
     system = server.system;
   }
 

@@ -349,7 +349,8 @@ class LedgerRoutesTest {
   void aLedgerThatDoesNotAnswerIs503() throws Exception {
     TestProbe<GlobalBudget.Command> silent = TestProbe.create(system);
     LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), system.executionContext(), Duration.ofMillis(200));
-    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
+    ServerBinding other =
+        server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
     try {
       Answer answer = server.send(HttpRequest.newBuilder(
           URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build());
@@ -384,7 +385,8 @@ class LedgerRoutesTest {
     var full = system.systemActorOf(fullLedger(), "full-ledger-" + Math.abs(path.hashCode()),
         org.apache.pekko.actor.typed.Props.empty());
     LedgerClient client = new LedgerClient(full, system.scheduler(), system.executionContext(), Duration.ofSeconds(5));
-    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
+    ServerBinding other =
+        server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
     try {
       long started = System.nanoTime();
       Answer answer = server.send(HttpRequest.newBuilder(

@@ -83,7 +83,8 @@ class ErrorClassifierQuestionsTest {
   @ParameterizedTest(name = "{0} with body {1}")
   @MethodSource("everyBody")
   void theAnswersAgreeWithTheClassification(Provider provider, String body) {
-    IntStream.concat(IntStream.of(ErrorClassifier.CONNECTION_ERROR), IntStream.rangeClosed(100, 599))
+    IntStream.concat(
+            IntStream.of(ErrorClassifier.CONNECTION_ERROR), IntStream.rangeClosed(100, 599))
         .forEach(status -> {
           Classification c = ErrorClassifier.classify(
               provider, status, body, Optional.empty(), Duration.ofSeconds(20));

@@ -38,8 +38,9 @@ import java.util.function.Predicate;
  *       and "credit balance is too low") → {@link SwitchTo} the fallback when the switch is allowed.
  *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
  *       no fallback, its model circuit open or retired, or the request needs something the fallback
- *       lacks): a transient fault ({@link ErrorClassifier#isTransient}: no answer, a rate-limit 429,
- *       an outage status) retries here while the budget allows (a quota 429 never does); otherwise: 503 {@code fallback_not_permitted} when
+ *       lacks): a transient fault ({@link ErrorClassifier#isTransient}: no answer, a rate-limit
+ *       429, an outage status) retries here while the budget allows (a quota 429 never does);
+ *       otherwise: 503 {@code fallback_not_permitted} when
  *       the call's data class does not allow the fallback's provider (the caller's data must not go
  *       there, whatever the outage; the router hands back the primary's error with it); a quota 429
  *       {@link Deliver}ed as it is; 429 {@code rate_limited} after a 429; 503 {@code
@@ -263,7 +264,8 @@ public final class FailoverPlan {
     if (c == Classification.MODEL_GONE && !classBlocks) {
       return modelRetired(a.model(), ctx, switchProblem);
     }
-    if (ErrorClassifier.isTransient(a.provider(), a.status(), a.body()) && a.affordableRetryWait().isPresent()) {
+    if (ErrorClassifier.isTransient(a.provider(), a.status(), a.body())
+        && a.affordableRetryWait().isPresent()) {
       return new RetrySame(a.affordableRetryWait().get());
     }
     boolean quota = c == Classification.QUOTA_EXHAUSTED;

@@ -24,7 +24,7 @@ import java.util.TreeMap;
 public final class RoutingProfiles {
   private static final String PATH = "profiles";
 
-  /** What a profile gets for a key it leaves out (conf/profiles.conf says why each is what it is). */
+  /** What a profile gets for a key it leaves out (conf/profiles.conf says why each value). */
   static final String DEFAULTS_PATH = "profile-defaults";
 
   private final Map<String, RoutingProfile> byName;
@@ -58,7 +58,8 @@ public final class RoutingProfiles {
         throw new IllegalArgumentException(path + " must be an object");
       }
       try {
-        byName.put(name, read(name, profiles.getConfig(quoted(name)).withFallback(defaults), catalog));
+        Config profile = profiles.getConfig(quoted(name)).withFallback(defaults);
+        byName.put(name, read(name, profile, catalog));
       } catch (ConfigException e) {
         throw new IllegalArgumentException("profile '" + name + "': " + e.getMessage(), e);
       }

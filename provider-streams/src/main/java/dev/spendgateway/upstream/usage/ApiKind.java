@@ -30,7 +30,10 @@ public enum ApiKind {
   OPENAI_CHAT_COMPLETIONS(
       Provider.OPENAI, "/v1/chat/completions", OpenAiChatUsage.INSTANCE, UsageParsers::openAiChat),
   OPENAI_RESPONSES(
-      Provider.OPENAI, "/v1/responses", OpenAiResponsesUsage.INSTANCE, UsageParsers::openAiResponses),
+      Provider.OPENAI,
+      "/v1/responses",
+      OpenAiResponsesUsage.INSTANCE,
+      UsageParsers::openAiResponses),
   OPENAI_TRANSCRIPTIONS(
       Provider.OPENAI,
       "/v1/audio/transcriptions",
@@ -84,7 +87,7 @@ public enum ApiKind {
         .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
-  /** The kind served at {@code provider} + {@code path}, if the gateway passes that path through. */
+  /** The kind served at {@code provider} + {@code path}, if the gateway passes it through. */
   public static Optional<ApiKind> of(Provider provider, String path) {
     for (ApiKind kind : values()) {
       if (kind.provider == provider && kind.path.equals(path)) {

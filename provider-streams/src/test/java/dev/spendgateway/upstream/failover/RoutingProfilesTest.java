@@ -21,7 +21,7 @@ class RoutingProfilesTest {
   private static final ModelCatalog CATALOG =
       ModelCatalog.fromMap(SHIPPED.getConfig("models").root().unwrapped());
 
-  /** A test's own profiles over the shipped profile-defaults (and nothing else of the shipped conf). */
+  /** A test's own profiles over the shipped profile-defaults (nothing else of the shipped conf). */
   private static Config profiles(String hocon) {
     return ConfigFactory.parseString(hocon)
         .withFallback(SHIPPED.withOnlyPath(RoutingProfiles.DEFAULTS_PATH));

@@ -23,7 +23,8 @@ class ApiKindTest {
     "OPENAI_RESPONSES,        OPENAI,    /v1/responses,            /openai/v1/responses",
     "OPENAI_TRANSCRIPTIONS,   OPENAI,    /v1/audio/transcriptions, /openai/v1/audio/transcriptions",
   })
-  void eachApiHasItsProviderPathAndRoute(ApiKind kind, Provider provider, String path, String route) {
+  void eachApiHasItsProviderPathAndRoute(
+      ApiKind kind, Provider provider, String path, String route) {
     assertEquals(provider, kind.provider());
     assertEquals(path, kind.path());
     assertEquals(route, kind.route());
@@ -54,7 +55,8 @@ class ApiKindTest {
   @Test
   void aPlainTextTranscriptionSaysWhyItCarriesNoUsage() {
     assertEquals(
-        new UsageReport.NotReported("transcription answer is not JSON (text, srt or vtt carry no usage)"),
+        new UsageReport.NotReported(
+            "transcription answer is not JSON (text, srt or vtt carry no usage)"),
         ApiKind.OPENAI_TRANSCRIPTIONS.usageOfAnswer(null));
   }
 }
