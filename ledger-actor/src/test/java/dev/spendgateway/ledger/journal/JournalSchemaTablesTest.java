@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
@@ -25,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -37,8 +39,9 @@ import slick.jdbc.PostgresProfile$;
  * The journal DDL the module ships, on real databases (an H2 file, a PostgreSQL database of the
  * test's own): the same tables, columns, keys and indexes as the plugin's own script for its
  * current layout; creating twice changes nothing; a ledger persists and recovers on the tables;
- * a journal whose tables exist already (made by the plugin's script, as older gateways did) is
- * left alone, and one with a table missing is completed.
+ * a journal whose tables exist already (made by the plugin's script, as older gateways did, or
+ * provisioned for a role that may not create tables) is left alone, and one with a table missing
+ * is completed.
  */
 class JournalSchemaTablesTest {
   private static final long CENT = 10_000;
@@ -137,6 +140,46 @@ class JournalSchemaTablesTest {
         assertRecovered(again.client, "r-old");
       }
       assertEquals(1, db.number("SELECT count(*) FROM event_journal"));
+    }
+  }
+
+  /**
+   * A journal whose tables someone else provisioned, used by a role that may not create tables
+   * (PostgreSQL 15's default for the public schema): the schema step sees the tables and runs no
+   * DDL, so the ledger starts, writes and recovers.
+   */
+  @Test
+  void aRoleThatMayNotCreateTablesStartsOnProvisionedTables() throws Exception {
+    String role = "ledger_writer_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    try (PgDatabase db = PgDatabase.create()) {
+      try (Connection c = db.connect(); Statement s = c.createStatement()) {
+        JournalSchema.createIfMissing(c, JournalSchema.createScript(PostgresProfile$.MODULE$));
+        s.execute("CREATE ROLE " + role + " LOGIN");
+        s.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+        s.execute("GRANT USAGE ON SCHEMA public TO " + role);
+        s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role);
+        s.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + role);
+      }
+      try {
+        try (Connection c = DriverManager.getConnection(db.url, role, "");
+            Statement s = c.createStatement()) {
+          assertThrows(SQLException.class, () -> s.execute("CREATE TABLE probe (i INT)"),
+              "the role may not create tables");
+        }
+        Map<String, Object> asRole = Map.of("gateway.journal.user", role);
+        try (PgLedger ledger = PgLedger.start(db.url, asRole, "provisioned-pg")) {
+          reserve(ledger.client, "r-1");
+        }
+        try (PgLedger again = PgLedger.start(db.url, asRole, "provisioned-pg-again")) {
+          assertRecovered(again.client, "r-1");
+        }
+      } finally {
+        db.close();
+        try (Connection c = DriverManager.getConnection(PgDatabase.SERVER, PgDatabase.USER, "");
+            Statement s = c.createStatement()) {
+          s.execute("DROP ROLE IF EXISTS " + role);
+        }
+      }
     }
   }
 
