@@ -96,7 +96,7 @@ public final class AuditConfig {
     return ConfigFactory.parseMap(Map.of(JournalLock.URL_KEY, url)).withFallback(config);
   }
 
-  /** An H2 file URL for a file that does not exist would create an empty database: refuse instead. */
+  /** An H2 file URL for a missing file would create an empty database: refuse instead. */
   private static void requireJournalFile(Config config) {
     if (!config.hasPath(URL_KEY) || !config.hasPath("gateway.data-dir")) {
       return;

@@ -97,7 +97,8 @@ public final class JournalSchema {
         connection.commit();
       }
     } catch (SQLException e) {
-      throw new IllegalStateException("could not create the journal's tables: " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "could not create the journal's tables: " + e.getMessage(), e);
     }
   }
 

@@ -187,7 +187,8 @@ class JournalSchemaTablesTest {
 
   /** The comparison means something: columns, keys and the ordering index were all read. */
   private static void assertLayoutRead(String layout) {
-    for (String part : new String[] {"column event_journal.ordering ", "pk snapshot 2 sequence_number",
+    for (String part : new String[] {"column event_journal.ordering ",
+        "pk snapshot 2 sequence_number",
         "fk fk_event_journal event_tag.event_id -> event_journal.ordering",
         "unique event_journal.ordering #1 event_journal_ordering_idx"}) {
       assertTrue(layout.contains(part), part + " in " + layout);
@@ -228,7 +229,8 @@ class JournalSchemaTablesTest {
   /** The plugin's own create script for its current layout (in its jar). */
   private static String pluginScript(String database) throws IOException {
     String resource = "schema/" + database + "/" + database + "-create-schema.sql";
-    try (InputStream in = JournalSchemaTablesTest.class.getClassLoader().getResourceAsStream(resource)) {
+    ClassLoader loader = JournalSchemaTablesTest.class.getClassLoader();
+    try (InputStream in = loader.getResourceAsStream(resource)) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
@@ -278,12 +280,14 @@ class JournalSchemaTablesTest {
       }
       try (ResultSet rs = meta.getPrimaryKeys(null, schema, table)) {
         while (rs.next()) {
-          lines.add("pk " + table + " " + rs.getShort("KEY_SEQ") + " " + rs.getString("COLUMN_NAME"));
+          lines.add("pk " + table + " " + rs.getShort("KEY_SEQ") + " "
+              + rs.getString("COLUMN_NAME"));
         }
       }
       try (ResultSet rs = meta.getImportedKeys(null, schema, table)) {
         while (rs.next()) {
-          lines.add("fk " + rs.getString("FK_NAME") + " " + table + "." + rs.getString("FKCOLUMN_NAME")
+          lines.add("fk " + rs.getString("FK_NAME") + " " + table + "."
+              + rs.getString("FKCOLUMN_NAME")
               + " -> " + rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME")
               + " delete=" + rs.getShort("DELETE_RULE"));
         }
