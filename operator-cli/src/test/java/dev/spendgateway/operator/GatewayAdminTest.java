@@ -217,7 +217,8 @@ class GatewayAdminTest {
     CompletableFuture<Long> following = new CompletableFuture<>();
     ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
         following::complete;
-    var tail = CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail", "--limit", "1")));
+    var tail =
+        CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail", "--limit", "1")));
     tail.whenComplete((exit, e) -> following.completeExceptionally(
         new AssertionError("tail ended before following: exit " + exit + ", " + err)));
     long start = following.get(30, TimeUnit.SECONDS);
