@@ -110,8 +110,8 @@ class BackupRestoreIT {
   private Cli admin(String... args) throws Exception {
     Path root = root();
     List<String> cmd = new ArrayList<>(List.of(java(), "-cp",
-        root.resolve("conf") + File.pathSeparator + root.resolve("ledger-actor/target/gateway-admin.jar"),
-        "dev.spendgateway.ledger.audit.GatewayAdmin"));
+        root.resolve("conf") + File.pathSeparator + root.resolve("operator-cli/target/gateway-admin.jar"),
+        "dev.spendgateway.operator.GatewayAdmin"));
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile(temp, "admin", ".out");
     Path err = Files.createTempFile(temp, "admin", ".err");
