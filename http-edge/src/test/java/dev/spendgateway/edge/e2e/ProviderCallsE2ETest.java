@@ -48,7 +48,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Calls that reach the provider, end to end through real HTTP: the official SDKs get the
  * simulator's answer, and {@code /usage} shows exactly what the answer cost — or, when the answer
- * was an error, cut, or abandoned, what the settlement rules of issue 5 say it costs.
+ * was an error, cut, or abandoned, what the settlement rules ({@code Settlement}) say it costs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ProviderCallsE2ETest {

@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Seeded, time-bounded fuzz of bad input on every route (issue 8, item 4): valid bodies mutated
+ * Seeded, time-bounded fuzz of bad input on every route: valid bodies mutated
  * (wrong types, huge/negative/fractional numbers, NaN/Infinity, nulls, missing fields, 10,000-deep
  * nesting, duplicate keys, invalid UTF-8, truncation, other top-level values, wrong content types,
  * truncated or broken multipart, oversized headers, empty bodies) must always get a clear 4xx — a

@@ -40,8 +40,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every simulator fault on every pass-through route (issue 8, item 3): what the caller gets, what the
- * ledger keeps (issue 5's settlement rules: an error status is not billed → 0; a success with usage →
+ * Every simulator fault on every pass-through route: what the caller gets, what the
+ * ledger keeps (the settlement rules of {@code Settlement}: an error status is not billed → 0; a success with usage →
  * the actual cost; a cut, unreadable or timed-out answer, or a connection lost after the request was
  * sent → the worst case), exactly one access line, no gateway-made 5xx but the documented ones, no
  * reservation left open, and the upstream pool still usable: a normal call right after each fault
@@ -49,7 +49,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultMatrixTest {
-  /** The only 5xx the gateway itself may answer with (SPEC §2, issue 5). */
+  /** The only 5xx the gateway itself may answer with (docs/ROUTER.md, "Errors"). */
   private static final Set<String> DOCUMENTED_GATEWAY_5XX =
       Set.of("upstream_unavailable", "upstream_unreadable", "ledger_unavailable");
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Crash test through the whole gateway process (issue 8, item 2): the packaged gateway.jar runs as
+ * Crash test through the whole gateway process: the packaged gateway.jar runs as
  * its own JVM, several threads drive ledger reservations, settles and voids over HTTP, the process
  * is killed with SIGKILL ({@link Process#destroyForcibly()} on Linux) at a seeded random moment, and
  * restarted on the same data dir. Then: every acknowledged reservation and close is there with the

@@ -47,7 +47,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Security checks of issue 8, item 5, beyond what the e2e suite already covers (RefusalsE2ETest:
+ * Security checks beyond what the e2e suite already covers (RefusalsE2ETest:
  * both header styles through the SDKs; UpstreamHygieneE2ETest: the key swap on three routes, cookies
  * and x-forwarded-for kept home, a marked prompt kept out of logs): the token in both styles on every
  * route family, the comparison's shape, the token kept from the provider on every route including

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Issue 6's table: (primary fault, fallback state) → (final status, provider used, failover flag,
+ * The router's failover table (docs/ROUTER.md): (primary fault, fallback state) → (final status, provider used, failover flag,
  * ledger entries per attempt). Each ledger entry is {@code provider:status:settlement} read from the
  * attempt's access-log line, where settlement is {@code zero} (voided: not billed), {@code actual}
  * (settled from the reported usage) or {@code worst} (kept at the reservation: cut or unknown).

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Policy of {@code POST /anthropic/v1/messages} (SPEC section 3). */
+/** Policy of {@code POST /anthropic/v1/messages}. */
 final class AnthropicMessagesRules {
   static final String ROUTE = "/anthropic/v1/messages";
 

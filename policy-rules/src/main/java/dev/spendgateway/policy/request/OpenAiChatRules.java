@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
-/** Policy of {@code POST /openai/v1/chat/completions} (SPEC section 3). No tools at all here. */
+/** Policy of {@code POST /openai/v1/chat/completions}. No tools at all here. */
 final class OpenAiChatRules {
   static final String ROUTE = "/openai/v1/chat/completions";
 

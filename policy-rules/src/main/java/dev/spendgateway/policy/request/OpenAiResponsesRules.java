@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Policy of {@code POST /openai/v1/responses}, which exists only for web search (SPEC section 2): the
+ * Policy of {@code POST /openai/v1/responses}, which exists only for web search: the
  * call must offer exactly one web search tool, and nothing stateful (stored responses, conversations,
  * prompt templates, background runs) is reachable through it.
  */
