@@ -91,9 +91,8 @@ final class OpenAiResponsesRules {
   }
 
   Allowed check(JsonNode json, long bodyBytes, LocalDate today) {
-    BodyRules.checkBodySize(bodyBytes, limits);
-    ObjectNode body = BodyRules.requireObject(json);
-    BodyRules.checkFields(body, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
+    ObjectNode body =
+        BodyRules.checkEnvelope(json, bodyBytes, limits, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
     List<String> warnings = new ArrayList<>();
     ModelInfo model =
         BodyRules.checkModel(
