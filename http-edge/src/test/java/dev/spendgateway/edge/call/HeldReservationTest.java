@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.Reservation;
 import dev.spendgateway.ledger.Reservation.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -49,7 +51,8 @@ class HeldReservationTest {
   }
 
   /** A ledger that stays silent for the first {@code silent} closes, then answers with {@code answer}. */
-  private record ScriptedLedger(LedgerClient client, AtomicInteger closes) {
+  private record ScriptedLedger(
+      LedgerClient client, AtomicInteger closes, ActorRef<GlobalBudget.Command> ref) {
     static ScriptedLedger of(int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
       AtomicInteger closes = new AtomicInteger();
       Behavior<GlobalBudget.Command> behavior = Behaviors.receiveMessage(command -> {
@@ -62,7 +65,7 @@ class HeldReservationTest {
       ActorRef<GlobalBudget.Command> ref = testKit.spawn(behavior);
       LedgerClient client = new LedgerClient(ref, testKit.system().scheduler(), testKit.system().executionContext(),
           Duration.ofMillis(100));
-      return new ScriptedLedger(client, closes);
+      return new ScriptedLedger(client, closes, ref);
     }
 
     private static ActorRef<GlobalBudget.CloseReply> replyTo(GlobalBudget.Command command) {
@@ -191,7 +194,12 @@ class HeldReservationTest {
       assertSame(results.get(0), r);
     }
     assertNull(await(results.get(0)).problem());
-    Thread.sleep(200); // a second ask (a bug) would arrive within this
-    assertEquals(1, ledger.closes().get());
+    // Every close() has returned, so any ask it made is in the ledger's mailbox. The ledger takes
+    // one message at a time, in order: once a marker close sent now is answered, a second ask for
+    // the reservation (a bug) has been counted too.
+    TestProbe<GlobalBudget.CloseReply> marker = testKit.createTestProbe();
+    ledger.ref().tell(new GlobalBudget.Settle("marker", 0, Reservation.Owner.LEDGER_API, marker.getRef()));
+    marker.expectMessageClass(GlobalBudget.Closed.class);
+    assertEquals(1 + 1, ledger.closes().get(), "one ask for the reservation, then the marker's");
   }
 }

@@ -13,6 +13,7 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.SimRoute;
@@ -31,18 +32,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * through the router — JSON and streaming — and can tell them apart only by the headers.
  */
 class RouterSdkTest {
-  private static RouterHarness h;
+  private static TestGateway h;
   private static OpenAIClient client;
 
   @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/router-test.conf");
+  static void start() throws Exception {
+    h = RouterGateway.start("router/router-test.conf", "RouterSdkTest");
     OpenAIOkHttpClient.Builder b = OpenAIOkHttpClient.builder()
-        .baseUrl(h.base() + "/v1")
-        .apiKey(RouterHarness.TOKEN)
+        .baseUrl(h.base + "/v1")
+        .apiKey(RouterGateway.TOKEN)
         .maxRetries(0)
         .timeout(Duration.ofSeconds(30));
-    RouterHarness.spendHeaders("unused").forEach((k, v) -> {
+    RouterGateway.spendHeaders("unused").forEach((k, v) -> {
       if (!k.equals("authorization") && !k.equals("x-request-id")) {
         b.putHeader(k, v);
       }
@@ -51,7 +52,7 @@ class RouterSdkTest {
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws Exception {
     client.close();
     h.close();
   }

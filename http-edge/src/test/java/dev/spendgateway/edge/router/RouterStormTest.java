@@ -1,8 +1,13 @@
 package dev.spendgateway.edge.router;
 
+import static dev.spendgateway.edge.router.RouterGateway.attempts;
+import static dev.spendgateway.edge.router.RouterGateway.entries;
+import static dev.spendgateway.edge.router.RouterGateway.post;
+import static dev.spendgateway.edge.router.RouterGateway.postAsync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.net.http.HttpClient;
@@ -28,15 +33,15 @@ class RouterStormTest {
   private static final int CALLS = 500;
   private static final int INTERACTIVE_MAX_ATTEMPTS = 4;
 
-  private static RouterHarness h;
+  private static TestGateway h;
 
   @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/storm-test.conf");
+  static void start() throws Exception {
+    h = RouterGateway.start("router/storm-test.conf", "RouterStormTest");
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws Exception {
     h.close();
   }
 
@@ -55,7 +60,7 @@ class RouterStormTest {
     for (int i = 0; i < CALLS; i++) {
       String id = "storm-" + UUID.randomUUID();
       ids.add(id);
-      calls.add(h.postAsync(storm, RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders(id)));
+      calls.add(postAsync(h, storm, RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders(id)));
     }
     Map<Integer, Integer> statuses = new TreeMap<>();
     for (CompletableFuture<HttpResponse<String>> c : calls) {
@@ -68,9 +73,9 @@ class RouterStormTest {
     assertTrue(openAi + claude <= INTERACTIVE_MAX_ATTEMPTS * CALLS, "upstream attempts " + (openAi + claude));
     assertEquals(CALLS, claude, "one fallback attempt per call");
     assertTrue(openAi <= 2 * CALLS, "the primary gets at most half the budget: " + openAi);
-    h.attempts(ids.get(CALLS - 1), 3);
+    attempts(h, ids.get(CALLS - 1), 3);
     for (String id : ids) {
-      List<RouterHarness.Entry> attempts = h.entries(id);
+      List<RouterGateway.Entry> attempts = entries(h, id);
       assertTrue(attempts.size() <= INTERACTIVE_MAX_ATTEMPTS, id + " retried past its budget: " + attempts);
       assertEquals("anthropic:200:actual", attempts.get(attempts.size() - 1).brief());
     }
@@ -82,14 +87,20 @@ class RouterStormTest {
     long quiet = p50(interactiveLatencies(15));
 
     // 200 batch calls through a batch lane of 4 slots at 40 ms each: about 2 s of queue.
+    int reachedBefore = h.sim.received(SimRoute.OPENAI_CHAT).size();
     List<CompletableFuture<HttpResponse<String>>> flood = new ArrayList<>();
     HttpClient floodClient = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     for (int i = 0; i < 200; i++) {
-      flood.add(h.postAsync(floodClient,
-          RouterHarness.chat("fast-summary", false),
-          withPriority(RouterHarness.spendHeaders("flood-" + UUID.randomUUID()), "batch")));
+      flood.add(postAsync(h, floodClient,
+          RouterGateway.chat("fast-summary", false),
+          withPriority(RouterGateway.spendHeaders("flood-" + UUID.randomUUID()), "batch")));
     }
-    RouterHarness.sleep(200);
+    // The flood is in once the lane's 4 slots have reached the provider: the rest queue behind them.
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (h.sim.received(SimRoute.OPENAI_CHAT).size() < reachedBefore + 4) {
+      assertTrue(System.nanoTime() < deadline, "the flood never reached the provider");
+      Thread.sleep(10);
+    }
     long flooded = p50(interactiveLatencies(15));
     int stillQueued = (int) flood.stream().filter(f -> !f.isDone()).count();
 
@@ -110,8 +121,8 @@ class RouterStormTest {
     List<Long> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       long t0 = System.nanoTime();
-      HttpResponse<String> r = h.post(
-          RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders("inter-" + UUID.randomUUID()));
+      HttpResponse<String> r = post(h, 
+          RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders("inter-" + UUID.randomUUID()));
       out.add((System.nanoTime() - t0) / 1_000_000);
       assertEquals(200, r.statusCode(), r.body());
       assertEquals("openai", r.headers().firstValue("x-gateway-provider").orElse(null));
