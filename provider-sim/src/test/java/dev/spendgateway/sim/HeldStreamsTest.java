@@ -43,6 +43,7 @@ class HeldStreamsTest {
       while (streams(http, sim).get("open").asInt() < STREAMS && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
+      // None may finish while held: a non-event, so watched over a short window once all are open.
       Thread.sleep(200);
       JsonNode held = streams(http, sim);
       assertEquals(STREAMS, held.get("open").asInt(), held.toString());

@@ -26,6 +26,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -71,10 +73,19 @@ class GatewayCrashIT {
 
   enum Answer { NOT_SENT, ACKNOWLEDGED, NO_ANSWER }
 
+  /** One seed per run ({@code -Dcrash.seed=S} replays one), named in any failure. */
+  private static final long SEED = Long.getLong("crash.seed", System.nanoTime());
+
+  @RegisterExtension
+  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
+    throw new AssertionError(
+        failure.getMessage() + " [seed " + SEED + ": replay with -Dcrash.seed=" + SEED + "]", failure);
+  };
+
   @Test
   void everyAcknowledgedDecisionSurvivesAKill9() throws Exception {
     int trials = Integer.getInteger("crash.trials", 3);
-    long seed = Long.getLong("crash.seed", System.nanoTime());
+    long seed = SEED;
     System.out.println("GatewayCrashIT: " + trials + " trials, seed " + seed + " (replay with -Dcrash.seed=" + seed + ")");
     Random random = new Random(seed);
     Path dataDir = work.resolve("data");
@@ -146,7 +157,7 @@ class GatewayCrashIT {
     // The random moment counts from the first acknowledged reservation: a fresh JVM on a busy CI
     // machine can take longer than the whole window to answer its first request.
     assertTrue(firstAcknowledged.await(60, TimeUnit.SECONDS), "the gateway acknowledges a reservation");
-    Thread.sleep(killAfterMillis);
+    Thread.sleep(killAfterMillis); // the seeded moment of the kill: the test's own pace
     gateway.kill9();
     stop.set(true);
     assertTrue(done.await(30, TimeUnit.SECONDS), "the drivers notice the kill");
