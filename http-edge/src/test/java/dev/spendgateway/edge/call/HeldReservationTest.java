@@ -19,14 +19,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -36,24 +39,19 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ledger actually did. The ledger is a scripted actor: it ignores the first {@code silent} closes
  * (as a ledger that is restarting would), then answers.
  */
+@ExtendWith(TestKitJUnit5Extension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HeldReservationTest {
   private static final long HELD = 300_000;
-  private static ActorTestKit testKit;
 
-  @BeforeAll
-  static void start() {
-    testKit = ActorTestKit.create();
-  }
-
-  @AfterAll
-  static void stop() {
-    testKit.shutdownTestKit();
-  }
+  /** One actor system for the class: Pekko's JUnit 5 extension stops it after the last test. */
+  @JUnit5TestKit final ActorTestKit testKit = new JUnit5TestKitBuilder().build();
 
   /** A ledger that stays silent for the first {@code silent} closes, then answers with {@code answer}. */
   private record ScriptedLedger(
       LedgerClient client, AtomicInteger closes, ActorRef<GlobalBudget.Command> ref) {
-    static ScriptedLedger of(int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
+    static ScriptedLedger of(
+        ActorTestKit testKit, int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
       AtomicInteger closes = new AtomicInteger();
       Behavior<GlobalBudget.Command> behavior = Behaviors.receiveMessage(command -> {
         ActorRef<GlobalBudget.CloseReply> replyTo = replyTo(command);
@@ -138,7 +136,7 @@ class HeldReservationTest {
   void closesAndSaysWhatTheLedgerDid(String sentence, int silent,
       Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer, Settlement.Closing how, int asks,
       Long settled, String problem) throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(silent, answer);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, silent, answer);
     InFlightCalls inFlight = new InFlightCalls();
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-1", ledger.client(), inFlight);
 
@@ -152,7 +150,7 @@ class HeldReservationTest {
 
   @Test
   void aSecondCloseChangesNothingAndGetsTheFirstResult() throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, 0, HeldReservationTest::asAsked);
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-2", ledger.client(), new InFlightCalls());
 
     CompletionStage<LedgerClose> first = held.close(new Settlement.Closing.AtCost(1234));
@@ -166,7 +164,7 @@ class HeldReservationTest {
 
   @Test
   void closesRacingFromManyThreadsAskTheLedgerOnce() throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, 0, HeldReservationTest::asAsked);
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-3", ledger.client(), new InFlightCalls());
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();

@@ -17,6 +17,7 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.WebSearchTool;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -36,11 +37,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -50,23 +47,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * simulator's answer, and {@code /usage} shows exactly what the answer cost — or, when the answer
  * was an error, cut, or abandoned, what the settlement rules of issue 5 say it costs.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ProviderCallsE2ETest {
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("calls");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+class ProviderCallsE2ETest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("calls");
   }
 
   // --- 1. JSON and streaming, settled at the exact cost ---------------------------------------
