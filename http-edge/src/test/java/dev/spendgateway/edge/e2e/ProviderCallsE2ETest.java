@@ -129,28 +129,16 @@ class ProviderCallsE2ETest extends GatewayPerClass {
   }
 
   static MessageCreateParams.Builder claude(Brand brand) {
-    MessageCreateParams.Builder b =
-        MessageCreateParams.builder().model("claude-opus-5-5").maxTokens(1024).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.claude(brand, 1024);
   }
 
   static ChatCompletionCreateParams.Builder chat(Brand brand) {
-    ChatCompletionCreateParams.Builder b =
-        ChatCompletionCreateParams.builder().model("gpt-6.1-sol").maxCompletionTokens(2000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.chat(brand, 2000);
   }
 
   static ResponseCreateParams.Builder webSearch(Brand brand) {
-    ResponseCreateParams.Builder b =
-        ResponseCreateParams.builder()
-            .model("gpt-6.1-sol")
-            .maxOutputTokens(2000)
-            .input("latest pekko release")
-            .addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build());
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.responses(brand, 2000)
+        .addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build());
   }
 
   /** The simulator reports transcription usage as {"type":"duration","seconds": inputTokens}. */

@@ -128,24 +128,16 @@ class RefusalsE2ETest extends GatewayPerClass {
   // --- 400 ---------------------------------------------------------------------------------------
 
   static MessageCreateParams.Builder claude(Brand brand) {
-    MessageCreateParams.Builder b =
-        MessageCreateParams.builder().model("claude-opus-5-5").maxTokens(1000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.claude(brand, 1000);
   }
 
   static ChatCompletionCreateParams.Builder chat(Brand brand) {
-    ChatCompletionCreateParams.Builder b =
-        ChatCompletionCreateParams.builder().model("gpt-6.1-sol").maxCompletionTokens(1000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.chat(brand, 1000);
   }
 
+  /** A Responses call each refusal row changes into one the policy refuses. */
   static ResponseCreateParams.Builder webSearch(Brand brand) {
-    ResponseCreateParams.Builder b =
-        ResponseCreateParams.builder().model("gpt-6.1-sol").maxOutputTokens(1000).input("latest pekko release");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.responses(brand, 1000);
   }
 
   private static Refusal anthropicRefusal(TestGateway gw, MessageCreateParams params) {

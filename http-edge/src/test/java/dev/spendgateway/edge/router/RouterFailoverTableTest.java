@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
@@ -16,9 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -36,22 +34,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the kernel then discards them — the gateway rightly sees a cut before the first byte and fails
  * over, so such a row would depend on machine load.
  */
-class RouterFailoverTableTest {
-  private static TestGateway h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = RouterGateway.start("router/router-test.conf", "RouterFailoverTableTest");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    h.close();
-  }
-
-  @BeforeEach
-  void reset() {
-    h.sim.reset();
+class RouterFailoverTableTest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return RouterGateway.start("router/router-test.conf", "RouterFailoverTableTest");
   }
 
   record Row(
@@ -155,19 +141,19 @@ class RouterFailoverTableTest {
   @MethodSource("table")
   void row(Row row) throws Exception {
     if (!row.openai().isEmpty()) {
-      h.sim.script(SimRoute.OPENAI_CHAT, row.openai().toArray(Fault[]::new));
+      gw.sim.script(SimRoute.OPENAI_CHAT, row.openai().toArray(Fault[]::new));
     }
     if (!row.anthropic().isEmpty()) {
-      h.sim.script(SimRoute.ANTHROPIC_MESSAGES, row.anthropic().toArray(Fault[]::new));
+      gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, row.anthropic().toArray(Fault[]::new));
     }
     String id = "table-" + UUID.randomUUID();
-    HttpResponse<String> r = post(h, RouterGateway.chat("fast-summary", row.stream()), RouterGateway.spendHeaders(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", row.stream()), RouterGateway.spendHeaders(id));
 
     assertEquals(row.status(), r.statusCode(), () -> "status; body " + r.body());
     assertEquals(row.provider(), r.headers().firstValue("x-gateway-provider").orElse(null), "x-gateway-provider");
     assertEquals(Boolean.toString(row.failover()), r.headers().firstValue("x-gateway-failover").orElse(null), "x-gateway-failover");
     assertEquals(id, r.headers().firstValue("x-request-id").orElse(null), "x-request-id");
-    List<String> ledger = attempts(h, id, row.ledger().size()).stream().map(RouterGateway.Entry::brief).toList();
+    List<String> ledger = attempts(gw, id, row.ledger().size()).stream().map(RouterGateway.Entry::brief).toList();
     assertEquals(row.ledger(), ledger, "ledger entries per attempt");
     checkBody(row, r.body());
   }
@@ -205,7 +191,7 @@ class RouterFailoverTableTest {
   @Test
   void unknownProfileIs400ListingTheProfiles() throws Exception {
     String id = "table-" + UUID.randomUUID();
-    HttpResponse<String> r = post(h, RouterGateway.chat("gpt-6.1-sol", false), RouterGateway.spendHeaders(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("gpt-6.1-sol", false), RouterGateway.spendHeaders(id));
     assertEquals(400, r.statusCode());
     JsonNode error = TestGateway.JSON.readTree(r.body()).path("error");
     assertEquals("model", error.path("param").asText());
@@ -213,64 +199,64 @@ class RouterFailoverTableTest {
       assertTrue(error.path("message").asText().contains(profile), r.body());
     }
     assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
-    assertEquals(0, h.sim.received().size(), "nothing went upstream");
+    assertEquals(0, gw.sim.received().size(), "nothing went upstream");
   }
 
   @Test
   void aRequestTheFallbackCannotServeDoesNotFailOver() throws Exception {
     // fast-summary's Haiku has no native json_schema: an OpenAI outage gives a clear 503, not Claude.
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
     String id = "table-" + UUID.randomUUID();
     String body = "{\"model\":\"fast-summary\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
         + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"strict\":true,"
         + "\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\"],\"additionalProperties\":false}}}}";
-    HttpResponse<String> r = post(h, body, RouterGateway.spendHeaders(id));
+    HttpResponse<String> r = post(gw, body, RouterGateway.spendHeaders(id));
     assertEquals(503, r.statusCode(), r.body());
     assertTrue(r.body().contains("fallback_unsupported"), r.body());
     assertTrue(r.body().contains("json_schema"), r.body());
-    assertEquals(0, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+    assertEquals(0, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
     assertEquals(List.of("openai:503:zero", "openai:503:zero", "openai:503:zero", "openai:503:zero"),
-        attempts(h, id, 4).stream().map(RouterGateway.Entry::brief).toList());
+        attempts(gw, id, 4).stream().map(RouterGateway.Entry::brief).toList());
   }
 
   @Test
   void aRequestThatDoesNotTranslateDoesNotFailOver() {
     // n = 2 has no Claude equivalent: during an OpenAI outage the caller is told why, in a 503.
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
     String body = "{\"model\":\"fast-summary\",\"max_tokens\":64,\"n\":2,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    HttpResponse<String> r = post(h, body, RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
+    HttpResponse<String> r = post(gw, body, RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     assertEquals(503, r.statusCode(), r.body());
     assertTrue(r.body().contains("fallback_unsupported"), r.body());
-    assertEquals(0, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+    assertEquals(0, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
   }
 
   @Test
   void theV1PrefixSpeaksOpenAi() throws Exception {
     Map<String, String> noToken = new java.util.LinkedHashMap<>(RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     noToken.remove("authorization");
-    HttpResponse<String> unauthorized = post(h, RouterGateway.chat("fast-summary", false), noToken);
+    HttpResponse<String> unauthorized = post(gw, RouterGateway.chat("fast-summary", false), noToken);
     assertEquals(401, unauthorized.statusCode());
     assertEquals("invalid_api_key", TestGateway.JSON.readTree(unauthorized.body()).path("error").path("type").asText());
 
-    HttpResponse<String> missing = h.http.send(
-        java.net.http.HttpRequest.newBuilder(java.net.URI.create(h.base + "/v1/embeddings"))
+    HttpResponse<String> missing = gw.http.send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(gw.base + "/v1/embeddings"))
             .header("authorization", "Bearer " + RouterGateway.TOKEN)
             .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(404, missing.statusCode());
     assertTrue(TestGateway.JSON.readTree(missing.body()).path("error").has("param"), "OpenAI shape: " + missing.body());
-    assertEquals(0, h.sim.received().size());
+    assertEquals(0, gw.sim.received().size());
   }
 
   @Test
   void everyReservationIsClosedAfterTheTable() throws Exception {
     // Runs in any order with the rows; whatever ran before has closed its reservations.
-    post(h, RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
+    post(gw, RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     long deadline = System.nanoTime() + 5_000_000_000L;
-    int open = usage(h).path("openReservations").asInt(-1);
+    int open = usage(gw).path("openReservations").asInt(-1);
     while (open != 0 && System.nanoTime() < deadline) {
       Thread.sleep(50);
-      open = usage(h).path("openReservations").asInt(-1);
+      open = usage(gw).path("openReservations").asInt(-1);
     }
     assertEquals(0, open, "open reservations");
   }
