@@ -7,14 +7,13 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.testkit.GatewayProcess;
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -295,47 +294,13 @@ class GatewayCrashIT {
     }
 
     static Gateway start(Path work, Path dataDir, int generation) throws Exception {
-      int port = freePort();
-      String jar = System.getProperty("gateway.jar", "target/gateway.jar");
-      Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
-      List<String> cmd = List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx256m",
-          "-Dconfig.file=" + root.resolve("conf/application.conf"),
-          "-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"),
-          "-jar", jar);
-      Path out = work.resolve("gateway-" + generation + ".log");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
-      pb.environment().put("GATEWAY_TOKEN", TOKEN);
-      pb.environment().put("GATEWAY_DATA_DIR", dataDir.toString());
-      pb.environment().put("GATEWAY_PORT", Integer.toString(port));
-      pb.environment().put("GATEWAY_HOST", "127.0.0.1");
-      // Nobody listens there: the crash test drives only the ledger API.
-      pb.environment().put("OPENAI_BASE_URL", "http://127.0.0.1:9");
-      pb.environment().put("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
-      Gateway g = new Gateway(pb.start(), "http://127.0.0.1:" + port);
-      g.awaitReady(out);
-      return g;
-    }
-
-    private void awaitReady(Path out) throws Exception {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline) {
-        if (!process.isAlive()) {
-          fail("the gateway exited with " + process.exitValue() + ": " + Files.readString(out));
-        }
-        try {
-          HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).timeout(Duration.ofSeconds(3)).build(),
-              HttpResponse.BodyHandlers.ofString());
-          if (r.statusCode() == 200) {
-            return;
-          }
-        } catch (IOException notYet) {
-          // still starting
-        }
-        Thread.sleep(100);
-      }
-      fail("the gateway was not ready within 60s: " + Files.readString(out));
+      GatewayProcess p = GatewayProcess.launch().jvm("-Xmx256m").token(TOKEN).dataDir(dataDir)
+          .port(GatewayProcess.freePort()).env("GATEWAY_HOST", "127.0.0.1")
+          // Nobody listens there: the crash test drives only the ledger API.
+          .env("OPENAI_BASE_URL", "http://127.0.0.1:9").env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+          .start(work.resolve("gateway-" + generation + ".log"));
+      p.awaitReady(Duration.ofSeconds(60));
+      return new Gateway(p.process, p.base());
     }
 
     /** SIGKILL: no shutdown hook, no flush, no CoordinatedShutdown. */
@@ -367,12 +332,6 @@ class GatewayCrashIT {
     private HttpResponse<String> get(String path) throws Exception {
       return HTTP.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10)).header("x-api-key", TOKEN).build(),
           HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static int freePort() throws IOException {
-      try (ServerSocket s = new ServerSocket(0)) {
-        return s.getLocalPort();
-      }
     }
   }
 }
