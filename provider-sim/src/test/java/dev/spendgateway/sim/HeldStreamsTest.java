@@ -70,6 +70,12 @@ class HeldStreamsTest {
           "{\"model\":\"m\",\"max_tokens\":8,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
           HttpResponse.BodyHandlers.ofString());
       assertTrue(r.body().contains("event: message_stop"), r.body());
+      // The simulator counts the stream finished as its side ends, which can be just after the
+      // client has read the last byte: wait for the count rather than race it.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (sim.finishedStreams() < 1 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
       assertEquals(1, sim.finishedStreams());
     }
   }
