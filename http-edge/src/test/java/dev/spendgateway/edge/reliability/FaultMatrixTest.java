@@ -255,10 +255,9 @@ class FaultMatrixTest {
         assertEquals("upstream_unavailable", errorType(r.body()));
         JsonNode usage = refused.awaitSettled(brand.id());
         assertEquals(0, money(cap(usage, "brand_daily"), "spentUsd").signum(), route + ": " + usage);
-        List<JsonNode> lines = refused.awaitAccessLines(requestId);
-        assertEquals(1, lines.size(), lines.toString());
-        assertEquals("upstream_connect_failed", lines.get(0).get("error").asText(), lines.toString());
-        assertEquals(0, new BigDecimal(lines.get(0).get("settled_usd").asText()).signum(), lines.toString());
+        JsonNode line = refused.awaitOnlyAccessLine(requestId);
+        assertEquals("upstream_connect_failed", line.get("error").asText(), line.toString());
+        assertEquals(0, new BigDecimal(line.get("settled_usd").asText()).signum(), line.toString());
       }
     }
   }
@@ -284,10 +283,9 @@ class FaultMatrixTest {
   }
 
   private JsonNode onlyAccessLine(String requestId) throws Exception {
-    List<JsonNode> lines = gw.awaitAccessLines(requestId);
-    assertEquals(1, lines.size(), "exactly one access line: " + lines);
-    assertNotNull(lines.get(0).get("reserved_usd"));
-    return lines.get(0);
+    JsonNode line = gw.awaitOnlyAccessLine(requestId);
+    assertNotNull(line.get("reserved_usd"));
+    return line;
   }
 
   private static String errorType(String body) {
