@@ -191,6 +191,7 @@ public final class HoldStreams implements Callable<Integer> {
   private int run(List<HttpClient> pool, H2Connections h2, boolean anthropic) throws Exception {
     ObjectNode summary = mapper.createObjectNode();
     summary.put("streams", streams);
+    summary.put("probes", probes);
     summary.put("protocol", h2 == null ? "HTTP/1.1" : "h2c");
     summary.put("pauseSec", pause.toMillis() / 1000.0);
     summary.put("provider", provider);
