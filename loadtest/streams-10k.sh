@@ -19,6 +19,9 @@
 #                     (10,000 need `ulimit -n` >= ~21,000 in the gateway).
 #   STREAMS_PAUSE     silence after all are open, before they are released (default 20s)
 #   STREAMS_PROBES    new calls timed while the N are held (default 200)
+#   STREAMS_OPENING   calls waiting for their response headers at once while opening (default 200;
+#                     lower it on a loaded machine, where a burst makes the ledger's fsync'd
+#                     reservations miss ledger.ask-timeout: 503 ledger_unavailable)
 #   STREAMS_BASE_PORT simulator on it, gateway HTTP/1.1 on +1, HTTP/2 on +2 (default 19100)
 #   GATEWAY_HEAP      the gateway's -Xms/-Xmx (default 2g), pre-touched, so RSS growth is what
 #                     open streams cost outside the heap
@@ -34,6 +37,7 @@ n="${1:-10000}"
 protocol="${STREAMS_PROTOCOL:-h2c}"
 pause="${STREAMS_PAUSE:-20s}"
 probes="${STREAMS_PROBES:-200}"
+opening="${STREAMS_OPENING:-200}"
 base="${STREAMS_BASE_PORT:-19100}"
 heap="${GATEWAY_HEAP:-2g}"
 sim_port=$base; gw_port=$((base + 1)); h2_port=$((base + 2))
@@ -111,7 +115,7 @@ pids+=($!)
 
 # --- the run ---------------------------------------------------------------------------------------
 args=(streams --sim "http://127.0.0.1:$sim_port" --gateway-pid "$gw_pid" --live-heap --hold
-  -n "$n" --pause "$pause" --probes "$probes" --call-usd 0.000200 --json)
+  -n "$n" --pause "$pause" --probes "$probes" --opening "$opening" --call-usd 0.000200 --json)
 if [[ "$protocol" == h2c ]]; then args+=(--h2-port "$h2_port"); fi
 set +e
 GATEWAY_TOKEN="$token" GATEWAY_PORT="$gw_port" LOADTEST_JAVA_OPTS="-Xmx3g -XX:+UseParallelGC" \

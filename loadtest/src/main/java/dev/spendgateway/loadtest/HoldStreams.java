@@ -210,7 +210,8 @@ public final class HoldStreams implements Callable<Integer> {
     }
     // At the peak: every stream served or refused (or the pause running out; held streams wait).
     long waitUntil = System.nanoTime() + (hold ? TimeUnit.MINUTES.toNanos(30) : pause.toNanos());
-    while (servedNow.get() + refusedCount() + ended.get() < streams && System.nanoTime() < waitUntil) {
+    // Each stream counts once: served and still open, or ended (refusals and cuts end too).
+    while (servedNow.get() + ended.get() < streams && System.nanoTime() < waitUntil) {
       Thread.sleep(100);
       progress(start, false);
     }
