@@ -25,6 +25,7 @@
 #   STREAMS_BASE_PORT simulator on it, gateway HTTP/1.1 on +1, HTTP/2 on +2 (default 19100)
 #   GATEWAY_HEAP      the gateway's -Xms/-Xmx (default 2g), pre-touched, so RSS growth is what
 #                     open streams cost outside the heap
+#   STREAMS_ARGS      more `bin/loadtest streams` options, e.g. "--prompt-bytes 32768"
 #   STREAMS_KEEP=1    keep the work dir (logs, the loadtest's JSON) after the run
 #
 # Run it on a quiet machine (the script prints the load average; opening rate and latencies are
@@ -117,6 +118,8 @@ pids+=($!)
 args=(streams --sim "http://127.0.0.1:$sim_port" --gateway-pid "$gw_pid" --live-heap --hold
   -n "$n" --pause "$pause" --probes "$probes" --opening "$opening" --call-usd 0.000200 --json)
 if [[ "$protocol" == h2c ]]; then args+=(--h2-port "$h2_port"); fi
+# shellcheck disable=SC2206
+args+=(${STREAMS_ARGS:-})
 set +e
 GATEWAY_TOKEN="$token" GATEWAY_PORT="$gw_port" LOADTEST_JAVA_OPTS="-Xmx3g -XX:+UseParallelGC" \
   "$here/bin/loadtest" "${args[@]}" >"$work/result.json" 2>"$work/loadtest.log"

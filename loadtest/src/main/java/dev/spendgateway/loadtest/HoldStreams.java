@@ -90,6 +90,11 @@ public final class HoldStreams implements Callable<Integer> {
       + "Default ${DEFAULT-VALUE}.")
   String provider = "openai";
 
+  @Option(names = "--prompt-bytes", description = "Pad each call's prompt to about this many bytes (to see "
+      + "whether an open stream keeps its request: per-stream heap should not grow with it). Default "
+      + "${DEFAULT-VALUE}.")
+  int promptBytes = 0;
+
   @Option(names = "--opening", description = "Calls waiting for their response headers at once while "
       + "opening (a burst of thousands of connects overflows the listen backlogs). Default ${DEFAULT-VALUE}.")
   int opening = 200;
@@ -454,12 +459,13 @@ public final class HoldStreams implements Callable<Integer> {
     return anthropic ? "/anthropic/v1/messages" : "/openai/v1/chat/completions";
   }
 
-  private static String body(boolean anthropic) {
+  private String body(boolean anthropic) {
+    String prompt = "Write a long answer." + " pad".repeat(Math.max(0, promptBytes / 4));
     return anthropic
         ? "{\"model\":\"claude-opus-5-5\",\"max_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"Write a long answer.\"}]}"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}"
         : "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"Write a long answer.\"}]}";
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
   }
 
   /** The call's headers (but content-type, which each transport sets with the body). */
