@@ -80,7 +80,8 @@ public final class GatewayServer {
         .withSettings(h2)
         .bind(h2cOnly(route.handler(system), settings.port()))
         .thenApply(binding -> {
-          log.info("gateway listening for HTTP/2 (h2c, prior knowledge) on {}", binding.localAddress());
+          log.info("gateway listening for HTTP/2 (h2c, prior knowledge) on {}",
+              binding.localAddress());
           return Optional.of(binding);
         });
   }
@@ -101,7 +102,8 @@ public final class GatewayServer {
       }
       HttpResponse refused = GatewayErrors.error(GatewayErrors.Shape.GATEWAY, 505,
           "http_version_not_supported",
-          "this port speaks HTTP/2 with prior knowledge (h2c) only; send HTTP/1.1 to port " + http1Port);
+          "this port speaks HTTP/2 with prior knowledge (h2c) only; send HTTP/1.1 to port "
+              + http1Port);
       return CompletableFuture.completedFuture(refused.addHeader(Connection.create("close")));
     };
   }
@@ -134,7 +136,8 @@ public final class GatewayServer {
         "gateway-unbind",
         () -> {
           CompletableFuture<?>[] unbound = bindings.stream().map(binding -> {
-            log.info("shutting down: no longer accepting connections on {}", binding.localAddress());
+            log.info("shutting down: no longer accepting connections on {}",
+                binding.localAddress());
             return binding.unbind().toCompletableFuture();
           }).toArray(CompletableFuture[]::new);
           return CompletableFuture.allOf(unbound).thenApply(ignored -> Done.getInstance());

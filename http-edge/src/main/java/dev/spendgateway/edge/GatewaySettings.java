@@ -74,9 +74,9 @@ public record GatewaySettings(
           + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
     }
     if (http2Port < 0 || http2Port > 65535 || (http2Port != 0 && http2Port == port)) {
-      return Optional.of("gateway.http2-port = " + http2Port + " cannot be used: it must be 0 (no HTTP/2 listener) "
-          + "or a port from 1 to 65535 other than gateway.port (" + port + "); set it with "
-          + "JAVA_OPTS=-Dgateway.http2-port=N");
+      return Optional.of("gateway.http2-port = " + http2Port + " cannot be used: it must be 0 "
+          + "(no HTTP/2 listener) or a port from 1 to 65535 other than gateway.port (" + port
+          + "); set it with JAVA_OPTS=-Dgateway.http2-port=N");
     }
     return timeouts.flatMap(TimeoutBudget::startupProblem);
   }
@@ -109,7 +109,8 @@ public record GatewaySettings(
   /** Never print a token: records' generated toString would. */
   @Override
   public String toString() {
-    return "GatewaySettings[host=" + host + ", port=" + port + ", http2Port=" + http2Port + ", token=<redacted>, adminToken="
+    return "GatewaySettings[host=" + host + ", port=" + port + ", http2Port=" + http2Port
+        + ", token=<redacted>, adminToken="
         + (hasAdminToken() ? "<redacted>" : "<unset>") + "]";
   }
 }

@@ -27,8 +27,8 @@ class GatewaySettingsTest {
       8787 | 70000 | gateway.http2-port = 70000 cannot be used
       """)
   void http2PortMustBeOffOrAnotherPort(int port, int http2Port, String expected) {
-    Optional<String> problem = new GatewaySettings("127.0.0.1", port, http2Port, "t", "", Duration.ofSeconds(1),
-        Duration.ofSeconds(1), Optional.empty()).startupProblem(false);
+    Optional<String> problem = new GatewaySettings("127.0.0.1", port, http2Port, "t", "",
+        Duration.ofSeconds(1), Duration.ofSeconds(1), Optional.empty()).startupProblem(false);
     if (expected.equals("starts")) {
       assertEquals(Optional.empty(), problem);
     } else {

@@ -68,12 +68,13 @@ final class H2Connections implements AutoCloseable {
   CompletionStage<HttpResponse> post(String path, Map<String, String> headers, String json) {
     List<HttpHeader> list = new ArrayList<>();
     headers.forEach((k, v) -> list.add(RawHeader.create(k, v)));
-    HttpRequest request = HttpRequest.create(base + path).withMethod(HttpMethods.POST).withHeaders(list)
-        .withEntity(ContentTypes.APPLICATION_JSON, json);
+    HttpRequest request = HttpRequest.create(base + path).withMethod(HttpMethods.POST)
+        .withHeaders(list).withEntity(ContentTypes.APPLICATION_JSON, json);
     CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
     BoundedSourceQueue<HttpRequest> connection =
         connections.get(Math.floorMod(next.getAndIncrement(), connections.size()));
-    QueueOfferResult offered = connection.offer(request.addAttribute(ResponseFuture.KEY(), new ResponseFuture(answer)));
+    QueueOfferResult offered =
+        connection.offer(request.addAttribute(ResponseFuture.KEY(), new ResponseFuture(answer)));
     if (offered != QueueOfferResult.enqueued()) {
       answer.completeExceptionally(new IllegalStateException("h2 connection queue: " + offered));
     }
@@ -86,7 +87,8 @@ final class H2Connections implements AutoCloseable {
    */
   CompletionStage<?> lines(HttpResponse response, Consumer<String> line) {
     return response.entity().getDataBytes()
-        .via(Framing.delimiter(ByteString.fromString("\n"), 16 * 1024 * 1024, FramingTruncation.ALLOW))
+        .via(Framing.delimiter(
+            ByteString.fromString("\n"), 16 * 1024 * 1024, FramingTruncation.ALLOW))
         .map(bytes -> {
           String s = bytes.utf8String();
           return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;

@@ -90,9 +90,9 @@ public final class HoldStreams implements Callable<Integer> {
       + "Default ${DEFAULT-VALUE}.")
   String provider = "openai";
 
-  @Option(names = "--prompt-bytes", description = "Pad each call's prompt to about this many bytes (to see "
-      + "whether an open stream keeps its request: per-stream heap should not grow with it). Default "
-      + "${DEFAULT-VALUE}.")
+  @Option(names = "--prompt-bytes", description = "Pad each call's prompt to about this many "
+      + "bytes (to see whether an open stream keeps its request: per-stream heap should not grow "
+      + "with it). Default ${DEFAULT-VALUE}.")
   int promptBytes = 0;
 
   @Option(names = "--opening", description = "Calls waiting for their response headers at once while "
@@ -110,15 +110,15 @@ public final class HoldStreams implements Callable<Integer> {
       + "thread). Default ${DEFAULT-VALUE}.")
   int clients = 4;
 
-  @Option(names = "--h2-port", paramLabel = "PORT", description = "Send the calls over HTTP/2 with prior "
-      + "knowledge (h2c) to this port (the gateway's gateway.http2-port), multiplexed on --h2-connections "
-      + "connections, as a proxy in front of the gateway would. The books and the simulator are still read "
-      + "over HTTP/1.1 on --port.")
+  @Option(names = "--h2-port", paramLabel = "PORT", description = "Send the calls over HTTP/2 "
+      + "with prior knowledge (h2c) to this port (the gateway's gateway.http2-port), multiplexed "
+      + "on --h2-connections connections, as a proxy in front of the gateway would. The books and "
+      + "the simulator are still read over HTTP/1.1 on --port.")
   Integer h2Port;
 
-  @Option(names = "--h2-connections", description = "HTTP/2 connections the calls are spread over (call i on "
-      + "connection i mod K). Default: one per 500 calls, so none carries more than the gateway's "
-      + "max-concurrent-streams (1000).")
+  @Option(names = "--h2-connections", description = "HTTP/2 connections the calls are spread "
+      + "over (call i on connection i mod K). Default: one per 500 calls, so none carries more "
+      + "than the gateway's max-concurrent-streams (1000).")
   int h2Connections;
 
   @Option(names = "--gateway-pid", description = "The gateway's process id: its RSS (/proc) and heap "
@@ -342,7 +342,8 @@ public final class HoldStreams implements Callable<Integer> {
 
     private void sendH2(H2Connections h2, boolean anthropic) {
       sentNanos = System.nanoTime();
-      h2.post(path(anthropic), headers(anthropic), body(anthropic)).whenComplete((response, failure) -> {
+      h2.post(path(anthropic), headers(anthropic), body(anthropic))
+          .whenComplete((response, failure) -> {
         if (failure != null) {
           headersIn();
           end("error:" + rootCause(failure).getClass().getSimpleName());

@@ -261,8 +261,8 @@ final class ProviderCall {
       String route = kind.route();
       long callStarted = startedNanos;
       UpstreamExchange upstream = exchange;
-      held.written().thenAccept(record -> metrics.gatewayOverhead(route,
-          Duration.ofNanos(Math.max(0, (System.nanoTime() - callStarted) - upstream.upstreamNanos()))));
+      held.written().thenAccept(record -> metrics.gatewayOverhead(route, Duration.ofNanos(
+          Math.max(0, (System.nanoTime() - callStarted) - upstream.upstreamNanos()))));
     }
 
     CompletionStage<HttpResponse> call() {

@@ -55,7 +55,8 @@ class H2cStreamsCapacityTest {
   void hundreds_of_paused_streams_over_two_h2c_connections_are_served_at_once_and_settle_exactly()
       throws Exception {
     int h2cPort = freePort();
-    try (TestGateway gw = CapacityGateway.start("h2c-streams", Map.of("gateway.http2-port", h2cPort))) {
+    Map<String, Object> h2c = Map.of("gateway.http2-port", h2cPort);
+    try (TestGateway gw = CapacityGateway.start("h2c-streams", h2c)) {
       // Pekko's defaults only: the gateway's conf would end the test JVM when this system stops.
       ActorSystem client = ActorSystem.create("h2c-client", ConfigFactory.defaultReference());
       try {
@@ -98,8 +99,8 @@ class H2cStreamsCapacityTest {
           Answer a = call.get();
           assertEquals("HTTP/2.0", a.protocol());
           assertEquals(200, a.status(), a.body());
-          assertTrue(a.body().contains("Hello") && a.body().stripTrailing().endsWith("data: [DONE]"),
-              "a whole stream: " + a.body());
+          assertTrue(a.body().contains("Hello")
+              && a.body().stripTrailing().endsWith("data: [DONE]"), "a whole stream: " + a.body());
         }
         assertEquals(STREAMS, gw.sim.finishedStreams(), "streams sent to their end");
 
@@ -125,7 +126,7 @@ class H2cStreamsCapacityTest {
         .withEntity(ContentTypes.APPLICATION_JSON, CapacityGateway.chatStream());
   }
 
-  /** One HTTP/2 connection (prior knowledge); responses matched to requests by their association. */
+  /** One HTTP/2 connection (prior knowledge); responses matched to requests by association. */
   private static final class Connection {
     private final BoundedSourceQueue<HttpRequest> queue;
 
@@ -145,9 +146,11 @@ class H2cStreamsCapacityTest {
 
   private record Answer(String protocol, int status, String body) {
     static CompletionStage<Answer> read(HttpResponse r, ActorSystem system) {
+      Materializer mat = Materializer.matFromSystem(system);
       return r.entity().getDataBytes()
-          .runFold(ByteString.emptyByteString(), ByteString::concat, Materializer.matFromSystem(system))
-          .thenApply(bytes -> new Answer(r.protocol().value(), r.status().intValue(), bytes.utf8String()));
+          .runFold(ByteString.emptyByteString(), ByteString::concat, mat)
+          .thenApply(bytes ->
+              new Answer(r.protocol().value(), r.status().intValue(), bytes.utf8String()));
     }
   }
 

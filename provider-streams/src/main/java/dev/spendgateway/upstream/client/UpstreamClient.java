@@ -232,7 +232,8 @@ public final class UpstreamClient {
             ConnectHttp.toHostHttps(base.getHost(), port).withCustomHttpsContext(pool.https()),
             pool.settings(), poolLog);
       } else {
-        http.cachedHostConnectionPool(ConnectHttp.toHost(base.getHost(), port), pool.settings(), poolLog);
+        http.cachedHostConnectionPool(
+            ConnectHttp.toHost(base.getHost(), port), pool.settings(), poolLog);
       }
     }
     return poolsRunning(system);

@@ -48,11 +48,11 @@ class PoolsAtStartTest {
             "providers.openai.base-url", "https://api.openai.com",
             "providers.anthropic.base-url", "http://127.0.0.1:9"))
         .withFallback(UpstreamSettingsTest.shippedConfig()));
-    assertEquals(10_000, settings.provider(Provider.OPENAI).maxConnections(), "the shipped pool size");
+    assertEquals(10_000, settings.provider(Provider.OPENAI).maxConnections(), "the shipped size");
     RefusingConnects transport = new RefusingConnects();
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings, transport);
 
-    assertEquals(0, await(UpstreamClient.poolsRunning(testKit.system())), "no pool before the start");
+    assertEquals(0, await(UpstreamClient.poolsRunning(testKit.system())), "none before start");
     assertEquals(2, await(client.startPools()), "one pool per provider (different hosts)");
 
     for (Provider provider : List.of(Provider.OPENAI, Provider.ANTHROPIC)) {
@@ -83,7 +83,8 @@ class PoolsAtStartTest {
             connects.incrementAndGet();
             Throwable refused = new StreamTcpException("Tcp command failed")
                 .initCause(new ConnectException("Connection refused"));
-            return Flow.fromSinkAndSourceMat(Sink.<ByteString>ignore(), Source.<ByteString>failed(refused),
+            return Flow.fromSinkAndSourceMat(
+                Sink.<ByteString>ignore(), Source.<ByteString>failed(refused),
                 (sunk, failed) -> CompletableFuture.<OutgoingConnection>failedFuture(refused));
           })
           .mapMaterializedValue(connection -> connection.thenCompose(c -> c));

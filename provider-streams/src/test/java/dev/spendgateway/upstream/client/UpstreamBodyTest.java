@@ -28,18 +28,20 @@ class UpstreamBodyTest {
 
   @Test
   void a_body_in_memory_is_sent_with_its_length_and_not_kept_by_the_entity() throws Exception {
-    ByteString prompt = ByteString.fromString("{\"messages\":[\"" + "x".repeat(32 * 1024) + "\"]}");
-    RequestEntity entity = UpstreamBody.toEntity(new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, prompt));
+    ByteString prompt =
+        ByteString.fromString("{\"messages\":[\"" + "x".repeat(32 * 1024) + "\"]}");
+    RequestEntity entity =
+        UpstreamBody.toEntity(new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, prompt));
 
-    assertEquals(prompt.size(), entity.getContentLengthOption().getAsLong(), "sent with content-length");
+    assertEquals(prompt.size(), entity.getContentLengthOption().getAsLong(), "with its length");
     assertEquals(prompt, read(entity), "the connection gets the whole body");
     assertTrue(read(entity).isEmpty(), "once taken, the entity holds no copy of it");
   }
 
   @Test
   void an_empty_body_stays_a_plain_empty_entity() throws Exception {
-    RequestEntity entity =
-        UpstreamBody.toEntity(new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.emptyByteString()));
+    RequestEntity entity = UpstreamBody.toEntity(
+        new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.emptyByteString()));
     assertEquals(0, entity.getContentLengthOption().getAsLong());
     assertTrue(entity.isStrict());
   }
