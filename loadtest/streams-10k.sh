@@ -58,6 +58,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
+for tool in curl jq jcmd jstat; do
+  command -v "$tool" >/dev/null || { echo "streams-10k: '$tool' not found (needs curl, jq and a JDK's jcmd, jstat)" >&2; exit 2; }
+done
+for port in "$sim_port" "$gw_port" "$h2_port"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "streams-10k: port $port is in use (a run still going?); set STREAMS_BASE_PORT" >&2; exit 2
+  fi
+done
+
 case "$protocol" in
   h2c) per_call=1 ;;
   http1) per_call=2 ;;
