@@ -35,6 +35,7 @@ import dev.spendgateway.upstream.client.UpstreamClient;
 import dev.spendgateway.upstream.client.UpstreamSettings;
 import dev.spendgateway.upstream.stream.StreamMeter;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -94,6 +95,8 @@ public final class Gateway {
     // seconds on a busy box); /readyz waits for them too.
     this.poolsReady = upstream.startPools().toCompletableFuture()
         .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
+    // One setting bounds every route's request body: provider routes, router, ledger and admin API.
+    Duration bodyReadTimeout = config.getDuration("gateway.body-read-timeout");
     CallServices services =
         new CallServices(
             new RequestPolicy(catalog, limits),
@@ -104,14 +107,15 @@ public final class Gateway {
                 system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
             clock,
             Materializer.matFromSystem(system),
-            config.getDuration("gateway.body-read-timeout"),
+            bodyReadTimeout,
             metrics.calls(),
             inFlight,
             dataClasses);
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
-    LedgerRoutes ledgerRoutes = new LedgerRoutes(ledger, new ObjectMapper(), config.getInt("gateway.usage-top-subjects"));
+    LedgerRoutes ledgerRoutes = new LedgerRoutes(
+        ledger, new ObjectMapper(), config.getInt("gateway.usage-top-subjects"), bodyReadTimeout);
     FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth,
         new MicrometerRouterListener(metrics.registry(), metrics.calls()));
     // The same pools, breakers and model circuits for the pass-through routes as for the router.
@@ -129,7 +133,8 @@ public final class Gateway {
     this.route =
         inFlight.tracking(() -> GatewayRoutes.compose(
             auth,
-            openRoutes(health, ops.page(), adminRoutes(settings, ledger, this::isReady, router)),
+            openRoutes(health, ops.page(),
+                adminRoutes(settings, ledger, this::isReady, router, bodyReadTimeout)),
             List.of(providers.route(), router.route()),
             List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls, Overload.openCallsRefused(metrics.calls(), clock));
@@ -153,7 +158,8 @@ public final class Gateway {
    * ledger writes, which answer everything else under {@code /admin}.
    */
   private static Optional<List<Route>> adminRoutes(GatewaySettings settings, LedgerClient ledger,
-      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router) {
+      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router,
+      Duration bodyReadTimeout) {
     if (!settings.hasAdminToken()) {
       return Optional.empty();
     }
@@ -161,7 +167,7 @@ public final class Gateway {
     return Optional.of(List.of(
         new OpsAdminRoutes(ledger, adminAuth, ready, Optional.of(router.breakers()), Optional.of(router.modelCircuits()))
             .route(),
-        new AdminRoutes(ledger, new ObjectMapper(), adminAuth).route()));
+        new AdminRoutes(ledger, new ObjectMapper(), adminAuth, bodyReadTimeout).route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

@@ -413,7 +413,7 @@ public final class GatewayMain {
       throw new StartFailure(BAD_CONFIG, "no configuration found: start through bin/gateway (it reads conf/), or "
           + "pass -Dconfig.file=<repo>/conf/application.conf", null);
     }
-    return config;
+    return GatewayServer.withDrainPhase(config);
   }
 
   /** The demo's configuration: its own data dir, its tokens, both upstreams at the simulator. */

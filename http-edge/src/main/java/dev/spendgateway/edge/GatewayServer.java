@@ -1,10 +1,13 @@
 package dev.spendgateway.edge;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -38,6 +41,39 @@ public final class GatewayServer {
 
   /** How long a new connection may take to send its first request line and headers. */
   static final String HEADER_READ_TIMEOUT = "gateway.header-read-timeout";
+
+  /** The shutdown phase the drain runs in; Pekko cuts its tasks after this timeout. */
+  static final String DRAIN_PHASE_TIMEOUT =
+      "pekko.coordinated-shutdown.phases.service-requests-done.timeout";
+
+  /**
+   * What the drain phase needs beyond {@code gateway.shutdown-drain}: the pause that lets the last
+   * answers' final chunks out ({@link #FLUSH}), closing the connections, and room for a loaded
+   * machine.
+   */
+  static final Duration DRAIN_PHASE_MARGIN = Duration.ofSeconds(5);
+
+  /**
+   * {@code config} with a drain phase long enough for {@code gateway.shutdown-drain}: its timeout
+   * becomes the drain plus {@link #DRAIN_PHASE_MARGIN} unless the config already gives it longer.
+   * Derived here from the one key, so a longer drain never needs a second, hand-computed setting
+   * (Pekko's default phase timeout, 5s, would cut open streams long before a 20s drain is up). A
+   * drain that is not a duration is left for the start's check to report.
+   */
+  static Config withDrainPhase(Config config) {
+    Duration needed;
+    try {
+      needed = config.getDuration("gateway.shutdown-drain").plus(DRAIN_PHASE_MARGIN);
+      if (config.hasPath(DRAIN_PHASE_TIMEOUT)
+          && config.getDuration(DRAIN_PHASE_TIMEOUT).compareTo(needed) >= 0) {
+        return config;
+      }
+    } catch (ConfigException notADuration) {
+      return config;
+    }
+    return ConfigFactory.parseMap(Map.of(DRAIN_PHASE_TIMEOUT, needed.toMillis() + "ms"))
+        .withFallback(config);
+  }
 
   public static CompletionStage<ServerBinding> bind(
       ActorSystem<?> system, GatewaySettings settings, Route route, InFlightCalls inFlight) {
@@ -119,8 +155,11 @@ public final class GatewayServer {
     return HeaderReadTimeout.bidi(firstHead, nextHead);
   }
 
-  /** Settles still unanswered after this are left to expire at their worst case. */
-  private static final Duration SETTLEMENT_DRAIN = Duration.ofSeconds(4);
+  /**
+   * The settlement wait ends this long before its shutdown phase's own timeout, so the wait itself
+   * says how many settles were left (Pekko would cut the task silently).
+   */
+  private static final Duration BEFORE_PHASE_TIMEOUT = Duration.ofSeconds(1);
 
   /**
    * After the last answer's entity has been handed to its connection, the renderer still has to
@@ -166,12 +205,17 @@ public final class GatewayServer {
               })
               .thenApply(ignored -> Done.getInstance());
         });
+    // Settles still unanswered when the service-stop phase is nearly over are left to expire at
+    // their worst case; the phase's timeout (pekko.coordinated-shutdown) is the one setting.
+    Duration settlementDrain = Duration.ofNanos(Math.max(0,
+        shutdown.timeout(CoordinatedShutdown.PhaseServiceStop()).toNanos()
+            - BEFORE_PHASE_TIMEOUT.toNanos()));
     shutdown.addTask(
         CoordinatedShutdown.PhaseServiceStop(),
         "gateway-settlements",
         () ->
             inFlight
-                .awaitSettlements(SETTLEMENT_DRAIN)
+                .awaitSettlements(settlementDrain)
                 .thenApply(
                     left -> {
                       if (left > 0) {

@@ -5,18 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.GatewayProcess;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -37,16 +33,11 @@ class GatewayProcessIT {
 
   @Test
   void demoBecomesReadyAnswersThePrintedCurlAndStopsCleanlyOnSigterm() throws Exception {
-    int port = freePort();
-    Path out = dataDir.resolve("stdout.txt");
-    Process gateway =
-        start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), out);
-    try {
-      String base = "http://127.0.0.1:" + port;
-      waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), gateway);
+    try (GatewayProcess gateway = demo().start(dataDir.resolve("stdout.txt"))) {
+      String base = gateway.awaitReady(Duration.ofSeconds(60)).base();
       assertEquals(200, get(base + "/healthz", Map.of()).statusCode());
 
-      String printed = Files.readString(out, StandardCharsets.UTF_8);
+      String printed = gateway.output();
       Matcher token = Pattern.compile("GATEWAY_TOKEN=(\\S+)").matcher(printed);
       assertTrue(token.find(), "demo prints its token: " + printed);
       assertTrue(printed.contains("curl"), "demo prints a curl example");
@@ -62,18 +53,16 @@ class GatewayProcessIT {
       assertEquals(401, get(base + "/admin/no-such-route", Map.of("x-api-key", token.group(1))).statusCode());
       assertEquals(404, get(base + "/admin/no-such-route", Map.of("x-api-key", admin.group(1))).statusCode());
 
-      gateway.destroy(); // SIGTERM
-      assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
-      assertEquals(0, gateway.exitValue(), "clean shutdown exits 0");
-    } finally {
-      gateway.destroyForcibly();
+      gateway.process.destroy(); // SIGTERM
+      assertTrue(gateway.process.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
+      assertEquals(0, gateway.process.exitValue(), "clean shutdown exits 0");
     }
   }
 
   @Test
   void sigtermLetsAnOpenStreamFinishAndItsCostIsSettledBeforeExit() throws Exception {
     // Each SSE event of the answer arrives 250 ms after the previous one; SIGTERM lands mid-stream.
-    sigtermDuringAStreamedCall(0, 250, 800);
+    sigtermDuringAStreamedCall(0, 250, "open");
   }
 
   @Test
@@ -81,23 +70,21 @@ class GatewayProcessIT {
     // The provider takes 1.5 s to send its headers, then drips; SIGTERM lands while the call waits
     // for them, so nothing counted it as a stream yet, and Pekko HTTP sees the request done as soon
     // as the headers go out: the drain must count the call from its start to its last byte.
-    sigtermDuringAStreamedCall(1500, 250, 500);
+    sigtermDuringAStreamedCall(1500, 250, "received");
   }
 
   /**
    * Starts the demo, makes the simulator's next Anthropic answer wait {@code headersAfterMs} and
-   * then send one SSE event every {@code dripMs}, opens a streamed call, sends SIGTERM after
-   * {@code sigtermAfterMs}, and checks the caller still got the whole stream, the exit was clean,
-   * and a restart shows the call settled at its real cost.
+   * then send one SSE event every {@code dripMs}, opens a streamed call, sends SIGTERM once the
+   * simulator shows the call {@code at} a point ({@code received}: the provider has the request and
+   * has not answered; {@code open}: its stream is flowing), and checks the caller still got the
+   * whole stream, the exit was clean, and a restart shows the call settled at its real cost.
    */
-  private void sigtermDuringAStreamedCall(long headersAfterMs, long dripMs, long sigtermAfterMs) throws Exception {
-    int port = freePort();
-    Path out = dataDir.resolve("drain.txt");
-    Process gateway = start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), out);
-    try {
-      String base = "http://127.0.0.1:" + port;
-      waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), gateway);
-      String printed = Files.readString(out, StandardCharsets.UTF_8);
+  private void sigtermDuringAStreamedCall(long headersAfterMs, long dripMs, String at) throws Exception {
+    int port = GatewayProcess.freePort();
+    try (GatewayProcess gateway = demo().port(port).start(dataDir.resolve("drain.txt"))) {
+      String base = gateway.awaitReady(Duration.ofSeconds(60)).base();
+      String printed = gateway.output();
       String token = find(printed, "GATEWAY_TOKEN=(\\S+)");
       String simulator = find(printed, "provider simulator at (http://\\S+)\\)");
       post(simulator + "/_sim/defaults", Map.of(), "{\"latencyMs\":" + headersAfterMs + "}");
@@ -118,32 +105,44 @@ class GatewayProcessIT {
                   "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
               .build();
       var answer = HTTP.sendAsync(stream, HttpResponse.BodyHandlers.ofString());
-      Thread.sleep(sigtermAfterMs);
+      awaitSimulator(simulator, at);
 
-      gateway.destroy(); // SIGTERM while the call is in flight
+      gateway.process.destroy(); // SIGTERM while the call is in flight
       String body = answer.get(30, TimeUnit.SECONDS).body();
       assertTrue(body.contains("message_stop"), "the open stream was allowed to finish: " + body);
-      assertTrue(gateway.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
-      assertEquals(0, gateway.exitValue(), "clean shutdown exits 0");
+      assertTrue(gateway.process.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
+      assertEquals(0, gateway.process.exitValue(), "clean shutdown exits 0");
 
       // Restart on the same journal: the call was settled at its real cost, nothing left open.
-      Path again = dataDir.resolve("again.txt");
-      Process restarted = start(List.of("--demo"), Map.of("GATEWAY_PORT", Integer.toString(port)), again);
-      try {
-        waitForStatus(base + "/readyz", 200, Duration.ofSeconds(60), restarted);
-        String token2 = find(Files.readString(again, StandardCharsets.UTF_8), "GATEWAY_TOKEN=(\\S+)");
+      try (GatewayProcess restarted = demo().port(port).start(dataDir.resolve("again.txt"))) {
+        restarted.awaitReady(Duration.ofSeconds(60));
+        String token2 = find(restarted.output(), "GATEWAY_TOKEN=(\\S+)");
         String usage = get(base + "/usage?brand=drain", Map.of("x-api-key", token2)).body();
         assertTrue(usage.contains("\"openReservations\":0"), usage);
         assertTrue(usage.matches("(?s).*\"cap\":\"brand_daily\",\"subject\":\"drain\".*\"spentUsd\":0\\.0004.*"),
             "settled at the real cost (25 in x $4/M + 15 out x $20/M = $0.0004): " + usage);
-      } finally {
-        restarted.destroy();
-        restarted.waitFor(40, TimeUnit.SECONDS);
-        restarted.destroyForcibly();
       }
-    } finally {
-      gateway.destroyForcibly();
     }
+  }
+
+  /**
+   * Polls the demo's simulator until the call is where the SIGTERM must find it: {@code received}
+   * (the request reached the provider) or {@code open} (its answer is streaming).
+   */
+  private static void awaitSimulator(String simulator, String at) throws Exception {
+    String url = simulator + (at.equals("open") ? "/_sim/streams" : "/_sim/received");
+    String field = at.equals("open") ? "\"open\":" : "\"total\":";
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!get(url, Map.of()).body().replace(" ", "").contains(field + "1")) {
+      assertTrue(System.nanoTime() < deadline, "the call never got " + at + " at the simulator");
+      Thread.sleep(10);
+    }
+  }
+
+  /** The demo as bin/gateway --demo runs it, its journal in this test's data dir. */
+  private GatewayProcess.Launch demo() throws IOException {
+    return GatewayProcess.launch().args("--demo").port(GatewayProcess.freePort())
+        .dataDir(dataDir.resolve("data"));
   }
 
   private static String find(String text, String regex) {
@@ -162,47 +161,12 @@ class GatewayProcessIT {
 
   @Test
   void withoutATokenOutsideDemoItRefusesWithOneClearLine() throws Exception {
-    Path out = dataDir.resolve("refusal.txt");
-    Process gateway = start(List.of(), Map.of("GATEWAY_TOKEN", ""), out);
-    assertTrue(gateway.waitFor(30, TimeUnit.SECONDS));
-    assertFalse(gateway.exitValue() == 0, "refuses to start");
-    String printed = Files.readString(out, StandardCharsets.UTF_8).strip();
+    GatewayProcess gateway = GatewayProcess.launch().dataDir(dataDir.resolve("data")).token("")
+        .start(dataDir.resolve("refusal.txt"));
+    assertFalse(gateway.awaitExit(Duration.ofSeconds(30)) == 0, "refuses to start");
+    String printed = gateway.output().strip();
     assertTrue(printed.contains("GATEWAY_TOKEN"), printed);
     assertEquals(1, printed.lines().count(), "one clear line: " + printed);
-  }
-
-  private Process start(List<String> args, Map<String, String> env, Path out) throws IOException {
-    String jar = System.getProperty("gateway.jar", "target/gateway.jar");
-    Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Dconfig.file=" + root.resolve("conf/application.conf"));
-    cmd.add("-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"));
-    cmd.add("-jar");
-    cmd.add(jar);
-    cmd.addAll(args);
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
-    pb.environment().put("GATEWAY_DATA_DIR", dataDir.resolve("data").toString());
-    pb.environment().remove("GATEWAY_TOKEN");
-    pb.environment().putAll(env);
-    return pb.start();
-  }
-
-  private static void waitForStatus(String url, int status, Duration max, Process p)
-      throws Exception {
-    long deadline = System.nanoTime() + max.toNanos();
-    while (System.nanoTime() < deadline) {
-      assertTrue(p.isAlive(), "gateway exited early with " + (p.isAlive() ? "" : p.exitValue()));
-      try {
-        if (get(url, Map.of()).statusCode() == status) {
-          return;
-        }
-      } catch (IOException notYetListening) {
-        // keep polling
-      }
-      Thread.sleep(200);
-    }
-    throw new AssertionError(url + " never answered " + status);
   }
 
   private static HttpResponse<String> get(String url, Map<String, String> headers)
@@ -210,11 +174,5 @@ class GatewayProcessIT {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5));
     headers.forEach(b::header);
     return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

@@ -16,9 +16,9 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
  * Starts the ledger. The returned ref is all the edge needs (wrap it in a {@link LedgerClient}); a
  * cluster singleton proxy can replace it later without the edge noticing.
  *
- * <p>Before {@link GlobalBudget} recovers, the plugin's own DDL for the configured database is run
- * with {@link JournalSchema#createIfNotExists} (each statement is tried and existing objects are
- * left alone, so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
+ * <p>Before {@link GlobalBudget} recovers, {@link JournalSchema#createIfNotExists} creates the
+ * journal's tables for the configured database if any is missing (existing ones are left alone,
+ * so it is safe on every start). {@link LedgerClient#awaitReady()} completes once that and
  * the recovery from the journal are done.
  *
  * <p>The ledger answers a command only once its event is durable. With {@code ledger.journal.sync}

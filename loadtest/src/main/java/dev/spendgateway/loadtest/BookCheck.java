@@ -12,7 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The books after a run, from {@code GET /usage} (SPEC §2): no cap may hold more than its limit
+ * The books after a run, from {@code GET /usage} (its shape: README, "The ledger API"): no cap may hold more than its limit
  * ({@code spentUsd + reservedUsd <= limitUsd}), and for fixed-size reservations exactly as many
  * were accepted as fit in the headroom there was before the run. Pure: JSON in, verdict out.
  */

@@ -11,7 +11,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The ledger API (SPEC §2): {@code POST /ledger/reservations} with a fixed amount and a unique id
+ * The ledger API (README, "The ledger API"): {@code POST /ledger/reservations} with a fixed amount and a unique id
  * ({@code <runId>-<i>}), then, when the reservation was accepted, optionally settle or void it.
  */
 final class LedgerScenario implements Scenario {

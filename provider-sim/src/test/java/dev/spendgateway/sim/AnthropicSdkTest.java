@@ -40,13 +40,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The simulator's Anthropic dialect, checked by the official Anthropic Java SDK. */
-class AnthropicSdkTest {
-  private static ProviderSimulator sim;
-  private static AnthropicClient client;
+class AnthropicSdkTest extends SimulatorPerClass {
+  private AnthropicClient client;
 
   @BeforeAll
-  static void start() {
-    sim = ProviderSimulator.start(SimConfig.defaults());
+  void startTheClient() {
     client = AnthropicOkHttpClient.builder()
         .baseUrl(sim.baseUrl())
         .apiKey("sk-ant-test")
@@ -56,9 +54,8 @@ class AnthropicSdkTest {
   }
 
   @AfterAll
-  static void stop() {
+  void closeTheClient() {
     client.close();
-    sim.close();
   }
 
   @BeforeEach

@@ -43,6 +43,7 @@ class HeldStreamsTest {
       while (streams(http, sim).get("open").asInt() < STREAMS && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
+      // None may finish while held: a non-event, so watched over a short window once all are open.
       Thread.sleep(200);
       JsonNode held = streams(http, sim);
       assertEquals(STREAMS, held.get("open").asInt(), held.toString());
@@ -69,6 +70,12 @@ class HeldStreamsTest {
           "{\"model\":\"m\",\"max_tokens\":8,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
           HttpResponse.BodyHandlers.ofString());
       assertTrue(r.body().contains("event: message_stop"), r.body());
+      // The simulator counts the stream finished as its side ends, which can be just after the
+      // client has read the last byte: wait for the count rather than race it.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (sim.finishedStreams() < 1 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
       assertEquals(1, sim.finishedStreams());
     }
   }

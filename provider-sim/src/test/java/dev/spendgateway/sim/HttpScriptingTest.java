@@ -15,34 +15,20 @@ import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The {@code /_sim} scripting API, driven the way another process (a load test) would. */
-class HttpScriptingTest {
+class HttpScriptingTest extends SimulatorPerClass {
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static ProviderSimulator sim;
-  private static HttpClient http;
-
-  @BeforeAll
-  static void start() {
-    sim = ProviderSimulator.start(SimConfig.defaults());
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  }
-
-  @AfterAll
-  static void stop() {
-    sim.close();
-  }
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeEach
   void reset() throws Exception {
     assertEquals(200, post("/_sim/reset", "").statusCode());
   }
 
-  private static HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
+  private HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
     return http.send(
         HttpRequest.newBuilder(URI.create(sim.baseUrl() + path))
             .header("content-type", "application/json")
@@ -52,7 +38,7 @@ class HttpScriptingTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
+  private HttpResponse<String> get(String path) throws IOException, InterruptedException {
     return http.send(HttpRequest.newBuilder(URI.create(sim.baseUrl() + path)).GET().build(), HttpResponse.BodyHandlers.ofString());
   }
 

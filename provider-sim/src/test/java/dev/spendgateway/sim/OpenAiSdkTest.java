@@ -44,13 +44,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The simulator's OpenAI dialect, checked by the official OpenAI Java SDK. */
-class OpenAiSdkTest {
-  private static ProviderSimulator sim;
-  private static OpenAIClient client;
+class OpenAiSdkTest extends SimulatorPerClass {
+  private OpenAIClient client;
 
   @BeforeAll
-  static void start() {
-    sim = ProviderSimulator.start(SimConfig.defaults());
+  void startTheClient() {
     client = OpenAIOkHttpClient.builder()
         .baseUrl(sim.openAiBaseUrl())
         .apiKey("sk-test")
@@ -60,9 +58,8 @@ class OpenAiSdkTest {
   }
 
   @AfterAll
-  static void stop() {
+  void closeTheClient() {
     client.close();
-    sim.close();
   }
 
   @BeforeEach

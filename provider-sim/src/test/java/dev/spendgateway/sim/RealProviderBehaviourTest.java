@@ -17,8 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * headers, a long silence inside a stream, and an answer that ends cleanly without its final usage.
  * Times are scaled down to fractions of a second; the shapes are the real ones.
  */
-class RealProviderBehaviourTest {
+class RealProviderBehaviourTest extends SimulatorPerClass {
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final String CHAT_STREAM =
       "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
@@ -38,19 +36,7 @@ class RealProviderBehaviourTest {
       "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":64,\"stream\":true,"
           + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
-  private static ProviderSimulator sim;
-  private static HttpClient http;
-
-  @BeforeAll
-  static void start() {
-    sim = ProviderSimulator.start(SimConfig.defaults());
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  }
-
-  @AfterAll
-  static void stop() {
-    sim.close();
-  }
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeEach
   void reset() {
@@ -70,7 +56,7 @@ class RealProviderBehaviourTest {
     }
   }
 
-  private static Answer call(String path, String body) throws Exception {
+  private Answer call(String path, String body) throws Exception {
     long start = System.nanoTime();
     HttpResponse<InputStream> r =
         http.send(

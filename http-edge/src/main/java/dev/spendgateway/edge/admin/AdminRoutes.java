@@ -21,6 +21,7 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
@@ -88,11 +89,13 @@ public final class AdminRoutes extends AllDirectives {
   /**
    * @param adminAuth checks the operator's token (never the callers'); the gateway builds these routes
    *     only when one is configured
+   * @param bodyReadTimeout {@code gateway.body-read-timeout}: how long a request body may take
    */
-  public AdminRoutes(LedgerClient ledger, ObjectMapper mapper, GatewayAuth adminAuth) {
+  public AdminRoutes(
+      LedgerClient ledger, ObjectMapper mapper, GatewayAuth adminAuth, Duration bodyReadTimeout) {
     this.ledger = ledger;
     this.adminAuth = adminAuth;
-    this.api = new JsonApi(mapper);
+    this.api = new JsonApi(mapper, bodyReadTimeout);
     this.requests = new AdminRequests(mapper);
   }
 

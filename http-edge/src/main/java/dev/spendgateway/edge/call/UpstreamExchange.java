@@ -181,9 +181,12 @@ public final class UpstreamExchange {
     return ended == 0 ? 0 : ended - sentNanos;
   }
 
-  /** What a breaker counts against a provider: no answer, 5xx, 529. Never a caller error or a 429. */
+  /** What a breaker counts against a provider: {@link ErrorClassifier#countsAgainstProvider}. */
   static boolean countsAgainstProvider(UpstreamResult result) {
-    return !(result instanceof UpstreamResult.Responded r) || r.status() >= 500;
+    int status = result instanceof UpstreamResult.Responded r
+        ? r.status()
+        : ErrorClassifier.CONNECTION_ERROR;
+    return ErrorClassifier.countsAgainstProvider(status);
   }
 
   private CompletionStage<Exchanged> onUpstream(UpstreamResult result, Guard guard, Runnable onUpstreamEnded) {

@@ -10,7 +10,6 @@ import static org.apache.pekko.http.javadsl.server.Directives.onSuccess;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.Config;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.errors.GatewayErrors;
@@ -49,18 +48,16 @@ public final class JsonApi {
    */
   public static final long MAX_BODY_BYTES = 64 * 1024;
 
-  /**
-   * How long a body may take to arrive: {@code gateway.body-read-timeout} of the running system, so
-   * one setting bounds every route; this default only when the key is absent.
-   */
-  private static final String BODY_READ_TIMEOUT_KEY = "gateway.body-read-timeout";
-
-  private static final Duration DEFAULT_BODY_READ_TIMEOUT = Duration.ofSeconds(30);
-
   private final ObjectMapper mapper;
+  private final Duration bodyReadTimeout;
 
-  public JsonApi(ObjectMapper mapper) {
+  /**
+   * @param bodyReadTimeout how long a body may take to arrive: {@code gateway.body-read-timeout},
+   *     the one setting that bounds the body of every route
+   */
+  public JsonApi(ObjectMapper mapper, Duration bodyReadTimeout) {
     this.mapper = mapper;
+    this.bodyReadTimeout = bodyReadTimeout;
   }
 
   /**
@@ -70,12 +67,12 @@ public final class JsonApi {
    * framing a 400 and one not finished within the body-read timeout a 408.
    */
   public Route body(Function<String, Route> inner) {
-    return extractRequestEntity(sent -> extractMaterializer(materializer -> extractActorSystem(system -> {
+    return extractRequestEntity(sent -> extractMaterializer(materializer -> {
       if (!BodyType.JSON.accepts(sent)) {
         return completeWithFuture(CallerBodies.discard(sent, materializer).thenApply(drained -> unsupported(sent)));
       }
       CompletionStage<CallerBodies.Body> read = CallerBodies
-          .readStrict(sent, MAX_BODY_BYTES, bodyReadTimeout(system.settings().config()).toMillis(), materializer)
+          .readStrict(sent, MAX_BODY_BYTES, bodyReadTimeout.toMillis(), materializer)
           .exceptionally(failure -> null);
       return onSuccess(read, body -> {
         if (body instanceof CallerBodies.Read text) {
@@ -83,11 +80,7 @@ public final class JsonApi {
         }
         return complete(refusal(body));
       });
-    })));
-  }
-
-  private static Duration bodyReadTimeout(Config config) {
-    return config.hasPath(BODY_READ_TIMEOUT_KEY) ? config.getDuration(BODY_READ_TIMEOUT_KEY) : DEFAULT_BODY_READ_TIMEOUT;
+    }));
   }
 
   private HttpResponse refusal(CallerBodies.Body body) {

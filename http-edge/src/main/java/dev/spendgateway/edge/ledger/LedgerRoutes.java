@@ -12,7 +12,6 @@ import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.json.JsonApi;
 import dev.spendgateway.edge.json.JsonFields;
-import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Busy;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
@@ -31,6 +30,7 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.money.Micros;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -78,15 +78,16 @@ public final class LedgerRoutes extends AllDirectives {
   /** @param ledger any client of the ledger: this API always acts as {@link Owner#LEDGER_API} */
   private final int usageTopSubjects;
 
-  public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper) {
-    this(ledger, mapper, GetUsage.DEFAULT_TOP_SUBJECTS);
-  }
-
-  /** @param usageTopSubjects {@code gateway.usage-top-subjects}: subjects listed by {@code /usage} without a brand */
-  public LedgerRoutes(LedgerClient ledger, ObjectMapper mapper, int usageTopSubjects) {
+  /**
+   * @param usageTopSubjects {@code gateway.usage-top-subjects}: subjects listed by {@code /usage}
+   *     without a brand
+   * @param bodyReadTimeout {@code gateway.body-read-timeout}: how long a request body may take
+   */
+  public LedgerRoutes(
+      LedgerClient ledger, ObjectMapper mapper, int usageTopSubjects, Duration bodyReadTimeout) {
     this.usageTopSubjects = usageTopSubjects;
     this.ledger = ledger.actingAs(Owner.LEDGER_API);
-    this.api = new JsonApi(mapper);
+    this.api = new JsonApi(mapper, bodyReadTimeout);
     this.requests = new LedgerRequests(mapper);
   }
 

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.ops;
 
+import dev.spendgateway.policy.failover.ErrorClassifier;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -16,8 +17,8 @@ import java.util.function.LongSupplier;
  * already feed ({@code gateway.upstream.responses} by status, {@code gateway.upstream.failures} for
  * attempts without an answer): read from the registry, never by parsing {@code /metrics} text.
  *
- * <p>A failure is what the provider's side got wrong: no answer, 408, 410 (the model is gone), 429,
- * 5xx (Anthropic's 529 included). A caller's other 4xx is not: it says nothing about the
+ * <p>A failure is no answer, or an answer {@link ErrorClassifier#isProviderFailure} counts (what
+ * the provider's side got wrong: 408, 410, 429, 5xx); a caller's other 4xx says nothing about the
  * provider's health. The window is made
  * of samples of the cumulative counts, taken at most every {@code sampleEvery} when the screen asks;
  * the rate is the difference between now and the newest sample taken at or before the window's
@@ -114,6 +115,6 @@ public final class FailureRates {
     } catch (NumberFormatException e) {
       return false;
     }
-    return s == 408 || s == 410 || s == 429 || s >= 500;
+    return ErrorClassifier.isProviderFailure(s);
   }
 }

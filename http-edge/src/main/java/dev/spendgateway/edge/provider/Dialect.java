@@ -6,10 +6,6 @@ import dev.spendgateway.edge.call.CallerJsonBody;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.spendgateway.edge.errors.GatewayErrors.Shape;
-import dev.spendgateway.policy.catalog.Provider;
-import dev.spendgateway.policy.cost.UsageParsers;
-import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamBody;
@@ -23,19 +19,15 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.util.ByteString;
 
 /**
- * The JSON provider APIs the gateway passes through. Each names its route, its request policy and
- * its usage parser; reading the body strictly and vetting it is the same for all.
+ * The JSON provider APIs the gateway passes through. Each names its {@link ApiKind} (route,
+ * upstream path, usage rules) and its request policy; reading the body strictly and vetting it is
+ * the same for all.
  */
 enum Dialect implements CallKind {
-  ANTHROPIC_MESSAGES("/anthropic/v1/messages", ApiKind.ANTHROPIC_MESSAGES, Shape.ANTHROPIC) {
+  ANTHROPIC_MESSAGES(ApiKind.ANTHROPIC_MESSAGES) {
     @Override
     PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
       return policy.anthropicMessages(body, bytes, today);
-    }
-
-    @Override
-    public UsageReport usageOfStream(JsonNode document) {
-      return UsageParsers.anthropic(document);
     }
 
     @Override
@@ -47,37 +39,23 @@ enum Dialect implements CallKind {
           .findFirst();
     }
   },
-  OPENAI_CHAT("/openai/v1/chat/completions", ApiKind.OPENAI_CHAT_COMPLETIONS, Shape.OPENAI) {
+  OPENAI_CHAT(ApiKind.OPENAI_CHAT_COMPLETIONS) {
     @Override
     PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
       return policy.openAiChatCompletions(body, bytes, today);
     }
-
-    @Override
-    public UsageReport usageOfStream(JsonNode document) {
-      return UsageParsers.openAiChat(document);
-    }
   },
-  OPENAI_RESPONSES("/openai/v1/responses", ApiKind.OPENAI_RESPONSES, Shape.OPENAI) {
+  OPENAI_RESPONSES(ApiKind.OPENAI_RESPONSES) {
     @Override
     PolicyDecision vet(RequestPolicy policy, JsonNode body, long bytes, LocalDate today) {
       return policy.openAiResponses(body, bytes, today);
     }
-
-    @Override
-    public UsageReport usageOfStream(JsonNode document) {
-      return UsageParsers.openAiResponses(document);
-    }
   };
 
-  private final String route;
   private final ApiKind kind;
-  private final Shape errorShape;
 
-  Dialect(String route, ApiKind kind, Shape errorShape) {
-    this.route = route;
+  Dialect(ApiKind kind) {
     this.kind = kind;
-    this.errorShape = errorShape;
   }
 
   /** Runs this API's request policy on a parsed body. */
@@ -89,23 +67,8 @@ enum Dialect implements CallKind {
   }
 
   @Override
-  public String route() {
-    return route;
-  }
-
-  @Override
-  public Provider provider() {
-    return kind.provider();
-  }
-
-  @Override
-  public String upstreamPath() {
-    return kind.path();
-  }
-
-  @Override
-  public Shape errorShape() {
-    return errorShape;
+  public ApiKind api() {
+    return kind;
   }
 
   @Override
@@ -116,14 +79,6 @@ enum Dialect implements CallKind {
   @Override
   public Optional<ApiKind> streamKind() {
     return Optional.of(kind);
-  }
-
-  @Override
-  public UsageReport usageOfAnswer(JsonNode answer) {
-    return kind.extractor()
-        .fromJsonAnswer(answer)
-        .map(this::usageOfStream)
-        .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
   }
 
   @Override

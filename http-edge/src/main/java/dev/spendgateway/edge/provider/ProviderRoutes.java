@@ -7,7 +7,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
 import static org.apache.pekko.http.javadsl.server.Directives.path;
 import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
 import static org.apache.pekko.http.javadsl.server.Directives.post;
-import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
+import static org.apache.pekko.http.javadsl.server.PathMatchers.separateOnSlashes;
 
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.call.ProviderGuards;
@@ -16,6 +16,10 @@ import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
 import dev.spendgateway.edge.log.AccessLog;
 import dev.spendgateway.edge.log.AccessRecord;
+import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.usage.ApiKind;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -23,10 +27,11 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * The provider pass-through routes (SPEC §2): {@code /anthropic/v1/messages}, {@code
- * /openai/v1/chat/completions}, {@code /openai/v1/responses}, {@code
- * /openai/v1/audio/transcriptions}. Each prefix answers in its provider's error shape, 401 and 404
- * included, so the official SDKs surface every gateway error normally.
+ * The provider pass-through routes (docs/ARCHITECTURE.md, "The contract"): one per {@link ApiKind},
+ * at its route — today {@code /anthropic/v1/messages}, {@code /openai/v1/chat/completions}, {@code
+ * /openai/v1/responses} and {@code /openai/v1/audio/transcriptions}. Each provider's prefix answers
+ * in its provider's error shape, 401 and 404 included, so the official SDKs surface every gateway
+ * error normally.
  */
 public final class ProviderRoutes {
   private final CallServices services;
@@ -44,36 +49,46 @@ public final class ProviderRoutes {
     this.services = services;
     this.auth = auth;
     this.guards = guards;
-    this.route = concat(
-        pathPrefix("anthropic", once(provider(Shape.ANTHROPIC, anthropic()))),
-        pathPrefix("openai", once(provider(Shape.OPENAI, openAi()))));
+    List<Route> prefixes = new ArrayList<>();
+    for (Provider provider : Provider.values()) {
+      List<Route> calls = new ArrayList<>();
+      for (ApiKind api : ApiKind.values()) {
+        if (api.provider() == provider) {
+          // The upstream path below the provider's prefix, e.g. v1/chat/completions.
+          calls.add(path(separateOnSlashes(api.path().substring(1)),
+              once(postOnly(call(CallKind.of(api))))));
+        }
+      }
+      if (!calls.isEmpty()) {
+        prefixes.add(pathPrefix(provider.wireName(),
+            once(underPrefix(provider, anyOf(calls)))));
+      }
+    }
+    this.route = anyOf(prefixes);
   }
 
   public Route route() {
     return route;
   }
 
-  private Route anthropic() {
-    return path(segment("v1").slash("messages"), once(postOnly(call(Dialect.ANTHROPIC_MESSAGES))));
-  }
-
-  private Route openAi() {
-    return concat(
-        path(segment("v1").slash("chat").slash("completions"), once(postOnly(call(Dialect.OPENAI_CHAT)))),
-        path(segment("v1").slash("responses"), once(postOnly(call(Dialect.OPENAI_RESPONSES)))),
-        path(segment("v1").slash("audio").slash("transcriptions"), once(postOnly(call(Transcription.INSTANCE)))));
+  /** The first of {@code routes} that takes the request. */
+  private static Route anyOf(List<Route> routes) {
+    return concat(routes.get(0), routes.subList(1, routes.size()).toArray(new Route[0]));
   }
 
   /**
    * Token first, then the provider's routes (a known path with the wrong method is a 405 with
    * {@code Allow}), then a 404, all in the same dialect.
    */
-  private Route provider(Shape shape, Route routes) {
+  private Route underPrefix(Provider provider, Route routes) {
+    Shape shape = CallKind.errorShapeOf(provider);
     return auth.authorized(
-        refused(shape, GatewayErrors.unauthorized(shape), "unauthorized"),
+        refused(provider, GatewayErrors.unauthorized(shape), "unauthorized"),
         concat(
-            WrongMethod.answered(routes, allowed -> refused(shape, WrongMethod.answer(shape, allowed), "method_not_allowed")),
-            refused(shape, GatewayErrors.notFound(shape, "No such route on this gateway."), "not_found")));
+            WrongMethod.answered(routes, allowed ->
+                refused(provider, WrongMethod.answer(shape, allowed), "method_not_allowed")),
+            refused(provider, GatewayErrors.notFound(shape, "No such route on this gateway."),
+                "not_found")));
   }
 
   private static Route postOnly(Route inner) {
@@ -86,12 +101,12 @@ public final class ProviderRoutes {
   }
 
   /**
-   * A call refused before it reached a provider route (wrong token, unknown path or method): still one access
-   * line (SPEC §8) and the request id echoed. The raw path is caller text, so the line names only the
-   * provider prefix.
+   * A call refused before it reached a provider route (wrong token, unknown path or method): still
+   * one access line (every call is logged, refused ones included) and the request id echoed. The
+   * raw path is caller text, so the line names only the provider prefix.
    */
-  private Route refused(Shape shape, HttpResponse response, String errorClass) {
-    String provider = shape == Shape.ANTHROPIC ? "anthropic" : "openai";
+  private Route refused(Provider prefix, HttpResponse response, String errorClass) {
+    String provider = prefix.wireName();
     return extractRequest(
         request -> {
           String requestId = SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));

@@ -14,8 +14,9 @@ import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 
 /**
- * Reads the spend headers every provider call carries (SPEC §2) into a {@link SpendContext}, or
- * names the first header that is missing or malformed. Pure: the caller passes a header lookup.
+ * Reads the spend headers every provider call carries (docs/ARCHITECTURE.md, "The contract") into
+ * a {@link SpendContext}, or names the first header that is missing or malformed. Pure: the caller
+ * passes a header lookup.
  *
  * <p>Two id rules, on purpose. The brand or preview id is a ledger key: it must obey {@link
  * LedgerId}, the rule the ledger API, {@code /usage?brand=} and the admin routes apply, or a brand

@@ -4,11 +4,6 @@ import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.spendgateway.edge.errors.GatewayErrors.Shape;
-import dev.spendgateway.policy.catalog.Provider;
-import dev.spendgateway.policy.cost.UsageParsers;
-import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.TranscriptionDecision;
 import dev.spendgateway.policy.request.TranscriptionForm;
@@ -43,23 +38,8 @@ enum Transcription implements CallKind {
   private static final long FORM_OVERHEAD_BYTES = 64 * 1024;
 
   @Override
-  public String route() {
-    return "/openai/v1/audio/transcriptions";
-  }
-
-  @Override
-  public Provider provider() {
-    return Provider.OPENAI;
-  }
-
-  @Override
-  public String upstreamPath() {
-    return "/v1/audio/transcriptions";
-  }
-
-  @Override
-  public Shape errorShape() {
-    return Shape.OPENAI;
+  public ApiKind api() {
+    return ApiKind.OPENAI_TRANSCRIPTIONS;
   }
 
   @Override
@@ -70,16 +50,6 @@ enum Transcription implements CallKind {
   @Override
   public Optional<ApiKind> streamKind() {
     return Optional.empty();
-  }
-
-  @Override
-  public UsageReport usageOfAnswer(JsonNode answer) {
-    return UsageParsers.transcription(answer);
-  }
-
-  @Override
-  public UsageReport usageOfStream(JsonNode document) {
-    return UsageParsers.transcription(document);
   }
 
   @Override

@@ -37,7 +37,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The failover router, {@code POST /v1/chat/completions} (SPEC §2 and §7, issue 6): OpenAI-compatible,
+ * The failover router, {@code POST /v1/chat/completions} (docs/ROUTER.md): OpenAI-compatible,
  * {@code model} names a routing profile, OpenAI first and the profile's Claude fallback as backup.
  * Builds the shared resilience state once (admission pools, provider breakers, model circuits,
  * conversation stickiness, schema memory) and hands it to one {@link RoutedCall} per request. Every

@@ -24,8 +24,6 @@ import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
-import dev.spendgateway.policy.cost.UsageParsers;
-import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.cost.WorstCase;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamBody;
@@ -395,8 +393,8 @@ final class RoutedCall {
     held.decided().thenAccept(d -> rc.listener().attempt(provider, d.outcomeWord() == null ? "ok" : d.outcomeWord()));
     ApiKind kind = apiKind(provider);
     UpstreamExchange exchange = new UpstreamExchange(rc.services(), held, new UpstreamExchange.Target(
-        provider, loop.target().model(), kind.path(), Optional.of(kind), answer -> usageOf(provider, answer),
-        provider == Provider.OPENAI ? UsageParsers::openAiChat : UsageParsers::anthropic, true, false), rc.nanoTime());
+        provider, loop.target().model(), kind.path(), Optional.of(kind), kind::usageOfAnswer,
+        kind::usageOf, true, false), rc.nanoTime());
     UpstreamRequest upstreamRequest = new UpstreamRequest(
         HttpMethods.POST,
         callerHeaders(),
@@ -613,15 +611,12 @@ final class RoutedCall {
 
   // --- usage ----------------------------------------------------------------------------------
 
+  /** The chat API the router speaks on each provider. */
   private static ApiKind apiKind(Provider provider) {
-    return provider == Provider.OPENAI ? ApiKind.OPENAI_CHAT_COMPLETIONS : ApiKind.ANTHROPIC_MESSAGES;
-  }
-
-  private static UsageReport usageOf(Provider provider, JsonNode answer) {
-    return apiKind(provider).extractor()
-        .fromJsonAnswer(answer)
-        .map(u -> provider == Provider.OPENAI ? UsageParsers.openAiChat(u) : UsageParsers.anthropic(u))
-        .orElseGet(() -> new UsageReport.NotReported("no usage in the answer"));
+    return switch (provider) {
+      case OPENAI -> ApiKind.OPENAI_CHAT_COMPLETIONS;
+      case ANTHROPIC -> ApiKind.ANTHROPIC_MESSAGES;
+    };
   }
 
   // --- responses and the call's own log line ----------------------------------------------------

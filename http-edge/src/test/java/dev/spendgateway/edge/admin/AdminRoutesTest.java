@@ -12,13 +12,14 @@ import dev.spendgateway.edge.testkit.LedgerApiServer;
 import dev.spendgateway.edge.testkit.LedgerApiServer.Answer;
 import dev.spendgateway.edge.testkit.LogCapture;
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.Journaled;
+import dev.spendgateway.operator.GatewayAdmin;
 import dev.spendgateway.policy.caps.CapWindows;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminRoutesTest {
+  /** gateway.body-read-timeout of these routes. */
+  private static final Duration BODY_READ = Duration.ofSeconds(30);
   /** The callers' token: the ledger API and /usage. */
   private static final String TOKEN = "caller-test-token";
   /** The operator's token: the only one /admin takes. */
@@ -53,8 +56,10 @@ class AdminRoutesTest {
     logs = LogCapture.attach();
     server = LedgerApiServer.start(AdminRoutesTest.class, "admin-routes-test.conf", TOKEN,
         ledger -> GatewayRoutes.compose(new GatewayAuth(TOKEN),
-            List.of(new AdminRoutes(ledger, LedgerApiServer.JSON, new GatewayAuth(ADMIN_TOKEN)).route()),
-            List.of(), List.of(new LedgerRoutes(ledger, LedgerApiServer.JSON).route())));
+            List.of(new AdminRoutes(
+                ledger, LedgerApiServer.JSON, new GatewayAuth(ADMIN_TOKEN), BODY_READ).route()),
+            List.of(),
+            List.of(new LedgerRoutes(ledger, LedgerApiServer.JSON, 20, BODY_READ).route())));
     system = server.system;
   }
 

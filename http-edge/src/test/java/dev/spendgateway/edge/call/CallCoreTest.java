@@ -20,30 +20,27 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The core's reserve: a held attempt, a refusal naming the worst case, and a lost answer voided. */
+@ExtendWith(TestKitJUnit5Extension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CallCoreTest {
   private static final long WORST_CASE = 42_000;
-  private static ActorTestKit testKit;
 
-  @BeforeAll
-  static void start() {
-    testKit = ActorTestKit.create();
-  }
-
-  @AfterAll
-  static void stop() {
-    testKit.shutdownTestKit();
-  }
+  /** One actor system for the class: Pekko's JUnit 5 extension stops it after the last test. */
+  @JUnit5TestKit final ActorTestKit testKit = new JUnit5TestKitBuilder().build();
 
   /** A ledger that answers a reserve with {@code reply} after {@code delay}, and every close at once. */
-  private static CallCore core(GlobalBudget.ReserveReply reply, Duration delay, List<GlobalBudget.Command> seen) {
+  private CallCore core(GlobalBudget.ReserveReply reply, Duration delay, List<GlobalBudget.Command> seen) {
     ActorRef<GlobalBudget.Command> ref = testKit.spawn(Behaviors.<GlobalBudget.Command>setup(ctx ->
         Behaviors.receiveMessage(command -> {
           seen.add(command);

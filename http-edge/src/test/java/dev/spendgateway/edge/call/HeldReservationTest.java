@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.Reservation;
 import dev.spendgateway.ledger.Reservation.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,13 +19,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -34,23 +39,19 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ledger actually did. The ledger is a scripted actor: it ignores the first {@code silent} closes
  * (as a ledger that is restarting would), then answers.
  */
+@ExtendWith(TestKitJUnit5Extension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HeldReservationTest {
   private static final long HELD = 300_000;
-  private static ActorTestKit testKit;
 
-  @BeforeAll
-  static void start() {
-    testKit = ActorTestKit.create();
-  }
-
-  @AfterAll
-  static void stop() {
-    testKit.shutdownTestKit();
-  }
+  /** One actor system for the class: Pekko's JUnit 5 extension stops it after the last test. */
+  @JUnit5TestKit final ActorTestKit testKit = new JUnit5TestKitBuilder().build();
 
   /** A ledger that stays silent for the first {@code silent} closes, then answers with {@code answer}. */
-  private record ScriptedLedger(LedgerClient client, AtomicInteger closes) {
-    static ScriptedLedger of(int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
+  private record ScriptedLedger(
+      LedgerClient client, AtomicInteger closes, ActorRef<GlobalBudget.Command> ref) {
+    static ScriptedLedger of(
+        ActorTestKit testKit, int silent, Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer) {
       AtomicInteger closes = new AtomicInteger();
       Behavior<GlobalBudget.Command> behavior = Behaviors.receiveMessage(command -> {
         ActorRef<GlobalBudget.CloseReply> replyTo = replyTo(command);
@@ -62,7 +63,7 @@ class HeldReservationTest {
       ActorRef<GlobalBudget.Command> ref = testKit.spawn(behavior);
       LedgerClient client = new LedgerClient(ref, testKit.system().scheduler(), testKit.system().executionContext(),
           Duration.ofMillis(100));
-      return new ScriptedLedger(client, closes);
+      return new ScriptedLedger(client, closes, ref);
     }
 
     private static ActorRef<GlobalBudget.CloseReply> replyTo(GlobalBudget.Command command) {
@@ -135,7 +136,7 @@ class HeldReservationTest {
   void closesAndSaysWhatTheLedgerDid(String sentence, int silent,
       Function<GlobalBudget.Command, GlobalBudget.CloseReply> answer, Settlement.Closing how, int asks,
       Long settled, String problem) throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(silent, answer);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, silent, answer);
     InFlightCalls inFlight = new InFlightCalls();
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-1", ledger.client(), inFlight);
 
@@ -149,7 +150,7 @@ class HeldReservationTest {
 
   @Test
   void aSecondCloseChangesNothingAndGetsTheFirstResult() throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, 0, HeldReservationTest::asAsked);
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-2", ledger.client(), new InFlightCalls());
 
     CompletionStage<LedgerClose> first = held.close(new Settlement.Closing.AtCost(1234));
@@ -163,7 +164,7 @@ class HeldReservationTest {
 
   @Test
   void closesRacingFromManyThreadsAskTheLedgerOnce() throws Exception {
-    ScriptedLedger ledger = ScriptedLedger.of(0, HeldReservationTest::asAsked);
+    ScriptedLedger ledger = ScriptedLedger.of(testKit, 0, HeldReservationTest::asAsked);
     HeldReservation held = new HeldReservation("gw-r", HELD, "req-3", ledger.client(), new InFlightCalls());
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
@@ -191,7 +192,12 @@ class HeldReservationTest {
       assertSame(results.get(0), r);
     }
     assertNull(await(results.get(0)).problem());
-    Thread.sleep(200); // a second ask (a bug) would arrive within this
-    assertEquals(1, ledger.closes().get());
+    // Every close() has returned, so any ask it made is in the ledger's mailbox. The ledger takes
+    // one message at a time, in order: once a marker close sent now is answered, a second ask for
+    // the reservation (a bug) has been counted too.
+    TestProbe<GlobalBudget.CloseReply> marker = testKit.createTestProbe();
+    ledger.ref().tell(new GlobalBudget.Settle("marker", 0, Reservation.Owner.LEDGER_API, marker.getRef()));
+    marker.expectMessageClass(GlobalBudget.Closed.class);
+    assertEquals(1 + 1, ledger.closes().get(), "one ask for the reservation, then the marker's");
   }
 }

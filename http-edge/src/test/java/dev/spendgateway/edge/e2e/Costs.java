@@ -7,7 +7,7 @@ import java.math.RoundingMode;
 /**
  * The expected dollars of a call, computed here from the catalog prices (conf/models.conf, copied
  * as the test's own facts) and the simulator's usage — independently of the product's arithmetic.
- * Rule (SPEC §4, policy-rules README): sum tokens × price per million, round up once to the
+ * Rule (policy-rules/README.md, "Cost"): sum tokens × price per million, round up once to the
  * micro-dollar.
  */
 final class Costs {

@@ -91,7 +91,7 @@ class DataClassE2ETest {
     String body = path.equals(ANTHROPIC) ? claude() : chat("gpt-6.1-sol-mini");
     HttpResponse<String> r = send(path, body, dataClass, id);
     assertEquals(status, r.statusCode(), r.body());
-    JsonNode line = gw.awaitAccessLines(id).get(0);
+    JsonNode line = gw.awaitOnlyAccessLine(id);
     assertEquals(logged == null ? null : logged, line.path("data_class").isNull() ? null : line.path("data_class").asText());
     if (status == 403) {
       JsonNode error = JSON.readTree(r.body());
@@ -136,7 +136,8 @@ class DataClassE2ETest {
     HttpResponse<String> internal = send(ROUTER, chat("fast-summary"), "internal", "dc-" + UUID.randomUUID());
     assertEquals(200, internal.statusCode(), internal.body());
     assertEquals("anthropic", internal.headers().firstValue("x-gateway-provider").orElse(""));
-    List<JsonNode> lines = gw.awaitAccessLines(id);
+    // Four attempts at OpenAI (the interactive budget's max-attempts) and the call's own line.
+    List<JsonNode> lines = gw.awaitExactlyAccessLines(id, 4 + 1);
     assertTrue(lines.stream().allMatch(l -> "restricted".equals(l.path("data_class").asText())
         && "fast-summary".equals(l.path("profile").asText())), lines.toString());
     assertTrue(lines.stream().anyMatch(l -> "fallback_not_permitted".equals(l.path("error").asText())), lines.toString());

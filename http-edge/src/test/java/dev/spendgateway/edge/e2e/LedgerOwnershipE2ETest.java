@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.ledger.Reservation.Owner;
@@ -21,11 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -35,23 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * reservation, and an upstream reporting a usage no real call can have neither breaks the call nor
  * leaves its reservation open.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class LedgerOwnershipE2ETest {
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("ownership");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+class LedgerOwnershipE2ETest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("ownership");
   }
 
   private HttpResponse<String> ledger(String path, String body) throws Exception {

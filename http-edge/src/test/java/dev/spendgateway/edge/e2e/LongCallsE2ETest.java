@@ -195,7 +195,7 @@ class LongCallsE2ETest {
     }
     assertTrue(millisSince(start) < 8_000, "cut near the limit, not at the end: " + millisSince(start) + " ms");
 
-    JsonNode line = bounded.awaitAccessLines(brand.id()).get(0);
+    JsonNode line = bounded.awaitOnlyAccessLine(brand.id());
     assertTrue(line.path("error").asText().contains("max_call_duration"), line.toString());
     assertEquals(line.path("reserved_usd").asText(), line.path("settled_usd").asText(), "kept at the worst case: " + line);
     BigDecimal spent = spent(bounded, brand);

@@ -17,6 +17,7 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.WebSearchTool;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -36,11 +37,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -48,25 +45,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Calls that reach the provider, end to end through real HTTP: the official SDKs get the
  * simulator's answer, and {@code /usage} shows exactly what the answer cost — or, when the answer
- * was an error, cut, or abandoned, what the settlement rules of issue 5 say it costs.
+ * was an error, cut, or abandoned, what the settlement rules ({@code Settlement}) say it costs.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ProviderCallsE2ETest {
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("calls");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+class ProviderCallsE2ETest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("calls");
   }
 
   // --- 1. JSON and streaming, settled at the exact cost ---------------------------------------
@@ -145,28 +129,16 @@ class ProviderCallsE2ETest {
   }
 
   static MessageCreateParams.Builder claude(Brand brand) {
-    MessageCreateParams.Builder b =
-        MessageCreateParams.builder().model("claude-opus-5-5").maxTokens(1024).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.claude(brand, 1024);
   }
 
   static ChatCompletionCreateParams.Builder chat(Brand brand) {
-    ChatCompletionCreateParams.Builder b =
-        ChatCompletionCreateParams.builder().model("gpt-6.1-sol").maxCompletionTokens(2000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.chat(brand, 2000);
   }
 
   static ResponseCreateParams.Builder webSearch(Brand brand) {
-    ResponseCreateParams.Builder b =
-        ResponseCreateParams.builder()
-            .model("gpt-6.1-sol")
-            .maxOutputTokens(2000)
-            .input("latest pekko release")
-            .addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build());
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.responses(brand, 2000)
+        .addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build());
   }
 
   /** The simulator reports transcription usage as {"type":"duration","seconds": inputTokens}. */

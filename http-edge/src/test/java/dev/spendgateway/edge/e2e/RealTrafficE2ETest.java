@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -19,11 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,28 +30,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * chunk.choices[0]} loop breaks on it), an answer whose final usage never comes keeps its worst
  * case, and a long silence inside a stream does not cut it.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RealTrafficE2ETest {
+class RealTrafficE2ETest extends GatewayPerClass {
   private static final String CHAT = "/openai/v1/chat/completions";
   private static final String MESSAGES = "/anthropic/v1/messages";
   private static final String ROUTER = "/v1/chat/completions";
   private static final String INCLUDE_USAGE = ",\"stream_options\":{\"include_usage\":true}";
 
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("real-traffic");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("real-traffic");
   }
 
   /** A streamed answer as the caller read it: status, the provider header and every data payload. */

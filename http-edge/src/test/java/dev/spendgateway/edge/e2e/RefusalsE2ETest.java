@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.WebSearchTool;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -34,11 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -49,23 +46,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (or plain HTTP where an SDK cannot send the request): the provider's error shape, {@code
  * x-gateway-error: true}, a message naming the rule, and nothing sent to the provider.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RefusalsE2ETest {
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("refusals");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+class RefusalsE2ETest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("refusals");
   }
 
   /** What an SDK surfaced for a refused call, whichever SDK it was. */
@@ -144,24 +128,16 @@ class RefusalsE2ETest {
   // --- 400 ---------------------------------------------------------------------------------------
 
   static MessageCreateParams.Builder claude(Brand brand) {
-    MessageCreateParams.Builder b =
-        MessageCreateParams.builder().model("claude-opus-5-5").maxTokens(1000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.claude(brand, 1000);
   }
 
   static ChatCompletionCreateParams.Builder chat(Brand brand) {
-    ChatCompletionCreateParams.Builder b =
-        ChatCompletionCreateParams.builder().model("gpt-6.1-sol").maxCompletionTokens(1000).addUserMessage("Say hello");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.chat(brand, 1000);
   }
 
+  /** A Responses call each refusal row changes into one the policy refuses. */
   static ResponseCreateParams.Builder webSearch(Brand brand) {
-    ResponseCreateParams.Builder b =
-        ResponseCreateParams.builder().model("gpt-6.1-sol").maxOutputTokens(1000).input("latest pekko release");
-    brand.headerMap().forEach(b::putAdditionalHeader);
-    return b;
+    return SdkParams.responses(brand, 1000);
   }
 
   private static Refusal anthropicRefusal(TestGateway gw, MessageCreateParams params) {

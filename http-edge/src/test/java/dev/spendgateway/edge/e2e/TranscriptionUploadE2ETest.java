@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.ReceivedCall;
@@ -15,10 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,27 +25,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (max-to-strict-bytes, 8 MiB) may cut a file the policy allows. One byte over is the policy's own
  * refusal, which names the limit.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class TranscriptionUploadE2ETest {
+class TranscriptionUploadE2ETest extends GatewayPerClass {
   private static final long MIB = 1024 * 1024;
   private static final long POLICY_LIMIT = 25 * MIB;
   private static final String BOUNDARY = "upload-boundary-7";
 
-  private TestGateway gw;
-
-  @BeforeAll
-  void start() throws Exception {
-    gw = E2eGateway.start("uploads");
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gw.close();
-  }
-
-  @BeforeEach
-  void resetSimulator() {
-    gw.sim.reset();
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return E2eGateway.start("uploads");
   }
 
   /** A transcription form with an audio file of {@code fileBytes} bytes. */

@@ -33,13 +33,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Every status and body shape of the ledger API, over real HTTP against a real (in-memory H2) ledger. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LedgerRoutesTest {
+  /** gateway.usage-top-subjects and gateway.body-read-timeout of these routes. */
+  private static final int TOP = 20;
+  private static final Duration BODY_READ = Duration.ofSeconds(30);
   private LedgerApiServer server;
   private ActorSystem<Void> system;
 
   @BeforeAll
   void start() throws Exception {
     server = LedgerApiServer.start(LedgerRoutesTest.class, "ledger-routes-test.conf", null,
-        ledger -> new LedgerRoutes(ledger, LedgerApiServer.JSON).route());
+        ledger -> new LedgerRoutes(ledger, LedgerApiServer.JSON, TOP, BODY_READ).route());
     system = server.system;
   }
 
@@ -346,7 +349,8 @@ class LedgerRoutesTest {
   void aLedgerThatDoesNotAnswerIs503() throws Exception {
     TestProbe<GlobalBudget.Command> silent = TestProbe.create(system);
     LedgerClient client = new LedgerClient(silent.ref(), system.scheduler(), system.executionContext(), Duration.ofMillis(200));
-    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON).route());
+    ServerBinding other =
+        server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
     try {
       Answer answer = server.send(HttpRequest.newBuilder(
           URI.create("http://127.0.0.1:" + other.localAddress().getPort() + "/ledger/reservations/x-1")).GET().build());
@@ -381,7 +385,8 @@ class LedgerRoutesTest {
     var full = system.systemActorOf(fullLedger(), "full-ledger-" + Math.abs(path.hashCode()),
         org.apache.pekko.actor.typed.Props.empty());
     LedgerClient client = new LedgerClient(full, system.scheduler(), system.executionContext(), Duration.ofSeconds(5));
-    ServerBinding other = server.bind(new LedgerRoutes(client, LedgerApiServer.JSON).route());
+    ServerBinding other =
+        server.bind(new LedgerRoutes(client, LedgerApiServer.JSON, TOP, BODY_READ).route());
     try {
       long started = System.nanoTime();
       Answer answer = server.send(HttpRequest.newBuilder(

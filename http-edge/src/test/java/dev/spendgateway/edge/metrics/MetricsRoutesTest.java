@@ -68,7 +68,8 @@ class MetricsRoutesTest {
     ModelCatalog catalog = ModelCatalog.fromMap(Map.of());
     metrics.withLedger(client).withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
     var route = GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(),
-        List.of(new LedgerRoutes(client, new ObjectMapper()).route(), new MetricsRoutes(metrics).route()));
+        List.of(new LedgerRoutes(client, new ObjectMapper(), 20, Duration.ofSeconds(30)).route(),
+            new MetricsRoutes(metrics).route()));
     binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
     base = "http://127.0.0.1:" + binding.localAddress().getPort();
   }

@@ -31,13 +31,15 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Seeded, time-bounded fuzz of bad input on every route (issue 8, item 4): valid bodies mutated
+ * Seeded, time-bounded fuzz of bad input on every route: valid bodies mutated
  * (wrong types, huge/negative/fractional numbers, NaN/Infinity, nulls, missing fields, 10,000-deep
  * nesting, duplicate keys, invalid UTF-8, truncation, other top-level values, wrong content types,
  * truncated or broken multipart, oversized headers, empty bodies) must always get a clear 4xx — a
@@ -58,6 +60,23 @@ class BadInputFuzzTest {
   private final Brand brand = new Brand("fuzz-brand", "5", "50");
   /** An open reservation the settle cases aim at. */
   private static final String OPEN_ID = "fuzz-open-1";
+
+  /**
+   * One seed per run, printed before the first case and named in any failure, so a failing run
+   * can be replayed with {@code -Dfuzz.seed=S}.
+   */
+  private static final long SEED = Long.getLong("fuzz.seed", System.nanoTime());
+
+  @RegisterExtension
+  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
+    throw new AssertionError(
+        failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]", failure);
+  };
+
+  @BeforeAll
+  static void printTheSeed() {
+    System.out.println("BadInputFuzzTest: seed " + SEED + " (replay with -Dfuzz.seed=" + SEED + ")");
+  }
 
   @BeforeAll
   void start() throws Exception {
@@ -106,7 +125,7 @@ class BadInputFuzzTest {
 
   @Test
   void badInputIsAClear4xxThatReachesNoProviderAndLeavesTheBooksAlone() throws Exception {
-    long seed = Long.getLong("fuzz.seed", System.nanoTime());
+    long seed = SEED;
     int seconds = Integer.getInteger("fuzz.seconds", 20);
     Random random = new Random(seed);
     long deadline = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();

@@ -40,8 +40,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every simulator fault on every pass-through route (issue 8, item 3): what the caller gets, what the
- * ledger keeps (issue 5's settlement rules: an error status is not billed → 0; a success with usage →
+ * Every simulator fault on every pass-through route: what the caller gets, what the
+ * ledger keeps (the settlement rules of {@code Settlement}: an error status is not billed → 0; a success with usage →
  * the actual cost; a cut, unreadable or timed-out answer, or a connection lost after the request was
  * sent → the worst case), exactly one access line, no gateway-made 5xx but the documented ones, no
  * reservation left open, and the upstream pool still usable: a normal call right after each fault
@@ -49,7 +49,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultMatrixTest {
-  /** The only 5xx the gateway itself may answer with (SPEC §2, issue 5). */
+  /** The only 5xx the gateway itself may answer with (docs/ROUTER.md, "Errors"). */
   private static final Set<String> DOCUMENTED_GATEWAY_5XX =
       Set.of("upstream_unavailable", "upstream_unreadable", "ledger_unavailable");
 
@@ -255,10 +255,9 @@ class FaultMatrixTest {
         assertEquals("upstream_unavailable", errorType(r.body()));
         JsonNode usage = refused.awaitSettled(brand.id());
         assertEquals(0, money(cap(usage, "brand_daily"), "spentUsd").signum(), route + ": " + usage);
-        List<JsonNode> lines = refused.awaitAccessLines(requestId);
-        assertEquals(1, lines.size(), lines.toString());
-        assertEquals("upstream_connect_failed", lines.get(0).get("error").asText(), lines.toString());
-        assertEquals(0, new BigDecimal(lines.get(0).get("settled_usd").asText()).signum(), lines.toString());
+        JsonNode line = refused.awaitOnlyAccessLine(requestId);
+        assertEquals("upstream_connect_failed", line.get("error").asText(), line.toString());
+        assertEquals(0, new BigDecimal(line.get("settled_usd").asText()).signum(), line.toString());
       }
     }
   }
@@ -284,10 +283,9 @@ class FaultMatrixTest {
   }
 
   private JsonNode onlyAccessLine(String requestId) throws Exception {
-    List<JsonNode> lines = gw.awaitAccessLines(requestId);
-    assertEquals(1, lines.size(), "exactly one access line: " + lines);
-    assertNotNull(lines.get(0).get("reserved_usd"));
-    return lines.get(0);
+    JsonNode line = gw.awaitOnlyAccessLine(requestId);
+    assertNotNull(line.get("reserved_usd"));
+    return line;
   }
 
   private static String errorType(String body) {

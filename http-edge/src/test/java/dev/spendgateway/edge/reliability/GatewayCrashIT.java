@@ -7,14 +7,13 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.testkit.GatewayProcess;
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,10 +25,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Crash test through the whole gateway process (issue 8, item 2): the packaged gateway.jar runs as
+ * Crash test through the whole gateway process: the packaged gateway.jar runs as
  * its own JVM, several threads drive ledger reservations, settles and voids over HTTP, the process
  * is killed with SIGKILL ({@link Process#destroyForcibly()} on Linux) at a seeded random moment, and
  * restarted on the same data dir. Then: every acknowledged reservation and close is there with the
@@ -71,10 +72,19 @@ class GatewayCrashIT {
 
   enum Answer { NOT_SENT, ACKNOWLEDGED, NO_ANSWER }
 
+  /** One seed per run ({@code -Dcrash.seed=S} replays one), named in any failure. */
+  private static final long SEED = Long.getLong("crash.seed", System.nanoTime());
+
+  @RegisterExtension
+  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
+    throw new AssertionError(
+        failure.getMessage() + " [seed " + SEED + ": replay with -Dcrash.seed=" + SEED + "]", failure);
+  };
+
   @Test
   void everyAcknowledgedDecisionSurvivesAKill9() throws Exception {
     int trials = Integer.getInteger("crash.trials", 3);
-    long seed = Long.getLong("crash.seed", System.nanoTime());
+    long seed = SEED;
     System.out.println("GatewayCrashIT: " + trials + " trials, seed " + seed + " (replay with -Dcrash.seed=" + seed + ")");
     Random random = new Random(seed);
     Path dataDir = work.resolve("data");
@@ -146,7 +156,7 @@ class GatewayCrashIT {
     // The random moment counts from the first acknowledged reservation: a fresh JVM on a busy CI
     // machine can take longer than the whole window to answer its first request.
     assertTrue(firstAcknowledged.await(60, TimeUnit.SECONDS), "the gateway acknowledges a reservation");
-    Thread.sleep(killAfterMillis);
+    Thread.sleep(killAfterMillis); // the seeded moment of the kill: the test's own pace
     gateway.kill9();
     stop.set(true);
     assertTrue(done.await(30, TimeUnit.SECONDS), "the drivers notice the kill");
@@ -284,47 +294,13 @@ class GatewayCrashIT {
     }
 
     static Gateway start(Path work, Path dataDir, int generation) throws Exception {
-      int port = freePort();
-      String jar = System.getProperty("gateway.jar", "target/gateway.jar");
-      Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
-      List<String> cmd = List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx256m",
-          "-Dconfig.file=" + root.resolve("conf/application.conf"),
-          "-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"),
-          "-jar", jar);
-      Path out = work.resolve("gateway-" + generation + ".log");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
-      pb.environment().put("GATEWAY_TOKEN", TOKEN);
-      pb.environment().put("GATEWAY_DATA_DIR", dataDir.toString());
-      pb.environment().put("GATEWAY_PORT", Integer.toString(port));
-      pb.environment().put("GATEWAY_HOST", "127.0.0.1");
-      // Nobody listens there: the crash test drives only the ledger API.
-      pb.environment().put("OPENAI_BASE_URL", "http://127.0.0.1:9");
-      pb.environment().put("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
-      Gateway g = new Gateway(pb.start(), "http://127.0.0.1:" + port);
-      g.awaitReady(out);
-      return g;
-    }
-
-    private void awaitReady(Path out) throws Exception {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline) {
-        if (!process.isAlive()) {
-          fail("the gateway exited with " + process.exitValue() + ": " + Files.readString(out));
-        }
-        try {
-          HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).timeout(Duration.ofSeconds(3)).build(),
-              HttpResponse.BodyHandlers.ofString());
-          if (r.statusCode() == 200) {
-            return;
-          }
-        } catch (IOException notYet) {
-          // still starting
-        }
-        Thread.sleep(100);
-      }
-      fail("the gateway was not ready within 60s: " + Files.readString(out));
+      GatewayProcess p = GatewayProcess.launch().jvm("-Xmx256m").token(TOKEN).dataDir(dataDir)
+          .port(GatewayProcess.freePort()).env("GATEWAY_HOST", "127.0.0.1")
+          // Nobody listens there: the crash test drives only the ledger API.
+          .env("OPENAI_BASE_URL", "http://127.0.0.1:9").env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+          .start(work.resolve("gateway-" + generation + ".log"));
+      p.awaitReady(Duration.ofSeconds(60));
+      return new Gateway(p.process, p.base());
     }
 
     /** SIGKILL: no shutdown hook, no flush, no CoordinatedShutdown. */
@@ -356,12 +332,6 @@ class GatewayCrashIT {
     private HttpResponse<String> get(String path) throws Exception {
       return HTTP.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10)).header("x-api-key", TOKEN).build(),
           HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static int freePort() throws IOException {
-      try (ServerSocket s = new ServerSocket(0)) {
-        return s.getLocalPort();
-      }
     }
   }
 }

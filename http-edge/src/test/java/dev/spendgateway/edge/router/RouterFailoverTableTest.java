@@ -1,10 +1,15 @@
 package dev.spendgateway.edge.router;
 
+import static dev.spendgateway.edge.router.RouterGateway.attempts;
+import static dev.spendgateway.edge.router.RouterGateway.post;
+import static dev.spendgateway.edge.router.RouterGateway.usage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.net.http.HttpResponse;
@@ -12,16 +17,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Issue 6's table: (primary fault, fallback state) → (final status, provider used, failover flag,
+ * The router's failover table (docs/ROUTER.md): (primary fault, fallback state) → (final status, provider used, failover flag,
  * ledger entries per attempt). Each ledger entry is {@code provider:status:settlement} read from the
  * attempt's access-log line, where settlement is {@code zero} (voided: not billed), {@code actual}
  * (settled from the reported usage) or {@code worst} (kept at the reservation: cut or unknown).
@@ -32,22 +34,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the kernel then discards them — the gateway rightly sees a cut before the first byte and fails
  * over, so such a row would depend on machine load.
  */
-class RouterFailoverTableTest {
-  private static RouterHarness h;
-
-  @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/router-test.conf");
-  }
-
-  @AfterAll
-  static void stop() {
-    h.close();
-  }
-
-  @BeforeEach
-  void reset() {
-    h.sim.reset();
+class RouterFailoverTableTest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return RouterGateway.start("router/router-test.conf", "RouterFailoverTableTest");
   }
 
   record Row(
@@ -151,19 +141,19 @@ class RouterFailoverTableTest {
   @MethodSource("table")
   void row(Row row) throws Exception {
     if (!row.openai().isEmpty()) {
-      h.sim.script(SimRoute.OPENAI_CHAT, row.openai().toArray(Fault[]::new));
+      gw.sim.script(SimRoute.OPENAI_CHAT, row.openai().toArray(Fault[]::new));
     }
     if (!row.anthropic().isEmpty()) {
-      h.sim.script(SimRoute.ANTHROPIC_MESSAGES, row.anthropic().toArray(Fault[]::new));
+      gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, row.anthropic().toArray(Fault[]::new));
     }
     String id = "table-" + UUID.randomUUID();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", row.stream()), RouterHarness.spendHeaders(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", row.stream()), RouterGateway.spendHeaders(id));
 
     assertEquals(row.status(), r.statusCode(), () -> "status; body " + r.body());
     assertEquals(row.provider(), r.headers().firstValue("x-gateway-provider").orElse(null), "x-gateway-provider");
     assertEquals(Boolean.toString(row.failover()), r.headers().firstValue("x-gateway-failover").orElse(null), "x-gateway-failover");
     assertEquals(id, r.headers().firstValue("x-request-id").orElse(null), "x-request-id");
-    List<String> ledger = h.attempts(id, row.ledger().size()).stream().map(RouterHarness.Entry::brief).toList();
+    List<String> ledger = attempts(gw, id, row.ledger().size()).stream().map(RouterGateway.Entry::brief).toList();
     assertEquals(row.ledger(), ledger, "ledger entries per attempt");
     checkBody(row, r.body());
   }
@@ -171,7 +161,7 @@ class RouterFailoverTableTest {
   private static void checkBody(Row row, String body) throws Exception {
     switch (row.bodyCheck()) {
       case ANSWER -> {
-        JsonNode answer = RouterHarness.JSON.readTree(body);
+        JsonNode answer = TestGateway.JSON.readTree(body);
         assertEquals("chat.completion", answer.path("object").asText());
         assertEquals("fast-summary", answer.path("model").asText(), "the model is the profile, whoever answered");
         assertFalse(answer.path("choices").path(0).path("message").path("content").asText().isEmpty());
@@ -191,7 +181,7 @@ class RouterFailoverTableTest {
         assertFalse(body.contains("[DONE]"), body);
       }
       default -> {
-        JsonNode error = RouterHarness.JSON.readTree(body).path("error");
+        JsonNode error = TestGateway.JSON.readTree(body).path("error");
         assertTrue(error.isObject(), "OpenAI error shape: " + body);
         assertTrue(body.contains(row.bodyCheck()), body);
       }
@@ -201,72 +191,72 @@ class RouterFailoverTableTest {
   @Test
   void unknownProfileIs400ListingTheProfiles() throws Exception {
     String id = "table-" + UUID.randomUUID();
-    HttpResponse<String> r = h.post(RouterHarness.chat("gpt-6.1-sol", false), RouterHarness.spendHeaders(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("gpt-6.1-sol", false), RouterGateway.spendHeaders(id));
     assertEquals(400, r.statusCode());
-    JsonNode error = RouterHarness.JSON.readTree(r.body()).path("error");
+    JsonNode error = TestGateway.JSON.readTree(r.body()).path("error");
     assertEquals("model", error.path("param").asText());
     for (String profile : List.of("fast-summary", "long-draft", "structured-analysis", "solo")) {
       assertTrue(error.path("message").asText().contains(profile), r.body());
     }
     assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
-    assertEquals(0, h.sim.received().size(), "nothing went upstream");
+    assertEquals(0, gw.sim.received().size(), "nothing went upstream");
   }
 
   @Test
   void aRequestTheFallbackCannotServeDoesNotFailOver() throws Exception {
     // fast-summary's Haiku has no native json_schema: an OpenAI outage gives a clear 503, not Claude.
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
     String id = "table-" + UUID.randomUUID();
     String body = "{\"model\":\"fast-summary\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
         + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"strict\":true,"
         + "\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\"],\"additionalProperties\":false}}}}";
-    HttpResponse<String> r = h.post(body, RouterHarness.spendHeaders(id));
+    HttpResponse<String> r = post(gw, body, RouterGateway.spendHeaders(id));
     assertEquals(503, r.statusCode(), r.body());
     assertTrue(r.body().contains("fallback_unsupported"), r.body());
     assertTrue(r.body().contains("json_schema"), r.body());
-    assertEquals(0, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+    assertEquals(0, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
     assertEquals(List.of("openai:503:zero", "openai:503:zero", "openai:503:zero", "openai:503:zero"),
-        h.attempts(id, 4).stream().map(RouterHarness.Entry::brief).toList());
+        attempts(gw, id, 4).stream().map(RouterGateway.Entry::brief).toList());
   }
 
   @Test
   void aRequestThatDoesNotTranslateDoesNotFailOver() {
     // n = 2 has no Claude equivalent: during an OpenAI outage the caller is told why, in a 503.
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
     String body = "{\"model\":\"fast-summary\",\"max_tokens\":64,\"n\":2,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    HttpResponse<String> r = h.post(body, RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
+    HttpResponse<String> r = post(gw, body, RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     assertEquals(503, r.statusCode(), r.body());
     assertTrue(r.body().contains("fallback_unsupported"), r.body());
-    assertEquals(0, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+    assertEquals(0, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
   }
 
   @Test
   void theV1PrefixSpeaksOpenAi() throws Exception {
-    Map<String, String> noToken = new java.util.LinkedHashMap<>(RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
+    Map<String, String> noToken = new java.util.LinkedHashMap<>(RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     noToken.remove("authorization");
-    HttpResponse<String> unauthorized = h.post(RouterHarness.chat("fast-summary", false), noToken);
+    HttpResponse<String> unauthorized = post(gw, RouterGateway.chat("fast-summary", false), noToken);
     assertEquals(401, unauthorized.statusCode());
-    assertEquals("invalid_api_key", RouterHarness.JSON.readTree(unauthorized.body()).path("error").path("type").asText());
+    assertEquals("invalid_api_key", TestGateway.JSON.readTree(unauthorized.body()).path("error").path("type").asText());
 
-    HttpResponse<String> missing = h.http.send(
-        java.net.http.HttpRequest.newBuilder(java.net.URI.create(h.base() + "/v1/embeddings"))
-            .header("authorization", "Bearer " + RouterHarness.TOKEN)
+    HttpResponse<String> missing = gw.http.send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(gw.base + "/v1/embeddings"))
+            .header("authorization", "Bearer " + RouterGateway.TOKEN)
             .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(404, missing.statusCode());
-    assertTrue(RouterHarness.JSON.readTree(missing.body()).path("error").has("param"), "OpenAI shape: " + missing.body());
-    assertEquals(0, h.sim.received().size());
+    assertTrue(TestGateway.JSON.readTree(missing.body()).path("error").has("param"), "OpenAI shape: " + missing.body());
+    assertEquals(0, gw.sim.received().size());
   }
 
   @Test
-  void everyReservationIsClosedAfterTheTable() {
+  void everyReservationIsClosedAfterTheTable() throws Exception {
     // Runs in any order with the rows; whatever ran before has closed its reservations.
-    h.post(RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders("table-" + UUID.randomUUID()));
+    post(gw, RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
     long deadline = System.nanoTime() + 5_000_000_000L;
-    int open = h.usage().path("openReservations").asInt(-1);
+    int open = usage(gw).path("openReservations").asInt(-1);
     while (open != 0 && System.nanoTime() < deadline) {
-      RouterHarness.sleep(50);
-      open = h.usage().path("openReservations").asInt(-1);
+      Thread.sleep(50);
+      open = usage(gw).path("openReservations").asInt(-1);
     }
     assertEquals(0, open, "open reservations");
   }

@@ -1,5 +1,8 @@
 package dev.spendgateway.edge.router;
 
+import static dev.spendgateway.edge.router.RouterGateway.attempts;
+import static dev.spendgateway.edge.router.RouterGateway.post;
+import static dev.spendgateway.edge.router.RouterGateway.postAsync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +12,8 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.ReceivedCall;
 import dev.spendgateway.sim.SimRoute;
@@ -19,9 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -29,22 +31,10 @@ import org.slf4j.LoggerFactory;
  * 410 model circuits, Retry-After and budgets, the provider breaker, admission pools, conversation
  * stickiness and the structured-output downgrades — each against the simulator's scripted faults.
  */
-class RouterResilienceTest {
-  private static RouterHarness h;
-
-  @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/resilience-test.conf");
-  }
-
-  @AfterAll
-  static void stop() {
-    h.close();
-  }
-
-  @BeforeEach
-  void reset() {
-    h.sim.reset();
+class RouterResilienceTest extends GatewayPerClass {
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return RouterGateway.start("router/resilience-test.conf", "RouterResilienceTest");
   }
 
   private static String newId() {
@@ -52,15 +42,34 @@ class RouterResilienceTest {
   }
 
   private static Map<String, String> headers(String id, String... extra) {
-    Map<String, String> m = RouterHarness.spendHeaders(id);
+    Map<String, String> m = RouterGateway.spendHeaders(id);
     for (int i = 0; i < extra.length; i += 2) {
       m.put(extra[i], extra[i + 1]);
     }
     return m;
   }
 
-  private static List<String> ledger(String id, int expected) {
-    return h.attempts(id, expected).stream().map(RouterHarness.Entry::brief).toList();
+  private List<String> ledger(String id, int expected) {
+    return attempts(gw, id, expected).stream().map(RouterGateway.Entry::brief).toList();
+  }
+
+  /** Waits until the batch lane towards OpenAI has {@code calls} calls in its slot or queue. */
+  private void awaitBatchLaneToOpenAiHolds(int calls) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (batchToOpenAi("gateway_pool_in_flight") + batchToOpenAi("gateway_queue_depth") < calls) {
+      assertTrue(System.nanoTime() < deadline, "the batch lane never held " + calls + " calls");
+      Thread.sleep(10);
+    }
+  }
+
+  /** One of the admission gauges in /metrics, for the batch pool towards OpenAI. */
+  private double batchToOpenAi(String gauge) throws Exception {
+    String metrics = gw.send(gw.get("/metrics").header("authorization", "Bearer " + RouterGateway.TOKEN).build()).body();
+    return metrics.lines()
+        .filter(l -> l.startsWith(gauge + "{") && l.contains("pool=\"batch\"") && l.contains("provider=\"openai\""))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + gauge + " for batch/openai in " + metrics));
   }
 
   private static String provider(HttpResponse<String> r) {
@@ -76,9 +85,9 @@ class RouterResilienceTest {
     alarms.start();
     routerLog.addAppender(alarms);
     try {
-      h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
+      gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
       String first = newId();
-      HttpResponse<String> r = h.post(RouterHarness.chat("legacy-draft", false), headers(first));
+      HttpResponse<String> r = post(gw, RouterGateway.chat("legacy-draft", false), headers(first));
       assertEquals(200, r.statusCode(), r.body());
       assertEquals("anthropic", provider(r));
       assertEquals(List.of("openai:410:zero", "anthropic:200:actual"), ledger(first, 2));
@@ -89,27 +98,27 @@ class RouterResilienceTest {
 
       for (int i = 0; i < 3; i++) {
         String next = newId();
-        HttpResponse<String> again = h.post(RouterHarness.chat("legacy-draft", i == 1), headers(next));
+        HttpResponse<String> again = post(gw, RouterGateway.chat("legacy-draft", i == 1), headers(next));
         assertEquals(200, again.statusCode());
         assertEquals("anthropic", provider(again));
         assertEquals("true", again.headers().firstValue("x-gateway-failover").orElse(null));
         assertEquals(List.of("anthropic:200:actual"), ledger(next, 1));
       }
-      assertEquals(1, h.sim.received(SimRoute.OPENAI_CHAT).size(), "the retired model is not called again");
+      assertEquals(1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the retired model is not called again");
 
       // The circuit is per MODEL: long-draft's gpt-6.1-sol still goes to OpenAI.
-      HttpResponse<String> other = h.post(RouterHarness.chat("long-draft", false), headers(newId()));
+      HttpResponse<String> other = post(gw, RouterGateway.chat("long-draft", false), headers(newId()));
       assertEquals("openai", provider(other));
 
       // 'legacy-solo' has the same primary and no fallback: a clear 503 model_retired, nothing sent upstream.
-      int before = h.sim.received().size();
-      HttpResponse<String> solo = h.post(RouterHarness.chat("legacy-solo", false), headers(newId()));
+      int before = gw.sim.received().size();
+      HttpResponse<String> solo = post(gw, RouterGateway.chat("legacy-solo", false), headers(newId()));
       assertEquals(503, solo.statusCode());
-      JsonNode error = RouterHarness.JSON.readTree(solo.body()).path("error");
+      JsonNode error = TestGateway.JSON.readTree(solo.body()).path("error");
       assertEquals("model_retired", error.path("type").asText());
       assertTrue(error.path("message").asText().contains("gpt-6-sol"), solo.body());
       assertTrue(error.path("message").asText().contains("'legacy-solo'"), solo.body());
-      assertEquals(before, h.sim.received().size());
+      assertEquals(before, gw.sim.received().size());
       assertEquals(1, alarms.list.stream().filter(e -> e.getFormattedMessage().contains("ALARM")).count(),
           "the alarm is raised once per opening");
     } finally {
@@ -121,10 +130,10 @@ class RouterResilienceTest {
 
   @Test
   void retryAfterIsHonouredOnTheSameProvider() {
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.rateLimited(1));
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.rateLimited(1));
     String id = newId();
     long t0 = System.nanoTime();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", false), headers(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(id));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(200, r.statusCode());
     assertEquals("openai", provider(r));
@@ -134,9 +143,9 @@ class RouterResilienceTest {
 
   @Test
   void aRetryAfterBeyondTheMaximumFailsOverWithoutWaiting() {
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.rateLimited(30));
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.rateLimited(30));
     long t0 = System.nanoTime();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", false), headers(newId()));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals("anthropic", provider(r));
     assertTrue(ms < 900, "no wait, took " + ms + " ms");
@@ -144,24 +153,24 @@ class RouterResilienceTest {
 
   @Test
   void attemptsAreBoundedByTheInteractiveBudget() {
-    h.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(429));
-    h.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.status(429));
+    gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(429));
+    gw.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.status(429));
     String id = newId();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", false), headers(id));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(id));
     assertEquals(429, r.statusCode(), r.body());
     assertTrue(r.body().contains("rate_limited"), r.body());
     assertEquals(List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero", "anthropic:429:zero"), ledger(id, 4));
-    assertEquals(4, h.sim.received().size(), "interactive max-attempts = 4, both providers together");
+    assertEquals(4, gw.sim.received().size(), "interactive max-attempts = 4, both providers together");
   }
 
   @Test
   void totalTimeIsBoundedByTheBatchBudget() {
     // batch: 8 attempts but 1500 ms. Each side asks for 1 s: one wait fits, a second does not.
-    h.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.rateLimited(1));
-    h.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.rateLimited(1));
+    gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.rateLimited(1));
+    gw.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.rateLimited(1));
     String id = newId();
     long t0 = System.nanoTime();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", false), headers(id, "x-priority", "batch"));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(id, "x-priority", "batch"));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(429, r.statusCode(), r.body());
     assertEquals("1", r.headers().firstValue("retry-after").orElse(null), "the provider's advice is passed on");
@@ -173,20 +182,22 @@ class RouterResilienceTest {
 
   @Test
   void theProviderBreakerOpensOnConsecutiveFailuresAndProbesAgain() {
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(500), 3);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(500), 3);
     for (int i = 0; i < 3; i++) {
-      assertEquals("anthropic", provider(h.post(RouterHarness.chat("fast-summary", false), headers(newId()))));
+      assertEquals("anthropic", provider(post(gw, RouterGateway.chat("fast-summary", false), headers(newId()))));
     }
     String open = newId();
-    HttpResponse<String> r = h.post(RouterHarness.chat("fast-summary", false), headers(open));
+    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(open));
     assertEquals("anthropic", provider(r));
-    assertEquals(3, h.sim.received(SimRoute.OPENAI_CHAT).size(), "the open breaker kept the call away from OpenAI");
-    assertEquals("breaker_open", h.attempts(open, 2).get(0).error());
+    assertEquals(3, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the open breaker kept the call away from OpenAI");
+    assertEquals("breaker_open", attempts(gw, open, 2).get(0).error());
 
-    RouterHarness.sleep(700); // past reset-timeout: one half-open probe, which succeeds and closes it
-    HttpResponse<String> probe = h.post(RouterHarness.chat("fast-summary", false), headers(newId()));
+    // The test's own pace: past the 500 ms reset timeout, so the next call is the half-open probe,
+    // which succeeds and closes it.
+    RouterGateway.pause(700);
+    HttpResponse<String> probe = post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
     assertEquals("openai", provider(probe));
-    assertEquals(4, h.sim.received(SimRoute.OPENAI_CHAT).size());
+    assertEquals(4, gw.sim.received(SimRoute.OPENAI_CHAT).size());
   }
 
   // --- pools -------------------------------------------------------------------------------------
@@ -194,14 +205,14 @@ class RouterResilienceTest {
   @Test
   void aFullQueueAnswers429AtOnceWithRetryAfter() throws Exception {
     // batch lane: 1 slot + 2 queued for OpenAI. Three slow calls fill it; the fourth is refused.
-    h.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.delayed(Duration.ofMillis(800)), 3);
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.delayed(Duration.ofMillis(800)), 3);
     List<CompletableFuture<HttpResponse<String>>> slow = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      slow.add(h.postAsync(RouterHarness.chat("fast-summary", false), headers(newId(), "x-priority", "batch")));
-      RouterHarness.sleep(60);
+      slow.add(postAsync(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-priority", "batch")));
+      awaitBatchLaneToOpenAiHolds(i + 1); // in order: the first takes the slot, the next two queue
     }
     long t0 = System.nanoTime();
-    HttpResponse<String> refused = h.post(RouterHarness.chat("fast-summary", false), headers(newId(), "x-priority", "batch"));
+    HttpResponse<String> refused = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-priority", "batch"));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(429, refused.statusCode(), refused.body());
     assertTrue(refused.headers().firstValue("retry-after").isPresent());
@@ -209,29 +220,29 @@ class RouterResilienceTest {
     assertEquals("true", refused.headers().firstValue("x-gateway-error").orElse(null));
 
     // Interactive shares nothing with batch: it is served while the batch lane is full.
-    HttpResponse<String> interactive = h.post(RouterHarness.chat("fast-summary", false), headers(newId()));
+    HttpResponse<String> interactive = post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
     assertEquals(200, interactive.statusCode());
     for (CompletableFuture<HttpResponse<String>> f : slow) {
       assertEquals(200, f.get().statusCode());
     }
-    assertEquals(3 + 1, h.sim.received(SimRoute.OPENAI_CHAT).size(), "the refused call never went upstream");
+    assertEquals(3 + 1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the refused call never went upstream");
   }
 
   // --- stickiness ----------------------------------------------------------------------------------
 
   @Test
   void aConversationSwitchesOnceAndStaysOnTheFallback() {
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
     String conversation = "conv-" + UUID.randomUUID();
-    HttpResponse<String> first = h.post(RouterHarness.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
+    HttpResponse<String> first = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
     assertEquals("anthropic", provider(first));
     for (int i = 0; i < 2; i++) {
-      HttpResponse<String> later = h.post(RouterHarness.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
+      HttpResponse<String> later = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
       assertEquals("anthropic", provider(later));
       assertEquals("true", later.headers().firstValue("x-gateway-failover").orElse(null));
     }
-    assertEquals(1, h.sim.received(SimRoute.OPENAI_CHAT).size(), "OpenAI is healthy again but the conversation stays");
-    HttpResponse<String> other = h.post(RouterHarness.chat("fast-summary", false), headers(newId(), "x-conversation-id", "conv-" + UUID.randomUUID()));
+    assertEquals(1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "OpenAI is healthy again but the conversation stays");
+    HttpResponse<String> other = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", "conv-" + UUID.randomUUID()));
     assertEquals("openai", provider(other));
   }
 
@@ -249,35 +260,35 @@ class RouterResilienceTest {
 
   @Test
   void aStrictSchemaRejectionIsRetriedAsJsonObjectAndRemembered() {
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(400, Map.of(),
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(400, Map.of(),
         "{\"error\":{\"message\":\"Invalid schema for response_format 'r': 'additionalProperties' is required to be supplied and to be false.\","
             + "\"type\":\"invalid_request_error\",\"param\":\"response_format\",\"code\":\"invalid_json_schema\"}}"));
     String property = "p" + UUID.randomUUID().toString().substring(0, 8);
     String id = newId();
-    HttpResponse<String> r = h.post(structured(property), headers(id));
+    HttpResponse<String> r = post(gw, structured(property), headers(id));
     assertEquals(200, r.statusCode(), r.body());
     assertEquals("openai", provider(r));
     assertEquals(List.of("openai:400:zero", "openai:200:actual"), ledger(id, 2));
-    List<ReceivedCall> calls = h.sim.received(SimRoute.OPENAI_CHAT);
+    List<ReceivedCall> calls = gw.sim.received(SimRoute.OPENAI_CHAT);
     assertEquals(List.of("json_schema", "json_object"), calls.stream().map(RouterResilienceTest::responseFormat).toList());
 
     // Same schema again: straight to json_object, no 400 paid first.
-    HttpResponse<String> again = h.post(structured(property), headers(newId()));
+    HttpResponse<String> again = post(gw, structured(property), headers(newId()));
     assertEquals(200, again.statusCode());
-    assertEquals("json_object", responseFormat(h.sim.received(SimRoute.OPENAI_CHAT).get(2)));
+    assertEquals("json_object", responseFormat(gw.sim.received(SimRoute.OPENAI_CHAT).get(2)));
   }
 
   @Test
   void aGrammarTooLargeOnClaudeMovesTheSchemaIntoTheSystemPrompt() {
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
-    h.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(400, Map.of(),
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
+    gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(400, Map.of(),
         "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"The compiled grammar is too large.\"}}"));
     String id = newId();
-    HttpResponse<String> r = h.post(structured("q"), headers(id));
+    HttpResponse<String> r = post(gw, structured("q"), headers(id));
     assertEquals(200, r.statusCode(), r.body());
     assertEquals("anthropic", provider(r));
     assertEquals(List.of("openai:503:zero", "anthropic:400:zero", "anthropic:200:actual"), ledger(id, 3));
-    List<ReceivedCall> claude = h.sim.received(SimRoute.ANTHROPIC_MESSAGES);
+    List<ReceivedCall> claude = gw.sim.received(SimRoute.ANTHROPIC_MESSAGES);
     assertFalse(claude.get(0).body().orElseThrow().path("output_config").isMissingNode(), "native schema first");
     JsonNode retried = claude.get(1).body().orElseThrow();
     assertTrue(retried.path("output_config").path("format").isMissingNode(), "no grammar on the retry");

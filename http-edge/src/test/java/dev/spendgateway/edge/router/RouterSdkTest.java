@@ -13,6 +13,8 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import dev.spendgateway.edge.testkit.GatewayPerClass;
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.SimRoute;
@@ -21,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,19 +31,22 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The official OpenAI Java SDK, unchanged but for its base URL, gets answers from either provider
  * through the router — JSON and streaming — and can tell them apart only by the headers.
  */
-class RouterSdkTest {
-  private static RouterHarness h;
-  private static OpenAIClient client;
+class RouterSdkTest extends GatewayPerClass {
+  private OpenAIClient client;
+
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return RouterGateway.start("router/router-test.conf", "RouterSdkTest");
+  }
 
   @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/router-test.conf");
+  void startTheClient() {
     OpenAIOkHttpClient.Builder b = OpenAIOkHttpClient.builder()
-        .baseUrl(h.base() + "/v1")
-        .apiKey(RouterHarness.TOKEN)
+        .baseUrl(gw.base + "/v1")
+        .apiKey(RouterGateway.TOKEN)
         .maxRetries(0)
         .timeout(Duration.ofSeconds(30));
-    RouterHarness.spendHeaders("unused").forEach((k, v) -> {
+    RouterGateway.spendHeaders("unused").forEach((k, v) -> {
       if (!k.equals("authorization") && !k.equals("x-request-id")) {
         b.putHeader(k, v);
       }
@@ -51,14 +55,8 @@ class RouterSdkTest {
   }
 
   @AfterAll
-  static void stop() {
+  void closeTheClient() {
     client.close();
-    h.close();
-  }
-
-  @BeforeEach
-  void reset() {
-    h.sim.reset();
   }
 
   private static ChatCompletionCreateParams params() {
@@ -90,7 +88,7 @@ class RouterSdkTest {
   @Test
   void jsonAnswersFromEitherProviderLookTheSame() {
     HttpResponseFor<ChatCompletion> fromOpenAi = json();
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
     HttpResponseFor<ChatCompletion> fromClaude = json();
 
     assertEquals(List.of("openai"), fromOpenAi.headers().values("x-gateway-provider"));
@@ -102,7 +100,7 @@ class RouterSdkTest {
     JsonView claude = JsonView.of(fromClaude.parse());
     assertEquals(new JsonView("fast-summary", "assistant", SimConfig.DEFAULT_REPLY, "stop", true), openAi);
     assertEquals(openAi, claude);
-    assertEquals(1, h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
+    assertEquals(1, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
   }
 
   /** What a caller can see in a stream: every chunk's model, the text, the finish reason, the usage chunk. */
@@ -144,7 +142,7 @@ class RouterSdkTest {
   @ValueSource(booleans = {true, false})
   void streamsFromEitherProviderLookTheSame(boolean askForUsage) {
     Streamed fromOpenAi = stream(askForUsage);
-    h.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
     Streamed fromClaude = stream(askForUsage);
 
     assertEquals(List.of("openai"), fromOpenAi.provider());
@@ -162,6 +160,6 @@ class RouterSdkTest {
         BadRequestException.class,
         () -> client.chat().completions().create(params().toBuilder().model("no-such-profile").build()));
     assertTrue(e.getMessage().contains("fast-summary"), e.getMessage());
-    assertEquals(0, h.sim.received().size());
+    assertEquals(0, gw.sim.received().size());
   }
 }

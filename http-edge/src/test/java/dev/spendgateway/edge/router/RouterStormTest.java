@@ -1,8 +1,14 @@
 package dev.spendgateway.edge.router;
 
+import static dev.spendgateway.edge.router.RouterGateway.attempts;
+import static dev.spendgateway.edge.router.RouterGateway.entries;
+import static dev.spendgateway.edge.router.RouterGateway.post;
+import static dev.spendgateway.edge.router.RouterGateway.postAsync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.GatewayPerClass;
+import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.net.http.HttpClient;
@@ -14,9 +20,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,38 +27,26 @@ import org.junit.jupiter.api.Test;
  * trickle during a batch flood. Budgets bound the upstream load; pools keep interactive calls out of
  * the batch queue.
  */
-class RouterStormTest {
+class RouterStormTest extends GatewayPerClass {
   private static final int CALLS = 500;
   private static final int INTERACTIVE_MAX_ATTEMPTS = 4;
 
-  private static RouterHarness h;
-
-  @BeforeAll
-  static void start() {
-    h = RouterHarness.start("router/storm-test.conf");
-  }
-
-  @AfterAll
-  static void stop() {
-    h.close();
-  }
-
-  @BeforeEach
-  void reset() {
-    h.sim.reset();
+  @Override
+  protected TestGateway startGateway() throws Exception {
+    return RouterGateway.start("router/storm-test.conf", "RouterStormTest");
   }
 
   @Test
   void a429StormStaysWithinTheAttemptBudgets() throws Exception {
-    h.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(429));
-    h.sim.setLatency(Duration.ofMillis(50)); // every call takes >= 150 ms: the 500 overlap in the gateway
+    gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(429));
+    gw.sim.setLatency(Duration.ofMillis(50)); // every call takes >= 150 ms: the 500 overlap in the gateway
     List<String> ids = new ArrayList<>();
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     HttpClient storm = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     for (int i = 0; i < CALLS; i++) {
       String id = "storm-" + UUID.randomUUID();
       ids.add(id);
-      calls.add(h.postAsync(storm, RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders(id)));
+      calls.add(postAsync(gw, storm, RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders(id)));
     }
     Map<Integer, Integer> statuses = new TreeMap<>();
     for (CompletableFuture<HttpResponse<String>> c : calls) {
@@ -63,14 +54,14 @@ class RouterStormTest {
     }
 
     assertEquals(Map.of(200, CALLS), statuses, "every call answered (by the fallback)");
-    int openAi = h.sim.received(SimRoute.OPENAI_CHAT).size();
-    int claude = h.sim.received(SimRoute.ANTHROPIC_MESSAGES).size();
+    int openAi = gw.sim.received(SimRoute.OPENAI_CHAT).size();
+    int claude = gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size();
     assertTrue(openAi + claude <= INTERACTIVE_MAX_ATTEMPTS * CALLS, "upstream attempts " + (openAi + claude));
     assertEquals(CALLS, claude, "one fallback attempt per call");
     assertTrue(openAi <= 2 * CALLS, "the primary gets at most half the budget: " + openAi);
-    h.attempts(ids.get(CALLS - 1), 3);
+    attempts(gw, ids.get(CALLS - 1), 3);
     for (String id : ids) {
-      List<RouterHarness.Entry> attempts = h.entries(id);
+      List<RouterGateway.Entry> attempts = entries(gw, id);
       assertTrue(attempts.size() <= INTERACTIVE_MAX_ATTEMPTS, id + " retried past its budget: " + attempts);
       assertEquals("anthropic:200:actual", attempts.get(attempts.size() - 1).brief());
     }
@@ -78,18 +69,24 @@ class RouterStormTest {
 
   @Test
   void interactiveLatencyIsUnaffectedByABatchFlood() throws Exception {
-    h.sim.setLatency(Duration.ofMillis(40));
+    gw.sim.setLatency(Duration.ofMillis(40));
     long quiet = p50(interactiveLatencies(15));
 
     // 200 batch calls through a batch lane of 4 slots at 40 ms each: about 2 s of queue.
+    int reachedBefore = gw.sim.received(SimRoute.OPENAI_CHAT).size();
     List<CompletableFuture<HttpResponse<String>>> flood = new ArrayList<>();
     HttpClient floodClient = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     for (int i = 0; i < 200; i++) {
-      flood.add(h.postAsync(floodClient,
-          RouterHarness.chat("fast-summary", false),
-          withPriority(RouterHarness.spendHeaders("flood-" + UUID.randomUUID()), "batch")));
+      flood.add(postAsync(gw, floodClient,
+          RouterGateway.chat("fast-summary", false),
+          withPriority(RouterGateway.spendHeaders("flood-" + UUID.randomUUID()), "batch")));
     }
-    RouterHarness.sleep(200);
+    // The flood is in once the lane's 4 slots have reached the provider: the rest queue behind them.
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (gw.sim.received(SimRoute.OPENAI_CHAT).size() < reachedBefore + 4) {
+      assertTrue(System.nanoTime() < deadline, "the flood never reached the provider");
+      Thread.sleep(10);
+    }
     long flooded = p50(interactiveLatencies(15));
     int stillQueued = (int) flood.stream().filter(f -> !f.isDone()).count();
 
@@ -106,12 +103,12 @@ class RouterStormTest {
     return headers;
   }
 
-  private static List<Long> interactiveLatencies(int n) {
+  private List<Long> interactiveLatencies(int n) {
     List<Long> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       long t0 = System.nanoTime();
-      HttpResponse<String> r = h.post(
-          RouterHarness.chat("fast-summary", false), RouterHarness.spendHeaders("inter-" + UUID.randomUUID()));
+      HttpResponse<String> r = post(gw, 
+          RouterGateway.chat("fast-summary", false), RouterGateway.spendHeaders("inter-" + UUID.randomUUID()));
       out.add((System.nanoTime() - t0) / 1_000_000);
       assertEquals(200, r.statusCode(), r.body());
       assertEquals("openai", r.headers().firstValue("x-gateway-provider").orElse(null));

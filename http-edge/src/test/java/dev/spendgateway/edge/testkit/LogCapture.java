@@ -17,6 +17,9 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ConcurrentLinkedQueue<ILoggingEvent> events = new ConcurrentLinkedQueue<>();
+  /** The access lines, parsed once as they come (a storm test reads them once per call). */
+  private final ConcurrentLinkedQueue<JsonNode> accessLines = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<String> notJson = new ConcurrentLinkedQueue<>();
 
   public static LogCapture attach() {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
@@ -41,6 +44,13 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
   protected void append(ILoggingEvent event) {
     event.prepareForDeferredProcessing();
     events.add(event);
+    if (event.getLoggerName().equals("access")) {
+      try {
+        accessLines.add(JSON.readTree(event.getFormattedMessage()));
+      } catch (IOException e) {
+        notJson.add(event.getFormattedMessage());
+      }
+    }
   }
 
   /** Every captured line as text, with logger name, MDC and stack traces. */
@@ -79,18 +89,12 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
     return out;
   }
 
+  /** Every access line so far, in order (an access line that is not JSON fails the caller). */
   public List<JsonNode> accessLines() {
-    List<JsonNode> out = new ArrayList<>();
-    for (ILoggingEvent e : events) {
-      if (e.getLoggerName().equals("access")) {
-        try {
-          out.add(JSON.readTree(e.getFormattedMessage()));
-        } catch (IOException notJson) {
-          throw new AssertionError("access log line is not JSON: " + e.getFormattedMessage());
-        }
-      }
+    if (!notJson.isEmpty()) {
+      throw new AssertionError("access log line is not JSON: " + notJson.peek());
     }
-    return out;
+    return List.copyOf(accessLines);
   }
 
 }

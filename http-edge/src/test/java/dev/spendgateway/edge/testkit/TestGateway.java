@@ -31,6 +31,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
@@ -46,8 +47,8 @@ import org.apache.pekko.http.javadsl.ServerBinding;
  * {@code access} logger included).
  *
  * <p>What differs between the suites that use it (their conf file with its fake secrets, what the
- * simulator bills) is a {@link Suite}; see {@code e2e.E2eGateway} and {@code
- * reliability.ReliabilityGateway}.
+ * simulator bills, where the journal is) is a {@link Suite}; see {@code e2e.E2eGateway}, {@code
+ * reliability.ReliabilityGateway} and {@code router.RouterGateway}.
  */
 public final class TestGateway implements AutoCloseable {
   /** The pass-through routes, as a caller of the gateway addresses them. */
@@ -66,13 +67,28 @@ public final class TestGateway implements AutoCloseable {
    *     the fake provider keys)
    * @param namePrefix names the actor system and the temp data dir, so leftovers say whose they are
    * @param simulator how the upstream simulator answers by default
+   * @param journalInMemory an in-memory H2 journal, one database per gateway, instead of a file in
+   *     the data dir: for suites that test the calls, not what survives a restart
    */
-  public record Suite(String confResource, String namePrefix, SimConfig simulator) {}
+  public record Suite(String confResource, String namePrefix, SimConfig simulator, boolean journalInMemory) {
+    public Suite(String confResource, String namePrefix, SimConfig simulator) {
+      this(confResource, namePrefix, simulator, false);
+    }
+
+    public Suite withJournalInMemory() {
+      return new Suite(confResource, namePrefix, simulator, true);
+    }
+  }
 
   public final ProviderSimulator sim;
   public final LogCapture logs;
   public final String base;
-  public final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  /** HTTP/1.1, as the gateway speaks it (no h2c upgrade offered on every new connection). */
+  public final HttpClient http =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
   /** The gateway token of the suite's conf: what {@link #post} and the /usage reads present. */
   private final String token;
   private final ActorSystem<Void> system;
@@ -104,6 +120,12 @@ public final class TestGateway implements AutoCloseable {
     values.put("gateway.data-dir", dataDir.toString());
     values.put("providers.openai.base-url", sim.baseUrl());
     values.put("providers.anthropic.base-url", sim.baseUrl());
+    if (suite.journalInMemory()) {
+      values.put(
+          "pekko-persistence-jdbc.shared-databases.slick.db.url",
+          "jdbc:h2:mem:" + suite.namePrefix() + "-" + UUID.randomUUID()
+              + ";DATABASE_TO_UPPER=false;DB_CLOSE_DELAY=-1");
+    }
     values.putAll(overrides);
     // Resolved only after the overlay, so the H2 URL picks up the temp data dir.
     Config config =
@@ -264,18 +286,61 @@ public final class TestGateway implements AutoCloseable {
     throw new AssertionError("no matching access log line in " + logs.accessLines());
   }
 
-  /** Every access line carrying {@code requestId}, waiting until at least one is there. */
-  public List<JsonNode> awaitAccessLines(String requestId) throws Exception {
+  /** The access lines carrying {@code requestId}, waiting until at least {@code atLeast} are there. */
+  public List<JsonNode> awaitAccessLines(String requestId, int atLeast) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
-    while (System.nanoTime() < deadline) {
-      if (!accessLines(requestId).isEmpty()) {
-        Thread.sleep(50); // a second line, if any, would be written right after the first
-        return accessLines(requestId);
+    List<JsonNode> lines = accessLines(requestId);
+    while (lines.size() < atLeast) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "expected " + atLeast + " access lines for " + requestId + " within 25s, got " + lines);
       }
       Thread.sleep(20);
+      lines = accessLines(requestId);
     }
-    throw new AssertionError("no access log line for " + requestId);
+    return lines;
   }
+
+  /**
+   * Exactly {@code count} access lines carry {@code requestId}: waits for them, then until the
+   * access log has caught up with every call made so far ({@link #awaitAccessLogCaughtUp}), so a
+   * surplus line (a bug) is in the log before the count is checked.
+   */
+  public List<JsonNode> awaitExactlyAccessLines(String requestId, int count) throws Exception {
+    awaitAccessLines(requestId, count);
+    awaitAccessLogCaughtUp();
+    List<JsonNode> lines = accessLines(requestId);
+    assertEquals(count, lines.size(), "access lines for " + requestId + ": " + lines);
+    return lines;
+  }
+
+  /** The one access line of {@code requestId}, checked to be the only one. */
+  public JsonNode awaitOnlyAccessLine(String requestId) throws Exception {
+    return awaitExactlyAccessLines(requestId, 1).get(0);
+  }
+
+  /**
+   * Waits until the access lines of every call answered so far are written. A call's line is
+   * written once the ledger has answered its close, and the ledger answers one message at a time in
+   * order; so this sends a marker call the ledger refuses (a fresh brand whose daily cap is below
+   * any worst case: nothing reaches a provider, nothing is held) and waits for the marker's line.
+   * By then a line still due from an earlier call's close has been written too.
+   */
+  public void awaitAccessLogCaughtUp() throws Exception {
+    String marker = "caught-up-" + Long.toHexString(System.nanoTime());
+    HttpResponse<String> refused =
+        send(
+            postJson(ANTHROPIC, CAUGHT_UP_BODY, Brand.fresh("caught-up").withDaily("0.000001"))
+                .header("x-request-id", marker)
+                .build());
+    assertEquals(402, refused.statusCode(), "the marker call goes to the ledger: " + refused.body());
+    awaitAccessLines(marker, 1);
+  }
+
+  /** The marker call of {@link #awaitAccessLogCaughtUp}: any catalog model, a tiny answer. */
+  private static final String CAUGHT_UP_BODY =
+      "{\"model\":\"claude-opus-5-5\",\"max_tokens\":16,"
+          + "\"messages\":[{\"role\":\"user\",\"content\":\"-\"}]}";
 
   private List<JsonNode> accessLines(String requestId) {
     return logs.accessLines().stream().filter(l -> requestId.equals(l.path("request_id").asText())).toList();

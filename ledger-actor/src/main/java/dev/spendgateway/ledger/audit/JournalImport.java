@@ -17,17 +17,17 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
  * commit together), so the sequence numbers are the export's. The state is only the number of rows
  * written; the ledger itself is never started here.
  */
-final class JournalImport extends EventSourcedBehavior<JournalImport.Command, Event, Long> {
+public final class JournalImport extends EventSourcedBehavior<JournalImport.Command, Event, Long> {
 
-  sealed interface Command {}
+  public sealed interface Command {}
 
   /** After recovery: how many rows the journal already holds (an import needs 0). */
-  record RowsPresent(ActorRef<Long> replyTo) implements Command {}
+  public record RowsPresent(ActorRef<Long> replyTo) implements Command {}
 
   /** Persist {@code facts} as the row {@code sequenceNr}; answered with the sequence number written. */
-  record WriteRow(long sequenceNr, List<Event> facts, ActorRef<Long> replyTo) implements Command {}
+  public record WriteRow(long sequenceNr, List<Event> facts, ActorRef<Long> replyTo) implements Command {}
 
-  static Behavior<Command> create() {
+  public static Behavior<Command> create() {
     return new JournalImport();
   }
 

@@ -13,7 +13,7 @@ import java.util.List;
 public final class UsageReport {
   private UsageReport() {}
 
-  /** Same field names and order as {@code GET /usage} (SPEC §2). */
+  /** Same field names and order as {@code GET /usage} (README, "The ledger API"). */
   @JsonInclude(JsonInclude.Include.ALWAYS)
   public record CapJson(String cap, String subject, String window, BigDecimal limitUsd, BigDecimal spentUsd,
       BigDecimal reservedUsd, BigDecimal remainingUsd) {

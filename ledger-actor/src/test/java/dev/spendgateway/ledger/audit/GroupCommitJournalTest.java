@@ -17,8 +17,6 @@ import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalSyncStats;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapWindows;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A group commit is one journal row ({@link GroupCommit}) on the H2 FILE journal: parallel
  * reserves make one row per batch, not one per fact; recovery and the audit tools read such rows
- * as the same books as a journal of one fact per row; export and verify list every fact.
+ * as the same books as a journal of one fact per row (the CLI's export and verify of such rows:
+ * operator-cli's GroupCommitExportTest).
  */
 class GroupCommitJournalTest {
   private static final long WAIT_SECONDS = 30;
@@ -114,32 +113,6 @@ class GroupCommitJournalTest {
     try (H2Ledger perFact = H2Ledger.start(perFactDir, Map.of())) {
       assertEquals(facts.size(), await(new JournalReader(perFact.system).lastSequenceNr()), "one row per fact");
       assertEquals(liveUsage, usage(perFact.client));
-    }
-  }
-
-  @Test
-  void exportAndVerifyListEveryFactOfAGroupCommitRow() throws Exception {
-    long facts;
-    // A short snapshot interval: a snapshot is taken at a row holding many facts, and verify must
-    // compare the books with it only after that row's last fact.
-    try (H2Ledger ledger = H2Ledger.start(dataDir, Map.of("ledger.snapshot-every", 2))) {
-      workload(ledger.client);
-      facts = await(new JournalReader(ledger.system).current(1).runWith(Sink.seq(), ledger.system)).size();
-
-      Run export = admin("export", "--format", "jsonl");
-      assertEquals(0, export.exit(), export.err());
-      JsonlEvents jsonl = new JsonlEvents();
-      List<Journaled> lines = export.out().lines().map(jsonl::parse).toList();
-      assertEquals(facts, lines.size(), "one line per fact");
-      assertFalse(lines.stream().anyMatch(j -> j.event() instanceof GroupCommit), "no envelope in an export");
-      assertTrue(lines.stream().map(Journaled::sequenceNr).distinct().count() < lines.size(),
-          "facts of one group commit share their row's sequence number");
-      assertTrue(lines.stream().anyMatch(j -> j.event() instanceof ReservationSettled));
-
-      Run verify = admin("verify");
-      assertEquals(0, verify.exit(), verify.out() + verify.err());
-      assertTrue(verify.out().startsWith("OK: " + facts + " events verified"), verify.out());
-      assertTrue(verify.out().contains("totals equal the snapshot at"), verify.out());
     }
   }
 
@@ -229,22 +202,6 @@ class GroupCommitJournalTest {
         return newEventHandlerBuilder().forAnyState().onAnyEvent((state, e) -> state + 1);
       }
     };
-  }
-
-  private record Run(int exit, String out, String err) {}
-
-  private Run admin(String... verbAndArgs) throws Exception {
-    Path config = Path.of(GroupCommitJournalTest.class.getResource("/ledger-h2-file-test.conf").toURI());
-    List<String> args = new ArrayList<>(List.of(verbAndArgs[0], "--config", config.toString(), "--data-dir",
-        dataDir.toString()));
-    args.addAll(List.of(verbAndArgs).subList(1, verbAndArgs.length));
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    var cli = GatewayAdmin.commandLine();
-    cli.setOut(new PrintWriter(out));
-    cli.setErr(new PrintWriter(err));
-    int exit = cli.execute(args.toArray(String[]::new));
-    return new Run(exit, out.toString(), err.toString());
   }
 
   private static void awaitAll(List<CompletionStage<?>> calls) throws Exception {

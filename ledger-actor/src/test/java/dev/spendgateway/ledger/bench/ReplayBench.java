@@ -5,8 +5,8 @@ import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.audit.AuditConfig;
 import dev.spendgateway.ledger.audit.AuditRuns;
-import dev.spendgateway.ledger.audit.GatewayAdmin;
 import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.LedgerAudit;
 import dev.spendgateway.ledger.audit.Progress;
@@ -87,7 +87,7 @@ public final class ReplayBench {
   /** {@code read}: the read journal and deserialization only; {@code replay}: plus the fold; {@code verify}: plus the checks. */
   private static void timed(int run, String verb, Path dir) throws Exception {
     // Exactly what bin/gateway-admin runs with (conf/application.conf + the CLI's read settings).
-    Config config = GatewayAdmin.journalConfig(Path.of("conf/application.conf"), dir);
+    Config config = AuditConfig.forReading(Path.of("conf/application.conf"), dir);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "replay-bench", config);
     try {
       JournalReader reader = new JournalReader(system);

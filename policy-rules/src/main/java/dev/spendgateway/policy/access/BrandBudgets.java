@@ -1,7 +1,7 @@
 package dev.spendgateway.policy.access;
 
 /**
- * Model budgets derived from what a brand pays (SPEC section 5): a customer can never cost more than
+ * Model budgets derived from what a brand pays: a customer can never cost more than
  * they paid, and one afternoon of re-runs cannot use up the month.
  */
 public final class BrandBudgets {

@@ -3,7 +3,7 @@ package dev.spendgateway.policy.access;
 import java.util.Objects;
 
 /**
- * What the web side knows about the plan behind a call (SPEC section 5). The plan belongs to the
+ * What the web side knows about the plan behind a call. The plan belongs to the
  * brand, not the workspace: each brand comes with its own package and budget.
  */
 public sealed interface PlanState {

@@ -4,7 +4,7 @@ import dev.spendgateway.policy.access.BrandBudgets.BrandBudget;
 import java.util.Objects;
 
 /**
- * Who may spend, and from which pool (SPEC section 5, seed 000's spend-access.ts). The gateway knows
+ * Who may spend, and from which pool. The gateway knows
  * what a call may cost; this decides whether the caller has a right to spend at all. A customer can
  * never cost more than they paid; someone without a plan costs next to nothing.
  */
@@ -59,7 +59,7 @@ public final class SpendAccess {
    *
    * @param plan the plan behind the call
    * @param development whether the call comes from a developer's machine. It never widens access:
-   *     development calls go to the live gateway and spend real money (seed 000), so they get exactly
+   *     development calls go to the live gateway and spend real money, so they get exactly
    *     the production answer. The flag is a parameter so the tables prove that for every state.
    * @param purpose what the spend is for; only {@value #PREVIEW_PURPOSE} is open to free previews
    */

@@ -1,8 +1,8 @@
 package dev.spendgateway.policy.caps;
 
 /**
- * The configured pool caps in micro-dollars (SPEC §4 defaults: global $40/day and $600/month, free
- * $3/day, trial $25/day, $0.60 lifetime per preview). Brand caps come with each request instead.
+ * The configured pool caps in micro-dollars (defaults in conf/ledger.conf: global $40/day and
+ * $600/month, free $3/day, trial $25/day, $0.60 lifetime per preview). Brand caps come with each request instead.
  */
 public record CapLimits(
     long globalDailyMicros,

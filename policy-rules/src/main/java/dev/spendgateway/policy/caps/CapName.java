@@ -2,7 +2,7 @@ package dev.spendgateway.policy.caps;
 
 import java.util.Optional;
 
-/** The caps the ledger enforces (SPEC §4), with the wire names `/usage` and refusals use. */
+/** The caps the ledger enforces, with the wire names `/usage` and refusals use. */
 public enum CapName {
   GLOBAL_DAILY("global_daily"),
   GLOBAL_MONTHLY("global_monthly"),

@@ -1,6 +1,9 @@
 package dev.spendgateway.policy.catalog;
 
-/** Where a model is in its provider's lifecycle (seed 001: catalog tracks it so a 410 is never a surprise). */
+/**
+ * Where a model is in its provider's lifecycle. The catalog tracks it so a retired model is refused
+ * with a clear message by the gateway, never discovered through a burst of provider 410s.
+ */
 public enum Lifecycle {
   /** Served normally. */
   ACTIVE("active"),

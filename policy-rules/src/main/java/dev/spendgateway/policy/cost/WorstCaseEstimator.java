@@ -4,7 +4,7 @@ import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.request.PolicyLimits;
 
 /**
- * The reservation made before a provider is called (SPEC section 4): one input token per
+ * The reservation made before a provider is called: one input token per
  * {@code bytes-per-token} bytes of request body, plus the whole output budget, plus every allowed web
  * search at its per-use price and with its results read back as input. Every assumed input token is
  * priced at the dearest input rate (fresh, cache write or cache read), because the provider, not the

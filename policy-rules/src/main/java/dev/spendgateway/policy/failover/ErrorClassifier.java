@@ -15,15 +15,30 @@ import java.util.Set;
  * <p>The one place that tells a 429 apart: a rate limit clears with time (retry after the advised
  * wait), a quota or billing limit does not (an empty balance or a monthly hard limit stays until a
  * person pays), so retrying it only delays the failover and adds load.
+ *
+ * <p>The one place that holds the status lists, too: every other question about a provider's
+ * status is a method here — {@link #isTransient} (worth a retry on the same side), {@link
+ * #countsAgainstProvider} (what a provider's circuit breaker counts) and {@link
+ * #isProviderFailure} (what the operations screen's failure rate counts).
  */
 public final class ErrorClassifier {
   /** Status standing for "no HTTP answer at all" (connection refused, reset, TLS or DNS failure). */
   public static final int CONNECTION_ERROR = 0;
 
-  /** Statuses that switch provider on both sides. */
-  private static final Set<Integer> FAILOVER_STATUSES = Set.of(401, 402, 403, 408, 409);
+  /**
+   * Statuses that say our account with the provider is wrong (key, payment, permission): the other
+   * side may serve the call, but waiting here changes nothing.
+   */
+  private static final Set<Integer> ACCOUNT_STATUSES = Set.of(401, 402, 403);
 
-  /** Anthropic's "overloaded" status. */
+  /**
+   * Statuses that say the provider's side is slow, busy or down for now, on both sides: the other
+   * side may serve the call, and so may this one a little later. (505 and above are not: they say
+   * the request itself cannot be served.)
+   */
+  private static final Set<Integer> OUTAGE_STATUSES = Set.of(408, 409, 500, 501, 502, 503, 504);
+
+  /** Anthropic's "overloaded" status: an outage on that side only (OpenAI never sends it). */
   private static final int ANTHROPIC_OVERLOADED = 529;
 
   /** Anthropic answers an empty balance with this 400 instead of a 402; it is an outage for us. */
@@ -95,10 +110,7 @@ public final class ErrorClassifier {
       boolean waitAffordable = retryAfter.map(wait -> wait.compareTo(maxRetryAfter) <= 0).orElse(true);
       return waitAffordable ? Classification.RETRY_THEN_FAILOVER : Classification.FAILOVER;
     }
-    if (FAILOVER_STATUSES.contains(status) || (status >= 500 && status <= 504)) {
-      return Classification.FAILOVER;
-    }
-    if (provider == Provider.ANTHROPIC && status == ANTHROPIC_OVERLOADED) {
+    if (ACCOUNT_STATUSES.contains(status) || isOutage(provider, status)) {
       return Classification.FAILOVER;
     }
     if (provider == Provider.ANTHROPIC && status == 400 && saysCreditBalanceTooLow(body)) {
@@ -118,6 +130,52 @@ public final class ErrorClassifier {
       }
     }
     return TooManyRequests.RATE_LIMIT;
+  }
+
+  /**
+   * Whether a failed answer may clear on the same provider with time, so a retry there is worth it
+   * when a switch is not possible: no answer, a rate-limit 429, and the outage statuses (408, 409,
+   * 500–504, Anthropic's 529). An account problem (401, 402, 403, an empty balance), a quota or
+   * billing 429 and a retired model (410) are not: waiting does not fix them.
+   *
+   * @param status the HTTP status, or {@link #CONNECTION_ERROR} when there was no answer
+   * @param body the error body (may be null); read to tell a quota 429 from a rate limit
+   */
+  public static boolean isTransient(Provider provider, int status, String body) {
+    if (status == CONNECTION_ERROR) {
+      return true;
+    }
+    if (status == 429) {
+      return kindOf429(body) == TooManyRequests.RATE_LIMIT;
+    }
+    return isOutage(provider, status);
+  }
+
+  /**
+   * Whether a provider's circuit breaker counts this answer as the provider failing: no answer, or
+   * any 5xx (Anthropic's 529 included). Never a caller error, and never a 429: a limit is the
+   * provider working as it should, and opening the breaker on it would stop calls that fit.
+   *
+   * @param status the HTTP status, or {@link #CONNECTION_ERROR} when there was no answer
+   */
+  public static boolean countsAgainstProvider(int status) {
+    return status == CONNECTION_ERROR || status >= 500;
+  }
+
+  /**
+   * Whether the operations screen counts this answer in a provider's failure rate: what the
+   * provider's side got wrong or refused for its own reasons — a timeout (408), a retired model
+   * (410), a limit (429), any 5xx (Anthropic's 529 included). A caller's other 4xx is not: it says
+   * nothing about the provider's health. (Calls without an answer are counted apart.)
+   */
+  public static boolean isProviderFailure(int status) {
+    return status == 408 || status == 410 || status == 429 || status >= 500;
+  }
+
+  /** An outage status on this provider: see {@link #OUTAGE_STATUSES} and Anthropic's 529. */
+  private static boolean isOutage(Provider provider, int status) {
+    return OUTAGE_STATUSES.contains(status)
+        || (provider == Provider.ANTHROPIC && status == ANTHROPIC_OVERLOADED);
   }
 
   private static boolean saysCreditBalanceTooLow(String body) {

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Policy of {@code POST /anthropic/v1/messages} (SPEC section 3). */
+/** Policy of {@code POST /anthropic/v1/messages}. */
 final class AnthropicMessagesRules {
   static final String ROUTE = "/anthropic/v1/messages";
 
@@ -93,9 +93,8 @@ final class AnthropicMessagesRules {
   }
 
   Allowed check(JsonNode json, long bodyBytes, LocalDate today) {
-    BodyRules.checkBodySize(bodyBytes, limits);
-    ObjectNode body = BodyRules.requireObject(json);
-    BodyRules.checkFields(body, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
+    ObjectNode body =
+        BodyRules.checkEnvelope(json, bodyBytes, limits, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
     List<String> warnings = new ArrayList<>();
     ModelInfo model =
         BodyRules.checkModel(

@@ -18,6 +18,23 @@ import java.util.TreeSet;
 final class BodyRules {
   private BodyRules() {}
 
+  /**
+   * How every JSON route's check begins: the body's size, a JSON object, and only fields the route
+   * knows. Returns the body as an object for the route's own rules.
+   */
+  static ObjectNode checkEnvelope(
+      JsonNode json,
+      long bodyBytes,
+      PolicyLimits limits,
+      String route,
+      Map<String, String> forbidden,
+      Set<String> allowed) {
+    checkBodySize(bodyBytes, limits);
+    ObjectNode body = requireObject(json);
+    checkFields(body, route, forbidden, allowed);
+    return body;
+  }
+
   static void checkBodySize(long bodyBytes, PolicyLimits limits) {
     if (bodyBytes > limits.maxBodyBytes()) {
       throw Refusal.tooLarge(

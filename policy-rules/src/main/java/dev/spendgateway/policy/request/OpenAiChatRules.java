@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
-/** Policy of {@code POST /openai/v1/chat/completions} (SPEC section 3). No tools at all here. */
+/** Policy of {@code POST /openai/v1/chat/completions}. No tools at all here. */
 final class OpenAiChatRules {
   static final String ROUTE = "/openai/v1/chat/completions";
 
@@ -77,9 +77,8 @@ final class OpenAiChatRules {
   }
 
   Allowed check(JsonNode json, long bodyBytes, LocalDate today) {
-    BodyRules.checkBodySize(bodyBytes, limits);
-    ObjectNode body = BodyRules.requireObject(json);
-    BodyRules.checkFields(body, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
+    ObjectNode body =
+        BodyRules.checkEnvelope(json, bodyBytes, limits, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
     checkToolChoice(body.get("tool_choice"));
     List<String> warnings = new ArrayList<>();
     ModelInfo model =

@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Policy of {@code POST /openai/v1/responses}, which exists only for web search (SPEC section 2): the
+ * Policy of {@code POST /openai/v1/responses}, which exists only for web search: the
  * call must offer exactly one web search tool, and nothing stateful (stored responses, conversations,
  * prompt templates, background runs) is reachable through it.
  */
@@ -91,9 +91,8 @@ final class OpenAiResponsesRules {
   }
 
   Allowed check(JsonNode json, long bodyBytes, LocalDate today) {
-    BodyRules.checkBodySize(bodyBytes, limits);
-    ObjectNode body = BodyRules.requireObject(json);
-    BodyRules.checkFields(body, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
+    ObjectNode body =
+        BodyRules.checkEnvelope(json, bodyBytes, limits, ROUTE, FORBIDDEN_FIELDS, ALLOWED_FIELDS);
     List<String> warnings = new ArrayList<>();
     ModelInfo model =
         BodyRules.checkModel(

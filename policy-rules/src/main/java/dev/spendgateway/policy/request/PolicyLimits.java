@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * The numeric limits of the request policy and the worst-case estimate (conf/policy.conf). Defaults
- * are the values SPEC section 3 names.
+ * are the values conf/policy.conf ships with (its comments say why each is what it is).
  *
  * @param maxBodyBytes largest request body; larger is 413
  * @param minMessages fewest conversation entries
@@ -78,7 +78,7 @@ public record PolicyLimits(
     }
   }
 
-  /** SPEC section 3 values; the same numbers conf/policy.conf ships with. */
+  /** The same numbers conf/policy.conf ships with, for tests and tools that read no config. */
   public static PolicyLimits defaults() {
     return new PolicyLimits(
         4L * 1024 * 1024,

@@ -9,7 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The request policy of every provider route (SPEC section 3): pure, one method per route. Each
+ * The request policy of every provider route (policy-rules/README.md lists the rules): pure, one method per route. Each
  * returns either the body to send upstream (a rewritten copy) with its worst-case cost, or a {@link
  * PolicyDecision.Violation} naming the rule and the field. {@code today} is a parameter (UTC date of
  * the call) so lifecycle rules never read a clock.

@@ -16,7 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Policy of {@code POST /openai/v1/audio/transcriptions} (SPEC section 3). The edge rebuilds the form
+ * Policy of {@code POST /openai/v1/audio/transcriptions}. The edge rebuilds the form
  * from the five vetted fields only; any other field is refused (not silently dropped), so a caller
  * never believes a setting was applied when it was not.
  */

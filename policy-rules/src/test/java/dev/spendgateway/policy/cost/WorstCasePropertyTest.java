@@ -21,10 +21,13 @@ import dev.spendgateway.policy.request.TranscriptionForm;
 import dev.spendgateway.policy.request.TranscriptionForm.Part;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * Seeded property test: for random allowed requests on every route, no usage the request could
+ * Seeded property test (a new seed each run, {@code -Dfuzz.seed=S} replays one): for random allowed requests on every route, no usage the request could
  * produce costs more than its reservation. "Could produce" is the estimate's contract: input (fresh,
  * cache write and cache read together) up to the assumed input tokens, output up to the output budget
  * times the choices, searches up to the allowed uses, audio up to the assumed seconds. Each usage is
@@ -32,7 +35,6 @@ import org.junit.jupiter.api.Test;
  * maxed, everything in the dearest bucket) are always tried.
  */
 class WorstCasePropertyTest {
-  private static final long SEED = 20261130L;
   private static final int REQUESTS = 200;
   private static final int USAGES_PER_REQUEST = 50;
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -42,6 +44,23 @@ class WorstCasePropertyTest {
   private static final int[] ALPHABET = "abc xyz.,çğıöşü漢字🙂\"\\\n".codePoints().toArray();
 
   private final Random random = new Random(SEED);
+
+  /**
+   * One seed per run, printed before the first case and named in any failure, so a failing run
+   * can be replayed with {@code -Dfuzz.seed=S}.
+   */
+  private static final long SEED = Long.getLong("fuzz.seed", System.nanoTime());
+
+  @RegisterExtension
+  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
+    throw new AssertionError(
+        failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]", failure);
+  };
+
+  @BeforeAll
+  static void printTheSeed() {
+    System.out.println("WorstCasePropertyTest: seed " + SEED + " (replay with -Dfuzz.seed=" + SEED + ")");
+  }
 
   @Test
   void anthropicReservationsCoverEveryPossibleUsage() {

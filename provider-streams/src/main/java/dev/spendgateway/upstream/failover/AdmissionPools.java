@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
 /**
- * Admission control for upstream calls (SPEC §7, seed 001): one lane per (pool, provider), each with
+ * Admission control for upstream calls (docs/ROUTER.md, pools): one lane per (pool, provider), each with
  * its own concurrency limit and bounded FIFO queue. Interactive and batch lanes share nothing, so
  * interactive calls never wait behind a batch flood. {@link #admit} completes at once when a slot is
  * free, queues while the queue has room, and otherwise fails at once with {@link PoolFull} carrying a

@@ -38,8 +38,9 @@ import java.util.function.Predicate;
  *       and "credit balance is too low") → {@link SwitchTo} the fallback when the switch is allowed.
  *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
  *       no fallback, its model circuit open or retired, or the request needs something the fallback
- *       lacks): a transient fault (429, 408, 409, 5xx, 529, connection error) retries here while the
- *       budget allows (a quota 429 never does); otherwise: 503 {@code fallback_not_permitted} when
+ *       lacks): a transient fault ({@link ErrorClassifier#isTransient}: no answer, a rate-limit
+ *       429, an outage status) retries here while the budget allows (a quota 429 never does);
+ *       otherwise: 503 {@code fallback_not_permitted} when
  *       the call's data class does not allow the fallback's provider (the caller's data must not go
  *       there, whatever the outage; the router hands back the primary's error with it); a quota 429
  *       {@link Deliver}ed as it is; 429 {@code rate_limited} after a 429; 503 {@code
@@ -263,10 +264,11 @@ public final class FailoverPlan {
     if (c == Classification.MODEL_GONE && !classBlocks) {
       return modelRetired(a.model(), ctx, switchProblem);
     }
-    boolean quota = c == Classification.QUOTA_EXHAUSTED;
-    if (!quota && c != Classification.MODEL_GONE && isTransient(a.status()) && a.affordableRetryWait().isPresent()) {
+    if (ErrorClassifier.isTransient(a.provider(), a.status(), a.body())
+        && a.affordableRetryWait().isPresent()) {
       return new RetrySame(a.affordableRetryWait().get());
     }
+    boolean quota = c == Classification.QUOTA_EXHAUSTED;
     String why = a.provider().wireName() + " answered " + describe(a.status())
         + " for profile '" + ctx.profile().name() + "' and there is no failover: " + switchProblem.get();
     if (classBlocks) {
@@ -345,13 +347,6 @@ public final class FailoverPlan {
         "model_retired",
         "model '" + model + "' of profile '" + ctx.profile().name() + "' is retired and "
             + fallbackProblem.orElse("no fallback is usable"));
-  }
-
-  /** Faults worth retrying on the same side when there is nowhere else to go. */
-  private static boolean isTransient(int status) {
-    return status == ErrorClassifier.CONNECTION_ERROR
-        || status == 408 || status == 409 || status == 429 || status == 529
-        || (status >= 500 && status <= 504);
   }
 
   private static String describe(int status) {

@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
- * Per-MODEL circuits opened by a 410 Gone (the model is retired, seed 001): no retry, every later call
+ * Per-MODEL circuits opened by a 410 Gone (the model is retired): no retry, every later call
  * goes straight to the profile's fallback. A circuit stays open for {@code
  * failover.model-gone-open-for}, or — the default, {@code forever} — until restart or {@link
  * #reset}: a retired model does not come back, the catalog update is the fix. The listener is told

@@ -2,7 +2,7 @@ package dev.spendgateway.upstream.failover;
 
 import java.util.Locale;
 
-/** Admission pool of a routed call: interactive callers never wait behind batch work (seed 001). */
+/** Admission pool of a routed call: interactive callers never wait behind batch work. */
 public enum Pool {
   INTERACTIVE("interactive"),
   BATCH("batch");

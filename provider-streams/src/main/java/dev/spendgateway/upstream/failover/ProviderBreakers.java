@@ -20,8 +20,9 @@ import org.apache.pekko.pattern.CircuitBreakerOpenException;
  * half-open probe is let through — success closes it, failure re-opens it with the timeout doubled up
  * to {@code max-reset-timeout}.
  *
- * <p>What counts as a failure is the caller's call: pass a predicate on the answer (an HTTP 5xx, 529
- * or exhausted 429 is a failure; a caller error 400 is NOT — the provider is healthy). The call
+ * <p>What counts as a failure is the caller's call: pass a predicate on the answer (the gateway's
+ * is {@code ErrorClassifier.countsAgainstProvider}: no answer or a 5xx is a failure; a 429 or a
+ * caller error 400 is NOT — the provider is healthy). The call
  * timeout applies to the supplied stage: complete it at the response headers, never at the end of
  * the body — a long answer is not a failure — and keep it at least the provider's
  * response-start-timeout ({@link Settings#coveringResponseStart}).

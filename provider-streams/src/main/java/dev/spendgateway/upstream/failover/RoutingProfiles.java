@@ -24,6 +24,9 @@ import java.util.TreeMap;
 public final class RoutingProfiles {
   private static final String PATH = "profiles";
 
+  /** What a profile gets for a key it leaves out (conf/profiles.conf says why each value). */
+  static final String DEFAULTS_PATH = "profile-defaults";
+
   private final Map<String, RoutingProfile> byName;
   /** The catalog's lifecycle warning window ({@link ModelCatalog#warningDays()}). */
   private final long warningDays;
@@ -47,6 +50,7 @@ public final class RoutingProfiles {
    */
   public static RoutingProfiles fromConfig(Config config, ModelCatalog catalog) {
     Config profiles = config.getConfig(PATH);
+    Config defaults = config.getConfig(DEFAULTS_PATH);
     Map<String, RoutingProfile> byName = new TreeMap<>();
     for (String name : profiles.root().keySet()) {
       String path = PATH + "." + name;
@@ -54,7 +58,8 @@ public final class RoutingProfiles {
         throw new IllegalArgumentException(path + " must be an object");
       }
       try {
-        byName.put(name, read(name, profiles.getConfig(quoted(name)), catalog));
+        Config profile = profiles.getConfig(quoted(name)).withFallback(defaults);
+        byName.put(name, read(name, profile, catalog));
       } catch (ConfigException e) {
         throw new IllegalArgumentException("profile '" + name + "': " + e.getMessage(), e);
       }
@@ -75,7 +80,7 @@ public final class RoutingProfiles {
         c.hasPath("fallback")
             ? Optional.of(model(name, "fallback", c.getString("fallback"), catalog, Provider.ANTHROPIC))
             : Optional.empty();
-    Set<String> features = new LinkedHashSet<>(c.hasPath("features") ? c.getStringList("features") : List.of());
+    Set<String> features = new LinkedHashSet<>(c.getStringList("features"));
     long contextLimit =
         c.hasPath("context-limit")
             ? c.getLong("context-limit")
@@ -97,8 +102,8 @@ public final class RoutingProfiles {
     if (contextLimit < 1) {
       throw new IllegalArgumentException("profile '" + name + "' context-limit must be positive");
     }
-    Pool pool = Pool.fromWireName(c.hasPath("pool") ? c.getString("pool") : "interactive");
-    long defaultMaxTokens = c.hasPath("default-max-tokens") ? c.getLong("default-max-tokens") : 4096;
+    Pool pool = Pool.fromWireName(c.getString("pool"));
+    long defaultMaxTokens = c.getLong("default-max-tokens");
     if (defaultMaxTokens < 1) {
       throw new IllegalArgumentException("profile '" + name + "' default-max-tokens must be positive");
     }
@@ -108,9 +113,6 @@ public final class RoutingProfiles {
 
   /** {@code data-classes { restricted = [openai] }}: the providers the profile may use per class. */
   private static Map<String, Set<Provider>> dataClasses(String profile, Config c) {
-    if (!c.hasPath("data-classes")) {
-      return Map.of();
-    }
     Config classes = c.getConfig("data-classes");
     Map<String, Set<Provider>> out = new TreeMap<>();
     for (String className : classes.root().keySet()) {

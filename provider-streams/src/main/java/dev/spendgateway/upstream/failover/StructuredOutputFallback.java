@@ -10,7 +10,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Pure helpers for the two structured-output downgrades of SPEC §7: OpenAI strict {@code
+ * Pure helpers for the router's two structured-output downgrades (docs/ROUTER.md): OpenAI strict {@code
  * json_schema} rejected with a 400 → the same turn in {@code json_object} mode with the schema as an
  * instruction; Claude "compiled grammar is too large" → the schema moves from {@code
  * output_config.format} into the system prompt. Inputs are never modified; each helper returns a

@@ -113,7 +113,7 @@ class UpstreamCallTimersTest {
         settings(Map.of("providers.openai.keep-alive-timeout", "300ms")));
 
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
-    Thread.sleep(1_000);
+    Thread.sleep(1_000); // the test's pace: the connection sits unused past its 300 ms keep-alive
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
 
     assertEquals(2, upstream.requests());
@@ -126,7 +126,7 @@ class UpstreamCallTimersTest {
         settings(Map.of("providers.openai.keep-alive-timeout", "10s")));
 
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
-    Thread.sleep(300);
+    Thread.sleep(300); // the test's pace: a pause well within the 10 s keep-alive
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
 
     assertEquals(1, upstream.connections());
@@ -263,6 +263,8 @@ class UpstreamCallTimersTest {
 
     assertEquals(SafeErrors.CONNECT_FAILED, failed.safeErrorClass());
     assertFalse(failed.mayHaveReachedProvider());
+    // A third try would be a non-event: nothing to wait for. The retry follows a refusal at once,
+    // so a third one would have come long before this pause ends.
     Thread.sleep(500);
     assertEquals(2, transport.connects.get(), "one retry, no third try");
   }

@@ -9,14 +9,37 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Backoff, Retry-After parsing, the retry policy and the attempt budget. */
+/**
+ * Backoff, Retry-After parsing, the retry policy and the attempt budget. The jitter is drawn from a
+ * new seed each run ({@code -Dfuzz.seed=S} replays one): every property here holds for any draw.
+ */
 class RetryTest {
   private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(8));
   private static final Instant NOW = Instant.parse("2026-11-30T10:00:00Z");
+
+  /**
+   * One seed per run, printed before the first case and named in any failure, so a failing run
+   * can be replayed with {@code -Dfuzz.seed=S}.
+   */
+  private static final long SEED = Long.getLong("fuzz.seed", System.nanoTime());
+
+  @RegisterExtension
+  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
+    throw new AssertionError(
+        failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]", failure);
+  };
+
+  @BeforeAll
+  static void printTheSeed() {
+    System.out.println("RetryTest: seed " + SEED + " (replay with -Dfuzz.seed=" + SEED + ")");
+  }
 
   @ParameterizedTest(name = "attempt {0}: jitter window up to {1} ms")
   @CsvSource({"0, 500", "1, 1000", "2, 2000", "3, 4000", "4, 8000", "5, 8000", "40, 8000", "63, 8000", "1000, 8000"})
@@ -26,7 +49,7 @@ class RetryTest {
 
   @Test
   void fullJitterStaysInTheWindowAndSpreadsOverIt() {
-    SplittableRandom random = new SplittableRandom(42);
+    SplittableRandom random = new SplittableRandom(SEED);
     long min = Long.MAX_VALUE;
     long max = 0;
     for (int i = 0; i < 10_000; i++) {
@@ -67,7 +90,7 @@ class RetryTest {
   @Test
   void retryPolicyHonoursAnAffordableRetryAfterAndRefusesALongOne() {
     RetryPolicy policy = new RetryPolicy(BACKOFF, Duration.ofSeconds(20));
-    SplittableRandom random = new SplittableRandom(1);
+    SplittableRandom random = new SplittableRandom(SEED);
     assertEquals(Optional.of(Duration.ofSeconds(20)), policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(20)), random));
     assertEquals(Optional.empty(), policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(21)), random));
     Duration backoff = policy.waitBeforeRetry(2, Optional.empty(), random).orElseThrow();
@@ -108,7 +131,7 @@ class RetryTest {
     RetryPolicy policy = new RetryPolicy(BACKOFF, Duration.ofSeconds(20));
     AttemptBudget budget = AttemptBudget.start(new AttemptBudget.Limits(4, Duration.ofSeconds(10)), clock::get);
     budget.tryStartAttempt();
-    SplittableRandom random = new SplittableRandom(3);
+    SplittableRandom random = new SplittableRandom(SEED);
     assertEquals(Optional.of(Duration.ofSeconds(5)), policy.affordableWait(0, Optional.of(Duration.ofSeconds(5)), random, budget));
     assertEquals(Optional.empty(), policy.affordableWait(0, Optional.of(Duration.ofSeconds(15)), random, budget), "fits the policy, not the budget");
   }

@@ -21,6 +21,12 @@ class RoutingProfilesTest {
   private static final ModelCatalog CATALOG =
       ModelCatalog.fromMap(SHIPPED.getConfig("models").root().unwrapped());
 
+  /** A test's own profiles over the shipped profile-defaults (nothing else of the shipped conf). */
+  private static Config profiles(String hocon) {
+    return ConfigFactory.parseString(hocon)
+        .withFallback(SHIPPED.withOnlyPath(RoutingProfiles.DEFAULTS_PATH));
+  }
+
   @Test
   void theShippedProfilesAreValid() {
     RoutingProfiles profiles = RoutingProfiles.fromConfig(SHIPPED);
@@ -67,15 +73,26 @@ class RoutingProfilesTest {
           a missing primary is named                   | p { fallback = "claude-haiku-5-5" }                                               | profile 'p':
           """)
   void aBadProfileStopsTheStartNamingIt(String what, String profiles, String message) {
-    Config c = ConfigFactory.parseString("profiles { " + profiles + " }");
+    Config c = profiles("profiles { " + profiles + " }");
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> RoutingProfiles.fromConfig(c, CATALOG));
     assertTrue(e.getMessage().contains(message), what + ": " + e.getMessage());
   }
 
   @Test
+  void aProfileLeavingKeysOutGetsTheConfiguredDefaults() {
+    Config c = profiles("profiles { solo { primary = \"gpt-6.1-sol\" } }");
+    RoutingProfile solo = RoutingProfiles.fromConfig(c, CATALOG).find("solo").orElseThrow();
+    Config defaults = SHIPPED.getConfig(RoutingProfiles.DEFAULTS_PATH);
+    assertEquals(Set.copyOf(defaults.getStringList("features")), solo.features());
+    assertEquals(Pool.fromWireName(defaults.getString("pool")), solo.pool());
+    assertEquals(defaults.getLong("default-max-tokens"), solo.defaultMaxTokens());
+    assertEquals(Optional.empty(), solo.narrowingFor("internal"));
+  }
+
+  @Test
   void withoutAFallbackTheContextLimitDefaultsToThePrimaryWindow() {
-    Config c = ConfigFactory.parseString("profiles { solo { primary = \"gpt-6.1-sol\" } }");
+    Config c = profiles("profiles { solo { primary = \"gpt-6.1-sol\" } }");
     RoutingProfile solo = RoutingProfiles.fromConfig(c, CATALOG).find("solo").orElseThrow();
     assertEquals(Optional.empty(), solo.fallback());
     assertEquals(400_000, solo.contextLimit());
@@ -84,7 +101,7 @@ class RoutingProfilesTest {
 
   @Test
   void deprecatedProfileModelsAreWarnedWithDaysLeft() {
-    Config c = ConfigFactory.parseString("profiles { old { primary = \"gpt-6-sol\" } }");
+    Config c = profiles("profiles { old { primary = \"gpt-6-sol\" } }");
     assertEquals(
         List.of(new RoutingProfiles.LifecycleWarning("old", "gpt-6-sol", Optional.of(90L))),
         RoutingProfiles.fromConfig(c, CATALOG).lifecycleWarnings(LocalDate.parse("2026-11-30")));
@@ -110,7 +127,7 @@ class RoutingProfilesTest {
     "2026-12-20, 0,  true",
   })
   void anActiveModelNearItsEndOfSupportIsWarnedLikeADeprecatedOne(String day, long window, boolean warned) {
-    Config c = ConfigFactory.parseString("profiles { soon { primary = \"gpt-6.1-sol-old\" } }");
+    Config c = profiles("profiles { soon { primary = \"gpt-6.1-sol-old\" } }");
     LocalDate today = LocalDate.parse(day);
     List<RoutingProfiles.LifecycleWarning> expected = warned
         ? List.of(new RoutingProfiles.LifecycleWarning("soon", "gpt-6.1-sol-old",
@@ -121,7 +138,7 @@ class RoutingProfilesTest {
 
   @Test
   void aProfileMayNarrowADataClass() {
-    Config c = ConfigFactory.parseString(
+    Config c = profiles(
         "profiles { p { primary = \"gpt-6.1-sol\", fallback = \"claude-opus-5-5\","
             + " data-classes { internal = [openai] } } }");
     RoutingProfile p = RoutingProfiles.fromConfig(c, CATALOG).find("p").orElseThrow();
@@ -131,7 +148,7 @@ class RoutingProfilesTest {
 
   @Test
   void aNarrowingNamingAnUnknownProviderFailsAtStart() {
-    Config c = ConfigFactory.parseString(
+    Config c = profiles(
         "profiles { p { primary = \"gpt-6.1-sol\", data-classes { internal = [gemini] } } }");
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> RoutingProfiles.fromConfig(c, CATALOG));

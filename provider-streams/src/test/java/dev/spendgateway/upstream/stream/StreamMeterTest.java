@@ -219,6 +219,7 @@ class StreamMeterTest {
     for (int i = 0; i < 5; i++) {
       assertEquals(event, await(client.pull()).orElseThrow());
     }
+    // Back-pressure is a non-event (no reading while the client waits): watched over a window.
     Thread.sleep(300);
     int afterPause = pulled.get();
     assertTrue(afterPause < 64, "upstream read ahead " + afterPause + " chunks for 5 consumed");
@@ -293,7 +294,7 @@ class StreamMeterTest {
       StreamMeter meter = StreamMeter.create(impatient.system(), LIMITS, Duration.ofSeconds(5), Duration.ofSeconds(3));
       MeteredStream metered = meter.meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
 
-      Thread.sleep(500);
+      Thread.sleep(500); // the test's pace: the client subscribes after the 100 ms timeout is past
       ByteString received =
           await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, impatient.system()));
       StreamOutcome outcome = await(metered.outcome());
@@ -361,6 +362,8 @@ class StreamMeterTest {
     // A second reader is refused, and its refusal is not the client's end either.
     assertThrows(ExecutionException.class, () -> await(metered.toClient().runWith(Sink.ignore(), testKit.system())));
 
+    // A settle before the client has read the rest would be an event that must not happen: the
+    // upstream has ended, so it would come at once; 300 ms gives it every chance to show.
     Thread.sleep(300);
     assertFalse(metered.outcome().toCompletableFuture().isDone(), "settled before the client had the answer");
     for (Optional<ByteString> next = await(client.pull()); next.isPresent(); next = await(client.pull())) {

@@ -1,12 +1,14 @@
-package dev.spendgateway.ledger.audit;
+package dev.spendgateway.operator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.H2Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.ledger.audit.Journaled;
+import dev.spendgateway.ledger.audit.JsonlEvents;
+import dev.spendgateway.ledger.audit.UsageReport;
 import dev.spendgateway.policy.access.Lane;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -16,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -35,15 +38,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 class GatewayAdminTest {
   @TempDir static Path dataDir;
   @TempDir static Path work;
-  private H2Ledger ledger;
+  private TestLedger ledger;
   private Path config;
 
   @BeforeAll
   void runALedger() throws Exception {
     // A group commit is one journal row, so the few rows below need a short snapshot interval for
     // a snapshot to exist (verify compares the books with it).
-    ledger = H2Ledger.start(dataDir, Map.of("ledger.snapshot-every", 3));
-    config = Path.of(GatewayAdminTest.class.getResource("/ledger-h2-file-test.conf").toURI());
+    ledger = TestLedger.start(dataDir, Map.of("ledger.snapshot-every", 3));
+    config = TestLedger.CONFIG;
     LedgerClient client = ledger.client;
     // 150 reservations, settled, voided, refused, an operator adjustment and an operator settle.
     List<CompletionStage<?>> calls = new ArrayList<>();
@@ -205,11 +208,24 @@ class GatewayAdminTest {
 
   @Test
   void tailPrintsEventsWrittenAfterItStarted() throws Exception {
-    var tail = java.util.concurrent.CompletableFuture.supplyAsync(() -> admin(journalArgs("tail", "--limit", "1")));
-    Thread.sleep(3_000);
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    var cli = GatewayAdmin.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    // Told once tail has chosen where to start: every row written after that is followed.
+    CompletableFuture<Long> following = new CompletableFuture<>();
+    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
+        following::complete;
+    var tail =
+        CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail", "--limit", "1")));
+    tail.whenComplete((exit, e) -> following.completeExceptionally(
+        new AssertionError("tail ended before following: exit " + exit + ", " + err)));
+    long start = following.get(30, TimeUnit.SECONDS);
+    assertTrue(start > 1, "tail starts after the journal's last row, not at " + start);
     ledger.client.reserve(new ReserveRequest("tailed", Lane.FREE, null, 1_000, 0, 0))
         .toCompletableFuture().get(10, TimeUnit.SECONDS);
-    Run run = tail.get(30, TimeUnit.SECONDS);
+    Run run = new Run(tail.get(30, TimeUnit.SECONDS), out.toString(), err.toString());
     assertEquals(0, run.exit(), run.err());
     assertTrue(run.out().contains("\"id\":\"tailed\""), run.out());
   }

@@ -1,6 +1,10 @@
-package dev.spendgateway.ledger.audit;
+package dev.spendgateway.operator;
 
 import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.audit.JournalImport;
+import dev.spendgateway.ledger.audit.Journaled;
+import dev.spendgateway.ledger.audit.JsonlEvents;
+import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.journal.JournalSchema;
 import java.io.BufferedReader;
 import java.nio.file.Files;
@@ -10,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -20,34 +25,38 @@ import picocli.CommandLine.Spec;
 /**
  * {@code gateway-admin import --input FILE [--journal-url URL]}: writes an export into an empty
  * journal (see {@link JournalImport}); how an H2 journal moves to PostgreSQL. Run it with every
- * gateway stopped: a running ledger would be a second writer (the journal's key would refuse one of them).
+ * gateway stopped: a running ledger would be a second writer (the journal's key would refuse one
+ * of them).
  */
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {
-      "Write an export (gateway-admin export --format jsonl) into an EMPTY journal, e.g. a new PostgreSQL one.",
+      "Write an export (gateway-admin export --format jsonl) into an EMPTY journal, e.g. a new "
+          + "PostgreSQL one.",
       "Tables are created if missing; a journal that already holds events is refused.",
-      "Rows keep their sequence numbers (one row per original group commit). Stop every gateway first."})
-final class ImportCommand implements Callable<Integer> {
+      "Rows keep their sequence numbers (one row per original group commit). Stop every gateway "
+          + "first."})
+final class ImportVerb implements Callable<Integer> {
   private static final Duration ASK = Duration.ofSeconds(60);
 
-  @Mixin GatewayAdmin.JournalOptions journal;
+  @Mixin JournalOptions journal;
 
-  @Option(names = "--input", required = true, paramLabel = "FILE", description = "The JSON lines export to import.")
+  @Option(names = "--input", required = true, paramLabel = "FILE",
+      description = "The JSON lines export to import.")
   Path input;
 
   @Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
-    try (GatewayAdmin.JournalSession session = new GatewayAdmin.JournalSession(journal, false)) {
+    try (JournalSession session = new JournalSession(journal, false)) {
       session.await(JournalSchema.createIfNotExists(session.system));
-      ActorRef<JournalImport.Command> writer = session.system.systemActorOf(JournalImport.create(), "import",
-          org.apache.pekko.actor.typed.Props.empty());
+      ActorRef<JournalImport.Command> writer =
+          session.system.systemActorOf(JournalImport.create(), "import", Props.empty());
       long present = session.await(AskPattern.ask(writer, JournalImport.RowsPresent::new, ASK,
           session.system.scheduler()));
       if (present > 0) {
-        spec.commandLine().getErr().println("gateway-admin: the target journal already holds " + present
-            + " rows; import writes only into an empty journal");
+        spec.commandLine().getErr().println("gateway-admin: the target journal already holds "
+            + present + " rows; import writes only into an empty journal");
         return GatewayAdmin.FAILED;
       }
       JsonlEvents jsonl = new JsonlEvents();
@@ -63,6 +72,7 @@ final class ImportCommand implements Callable<Integer> {
             continue;
           }
           Journaled j = jsonl.parse(line);
+          // The facts of one original row share its sequence number: they go back as one row.
           if (j.sequenceNr() != rowSeq && !row.isEmpty()) {
             write(session, writer, rowSeq, row);
             rows++;
@@ -85,10 +95,11 @@ final class ImportCommand implements Callable<Integer> {
     }
   }
 
-  private static void write(GatewayAdmin.JournalSession session, ActorRef<JournalImport.Command> writer, long seq,
-      List<Event> facts) throws Exception {
+  private static void write(JournalSession session, ActorRef<JournalImport.Command> writer,
+      long seq, List<Event> facts) throws Exception {
     List<Event> copy = List.copyOf(facts);
-    session.await(AskPattern.ask(writer, (ActorRef<Long> replyTo) -> new JournalImport.WriteRow(seq, copy, replyTo),
+    session.await(AskPattern.ask(writer,
+        (ActorRef<Long> replyTo) -> new JournalImport.WriteRow(seq, copy, replyTo),
         ASK, session.system.scheduler()));
   }
 }

@@ -1,4 +1,4 @@
-package dev.spendgateway.ledger.audit;
+package dev.spendgateway.operator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,0 +1,248 @@
+package dev.spendgateway.operator;
+
+import dev.spendgateway.ledger.audit.AuditRuns;
+import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
+import dev.spendgateway.ledger.audit.Journaled;
+import dev.spendgateway.ledger.audit.JsonlEvents;
+import dev.spendgateway.ledger.audit.LedgerAudit;
+import dev.spendgateway.ledger.audit.Progress;
+import dev.spendgateway.ledger.audit.UsageReport;
+import dev.spendgateway.ledger.audit.Violation;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.function.LongConsumer;
+import java.util.stream.Stream;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The verbs that read the journal: {@code replay}, {@code verify}, {@code export}, {@code tail}.
+ * Read-only, also while the gateway runs (see {@link JournalOptions}); the ledger's own audit
+ * library ({@code dev.spendgateway.ledger.audit}) does the folding and the checks.
+ */
+final class JournalVerbs {
+  private JournalVerbs() {}
+
+  @Command(name = "replay", mixinStandardHelpOptions = true,
+      description = {
+        "Rebuild the books from the journal and print every cap like GET /usage.",
+        "Reads the journal read-only; works while the gateway runs and on a copied data dir.",
+        "Progress (events/s) goes to stderr every second."})
+  static final class Replay implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--until", paramLabel = "TIME",
+        description = "Stop after the last event at or before TIME (ISO-8601 instant, e.g. "
+            + "2026-11-30T12:00:00Z) and show the cap windows of TIME. Default: every event, "
+            + "windows of now.")
+    Instant until;
+
+    @Option(names = "--json", description = "Print the JSON body GET /usage would answer.")
+    boolean json;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal)) {
+        Progress progress = new Progress(errStream(spec), "replay");
+        LedgerAudit audit = session.await(AuditRuns.replay(session.system,
+            session.reader.current(1), Optional.ofNullable(until), session.newAudit(), progress));
+        progress.finish();
+        var usage = audit.usage(until != null ? until : Clock.systemUTC().instant());
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? UsageReport.json(usage) + "\n" : UsageReport.table(usage));
+        out.flush();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "verify", mixinStandardHelpOptions = true,
+      description = {
+        "Check that every cap held at every event of the journal; exit 1 naming the first "
+            + "violation.",
+        "Replays the journal and checks, at every event:",
+        "  no reservation accepted past a cap (global, pool, preview, brand as sent),",
+        "  every reservation closed at most once, every adjustment id applied at most once,",
+        "  the replayed totals equal the latest snapshot's at its sequence number.",
+        "Exit 0 when all hold; exit 1 naming the first violating event (sequence number and what "
+            + "broke).",
+        "Caps are checked against the configured ones: verify with the caps the journal was "
+            + "written under."})
+  static final class Verify implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--input", paramLabel = "FILE",
+        description = "Verify an export (export --format jsonl) instead of the journal; no "
+            + "snapshot check.")
+    Path input;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal, input == null)) {
+        Progress progress = new Progress(errStream(spec), "verify");
+        Optional<Snapshot> snapshot = Optional.empty();
+        Source<Journaled, NotUsed> events;
+        Stream<Journaled> file = null;
+        if (input != null) {
+          file = new JsonlEvents().read(input);
+          Stream<Journaled> lines = file;
+          events = Source.fromJavaStream(() -> lines);
+        } else {
+          snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          events = session.reader.current(1);
+        }
+        LedgerAudit audit = session.newAudit();
+        Optional<Violation> violation;
+        try {
+          violation = session.await(
+              AuditRuns.verify(session.system, events, snapshot, audit, progress));
+        } finally {
+          if (file != null) {
+            file.close();
+          }
+        }
+        progress.finish();
+        PrintWriter out = spec.commandLine().getOut();
+        if (violation.isPresent()) {
+          out.println("VIOLATION at " + violation.get());
+          out.flush();
+          return GatewayAdmin.VIOLATION;
+        }
+        out.printf("OK: %d events verified (last sequence number %d)%s%n", audit.events(),
+            audit.lastSequenceNr(), snapshot.map(s -> s.sequenceNr() <= audit.lastSequenceNr()
+                ? "; totals equal the snapshot at " + s.sequenceNr()
+                : "; snapshot at " + s.sequenceNr() + " is past the journal's end")
+                .orElse("; no snapshot"));
+        out.flush();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "export", mixinStandardHelpOptions = true,
+      description = {
+        "Write the journal's events as JSON lines.",
+        "One per line: {\"seq\":N,\"type\":\"ReservationMade\",\"event\":{...}}.",
+        "Money in integer micro-dollars, instants ISO-8601 UTC; every event carries its schema "
+            + "version v."})
+  static final class Export implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--format", defaultValue = "jsonl", paramLabel = "FORMAT",
+        description = "Only jsonl.")
+    String format;
+
+    @Option(names = "--from", defaultValue = "1", paramLabel = "SEQ",
+        description = "First sequence number (default 1).")
+    long from;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+        description = "Write here instead of stdout.")
+    Path output;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      if (!format.equals("jsonl")) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "--format: only jsonl is supported");
+      }
+      try (JournalSession session = new JournalSession(journal);
+          PrintWriter out = output == null
+              ? null : new PrintWriter(Files.newBufferedWriter(output))) {
+        PrintWriter target = out != null ? out : spec.commandLine().getOut();
+        JsonlEvents jsonl = new JsonlEvents();
+        Progress progress = new Progress(errStream(spec), "export");
+        session.await(session.reader.current(from).runWith(Sink.foreach(j -> {
+          target.println(jsonl.line(j));
+          progress.tick();
+        }), session.system));
+        target.flush();
+        progress.finish();
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "tail", mixinStandardHelpOptions = true,
+      description = {
+        "Follow the journal: print new events as JSON lines as they are written.",
+        "Same format as export.",
+        "Polls every jdbc-read-journal.refresh-interval (1s). Stop with Ctrl-C."})
+  static final class Tail implements Callable<Integer> {
+    @Mixin JournalOptions journal;
+
+    @Option(names = "--from", paramLabel = "SEQ",
+        description = "Start at this sequence number. Default: after the last event now in the "
+            + "journal.")
+    Long from;
+
+    @Option(names = "--limit", paramLabel = "N",
+        description = "Stop after N events (default: follow forever).")
+    Long limit;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Told the first sequence number once tail has chosen it: every row written from then on is
+     * printed. Nothing by default; a test waits on it instead of sleeping.
+     */
+    LongConsumer following = start -> {};
+
+    @Override
+    public Integer call() throws Exception {
+      try (JournalSession session = new JournalSession(journal)) {
+        long start = from != null ? from : session.await(session.reader.lastSequenceNr()) + 1;
+        PrintWriter out = spec.commandLine().getOut();
+        JsonlEvents jsonl = new JsonlEvents();
+        Source<Journaled, NotUsed> live = session.reader.live(start);
+        if (limit != null) {
+          live = live.take(limit);
+        }
+        following.accept(start);
+        session.await(live.runWith(Sink.foreach(j -> {
+          out.println(jsonl.line(j));
+          out.flush();
+        }), session.system));
+        return 0;
+      }
+    }
+  }
+
+  /** The command's stderr as a stream (progress lines), flushed at every write. */
+  static PrintStream errStream(CommandLine.Model.CommandSpec spec) {
+    PrintWriter err = spec.commandLine().getErr();
+    return new PrintStream(new OutputStream() {
+      @Override
+      public void write(int b) {
+        err.write(b);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) {
+        err.write(new String(b, off, len, StandardCharsets.UTF_8));
+        err.flush();
+      }
+    }, true, StandardCharsets.UTF_8);
+  }
+}
