@@ -86,8 +86,14 @@ fi
 JAVA_OPTS="-Xmx2g -XX:+UseParallelGC" "$here/bin/provider-sim" --port "$sim_port" >"$work/sim.log" 2>&1 &
 pids+=($!)
 
-# Caps raised so the run measures open streams, not refusals.
+# Caps raised so the run measures open streams, not refusals. The open-call limits (10,000 by
+# default, exactly N for the 10,000 run) are raised by the probes and a margin: the probes are new
+# calls timed while the N are held, and at the shipped limit they are refused (503 open_calls),
+# as a full node should.
+limit=$((n + probes + 100))
 JAVA_OPTS="-Xms$heap -Xmx$heap -XX:+AlwaysPreTouch -Dgateway.http2-port=$h2_port \
+  -Dgateway.max-open-calls=$limit -Dproviders.openai.max-connections=$limit \
+  -Dproviders.anthropic.max-connections=$limit -Dpekko.http.server.max-connections=$((limit + 2000)) \
   -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000" \
   GATEWAY_TOKEN="$token" OPENAI_API_KEY="sk-streams" ANTHROPIC_API_KEY="sk-ant-streams" \
   OPENAI_BASE_URL="http://127.0.0.1:$sim_port" ANTHROPIC_BASE_URL="http://127.0.0.1:$sim_port" \
