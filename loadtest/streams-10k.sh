@@ -88,12 +88,15 @@ pids+=($!)
 
 # Caps raised so the run measures open streams, not refusals. The open-call limits (10,000 by
 # default, exactly N for the 10,000 run) are raised by the probes and a margin: the probes are new
-# calls timed while the N are held, and at the shipped limit they are refused (503 open_calls),
-# as a full node should.
+# calls timed while the N are held, and at the shipped limits they are refused (503 open_calls),
+# as a full node should. All of them: the interactive admission pool's concurrency too, or the
+# probes would wait in its queue for a held stream to end.
 limit=$((n + probes + 100))
 JAVA_OPTS="-Xms$heap -Xmx$heap -XX:+AlwaysPreTouch -Dgateway.http2-port=$h2_port \
   -Dgateway.max-open-calls=$limit -Dproviders.openai.max-connections=$limit \
   -Dproviders.anthropic.max-connections=$limit -Dpekko.http.server.max-connections=$((limit + 2000)) \
+  -Dfailover.pools.interactive.concurrency.openai=$limit \
+  -Dfailover.pools.interactive.concurrency.anthropic=$limit \
   -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000" \
   GATEWAY_TOKEN="$token" OPENAI_API_KEY="sk-streams" ANTHROPIC_API_KEY="sk-ant-streams" \
   OPENAI_BASE_URL="http://127.0.0.1:$sim_port" ANTHROPIC_BASE_URL="http://127.0.0.1:$sim_port" \
