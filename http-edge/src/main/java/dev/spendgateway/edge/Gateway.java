@@ -56,6 +56,11 @@ public final class Gateway {
   private final GatewaySettings settings;
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
+  /**
+   * The providers' connection pools are built. Only a wait: a failed or unanswered check (after
+   * 30 s) counts as done, since the pools are then built on the first call as before.
+   */
+  private final CompletableFuture<Integer> poolsReady;
   private final LedgerAccess ledgerAccess;
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
@@ -85,6 +90,11 @@ public final class Gateway {
     DataClasses dataClasses = DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
+    UpstreamClient upstream = UpstreamClient.create(system, upstreamSettings);
+    // Built now, while the ledger recovers, not on the first call (a 10,000-slot pool takes
+    // seconds on a busy box); /readyz waits for them too.
+    this.poolsReady = upstream.startPools().toCompletableFuture()
+        .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
     // One setting bounds every route's request body: provider routes, router, ledger and admin API.
     Duration bodyReadTimeout = config.getDuration("gateway.body-read-timeout");
     CallServices services =
@@ -92,7 +102,7 @@ public final class Gateway {
             new RequestPolicy(catalog, limits),
             CostCalculator.of(limits),
             ledger,
-            UpstreamClient.create(system, upstreamSettings),
+            upstream,
             StreamMeter.create(
                 system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
             clock,
@@ -212,6 +222,7 @@ public final class Gateway {
 
   private CompletionStage<Boolean> isReady() {
     return CompletableFuture.completedFuture(
-        ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally() && ledgerAccess.reachable().getAsBoolean());
+        ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally() && poolsReady.isDone()
+            && ledgerAccess.reachable().getAsBoolean());
   }
 }

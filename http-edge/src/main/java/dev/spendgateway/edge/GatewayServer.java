@@ -3,11 +3,16 @@ package dev.spendgateway.edge;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.errors.GatewayErrors;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.japi.function.Function;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
@@ -17,6 +22,7 @@ import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.Connection;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.http.javadsl.server.Route;
@@ -71,10 +77,71 @@ public final class GatewayServer {
 
   public static CompletionStage<ServerBinding> bind(
       ActorSystem<?> system, GatewaySettings settings, Route route, InFlightCalls inFlight) {
+    CompletionStage<ServerBinding> http1 =
+        Http.get(system)
+            .newServerAt(settings.host(), settings.port())
+            .bindFlow(headsInTime(system).join(route.flow(system)));
+    return http1.thenCompose(main -> bindH2c(system, settings, route)
+        .handle((h2c, failure) -> {
+          if (failure != null) {
+            main.unbind(); // the start fails as a whole: no half-bound gateway
+            throw new java.util.concurrent.CompletionException(failure);
+          }
+          List<ServerBinding> all = new ArrayList<>(List.of(main));
+          h2c.ifPresent(all::add);
+          registerShutdown(system, all, settings.shutdownDrain(), inFlight);
+          return main;
+        }));
+  }
+
+  /**
+   * The HTTP/2 cleartext listener ({@code gateway.http2-port}, off at 0): HTTP/2 with prior
+   * knowledge, as a load balancer in front of the gateway speaks it, many callers' streams
+   * multiplexed on a few connections, so an open call costs the gateway one socket (the
+   * provider's) instead of two. A listener of its own because the HTTP/1.1 port's
+   * {@link HeaderReadTimeout} needs a per-connection flow, which Pekko's HTTP/2 server does not
+   * take; see {@link #h2cOnly} for what this port answers an HTTP/1.1 request.
+   */
+  private static CompletionStage<Optional<ServerBinding>> bindH2c(
+      ActorSystem<?> system, GatewaySettings settings, Route route) {
+    if (settings.http2Port() <= 0) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    Config config = system.settings().config();
+    ServerSettings h2 = ServerSettings.create(config)
+        .withEnableHttp2(true)
+        .withMaxConnections(config.getInt(HTTP2_MAX_CONNECTIONS));
     return Http.get(system)
-        .newServerAt(settings.host(), settings.port())
-        .bindFlow(headsInTime(system).join(route.flow(system)))
-        .thenApply(binding -> registerShutdown(system, binding, settings.shutdownDrain(), inFlight));
+        .newServerAt(settings.host(), settings.http2Port())
+        .withSettings(h2)
+        .bind(h2cOnly(route.handler(system), settings.port()))
+        .thenApply(binding -> {
+          log.info("gateway listening for HTTP/2 (h2c, prior knowledge) on {}",
+              binding.localAddress());
+          return Optional.of(binding);
+        });
+  }
+
+  /** How many connections the HTTP/2 listener accepts at once. */
+  static final String HTTP2_MAX_CONNECTIONS = "gateway.http2-max-connections";
+
+  /**
+   * The route for HTTP/2 requests; an HTTP/1.x request on the HTTP/2 port is answered 505 and its
+   * connection closed. Pekko would serve it, but without the header-read timeout that guards the
+   * HTTP/1.1 port against slowly sent heads: HTTP/1.1 callers belong on {@code gateway.port}.
+   */
+  private static Function<HttpRequest, CompletionStage<HttpResponse>> h2cOnly(
+      Function<HttpRequest, CompletionStage<HttpResponse>> handler, int http1Port) {
+    return request -> {
+      if (!request.protocol().value().startsWith("HTTP/1")) {
+        return handler.apply(request);
+      }
+      HttpResponse refused = GatewayErrors.error(GatewayErrors.Shape.GATEWAY, 505,
+          "http_version_not_supported",
+          "this port speaks HTTP/2 with prior knowledge (h2c) only; send HTTP/1.1 to port "
+              + http1Port);
+      return CompletableFuture.completedFuture(refused.addHeader(Connection.create("close")));
+    };
   }
 
   /**
@@ -100,15 +167,19 @@ public final class GatewayServer {
    */
   private static final Duration FLUSH = Duration.ofMillis(200);
 
-  private static ServerBinding registerShutdown(
-      ActorSystem<?> system, ServerBinding binding, Duration drain, InFlightCalls inFlight) {
+  private static void registerShutdown(
+      ActorSystem<?> system, List<ServerBinding> bindings, Duration drain, InFlightCalls inFlight) {
     CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
     shutdown.addTask(
         CoordinatedShutdown.PhaseServiceUnbind(),
         "gateway-unbind",
         () -> {
-          log.info("shutting down: no longer accepting connections on {}", binding.localAddress());
-          return binding.unbind().thenApply(ignored -> Done.getInstance());
+          CompletableFuture<?>[] unbound = bindings.stream().map(binding -> {
+            log.info("shutting down: no longer accepting connections on {}",
+                binding.localAddress());
+            return binding.unbind().toCompletableFuture();
+          }).toArray(CompletableFuture[]::new);
+          return CompletableFuture.allOf(unbound).thenApply(ignored -> Done.getInstance());
         });
     shutdown.addTask(
         CoordinatedShutdown.PhaseServiceRequestsDone(),
@@ -127,7 +198,10 @@ public final class GatewayServer {
               })
               .thenCompose(flushed -> {
                 Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-                return binding.terminate(left.isZero() ? Duration.ofMillis(1) : left);
+                Duration grace = left.isZero() ? Duration.ofMillis(1) : left;
+                return CompletableFuture.allOf(bindings.stream()
+                    .map(binding -> binding.terminate(grace).toCompletableFuture())
+                    .toArray(CompletableFuture[]::new));
               })
               .thenApply(ignored -> Done.getInstance());
         });
@@ -149,7 +223,6 @@ public final class GatewayServer {
                       }
                       return Done.getInstance();
                     }));
-    return binding;
   }
 
   private static CompletionStage<Void> pause(Duration d) {

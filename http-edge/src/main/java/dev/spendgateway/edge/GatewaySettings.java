@@ -9,6 +9,7 @@ import java.util.Optional;
  *
  * @param host interface to bind
  * @param port TCP port to bind (0 picks a free one, used by tests)
+ * @param http2Port TCP port of the HTTP/2 cleartext listener ({@code gateway.http2-port}); 0 = off
  * @param token the gateway token callers present; empty means "not configured"
  * @param adminToken the operator's token, the only credential for the {@code /admin} routes; empty
  *     means those routes are off
@@ -20,6 +21,7 @@ import java.util.Optional;
 public record GatewaySettings(
     String host,
     int port,
+    int http2Port,
     String token,
     String adminToken,
     Duration shutdownDrain,
@@ -29,7 +31,7 @@ public record GatewaySettings(
   /** Settings with no provider call path to check. */
   public GatewaySettings(
       String host, int port, String token, String adminToken, Duration shutdownDrain, Duration readinessTimeout) {
-    this(host, port, token, adminToken, shutdownDrain, readinessTimeout, Optional.empty());
+    this(host, port, 0, token, adminToken, shutdownDrain, readinessTimeout, Optional.empty());
   }
 
   public static GatewaySettings fromConfig(Config config) {
@@ -37,6 +39,7 @@ public record GatewaySettings(
     return new GatewaySettings(
         config.getString("gateway.host"),
         config.getInt("gateway.port"),
+        config.getInt("gateway.http2-port"),
         config.getString("gateway.token"),
         config.getString("gateway.admin-token"),
         config.getDuration("gateway.shutdown-drain"),
@@ -70,6 +73,11 @@ public record GatewaySettings(
       return Optional.of("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN; the operator's token must be a different "
           + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
     }
+    if (http2Port < 0 || http2Port > 65535 || (http2Port != 0 && http2Port == port)) {
+      return Optional.of("gateway.http2-port = " + http2Port + " cannot be used: it must be 0 "
+          + "(no HTTP/2 listener) or a port from 1 to 65535 other than gateway.port (" + port
+          + "); set it with JAVA_OPTS=-Dgateway.http2-port=N");
+    }
     return timeouts.flatMap(TimeoutBudget::startupProblem);
   }
 
@@ -101,7 +109,8 @@ public record GatewaySettings(
   /** Never print a token: records' generated toString would. */
   @Override
   public String toString() {
-    return "GatewaySettings[host=" + host + ", port=" + port + ", token=<redacted>, adminToken="
+    return "GatewaySettings[host=" + host + ", port=" + port + ", http2Port=" + http2Port
+        + ", token=<redacted>, adminToken="
         + (hasAdminToken() ? "<redacted>" : "<unset>") + "]";
   }
 }

@@ -18,6 +18,24 @@ class GatewaySettingsTest {
     return new GatewaySettings("127.0.0.1", 0, token, adminToken, Duration.ofSeconds(1), Duration.ofSeconds(1));
   }
 
+  @ParameterizedTest(name = "port {0}, http2-port {1}: {2}")
+  @CsvSource(delimiter = '|', textBlock = """
+      8787 | 0     | starts
+      8787 | 8788  | starts
+      8787 | 8787  | gateway.http2-port = 8787 cannot be used
+      8787 | -1    | gateway.http2-port = -1 cannot be used
+      8787 | 70000 | gateway.http2-port = 70000 cannot be used
+      """)
+  void http2PortMustBeOffOrAnotherPort(int port, int http2Port, String expected) {
+    Optional<String> problem = new GatewaySettings("127.0.0.1", port, http2Port, "t", "",
+        Duration.ofSeconds(1), Duration.ofSeconds(1), Optional.empty()).startupProblem(false);
+    if (expected.equals("starts")) {
+      assertEquals(Optional.empty(), problem);
+    } else {
+      assertTrue(problem.orElseThrow().startsWith(expected), problem.get());
+    }
+  }
+
   @ParameterizedTest(name = "caller [{0}], admin [{1}], demo {2}: {3}")
   @CsvSource(delimiter = '|', textBlock = """
       ''       | ''        | false | GATEWAY_TOKEN is not set

@@ -90,6 +90,11 @@ public final class HoldStreams implements Callable<Integer> {
       + "Default ${DEFAULT-VALUE}.")
   String provider = "openai";
 
+  @Option(names = "--prompt-bytes", description = "Pad each call's prompt to about this many "
+      + "bytes (to see whether an open stream keeps its request: per-stream heap should not grow "
+      + "with it). Default ${DEFAULT-VALUE}.")
+  int promptBytes = 0;
+
   @Option(names = "--opening", description = "Calls waiting for their response headers at once while "
       + "opening (a burst of thousands of connects overflows the listen backlogs). Default ${DEFAULT-VALUE}.")
   int opening = 200;
@@ -104,6 +109,17 @@ public final class HoldStreams implements Callable<Integer> {
   @Option(names = "--clients", description = "java.net.http.HttpClient instances (each has one selector "
       + "thread). Default ${DEFAULT-VALUE}.")
   int clients = 4;
+
+  @Option(names = "--h2-port", paramLabel = "PORT", description = "Send the calls over HTTP/2 "
+      + "with prior knowledge (h2c) to this port (the gateway's gateway.http2-port), multiplexed "
+      + "on --h2-connections connections, as a proxy in front of the gateway would. The books and "
+      + "the simulator are still read over HTTP/1.1 on --port.")
+  Integer h2Port;
+
+  @Option(names = "--h2-connections", description = "HTTP/2 connections the calls are spread "
+      + "over (call i on connection i mod K). Default: one per 500 calls, so none carries more "
+      + "than the gateway's max-concurrent-streams (1000).")
+  int h2Connections;
 
   @Option(names = "--gateway-pid", description = "The gateway's process id: its RSS (/proc) and heap "
       + "(jstat; after a forced GC with --live-heap) are sampled before opening and at the peak.")
@@ -163,8 +179,25 @@ public final class HoldStreams implements Callable<Integer> {
     if (sim != null) {
       script(pool.get(0), anthropic);
     }
+    H2Connections h2 = null;
+    if (h2Port != null) {
+      int k = h2Connections > 0 ? h2Connections : Math.max(1, (streams + probes + 499) / 500);
+      h2 = new H2Connections(host, h2Port, k, streams + probes);
+    }
+    try {
+      return run(pool, h2, anthropic);
+    } finally {
+      if (h2 != null) {
+        h2.close();
+      }
+    }
+  }
+
+  private int run(List<HttpClient> pool, H2Connections h2, boolean anthropic) throws Exception {
     ObjectNode summary = mapper.createObjectNode();
     summary.put("streams", streams);
+    summary.put("probes", probes);
+    summary.put("protocol", h2 == null ? "HTTP/1.1" : "h2c");
     summary.put("pauseSec", pause.toMillis() / 1000.0);
     summary.put("provider", provider);
     summary.put("brand", brand);
@@ -177,12 +210,13 @@ public final class HoldStreams implements Callable<Integer> {
     CountDownLatch allEnded = new CountDownLatch(streams + probes);
     for (int i = 0; i < streams; i++) {
       openingSlots.acquire();
-      new Stream(heldTtfb, openingSlots, allEnded).send(pool.get(i % pool.size()), request(anthropic));
+      new Stream(heldTtfb, openingSlots, allEnded).send(pool.get(i % pool.size()), h2, anthropic);
       progress(start, false);
     }
     // At the peak: every stream served or refused (or the pause running out; held streams wait).
     long waitUntil = System.nanoTime() + (hold ? TimeUnit.MINUTES.toNanos(30) : pause.toNanos());
-    while (servedNow.get() + refusedCount() + ended.get() < streams && System.nanoTime() < waitUntil) {
+    // Each stream counts once: served and still open, or ended (refusals and cuts end too).
+    while (servedNow.get() + ended.get() < streams && System.nanoTime() < waitUntil) {
       Thread.sleep(100);
       progress(start, false);
     }
@@ -207,7 +241,7 @@ public final class HoldStreams implements Callable<Integer> {
       if (wait > 0) {
         TimeUnit.NANOSECONDS.sleep(wait);
       }
-      new Stream(probeTtfb, null, allEnded).send(pool.get(i % pool.size()), request(anthropic));
+      new Stream(probeTtfb, null, allEnded).send(pool.get(i % pool.size()), h2, anthropic);
     }
     if (hold) {
       // Every probe's first content in (or the probes' own pause over), then the pause, then release.
@@ -287,9 +321,14 @@ public final class HoldStreams implements Callable<Integer> {
       this.allEnded = allEnded;
     }
 
-    void send(HttpClient client, HttpRequest request) {
+    /** Over HTTP/1.1 with {@code client}, or over HTTP/2 on {@code h2} when there is one. */
+    void send(HttpClient client, H2Connections h2, boolean anthropic) {
+      if (h2 != null) {
+        sendH2(h2, anthropic);
+        return;
+      }
       sentNanos = System.nanoTime();
-      client.sendAsync(request, info -> {
+      client.sendAsync(request(anthropic), info -> {
         status = info.statusCode();
         headersIn();
         return HttpResponse.BodySubscribers.fromLineSubscriber(this);
@@ -298,6 +337,27 @@ public final class HoldStreams implements Callable<Integer> {
           headersIn();
           end("error:" + rootCause(failure).getClass().getSimpleName());
         }
+      });
+    }
+
+    private void sendH2(H2Connections h2, boolean anthropic) {
+      sentNanos = System.nanoTime();
+      h2.post(path(anthropic), headers(anthropic), body(anthropic))
+          .whenComplete((response, failure) -> {
+        if (failure != null) {
+          headersIn();
+          end("error:" + rootCause(failure).getClass().getSimpleName());
+          return;
+        }
+        status = response.status().intValue();
+        headersIn();
+        h2.lines(response, this::onNext).whenComplete((done, cut) -> {
+          if (cut != null) {
+            onError(cut);
+          } else {
+            onComplete();
+          }
+        });
       });
     }
 
@@ -396,26 +456,41 @@ public final class HoldStreams implements Callable<Integer> {
     return URI.create("http://" + host + ":" + port);
   }
 
-  private HttpRequest request(boolean anthropic) {
-    String body = anthropic
+  private static String path(boolean anthropic) {
+    return anthropic ? "/anthropic/v1/messages" : "/openai/v1/chat/completions";
+  }
+
+  private String body(boolean anthropic) {
+    String prompt = "Write a long answer." + " pad".repeat(Math.max(0, promptBytes / 4));
+    return anthropic
         ? "{\"model\":\"claude-opus-5-5\",\"max_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"Write a long answer.\"}]}"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}"
         : "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"Write a long answer.\"}]}";
-    HttpRequest.Builder b = HttpRequest.newBuilder(gateway().resolve(
-            anthropic ? "/anthropic/v1/messages" : "/openai/v1/chat/completions"))
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
+  }
+
+  /** The call's headers (but content-type, which each transport sets with the body). */
+  private Map<String, String> headers(boolean anthropic) {
+    Map<String, String> h = new java.util.LinkedHashMap<>();
+    h.put("x-spend-lane", "app");
+    h.put("x-spend-brand", brand);
+    h.put("x-spend-brand-daily-usd", "100000");
+    h.put("x-spend-brand-monthly-usd", "100000");
+    if (anthropic) {
+      h.put("x-api-key", token);
+      h.put("anthropic-version", "2023-06-01");
+    } else {
+      h.put("authorization", "Bearer " + token);
+    }
+    return h;
+  }
+
+  private HttpRequest request(boolean anthropic) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(gateway().resolve(path(anthropic)))
         .timeout(pause.plus(Duration.ofMinutes(5)))
         .header("content-type", "application/json")
-        .header("x-spend-lane", "app")
-        .header("x-spend-brand", brand)
-        .header("x-spend-brand-daily-usd", "100000")
-        .header("x-spend-brand-monthly-usd", "100000")
-        .POST(HttpRequest.BodyPublishers.ofString(body));
-    if (anthropic) {
-      b.header("x-api-key", token).header("anthropic-version", "2023-06-01");
-    } else {
-      b.header("authorization", "Bearer " + token);
-    }
+        .POST(HttpRequest.BodyPublishers.ofString(body(anthropic)));
+    headers(anthropic).forEach(b::header);
     return b.build();
   }
 

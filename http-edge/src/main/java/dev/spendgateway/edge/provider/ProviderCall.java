@@ -221,8 +221,13 @@ final class ProviderCall {
         prepared.worstCase().micros(),
         spend.brandDailyMicros(),
         spend.brandMonthlyMicros());
+    // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
+    // the worst case, never the call (which holds the request) or the prepared body.
+    var cost = services.cost();
+    var modelInfo = prepared.modelInfo();
+    var worstCase = prepared.worstCase();
     Settlement.Pricing pricing = UsageTelemetry.counting(
-        usage -> services.cost().settlement(prepared.modelInfo(), prepared.worstCase(), usage),
+        usage -> cost.settlement(modelInfo, worstCase, usage),
         services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
     return core.reserve(reserve, kind.errorShape(), pricing, known)
         .thenCompose(reserving -> {
@@ -250,9 +255,14 @@ final class ProviderCall {
       this.exchange = new UpstreamExchange(services, held, new UpstreamExchange.Target(
           kind.provider(), prepared.model(), kind.upstreamPath(), kind.streamKind(), kind::usageOfAnswer,
           kind::usageOfStream, false, true), System::nanoTime);
-      // The gateway's own share of the call, once its line is written.
-      held.written().thenAccept(record -> services.metrics().gatewayOverhead(kind.route(),
-          Duration.ofNanos(Math.max(0, (System.nanoTime() - startedNanos) - exchange.upstreamNanos()))));
+      // The gateway's own share of the call, once its line is written (at the stream's end): the
+      // callback keeps what it needs, not this attempt, which holds the prepared request body.
+      var metrics = services.metrics();
+      String route = kind.route();
+      long callStarted = startedNanos;
+      UpstreamExchange upstream = exchange;
+      held.written().thenAccept(record -> metrics.gatewayOverhead(route, Duration.ofNanos(
+          Math.max(0, (System.nanoTime() - callStarted) - upstream.upstreamNanos()))));
     }
 
     CompletionStage<HttpResponse> call() {

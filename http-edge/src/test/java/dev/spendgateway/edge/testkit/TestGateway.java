@@ -154,6 +154,11 @@ public final class TestGateway implements AutoCloseable {
     fail("the gateway's ledger did not become ready within 30s");
   }
 
+  /** The gateway's actor system, for tests that look at what runs in it (e.g. its pools). */
+  public ActorSystem<Void> system() {
+    return system;
+  }
+
   // --- clients ---------------------------------------------------------------------------------
 
   /** The OpenAI SDK, changed only in base URL and key (the gateway token, sent as Bearer). */

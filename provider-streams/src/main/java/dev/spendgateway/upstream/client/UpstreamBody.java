@@ -1,5 +1,9 @@
 package dev.spendgateway.upstream.client;
 
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
@@ -21,9 +25,24 @@ public sealed interface UpstreamBody {
   record Streamed(ContentType contentType, long length, Source<ByteString, ?> bytes)
       implements UpstreamBody {}
 
+  /**
+   * The entity for one request. A body in memory is handed over once: Pekko's pool keeps the
+   * request it sent until the response's last byte, minutes for a long stream, so an entity that
+   * held the bytes would keep every open stream's prompt (up to the 4 MiB policy limit) in the
+   * heap. The entity's source gives its bytes away when the connection takes them; the gateway's
+   * own resend of a request that never left builds a new entity from {@code body}.
+   */
   static RequestEntity toEntity(UpstreamBody body) {
     if (body instanceof Strict strict) {
-      return HttpEntities.create(strict.contentType(), strict.bytes());
+      if (strict.bytes().isEmpty()) {
+        return HttpEntities.create(strict.contentType(), strict.bytes());
+      }
+      AtomicReference<ByteString> once = new AtomicReference<>(strict.bytes());
+      Source<ByteString, NotUsed> handedOver = Source.fromIterator(() -> {
+        ByteString bytes = once.getAndSet(null);
+        return bytes == null ? Collections.emptyIterator() : List.of(bytes).iterator();
+      });
+      return HttpEntities.create(strict.contentType(), strict.bytes().size(), handedOver);
     }
     Streamed streamed = (Streamed) body;
     return streamed.length() >= 0

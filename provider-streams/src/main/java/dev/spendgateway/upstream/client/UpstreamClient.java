@@ -12,6 +12,7 @@ import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.event.LoggingAdapter;
 import org.apache.pekko.http.javadsl.ClientTransport;
+import org.apache.pekko.http.javadsl.ConnectHttp;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
@@ -206,6 +207,48 @@ public final class UpstreamClient {
       timer.cancel();
       slot.release();
     }));
+  }
+
+  /**
+   * Builds every provider's connection pool now instead of on its first call. A pool of
+   * {@code max-connections} = 10,000 slots is slow to build on a busy box (seconds), and the call
+   * that found it missing would pay that as time to first byte. Nothing is sent and no connection
+   * is opened: Pekko's pool master only sets the pool up ({@code min-connections} is 0).
+   *
+   * @return completes once the pool master has built them: it handles requests in the order they
+   *     were asked, so its answer to the size query sent after the starts means they are done.
+   *     Completes with the number of pools it runs (providers on the same base URL with the same
+   *     settings share one).
+   */
+  public CompletionStage<Integer> startPools() {
+    for (Pool pool : pools.values()) {
+      java.net.URI base = java.net.URI.create(pool.config().baseUrl());
+      boolean https = "https".equalsIgnoreCase(base.getScheme());
+      int port = base.getPort() >= 0 ? base.getPort() : https ? 443 : 80;
+      // The same host, port, settings, TLS context and log as singleRequest uses in attempt(): the
+      // same pool key, so calls find this pool and do not build a second one.
+      if (https) {
+        http.cachedHostConnectionPoolHttps(
+            ConnectHttp.toHostHttps(base.getHost(), port).withCustomHttpsContext(pool.https()),
+            pool.settings(), poolLog);
+      } else {
+        http.cachedHostConnectionPool(
+            ConnectHttp.toHost(base.getHost(), port), pool.settings(), poolLog);
+      }
+    }
+    return poolsRunning(system);
+  }
+
+  /**
+   * How many host connection pools Pekko runs in {@code system}. Pekko marks this query internal
+   * (its own tests use it); it is read-only and answered by the pool master in order after every
+   * start asked before it, which is what {@link #startPools} needs to know.
+   */
+  public static CompletionStage<Integer> poolsRunning(ActorSystem<?> system) {
+    scala.concurrent.Future<Object> size =
+        ((org.apache.pekko.http.scaladsl.HttpExt)
+            org.apache.pekko.http.scaladsl.Http.get(system.classicSystem())).poolSize();
+    return scala.jdk.javaapi.FutureConverters.asJava(size).thenApply(n -> (Integer) n);
   }
 
   /** Calls to {@code provider} holding (or opening) a pooled connection right now. */

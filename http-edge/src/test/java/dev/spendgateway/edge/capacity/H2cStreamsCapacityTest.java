@@ -1,0 +1,172 @@
+package dev.spendgateway.edge.capacity;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
+import dev.spendgateway.sim.Fault;
+import dev.spendgateway.sim.SimRoute;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.ResponseFuture;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.stream.BoundedSourceQueue;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Long streams through the HTTP/2 cleartext listener ({@code gateway.http2-port}), as a proxy in
+ * front of the gateway sends them: a few hundred paused streams multiplexed on two connections,
+ * all open upstream at the same moment, all whole, all settled at exactly their real cost. On the
+ * same gateway the HTTP/1.1 port still serves callers, and the HTTP/2 port refuses HTTP/1.1 (it
+ * has no header-read timeout; that guard stays on the HTTP/1.1 port, tested in SecurityTest).
+ */
+class H2cStreamsCapacityTest {
+  private static final int STREAMS = 300;
+
+  /** Two HTTP/2 connections, 150 streams each: multiplexed, and spread over more than one. */
+  private static final int CONNECTIONS = 2;
+
+  private static final Duration MAX_HOLD = Duration.ofSeconds(60);
+
+  @Test
+  void hundreds_of_paused_streams_over_two_h2c_connections_are_served_at_once_and_settle_exactly()
+      throws Exception {
+    int h2cPort = freePort();
+    Map<String, Object> h2c = Map.of("gateway.http2-port", h2cPort);
+    try (TestGateway gw = CapacityGateway.start("h2c-streams", h2c)) {
+      // Pekko's defaults only: the gateway's conf would end the test JVM when this system stops.
+      ActorSystem client = ActorSystem.create("h2c-client", ConfigFactory.defaultReference());
+      try {
+        gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(2, MAX_HOLD));
+        Brand brand = Brand.fresh("h2c");
+        List<Connection> connections = new ArrayList<>();
+        for (int c = 0; c < CONNECTIONS; c++) {
+          connections.add(new Connection(client, h2cPort));
+        }
+        List<CompletableFuture<Answer>> calls = new ArrayList<>();
+        for (int i = 0; i < STREAMS; i++) {
+          CompletionStage<Answer> call = connections.get(i % CONNECTIONS)
+              .send(chatStream(h2cPort, brand))
+              .thenCompose(r -> Answer.read(r, client));
+          calls.add(call.toCompletableFuture());
+        }
+
+        // All open upstream at once, through two caller connections.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+        while (gw.sim.openStreams() < STREAMS) {
+          if (System.nanoTime() > deadline) {
+            throw new AssertionError("only " + gw.sim.openStreams() + " of " + STREAMS
+                + " streams open upstream at once");
+          }
+          Thread.sleep(20);
+        }
+        assertEquals(STREAMS, gw.sim.peakOpenStreams(), "streams open upstream at once");
+
+        // While they are held, HTTP/1.1 callers are still served on the HTTP/1.1 port...
+        java.net.http.HttpResponse<String> http1 = gw.send(gw.get("/readyz").build());
+        assertEquals(200, http1.statusCode(), http1.body());
+        // ...and the HTTP/2 port answers an HTTP/1.1 request 505, naming that port.
+        String refused = http1On(h2cPort);
+        assertTrue(refused.startsWith("HTTP/1.1 505"), refused);
+        assertTrue(refused.contains("http_version_not_supported"), refused);
+
+        gw.sim.releaseHeld();
+        CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        for (CompletableFuture<Answer> call : calls) {
+          Answer a = call.get();
+          assertEquals("HTTP/2.0", a.protocol());
+          assertEquals(200, a.status(), a.body());
+          assertTrue(a.body().contains("Hello")
+              && a.body().stripTrailing().endsWith("data: [DONE]"), "a whole stream: " + a.body());
+        }
+        assertEquals(STREAMS, gw.sim.finishedStreams(), "streams sent to their end");
+
+        JsonNode usage = gw.awaitSettled(brand.id());
+        JsonNode daily = TestGateway.cap(usage, "brand_daily");
+        assertEquals(0, CapacityGateway.OPENAI_CALL_USD.multiply(BigDecimal.valueOf(STREAMS))
+            .compareTo(TestGateway.money(daily, "spentUsd")), daily.toString());
+        assertEquals(0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")),
+            daily.toString());
+      } finally {
+        client.terminate();
+      }
+    }
+  }
+
+  private static HttpRequest chatStream(int port, Brand brand) {
+    List<org.apache.pekko.http.javadsl.model.HttpHeader> headers = new ArrayList<>();
+    headers.add(RawHeader.create("authorization", "Bearer " + CapacityGateway.TOKEN));
+    brand.headerMap().forEach((k, v) -> headers.add(RawHeader.create(k, v)));
+    return HttpRequest.create("http://127.0.0.1:" + port + TestGateway.CHAT)
+        .withMethod(HttpMethods.POST)
+        .withHeaders(headers)
+        .withEntity(ContentTypes.APPLICATION_JSON, CapacityGateway.chatStream());
+  }
+
+  /** One HTTP/2 connection (prior knowledge); responses matched to requests by association. */
+  private static final class Connection {
+    private final BoundedSourceQueue<HttpRequest> queue;
+
+    Connection(ActorSystem system, int port) {
+      queue = Source.<HttpRequest>queue(STREAMS)
+          .via(Http.get(system).connectionTo("127.0.0.1").toPort(port).http2WithPriorKnowledge())
+          .to(Sink.foreach(r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
+          .run(Materializer.matFromSystem(system));
+    }
+
+    CompletionStage<HttpResponse> send(HttpRequest request) {
+      CompletableFuture<HttpResponse> future = new CompletableFuture<>();
+      queue.offer(request.addAttribute(ResponseFuture.KEY(), new ResponseFuture(future)));
+      return future;
+    }
+  }
+
+  private record Answer(String protocol, int status, String body) {
+    static CompletionStage<Answer> read(HttpResponse r, ActorSystem system) {
+      Materializer mat = Materializer.matFromSystem(system);
+      return r.entity().getDataBytes()
+          .runFold(ByteString.emptyByteString(), ByteString::concat, mat)
+          .thenApply(bytes ->
+              new Answer(r.protocol().value(), r.status().intValue(), bytes.utf8String()));
+    }
+  }
+
+  /** A plain HTTP/1.1 request on {@code port}; what came back, as text. */
+  private static String http1On(int port) throws IOException {
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+}
