@@ -363,8 +363,13 @@ final class RoutedCall {
         dev.spendgateway.ledger.Reservation.Owner.newGatewayId(), spend.lane(), spend.subject(),
         body.worstCase().micros(), spend.brandDailyMicros(), spend.brandMonthlyMicros());
     String profile = call.profile().name();
+    // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
+    // the worst case, never this call (which holds the caller's request) or the vetted bodies.
+    var cost = rc.services().cost();
+    var modelInfo = body.modelInfo();
+    var worstCase = body.worstCase();
     Settlement.Pricing pricing = UsageTelemetry.counting(
-        usage -> rc.services().cost().settlement(body.modelInfo(), body.worstCase(), usage),
+        usage -> cost.settlement(modelInfo, worstCase, usage),
         rc.services().metrics(), target.provider().wireName(), target.model(), profile);
     AccessLine attemptLine = AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
         .withRequestId(spend.requestId())
@@ -390,7 +395,8 @@ final class RoutedCall {
 
   private CompletionStage<Reply> send(Prepared call, Loop loop, PolicyDecision.Allowed body, Permit permit, CallAttempt held) {
     Provider provider = loop.target().provider();
-    held.decided().thenAccept(d -> rc.listener().attempt(provider, d.outcomeWord() == null ? "ok" : d.outcomeWord()));
+    var listener = rc.listener(); // not this call: the callback may outlive a long stream's request
+    held.decided().thenAccept(d -> listener.attempt(provider, d.outcomeWord() == null ? "ok" : d.outcomeWord()));
     ApiKind kind = apiKind(provider);
     UpstreamExchange exchange = new UpstreamExchange(rc.services(), held, new UpstreamExchange.Target(
         provider, loop.target().model(), kind.path(), Optional.of(kind), kind::usageOfAnswer,
