@@ -1,0 +1,86 @@
+package dev.spendgateway.ledger.cluster;
+
+import dev.spendgateway.ledger.GlobalBudget;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.persistence.typed.PersistenceId;
+import org.apache.pekko.persistence.typed.RecoveryCompleted;
+import org.apache.pekko.persistence.typed.RecoveryFailed;
+import org.apache.pekko.persistence.typed.javadsl.CommandHandler;
+import org.apache.pekko.persistence.typed.javadsl.EventHandler;
+import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
+import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
+
+/**
+ * A read-only run through the ledger's recovery, once on every cluster node, as soon as the
+ * cluster's ledger answers (so its journal tables exist): the latest snapshot and the events after it are read from the journal and decoded, and
+ * nothing is decided or written. The first recovery in a JVM is slow for reasons that have nothing
+ * to do with the journal's size: the persistence plugin's journal and snapshot actors are created,
+ * its queries compiled, the event and snapshot classes loaded and their decoders built (seconds on
+ * a busy machine, measured 1-5 s for a dozen events). Without the rehearsal a node pays that at
+ * the worst moment, while it takes the ledger over and every node answers 503; with it, the
+ * take-over recovery is as quick as the journal allows.
+ *
+ * <p>It reads under the ledger's own persistence id, which is safe because reading is all it can
+ * do: its command handler knows one command, stop, and it never persists. Two readers of one
+ * journal never disturb each other or the writer (the journal's reads are plain selects).
+ */
+final class RecoveryRehearsal
+    extends EventSourcedBehavior<RecoveryRehearsal.Stop, Object, Object> {
+
+  /** The only command: stop (sent to itself once the recovery is over). */
+  record Stop() {}
+
+  private final ActorContext<Stop> context;
+  private final Consumer<String> done;
+  private final long startedNanos = System.nanoTime();
+  private long events;
+
+  /**
+   * @param done told one line saying how the rehearsal went (for the log)
+   */
+  static Behavior<Stop> create(Consumer<String> done) {
+    return Behaviors.setup(context -> new RecoveryRehearsal(context, GlobalBudget.PERSISTENCE_ID, done));
+  }
+
+  private RecoveryRehearsal(ActorContext<Stop> context, PersistenceId id, Consumer<String> done) {
+    super(id);
+    this.context = context;
+    this.done = done;
+  }
+
+  /** Whatever the ledger's state type is, the snapshot (if any) is taken as it is and kept. */
+  @Override
+  public Object emptyState() {
+    return "no snapshot";
+  }
+
+  @Override
+  public CommandHandler<Stop, Object, Object> commandHandler() {
+    return newCommandHandlerBuilder().forAnyState().onCommand(Stop.class, stop -> Effect().stop()).build();
+  }
+
+  /** Events are decoded (that is the rehearsal) and counted; the state is left as it is. */
+  @Override
+  public EventHandler<Object, Object> eventHandler() {
+    return newEventHandlerBuilder().forAnyState().onAnyEvent((state, event) -> {
+      events++;
+      return state;
+    });
+  }
+
+  @Override
+  public SignalHandler<Object> signalHandler() {
+    return newSignalHandlerBuilder()
+        .onSignal(RecoveryCompleted.instance(), state -> {
+          done.accept("ledger recovery rehearsed in " + (System.nanoTime() - startedNanos) / 1_000_000
+              + " ms (" + events + " events after the latest snapshot): a take-over by this node recovers warm");
+          context.getSelf().tell(new Stop());
+        })
+        .onSignal(RecoveryFailed.class, (state, failed) -> done.accept(
+            "ledger recovery rehearsal failed (a take-over by this node recovers cold): " + failed.getFailure()))
+        .build();
+  }
+}
