@@ -56,7 +56,8 @@ public final class ClusterLedger {
    * ledger's node creates the tables first). Checked by polling the gate's flag, which needs no
    * message protocol and stops by itself with the actor system.
    */
-  private static void rehearseRecoveryOnceReachable(ActorSystem<?> system, AtomicBoolean reachable) {
+  private static void rehearseRecoveryOnceReachable(
+      ActorSystem<?> system, AtomicBoolean reachable) {
     try {
       system.scheduler().scheduleOnce(REHEARSAL_POLL, () -> {
         if (!reachable.get()) {

@@ -163,7 +163,8 @@ public final class LedgerGate extends AbstractBehavior<Object> {
       affected = Optional.of(m.member().address());
     }
     if (affected.isPresent() && affected.equals(oldest) && reachable.getAndSet(false)) {
-      decided = probes; // an answer to a probe sent before this news says nothing about the ledger now
+      // An answer to a probe sent before this news says nothing about the ledger now.
+      decided = probes;
       getContext().getLog().warn("the ledger's node {} is {}: calls get 503 with retry-after until the ledger answers"
           + " again", affected.get(), event.getClass().getSimpleName());
     }
