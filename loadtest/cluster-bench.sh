@@ -17,7 +17,8 @@
 #
 # Environment (all optional):
 #   CLUSTER_BENCH_CALLERS   callers in total per run, split over three loadtest processes (48)
-#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (5)
+#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (15; the JIT
+#                           of every node must have compiled its paths, or calls/s measures it)
 #   CLUSTER_BENCH_BASE_PORT first of the ports used: simulator base, HTTP base+1..base+4,
 #                           cluster base+11..base+13 (20800)
 #   CLUSTER_BENCH_DIR       node logs and data dirs, kept after the run (data/cluster-bench)
@@ -32,7 +33,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-20}"
 callers="${CLUSTER_BENCH_CALLERS:-48}"
-warmup="${CLUSTER_BENCH_WARMUP:-5}"
+warmup="${CLUSTER_BENCH_WARMUP:-15}"
 base="${CLUSTER_BENCH_BASE_PORT:-20800}"
 work="${CLUSTER_BENCH_DIR:-$root/data/cluster-bench}"
 pg_host="${PGHOST:-127.0.0.1}"
@@ -49,6 +50,7 @@ need psql "install the PostgreSQL client"
 need curl "install curl"
 need jq "install jq (apt-get install -y jq)"
 [[ "$secs" =~ ^[0-9]+$ && "$secs" -ge 1 ]] || { echo "cluster-bench: seconds must be a whole number >= 1, not '$secs'" >&2; exit 2; }
+[[ "$warmup" =~ ^[0-9]+$ && "$warmup" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP must be a whole number >= 1, not '$warmup'" >&2; exit 2; }
 
 psql_do() { PGPASSWORD="${PGPASSWORD:-}" psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qtAc "$1"; }
 psql_do 'select 1' >/dev/null 2>&1 || {
@@ -126,40 +128,65 @@ await_ready() {
   log "$name not ready after 5 minutes; its log:"; tail -20 "$work/$name.log" >&2; exit 1
 }
 
+# cpu_ticks PID...: user + system CPU time the processes used so far, in clock ticks.
+cpu_ticks() {
+  local total=0 p f
+  for p in "$@"; do
+    # Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    f=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+    read -r -a stat <<<"$f"
+    total=$((total + stat[11] + stat[12]))
+  done
+  echo "$total"
+}
+hz=$(getconf CLK_TCK)
+
 # run_load SCENARIO LABEL PORT PORT PORT: three loadtests at once, one per port, each with a third
-# of the callers; sets $measured to "calls/s p50 p99 non-2xx loadavg" (throughputs summed; of the
-# three runs' p50 and p99 the highest, the figure the slowest node's callers saw).
+# of the callers: first a warm-up run (not counted), then the measured one. Sets $measured to
+# "calls/s p50 p99 non-2xx cpu-ms-per-call loadavg": throughputs summed; of the three runs' p50 and
+# p99 the highest (the figure the slowest node's callers saw); the CPU the gateway processes
+# ($gw_pids) used during the measured run per call, which depends far less on what else the
+# machine runs than calls/s does.
 measured=""
+gw_pids=()
 run_load() {
   local scenario=$1 label=$2; shift 2
   local extra=()
   # Every reservation is one cent under caps that never bind (brand caps per run from the flags).
   if [[ "$scenario" == ledger ]]; then extra=(--brand-daily-usd 1000000 --brand-monthly-usd 1000000); fi
-  local i=0 lp=()
-  for port in "$@"; do
-    i=$((i + 1))
-    GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
-      "$root/bin/loadtest" "$scenario" --port "$port" -c "$per_proc" --duration "${secs}s" \
-      --warmup "${warmup}s" --json -q "${extra[@]}" >"$work/$label-$i.json" 2>"$work/$label-$i.err" &
-    lp+=($!); pids+=($!)
+  local round run_secs i lp failed=0 before after cpu0 cpu1
+  for round in warmup measure; do
+    run_secs=$secs
+    [[ $round == warmup ]] && run_secs=$warmup
+    i=0; lp=()
+    [[ $round == measure ]] && { before=$(load1); cpu0=$(cpu_ticks "${gw_pids[@]}"); }
+    for port in "$@"; do
+      i=$((i + 1))
+      GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
+        "$root/bin/loadtest" "$scenario" --port "$port" -c "$per_proc" --duration "${run_secs}s" \
+        --json -q "${extra[@]}" >"$work/$label-$round-$i.json" 2>"$work/$label-$round-$i.err" &
+      lp+=($!); pids+=($!)
+    done
+    for p in "${lp[@]}"; do wait "$p" || failed=1; done
   done
-  local before; before=$(load1)
-  local failed=0
-  for p in "${lp[@]}"; do wait "$p" || failed=1; done
-  local after; after=$(load1)
+  cpu1=$(cpu_ticks "${gw_pids[@]}")
+  after=$(load1)
   if [[ $failed == 1 ]]; then
     log "$label: a loadtest reported a problem (exit != 0); see $work/$label-*.json / .err"
   fi
-  measured=$(jq -s -r --arg la "$before-$after" '
+  measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
+    | ($ops | map(.calls) | add) as $calls
     | [ ($ops | map(.throughputPerSec) | add | round),
         ($ops | map(.latencyMs.p50) | max),
         ($ops | map(.latencyMs.p99) | max),
-        ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200")) | map(.value) | add // 0) | add),
-        $la ] | @tsv' "$work/$label"-?.json)
+        ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
+          | map(.value) | add // 0) | add),
+        (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
+        $la ] | @tsv' "$work/$label"-measure-?.json)
 }
 
-row() { printf '%-34s %10s %10s %10s %9s   %s\n' "$@"; }
+row() { printf '%-22s %9s %9s %9s %8s %12s   %s\n' "$@"; }
 results=()
 
 only_handover="${CLUSTER_BENCH_HANDOVER_ONLY:-0}"
@@ -169,6 +196,7 @@ if [[ "$only_handover" != 1 ]]; then
 log "phase 1: one node (PostgreSQL journal) on :$single_port"
 start_node single "$single_port" "$db_single"
 pid=$started
+gw_pids=("$pid")
 await_ready "$single_port" "$pid" single
 for scenario in ledger anthropic; do
   log "  $scenario: 3 x $per_proc callers, ${warmup}s warm-up + ${secs}s"
@@ -186,6 +214,7 @@ for n in 1 2 3; do
   node_pid[$n]=$started
 done
 for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
+gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
 for scenario in ledger anthropic; do
   [[ "$only_handover" == 1 ]] && break
   log "  $scenario: 1 x $per_proc callers per node, ${warmup}s warm-up + ${secs}s"
@@ -279,13 +308,13 @@ graceful=$handed
 echo
 echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (+${warmup}s warm-up), $callers callers" \
   "(3 loadtests x $per_proc), PostgreSQL $pg_host:$pg_port"
-row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "load avg (1 min, before-after)"
+row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "load avg (1 min, before-after)"
 declare -A tput
 for r in "${results[@]}"; do
   IFS='|' read -r phase scenario fig <<<"$r"
-  read -r t p50 p99 bad la <<<"$fig"
+  read -r t p50 p99 bad cpu la <<<"$fig"
   tput["$phase/$scenario"]=$t
-  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$la"
+  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$cpu" "$la"
 done
 for scenario in ledger anthropic; do
   one=${tput["1 node/$scenario"]:-0}; three=${tput["3 nodes/$scenario"]:-0}
