@@ -17,7 +17,7 @@
 #
 # Environment (all optional):
 #   CLUSTER_BENCH_CALLERS   callers in total per run, split over three loadtest processes (48)
-#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (15; the JIT
+#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (60; the JIT
 #                           of every node must have compiled its paths, or calls/s measures it)
 #   CLUSTER_BENCH_BASE_PORT first of the ports used: simulator base, HTTP base+1..base+4,
 #                           cluster base+11..base+13 (20800)
@@ -33,7 +33,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-20}"
 callers="${CLUSTER_BENCH_CALLERS:-48}"
-warmup="${CLUSTER_BENCH_WARMUP:-15}"
+warmup="${CLUSTER_BENCH_WARMUP:-60}"
 base="${CLUSTER_BENCH_BASE_PORT:-20800}"
 work="${CLUSTER_BENCH_DIR:-$root/data/cluster-bench}"
 pg_host="${PGHOST:-127.0.0.1}"
@@ -263,6 +263,7 @@ handover() {
   for n in 1 2 3; do
     if [[ $n != "$victim" ]] && kill -0 "${node_pid[$n]}" 2>/dev/null; then ports+=($((base + n))); fi
   done
+  if [[ ${#ports[@]} == 0 ]]; then log "no other node is up to reserve through"; handed="- - - -"; return; fi
   : >"$work/$label.probe"
   for k in 1 2; do
     probe "$work/$label.probe" "$label-$k" "${ports[@]}" & probes+=($!); pids+=($!)
@@ -292,7 +293,10 @@ handover() {
   for p in "${probes[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${probes[@]}"; do wait "$p" 2>/dev/null || true; done
   # Reaped, so that "alive" (kill -0) is false for it from now on; a SIGTERM'd node exits on its own.
-  { wait "${node_pid[$victim]}"; } 2>/dev/null || true
+  # (stderr off meanwhile: bash would report the killed job on it)
+  exec 3>&2 2>/dev/null
+  wait "${node_pid[$victim]}" || true
+  exec 2>&3 3>&-
   handed="${result:-"- - -"} $la"
 }
 

@@ -33,10 +33,12 @@ final class RecoveryRehearsal
   /** The only command: stop (sent to itself once the recovery is over). */
   record Stop() {}
 
+  /** The events replayed after the snapshot (the state until the first event is the snapshot). */
+  record Replayed(long events) {}
+
   private final ActorContext<Stop> context;
   private final Consumer<String> done;
   private final long startedNanos = System.nanoTime();
-  private long events;
 
   /**
    * @param done told one line saying how the rehearsal went (for the log)
@@ -52,10 +54,13 @@ final class RecoveryRehearsal
     this.done = done;
   }
 
-  /** Whatever the ledger's state type is, the snapshot (if any) is taken as it is and kept. */
+  /**
+   * Whatever the ledger's state type is, the snapshot (if any) is taken as it is: decoding it is
+   * the rehearsal. The events after it are decoded and counted.
+   */
   @Override
   public Object emptyState() {
-    return "no snapshot";
+    return new Replayed(0);
   }
 
   @Override
@@ -66,19 +71,18 @@ final class RecoveryRehearsal
         .build();
   }
 
-  /** Events are decoded (that is the rehearsal) and counted; the state is left as it is. */
+  /** Events are decoded (that is the rehearsal) and counted; nothing else is done with them. */
   @Override
   public EventHandler<Object, Object> eventHandler() {
-    return newEventHandlerBuilder().forAnyState().onAnyEvent((state, event) -> {
-      events++;
-      return state;
-    });
+    return newEventHandlerBuilder().forAnyState().onAnyEvent((state, event) ->
+        new Replayed(state instanceof Replayed r ? r.events() + 1 : 1));
   }
 
   @Override
   public SignalHandler<Object> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), state -> {
+          long events = state instanceof Replayed r ? r.events() : 0;
           long ms = (System.nanoTime() - startedNanos) / 1_000_000;
           done.accept("ledger recovery rehearsed in " + ms + " ms (" + events
               + " events after the latest snapshot): a take-over by this node recovers warm");
