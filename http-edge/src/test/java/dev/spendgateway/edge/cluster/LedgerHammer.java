@@ -69,6 +69,12 @@ final class LedgerHammer {
     return from == 0 || to == 0 ? Duration.ZERO : Duration.ofNanos(to - from);
   }
 
+  /** From {@link #markEvent()} (the kill or the stop) to that first decision after the outage. */
+  Duration sinceEvent() {
+    long to = firstSuccessAfterNanos.get();
+    return eventNanos == 0 || to == 0 ? Duration.ZERO : Duration.ofNanos(to - eventNanos);
+  }
+
   /** Runs {@code count} ids on {@code threads} callers; {@code midway} runs once {@code at} ids are done. */
   void run(int count, int threads, Duration max, int at, Runnable midway) throws Exception {
     run(count, threads, max, at, midway, () -> true);

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerAccess;
 import dev.spendgateway.ledger.LedgerProtocol;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -25,6 +26,9 @@ public final class ClusterLedger {
   /** The singleton's name, the same on every node. */
   public static final String SINGLETON_NAME = "ledger";
 
+  /** How often a node looks whether the ledger answers yet, to rehearse its recovery then. */
+  private static final Duration REHEARSAL_POLL = Duration.ofMillis(500);
+
   private ClusterLedger() {}
 
   /** Registers the singleton (started here only while this node is the oldest) and this node's gate. */
@@ -43,7 +47,29 @@ public final class ClusterLedger {
     AtomicBoolean reachable = new AtomicBoolean(false);
     ActorRef<GlobalBudget.Command> gate =
         system.systemActorOf(LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
+    rehearseRecoveryOnceReachable(system, reachable);
     return new LedgerAccess(gate, reachable::get);
+  }
+
+  /**
+   * Runs {@link RecoveryRehearsal} once the ledger first answers (not before: on a new journal the
+   * ledger's node creates the tables first). Checked by polling the gate's flag, which needs no
+   * message protocol and stops by itself with the actor system.
+   */
+  private static void rehearseRecoveryOnceReachable(
+      ActorSystem<?> system, AtomicBoolean reachable) {
+    try {
+      system.scheduler().scheduleOnce(REHEARSAL_POLL, () -> {
+        if (!reachable.get()) {
+          rehearseRecoveryOnceReachable(system, reachable);
+          return;
+        }
+        system.systemActorOf(RecoveryRehearsal.create(line -> system.log().info(line)),
+            "ledger-recovery-rehearsal", Props.empty());
+      }, system.executionContext());
+    } catch (IllegalStateException shuttingDown) {
+      // The scheduler refuses new tasks once the system stops: nothing left to warm.
+    }
   }
 
   /**

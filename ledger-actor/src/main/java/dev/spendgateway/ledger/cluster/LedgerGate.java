@@ -46,7 +46,11 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   private final ActorRef<GlobalBudget.Command> proxy;
   private final Timing timing;
   private final AtomicBoolean reachable;
+  /** Probes sent so far (the number of the latest). */
   private long probes;
+  /** The number of the probe whose answer set {@code reachable} last. */
+  private long decided;
+  /** Whether the latest probe is still waiting for its answer. */
   private boolean probing;
   private Optional<Address> oldest = Optional.empty();
 
@@ -100,9 +104,17 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     return this;
   }
 
+  /**
+   * While the ledger answers, one probe at a time: a slow answer is not a failure until it times
+   * out. While it does not, a new probe every interval even if earlier ones are still waiting: the
+   * earlier ones may have gone to the lost node (the proxy forwards to the old place until it hears
+   * the node was removed), so a probe that can reach the new ledger leaves within one interval of
+   * it starting, and the ledger answers a waiting probe the moment its recovery ends. At most
+   * timeout / interval probes wait at once.
+   */
   private Behavior<Object> onProbe(Probe probe) {
-    if (probing) {
-      return this; // one probe at a time: a slow answer is not a failure until it times out
+    if (probing && reachable.get()) {
+      return this;
     }
     probing = true;
     long number = ++probes;
@@ -111,14 +123,22 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     return this;
   }
 
+  /**
+   * The newest answer decides: an answer older than one already applied is dropped (a timeout of
+   * a probe that went to the lost node must not close a gate a later probe opened).
+   */
   private Behavior<Object> onProbeAnswered(ProbeAnswered answered) {
-    probing = false;
+    if (answered.probe() <= decided) {
+      return this;
+    }
+    decided = answered.probe();
     if (answered.probe() == probes) {
-      boolean was = reachable.getAndSet(answered.ok());
-      if (was != answered.ok()) {
-        getContext().getLog().info(answered.ok() ? "ledger reachable: calls go through"
-            : "ledger not answering: calls get 503 with retry-after until it does");
-      }
+      probing = false;
+    }
+    boolean was = reachable.getAndSet(answered.ok());
+    if (was != answered.ok()) {
+      getContext().getLog().info(answered.ok() ? "ledger reachable: calls go through"
+          : "ledger not answering: calls get 503 with retry-after until it does");
     }
     return this;
   }
@@ -143,6 +163,8 @@ public final class LedgerGate extends AbstractBehavior<Object> {
       affected = Optional.of(m.member().address());
     }
     if (affected.isPresent() && affected.equals(oldest) && reachable.getAndSet(false)) {
+      // An answer to a probe sent before this news says nothing about the ledger now.
+      decided = probes;
       getContext().getLog().warn("the ledger's node {} is {}: calls get 503 with retry-after until the ledger answers"
           + " again", affected.get(), event.getClass().getSimpleName());
     }

@@ -14,6 +14,12 @@ public final class JournalInUseException extends Exception {
     this.holder = holder;
   }
 
+  /** A journal in a shared database, its holders described by {@code message} (no lock file). */
+  public JournalInUseException(String message) {
+    super(message);
+    this.holder = Optional.empty();
+  }
+
   public Optional<LockHolder> holder() {
     return holder;
   }

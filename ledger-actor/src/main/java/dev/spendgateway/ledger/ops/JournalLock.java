@@ -11,9 +11,9 @@ import java.nio.file.Path;
  * <p>Only the gateway takes it; operator tools ({@code gateway-admin}) read the journal and never
  * do (they may look at who holds it, see {@link FileJournalLock#liveHolder}).
  *
- * <p>The H2 file journal is locked with a file next to it ({@link FileJournalLock}). A journal in a
- * shared database (PostgreSQL, cluster mode) needs a lease row in that database instead; that is
- * the implementation {@link #forJournal} should return for such a URL.
+ * <p>The H2 file journal is locked with a file next to it ({@link FileJournalLock}); a PostgreSQL
+ * journal with an advisory lock in its database, which the nodes of one cluster share ({@code
+ * PostgresJournalLock}).
  */
 public interface JournalLock {
   /** The configuration key of the journal's JDBC URL. */
@@ -35,8 +35,12 @@ public interface JournalLock {
     if (url.startsWith("jdbc:h2:file:") && config.hasPath("gateway.data-dir")) {
       return new FileJournalLock(Path.of(config.getString("gateway.data-dir")));
     }
-    // Another database (PostgreSQL): its journal's key on (persistence id, sequence number) fences a
-    // stale writer at its next write; a lease row taken here would refuse it at start.
+    if (url.startsWith("jdbc:postgresql:")) {
+      // An advisory lock in the journal's database: exclusive for a single gateway, shared by the
+      // nodes of a cluster (their one ledger is the cluster singleton).
+      return dev.spendgateway.ledger.cluster.PostgresJournalLock.of(config);
+    }
+    // Another database (the in-memory H2 of tests): one process only, nothing to share.
     return () -> () -> {};
   }
 }

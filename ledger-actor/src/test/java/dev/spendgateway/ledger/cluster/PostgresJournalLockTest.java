@@ -1,0 +1,94 @@
+package dev.spendgateway.ledger.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.ledger.journal.PgDatabase;
+import dev.spendgateway.ledger.ops.JournalInUseException;
+import dev.spendgateway.ledger.ops.JournalLock;
+import java.sql.Connection;
+import java.sql.Statement;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One ledger per PostgreSQL journal, checked at start: a single gateway holds the journal alone,
+ * the nodes of a cluster share it, and any mix of the two is refused with a message naming the
+ * holder. A holder's lock ends with its session, also when the process dies without letting go.
+ */
+class PostgresJournalLockTest {
+  private PgDatabase db;
+
+  @BeforeEach
+  void createDatabase() throws Exception {
+    db = PgDatabase.create();
+  }
+
+  @AfterEach
+  void dropDatabase() throws Exception {
+    db.close();
+  }
+
+  private JournalLock single() {
+    return new PostgresJournalLock(db.url, db.user(), "", false);
+  }
+
+  private JournalLock clusterNode() {
+    return new PostgresJournalLock(db.url, db.user(), "", true);
+  }
+
+  @Test
+  void aSecondSingleGatewayIsRefusedNamingTheFirstUntilItLetsGo() throws Exception {
+    try (JournalLock.Lease first = single().acquire()) {
+      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> single().acquire());
+      String pid = Long.toString(ProcessHandle.current().pid());
+      assertTrue(refused.getMessage().contains("in use by another gateway (spend-gateway single pid " + pid),
+          refused.getMessage());
+      first.close();
+      single().acquire().close();
+    }
+  }
+
+  @Test
+  void theNodesOfAClusterShareTheJournalAndASingleGatewayCannotJoinThem() throws Exception {
+    try (JournalLock.Lease one = clusterNode().acquire(); JournalLock.Lease two = clusterNode().acquire()) {
+      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> single().acquire());
+      assertTrue(refused.getMessage().contains("in use by a cluster (spend-gateway cluster node pid"),
+          refused.getMessage());
+      assertTrue(refused.getMessage().contains("GATEWAY_CLUSTER_PORT"), refused.getMessage());
+    }
+    single().acquire().close();
+  }
+
+  @Test
+  void aClusterNodeIsRefusedWhileASingleGatewayHoldsTheJournal() throws Exception {
+    try (JournalLock.Lease alone = single().acquire()) {
+      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> clusterNode().acquire());
+      assertTrue(refused.getMessage().contains("in use by a single gateway (spend-gateway single pid"),
+          refused.getMessage());
+    }
+    clusterNode().acquire().close();
+  }
+
+  @Test
+  void aHolderWhoseSessionEndsReleasesTheJournalThoughItNeverLetGo() throws Exception {
+    JournalLock.Lease killed = single().acquire();
+    // What PostgreSQL does when the holding process is killed: the session ends, its locks with it.
+    try (Connection c = db.connect(); Statement s = c.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+          + "WHERE datname = current_database() AND application_name LIKE 'spend-gateway single%'");
+    }
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (true) {
+      try {
+        single().acquire().close();
+        break;
+      } catch (JournalInUseException stillEnding) {
+        assertTrue(System.nanoTime() < deadline, "the ended session's lock was never released");
+        Thread.sleep(100);
+      }
+    }
+    killed.close(); // closing a lease whose session is gone is harmless
+  }
+}

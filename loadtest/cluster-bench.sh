@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# Cluster mode, 1 node vs 3 nodes, in one run (a documented benchmark command, not run in CI).
+#
+# Starts a provider simulator, then ONE gateway with its journal in PostgreSQL (no cluster), then
+# THREE gateway nodes as one cluster over another PostgreSQL database, all on this machine. Against
+# each it runs bin/loadtest twice: the ledger API (POST /ledger/reservations) and a provider route
+# (POST /anthropic/v1/messages, answered by the simulator). The load comes from three loadtest
+# processes at once in both phases (each with a third of the callers): all three against the one
+# node, then one per node of the cluster, so the client side costs the same and only the gateway
+# side differs. Then it kills (kill -9) the node holding the ledger while reserves keep going to
+# the other two, and times the hand-over: from the first 503 (or refused call) after the kill to
+# the first 201 for a reservation sent after that 503; the same for a SIGTERM of the next holder.
+# It prints one table: calls/s, p50 and p99 per phase and scenario, the 3-node/1-node ratio, the
+# hand-over times, and the load average (1 min) beside each figure.
+#
+#   loadtest/cluster-bench.sh [seconds per measured run (default 20)]
+#
+# Environment (all optional):
+#   CLUSTER_BENCH_CALLERS   callers in total per run, split over three loadtest processes (48)
+#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (60; the JIT
+#                           of every node must have compiled its paths, or calls/s measures it)
+#   CLUSTER_BENCH_BASE_PORT first of the ports used: simulator base, HTTP base+1..base+4,
+#                           cluster base+11..base+13 (20800)
+#   CLUSTER_BENCH_DIR       node logs and data dirs, kept after the run (data/cluster-bench)
+#   CLUSTER_BENCH_HANDOVER_ONLY=1  skip the load runs: start the three nodes, time the hand-overs
+#   PGHOST PGPORT PGUSER PGPASSWORD  the PostgreSQL server (127.0.0.1, 5432, postgres, none)
+#   JAVA_OPTS               extra JVM options for every gateway node
+# Needs: java 17, psql, curl, jq, and Maven the first time (bin/gateway and bin/loadtest build their
+# jars when missing). Two databases named cluster_bench_<random> are created and dropped at the end.
+# Everything binds 127.0.0.1 and is stopped on exit (Ctrl-C too).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+secs="${1:-20}"
+callers="${CLUSTER_BENCH_CALLERS:-48}"
+warmup="${CLUSTER_BENCH_WARMUP:-60}"
+base="${CLUSTER_BENCH_BASE_PORT:-20800}"
+work="${CLUSTER_BENCH_DIR:-$root/data/cluster-bench}"
+pg_host="${PGHOST:-127.0.0.1}"
+pg_port="${PGPORT:-5432}"
+pg_user="${PGUSER:-postgres}"
+sim_port=$base
+single_port=$((base + 4))
+token="cluster-bench-token"
+per_proc=$(( (callers + 2) / 3 ))
+
+need() { command -v "$1" >/dev/null || { echo "cluster-bench: '$1' not found; $2" >&2; exit 2; }; }
+need java "install a Java 17 JDK"
+need psql "install the PostgreSQL client"
+need curl "install curl"
+need jq "install jq (apt-get install -y jq)"
+[[ "$secs" =~ ^[0-9]+$ && "$secs" -ge 1 ]] || { echo "cluster-bench: seconds must be a whole number >= 1, not '$secs'" >&2; exit 2; }
+[[ "$warmup" =~ ^[0-9]+$ && "$warmup" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP must be a whole number >= 1, not '$warmup'" >&2; exit 2; }
+
+psql_do() { PGPASSWORD="${PGPASSWORD:-}" psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qtAc "$1"; }
+psql_do 'select 1' >/dev/null 2>&1 || {
+  echo "cluster-bench: cannot reach PostgreSQL at $pg_host:$pg_port as $pg_user (set PGHOST/PGPORT/PGUSER, or start it:" \
+    "pg_ctlcluster --skip-systemctl-redirect \$(ls /etc/postgresql) main start)" >&2
+  exit 2
+}
+
+suffix="$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+db_single="cluster_bench_${suffix}_one"
+db_cluster="cluster_bench_${suffix}_three"
+rm -rf "$work"
+mkdir -p "$work"
+
+pids=()          # every process this script started (simulator, nodes, loadtests, probes)
+declare -A node_pid   # node number -> pid
+cleanup() {
+  trap - INT TERM EXIT
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  psql_do "DROP DATABASE IF EXISTS $db_single WITH (FORCE)" >/dev/null 2>&1 || true
+  psql_do "DROP DATABASE IF EXISTS $db_cluster WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+psql_do "CREATE DATABASE $db_single" >/dev/null
+psql_do "CREATE DATABASE $db_cluster" >/dev/null
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+log() { echo "cluster-bench: $*" >&2; }
+
+# Build once, before anything runs in parallel (each launcher builds its jar when it is stale).
+"$root/bin/gateway" --version >/dev/null
+"$root/bin/loadtest" --version >/dev/null
+"$root/bin/provider-sim" --version >/dev/null
+
+"$root/bin/provider-sim" --port "$sim_port" >"$work/provider-sim.log" 2>&1 &
+pids+=($!)
+
+# Caps far above what a run reserves: the runs measure decisions, not refusals (the global daily
+# default, $40, would stop a ledger run within seconds).
+node_opts="-Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=1000000"
+node_opts+=" -Dledger.caps.free-daily-usd=1000000 ${JAVA_OPTS:-}"
+
+# start_node NAME HTTP_PORT DATABASE [CLUSTER_PORT SEEDS]: sets $started to the node's pid.
+started=""
+start_node() {
+  local name=$1 port=$2 db=$3 cport=${4:-} seeds=${5:-}
+  (
+    export JAVA_OPTS="$node_opts" GATEWAY_TOKEN="$token" GATEWAY_HOST=127.0.0.1 GATEWAY_PORT="$port"
+    export GATEWAY_DATA_DIR="$work/$name"
+    export GATEWAY_JOURNAL_URL="jdbc:postgresql://$pg_host:$pg_port/$db" GATEWAY_JOURNAL_USER="$pg_user"
+    export GATEWAY_JOURNAL_PASSWORD="${PGPASSWORD:-}"
+    export OPENAI_BASE_URL="http://127.0.0.1:$sim_port" ANTHROPIC_BASE_URL="http://127.0.0.1:$sim_port"
+    export OPENAI_API_KEY=sim-openai-key ANTHROPIC_API_KEY=sim-anthropic-key
+    if [[ -n "$cport" ]]; then export GATEWAY_CLUSTER_PORT="$cport" GATEWAY_CLUSTER_SEEDS="$seeds"; fi
+    exec "$root/bin/gateway"
+  ) >"$work/$name.log" 2>&1 &
+  started=$!
+  pids+=($started)
+}
+
+# await_ready PORT PID NAME: /readyz 200 within 5 minutes (a loaded machine starts JVMs slowly).
+await_ready() {
+  local port=$1 pid=$2 name=$3
+  for _ in $(seq 1 1500); do
+    kill -0 "$pid" 2>/dev/null || { log "$name exited while starting; its log:"; tail -20 "$work/$name.log" >&2; exit 1; }
+    [[ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/readyz")" == 200 ]] && return 0
+    sleep 0.2
+  done
+  log "$name not ready after 5 minutes; its log:"; tail -20 "$work/$name.log" >&2; exit 1
+}
+
+# cpu_ticks PID...: user + system CPU time the processes used so far, in clock ticks.
+cpu_ticks() {
+  local total=0 p f
+  for p in "$@"; do
+    # Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    f=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+    read -r -a stat <<<"$f"
+    total=$((total + stat[11] + stat[12]))
+  done
+  echo "$total"
+}
+hz=$(getconf CLK_TCK)
+
+# run_load SCENARIO LABEL PORT PORT PORT: three loadtests at once, one per port, each with a third
+# of the callers: first a warm-up run (not counted), then the measured one. Sets $measured to
+# "calls/s p50 p99 non-2xx cpu-ms-per-call loadavg": throughputs summed; of the three runs' p50 and
+# p99 the highest (the figure the slowest node's callers saw); the CPU the gateway processes
+# ($gw_pids) used during the measured run per call, which depends far less on what else the
+# machine runs than calls/s does.
+measured=""
+gw_pids=()
+run_load() {
+  local scenario=$1 label=$2; shift 2
+  local extra=()
+  # Every reservation is one cent under caps that never bind (brand caps per run from the flags).
+  if [[ "$scenario" == ledger ]]; then extra=(--brand-daily-usd 1000000 --brand-monthly-usd 1000000); fi
+  local round run_secs i lp failed=0 before after cpu0 cpu1
+  for round in warmup measure; do
+    run_secs=$secs
+    [[ $round == warmup ]] && run_secs=$warmup
+    i=0; lp=()
+    [[ $round == measure ]] && { before=$(load1); cpu0=$(cpu_ticks "${gw_pids[@]}"); }
+    for port in "$@"; do
+      i=$((i + 1))
+      GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
+        "$root/bin/loadtest" "$scenario" --port "$port" -c "$per_proc" --duration "${run_secs}s" \
+        --json -q "${extra[@]}" >"$work/$label-$round-$i.json" 2>"$work/$label-$round-$i.err" &
+      lp+=($!); pids+=($!)
+    done
+    for p in "${lp[@]}"; do wait "$p" || failed=1; done
+  done
+  cpu1=$(cpu_ticks "${gw_pids[@]}")
+  after=$(load1)
+  if [[ $failed == 1 ]]; then
+    log "$label: a loadtest reported a problem (exit != 0); see $work/$label-*.json / .err"
+  fi
+  measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" '
+    (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
+    | ($ops | map(.calls) | add) as $calls
+    | [ ($ops | map(.throughputPerSec) | add | round),
+        ($ops | map(.latencyMs.p50) | max),
+        ($ops | map(.latencyMs.p99) | max),
+        ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
+          | map(.value) | add // 0) | add),
+        (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
+        $la ] | @tsv' "$work/$label"-measure-?.json)
+}
+
+row() { printf '%-22s %9s %9s %9s %8s %12s   %s\n' "$@"; }
+results=()
+
+only_handover="${CLUSTER_BENCH_HANDOVER_ONLY:-0}"
+
+# --- phase 1: one node, PostgreSQL journal, no cluster ------------------------------------------
+if [[ "$only_handover" != 1 ]]; then
+log "phase 1: one node (PostgreSQL journal) on :$single_port"
+start_node single "$single_port" "$db_single"
+pid=$started
+gw_pids=("$pid")
+await_ready "$single_port" "$pid" single
+for scenario in ledger anthropic; do
+  log "  $scenario: 3 x $per_proc callers, ${warmup}s warm-up + ${secs}s"
+  run_load "$scenario" "one-$scenario" "$single_port" "$single_port" "$single_port"
+  results+=("1 node|$scenario|$measured")
+done
+kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+fi
+
+# --- phase 2: three nodes, one cluster -----------------------------------------------------------
+seeds="127.0.0.1:$((base + 11)),127.0.0.1:$((base + 12))"
+log "phase 2: three nodes (HTTP :$((base + 1))-:$((base + 3)), cluster :$((base + 11))-:$((base + 13)))"
+for n in 1 2 3; do
+  start_node "node$n" $((base + n)) "$db_cluster" $((base + 10 + n)) "$seeds"
+  node_pid[$n]=$started
+done
+for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
+gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
+for scenario in ledger anthropic; do
+  [[ "$only_handover" == 1 ]] && break
+  log "  $scenario: 1 x $per_proc callers per node, ${warmup}s warm-up + ${secs}s"
+  run_load "$scenario" "three-$scenario" $((base + 1)) $((base + 2)) $((base + 3))
+  results+=("3 nodes|$scenario|$measured")
+done
+
+# --- hand-over: kill -9 of the ledger's node, then SIGTERM of the next one -----------------------
+# The node holding the ledger is the one that started the singleton last among those alive.
+holder() {
+  local found=""
+  for n in 1 2 3; do
+    if kill -0 "${node_pid[$n]}" 2>/dev/null \
+        && grep -q 'Singleton manager starting singleton actor' "$work/node$n.log"; then
+      found=$n
+    fi
+  done
+  echo "$found"
+}
+
+# probe OUT PORT...: one reserve after the other (new id each), "sent_ms answered_ms status" lines.
+probe() {
+  local out=$1 tag=$2; shift 2
+  local i=0 port t0 code
+  while true; do
+    for port in "$@"; do
+      i=$((i + 1))
+      t0=$(date +%s%3N)
+      code=$(curl -s -o /dev/null -m 10 -w '%{http_code}' "http://127.0.0.1:$port/ledger/reservations" \
+        -H "x-api-key: $token" -H 'content-type: application/json' \
+        -d "{\"id\":\"ho-$tag-$i\",\"lane\":\"app\",\"brand\":\"handover\",\"amountUsd\":0.01,\"brandDailyUsd\":1000000,\"brandMonthlyUsd\":1000000}" \
+        || true)
+      echo "$t0 $(date +%s%3N) $code" >>"$out"
+      [[ "$code" == 201 || "$code" == 402 ]] || sleep 0.05
+    done
+  done
+}
+
+# handover SIGNAL LABEL: signals the ledger's node while four probes reserve through the others;
+# sets $handed to "first-503-to-first-201 signal-to-first-201 refused-calls loadavg" (seconds).
+handed=""
+handover() {
+  local signal=$1 label=$2 victim ports=() probes=()
+  victim=$(holder)
+  [[ -n "$victim" ]] || { log "no node holds the ledger"; handed="- - - -"; return; }
+  for n in 1 2 3; do
+    if [[ $n != "$victim" ]] && kill -0 "${node_pid[$n]}" 2>/dev/null; then ports+=($((base + n))); fi
+  done
+  if [[ ${#ports[@]} == 0 ]]; then log "no other node is up to reserve through"; handed="- - - -"; return; fi
+  : >"$work/$label.probe"
+  for k in 1 2; do
+    probe "$work/$label.probe" "$label-$k" "${ports[@]}" & probes+=($!); pids+=($!)
+    probe "$work/$label.probe" "$label-$k-b" "${ports[@]}" & probes+=($!); pids+=($!)
+  done
+  sleep 2
+  local la; la=$(load1)
+  local at; at=$(date +%s%3N)
+  log "  $label: kill -$signal node$victim (pid ${node_pid[$victim]}), reserving through ports ${ports[*]}"
+  kill "-$signal" "${node_pid[$victim]}"
+  # Until a reservation sent after the first refusal is accepted, or 90 s.
+  local result=""
+  for _ in $(seq 1 900); do
+    sleep 0.1
+    result=$(awk -v at="$at" '
+      $1 >= at && $3 != 201 && $3 != 402 && (first == "" || $2 < first) { first = $2 }
+      { rows[NR] = $0 }
+      END {
+        if (first == "") exit
+        for (r in rows) { split(rows[r], f, " ")
+          if ((f[3] == 201 || f[3] == 402) && f[1] > first && (back == "" || f[2] < back)) back = f[2] }
+        n = 0; for (r in rows) { split(rows[r], f, " "); if (f[1] >= at && f[3] != 201 && f[3] != 402) n++ }
+        if (back != "") printf "%.1f %.1f %d\n", (back - first) / 1000, (back - at) / 1000, n
+      }' "$work/$label.probe")
+    [[ -n "$result" ]] && break
+  done
+  for p in "${probes[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${probes[@]}"; do wait "$p" 2>/dev/null || true; done
+  # Reaped, so that "alive" (kill -0) is false for it from now on; a SIGTERM'd node exits on its own.
+  # (stderr off meanwhile: bash would report the killed job on it)
+  exec 3>&2 2>/dev/null
+  wait "${node_pid[$victim]}" || true
+  exec 2>&3 3>&-
+  handed="${result:-"- - -"} $la"
+}
+
+log "hand-over: kill -9 of the ledger's node"
+handover KILL kill9
+crash=$handed
+sleep 3
+log "hand-over: SIGTERM of the next ledger node"
+handover TERM sigterm
+graceful=$handed
+
+# --- report --------------------------------------------------------------------------------------
+echo
+echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (+${warmup}s warm-up), $callers callers" \
+  "(3 loadtests x $per_proc), PostgreSQL $pg_host:$pg_port"
+row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "load avg (1 min, before-after)"
+declare -A tput
+for r in "${results[@]}"; do
+  IFS='|' read -r phase scenario fig <<<"$r"
+  read -r t p50 p99 bad cpu la <<<"$fig"
+  tput["$phase/$scenario"]=$t
+  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$cpu" "$la"
+done
+for scenario in ledger anthropic; do
+  one=${tput["1 node/$scenario"]:-0}; three=${tput["3 nodes/$scenario"]:-0}
+  echo "3 nodes / 1 node, $scenario: $(awk -v a="$three" -v b="$one" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "-" }')"
+done
+read -r ho1 kt1 n1 la1 <<<"$crash"
+read -r ho2 kt2 n2 la2 <<<"$graceful"
+echo "hand-over after kill -9:  first 503 -> first 201 ${ho1} s (kill -> first 201 ${kt1} s; ${n1} probe calls refused; load avg $la1)"
+echo "hand-over after SIGTERM:  first 503 -> first 201 ${ho2} s (stop -> first 201 ${kt2} s; ${n2} probe calls refused; load avg $la2)"
+echo "logs and loadtest output: $work"
