@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak helper (issue 8 item 6; a documented command, not run in CI): runs bin/loadtest with the
+# Soak helper (a documented command, not run in CI): runs bin/loadtest with the
 # given arguments while sampling the gateway JVM every 10 s into a CSV: heap used and old gen used
 # (jstat -gc), open file descriptors (/proc/PID/fd), threads and RSS (/proc/PID/status).
 #
