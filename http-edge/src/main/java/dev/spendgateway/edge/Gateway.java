@@ -17,9 +17,9 @@ import dev.spendgateway.edge.ops.OpsData;
 import dev.spendgateway.edge.ops.OpsRoutes;
 import dev.spendgateway.edge.ops.SpendPerHour;
 import dev.spendgateway.edge.provider.CallServices;
-import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.edge.provider.Overload;
+import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.router.FailoverRouter;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerAccess;
@@ -56,11 +56,13 @@ public final class Gateway {
   private final GatewaySettings settings;
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
+
   /**
-   * The providers' connection pools are built. Only a wait: a failed or unanswered check (after
-   * 30 s) counts as done, since the pools are then built on the first call as before.
+   * The providers' connection pools are built. Only a wait: a failed or unanswered check (after 30
+   * s) counts as done, since the pools are then built on the first call as before.
    */
   private final CompletableFuture<Integer> poolsReady;
+
   private final LedgerAccess ledgerAccess;
   private final Route route;
   private final GatewayMetrics metrics = new GatewayMetrics();
@@ -70,31 +72,45 @@ public final class Gateway {
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
     this.maxOpenCalls = config.getInt("gateway.max-open-calls");
-    settings.startupProblem(true).ifPresent(problem -> {
-      throw new IllegalArgumentException(problem);
-    });
+    settings
+        .startupProblem(true)
+        .ifPresent(
+            problem -> {
+              throw new IllegalArgumentException(problem);
+            });
     LedgerSettings ledgerSettings = LedgerSettings.fromConfig(config);
     // The screen's spend trend: fed by every durable write, and read back from the journal's last
     // hours once the ledger has recovered.
     JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
-    SpendPerHour spendSeries = new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
-    // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a proxy.
-    this.ledgerAccess = Ledger.start(system, ledgerSettings, clock,
-        both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
+    SpendPerHour spendSeries =
+        new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
+    // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a
+    // proxy.
+    this.ledgerAccess =
+        Ledger.start(
+            system,
+            ledgerSettings,
+            clock,
+            both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
-    ModelCatalog catalog = ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
-        .withWarningDays(config.getLong("model-lifecycle.warning-days"));
-    DataClasses dataClasses = DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
+    ModelCatalog catalog =
+        ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
+            .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+    DataClasses dataClasses =
+        DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     UpstreamClient upstream = UpstreamClient.create(system, upstreamSettings);
     // Built now, while the ledger recovers, not on the first call (a 10,000-slot pool takes
     // seconds on a busy box); /readyz waits for them too.
-    this.poolsReady = upstream.startPools().toCompletableFuture()
-        .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
+    this.poolsReady =
+        upstream
+            .startPools()
+            .toCompletableFuture()
+            .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
     // One setting bounds every route's request body: provider routes, router, ledger and admin API.
     Duration bodyReadTimeout = config.getDuration("gateway.body-read-timeout");
     CallServices services =
@@ -114,39 +130,71 @@ public final class Gateway {
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
-    LedgerRoutes ledgerRoutes = new LedgerRoutes(
-        ledger, new ObjectMapper(), config.getInt("gateway.usage-top-subjects"), bodyReadTimeout);
-    FailoverRouter router = FailoverRouter.create(system, config, catalog, services, auth,
-        new MicrometerRouterListener(metrics.registry(), metrics.calls()));
+    LedgerRoutes ledgerRoutes =
+        new LedgerRoutes(
+            ledger,
+            new ObjectMapper(),
+            config.getInt("gateway.usage-top-subjects"),
+            bodyReadTimeout);
+    FailoverRouter router =
+        FailoverRouter.create(
+            system,
+            config,
+            catalog,
+            services,
+            auth,
+            new MicrometerRouterListener(metrics.registry(), metrics.calls()));
     // The same pools, breakers and model circuits for the pass-through routes as for the router.
     ProviderRoutes providers = new ProviderRoutes(services, auth, router.guards());
-    metrics.withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
-        Optional.of(router.modelCircuits()), Optional.of(catalog));
+    metrics.withFailover(
+        Optional.of(router::laneStats),
+        Optional.of(router.breakers()),
+        Optional.of(router.modelCircuits()),
+        Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
-    OpsRoutes ops = new OpsRoutes(new OpsData(ledger, config.getInt("ops.top-brands"), spendSeries,
-        new FailureRates(metrics.registry(), config.getDuration("ops.failure-window"),
-            config.getDuration("ops.failure-sample-every"), System::nanoTime),
-        new OpsData.Sources(Optional.of(router::laneStats), Optional.of(router.breakers()),
-            Optional.of(router.modelCircuits()), () -> router.profiles().all()),
-        catalog, metrics.registry(), clock));
+    OpsRoutes ops =
+        new OpsRoutes(
+            new OpsData(
+                ledger,
+                config.getInt("ops.top-brands"),
+                spendSeries,
+                new FailureRates(
+                    metrics.registry(),
+                    config.getDuration("ops.failure-window"),
+                    config.getDuration("ops.failure-sample-every"),
+                    System::nanoTime),
+                new OpsData.Sources(
+                    Optional.of(router::laneStats),
+                    Optional.of(router.breakers()),
+                    Optional.of(router.modelCircuits()),
+                    () -> router.profiles().all()),
+                catalog,
+                metrics.registry(),
+                clock));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
-        inFlight.tracking(() -> GatewayRoutes.compose(
-            auth,
-            openRoutes(health, ops.page(),
-                adminRoutes(settings, ledger, this::isReady, router, bodyReadTimeout)),
-            List.of(providers.route(), router.route()),
-            List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
-            maxOpenCalls, Overload.openCallsRefused(metrics.calls(), clock));
+        inFlight.tracking(
+            () ->
+                GatewayRoutes.compose(
+                    auth,
+                    openRoutes(
+                        health,
+                        ops.page(),
+                        adminRoutes(settings, ledger, this::isReady, router, bodyReadTimeout)),
+                    List.of(providers.route(), router.route()),
+                    List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
+            maxOpenCalls,
+            Overload.openCallsRefused(metrics.calls(), clock));
   }
 
   /**
    * The routes ahead of the caller-token check: the health probes, the operations page (it holds no
-   * secret; its data endpoint is behind the token), and the admin routes when an
-   * operator token is configured. The admin routes check that token themselves: behind the caller
-   * token, every caller could credit away the caps.
+   * secret; its data endpoint is behind the token), and the admin routes when an operator token is
+   * configured. The admin routes check that token themselves: behind the caller token, every caller
+   * could credit away the caps.
    */
-  private static List<Route> openRoutes(HealthRoutes health, Route opsPage, Optional<List<Route>> admin) {
+  private static List<Route> openRoutes(
+      HealthRoutes health, Route opsPage, Optional<List<Route>> admin) {
     List<Route> routes = new java.util.ArrayList<>(List.of(health.route(), opsPage));
     admin.ifPresent(routes::addAll);
     return routes;
@@ -157,21 +205,31 @@ public final class Gateway {
    * the operator's status and circuit reset first (they fall through on any other path), then the
    * ledger writes, which answer everything else under {@code /admin}.
    */
-  private static Optional<List<Route>> adminRoutes(GatewaySettings settings, LedgerClient ledger,
-      java.util.function.Supplier<CompletionStage<Boolean>> ready, FailoverRouter router,
+  private static Optional<List<Route>> adminRoutes(
+      GatewaySettings settings,
+      LedgerClient ledger,
+      java.util.function.Supplier<CompletionStage<Boolean>> ready,
+      FailoverRouter router,
       Duration bodyReadTimeout) {
     if (!settings.hasAdminToken()) {
       return Optional.empty();
     }
     GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
-    return Optional.of(List.of(
-        new OpsAdminRoutes(ledger, adminAuth, ready, Optional.of(router.breakers()), Optional.of(router.modelCircuits()))
-            .route(),
-        new AdminRoutes(ledger, new ObjectMapper(), adminAuth, bodyReadTimeout).route()));
+    return Optional.of(
+        List.of(
+            new OpsAdminRoutes(
+                    ledger,
+                    adminAuth,
+                    ready,
+                    Optional.of(router.breakers()),
+                    Optional.of(router.modelCircuits()))
+                .route(),
+            new AdminRoutes(ledger, new ObjectMapper(), adminAuth, bodyReadTimeout).route()));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
-  public static CompletionStage<ServerBinding> start(ActorSystem<?> system, Config config, Clock clock) {
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, Config config, Clock clock) {
     return start(system, config, clock, LedgerObserver.NONE);
   }
 
@@ -185,14 +243,17 @@ public final class Gateway {
     return GatewayServer.bind(system, gateway.settings, gateway.route, gateway.inFlight);
   }
 
-  /** Metrics first, then {@code lifecycle}; the ledger calls the observer's methods on its thread. */
+  /**
+   * Metrics first, then {@code lifecycle}; the ledger calls the observer's methods on its thread.
+   */
   private static LedgerObserver both(LedgerObserver metrics, LedgerObserver lifecycle) {
     if (lifecycle == LedgerObserver.NONE) {
       return metrics;
     }
     return new LedgerObserver() {
       @Override
-      public void persisted(List<dev.spendgateway.ledger.LedgerEvents.Event> events, java.time.Duration writeTime) {
+      public void persisted(
+          List<dev.spendgateway.ledger.LedgerEvents.Event> events, java.time.Duration writeTime) {
         metrics.persisted(events, writeTime);
       }
 
@@ -222,7 +283,9 @@ public final class Gateway {
 
   private CompletionStage<Boolean> isReady() {
     return CompletableFuture.completedFuture(
-        ledgerReady.isDone() && !ledgerReady.isCompletedExceptionally() && poolsReady.isDone()
+        ledgerReady.isDone()
+            && !ledgerReady.isCompletedExceptionally()
+            && poolsReady.isDone()
             && ledgerAccess.reachable().getAsBoolean());
   }
 }

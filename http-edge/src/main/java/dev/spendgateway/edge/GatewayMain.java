@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.demo.DemoBanner;
 import dev.spendgateway.edge.demo.DemoTokens;
 import dev.spendgateway.ledger.LedgerObserver;
+import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.ledger.ops.DataDirs;
 import dev.spendgateway.ledger.ops.FileJournalLock;
 import dev.spendgateway.ledger.ops.JournalDatabase;
@@ -13,7 +14,6 @@ import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
 import dev.spendgateway.ledger.ops.JournalUnavailableException;
 import dev.spendgateway.ledger.ops.LockHolder;
-import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.sim.ProviderSimulator;
 import dev.spendgateway.sim.SimConfig;
 import java.io.PrintStream;
@@ -42,9 +42,9 @@ import org.slf4j.LoggerFactory;
  * {@code --verbose}. A supervisor then sees a failed start, never a JVM that lingers half started.
  *
  * <p>{@code --demo} first starts the provider simulator on a free loopback port and points both
- * upstreams at it, uses a demo caller token and a different operator (admin) token kept in its
- * data dir (so exported tokens keep working across restarts), keeps its journal apart
- * ({@code <data-dir>/demo}), and prints ready-to-paste commands.
+ * upstreams at it, uses a demo caller token and a different operator (admin) token kept in its data
+ * dir (so exported tokens keep working across restarts), keeps its journal apart ({@code
+ * <data-dir>/demo}), and prints ready-to-paste commands.
  */
 public final class GatewayMain {
   /**
@@ -56,19 +56,26 @@ public final class GatewayMain {
    * property must be set before the pool is first touched, hence the static block at the top of
    * this class (bin/gateway also passes it); an explicit -D from JAVA_OPTS wins.
    */
-  static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+  static final String COMMON_POOL_PARALLELISM =
+      "java.util.concurrent.ForkJoinPool.common.parallelism";
 
   static {
     if (System.getProperty(COMMON_POOL_PARALLELISM) == null) {
       System.setProperty(
-          COMMON_POOL_PARALLELISM, Integer.toString(Math.max(4, Runtime.getRuntime().availableProcessors())));
+          COMMON_POOL_PARALLELISM,
+          Integer.toString(Math.max(4, Runtime.getRuntime().availableProcessors())));
     }
   }
 
-  /** Exit code for what the check before the start refuses: configuration, data dir, port, usage. */
+  /**
+   * Exit code for what the check before the start refuses: configuration, data dir, port, usage.
+   */
   static final int BAD_CONFIG = 2;
 
-  /** Exit code for a start that failed after the check (journal lock or database, ledger recovery, bind). */
+  /**
+   * Exit code for a start that failed after the check (journal lock or database, ledger recovery,
+   * bind).
+   */
   static final int START_FAILED = 1;
 
   /** How often the journal is tried before the start gives up, and how long each try may take. */
@@ -78,10 +85,14 @@ public final class GatewayMain {
 
   static final Duration JOURNAL_RETRY_PAUSE = Duration.ofSeconds(2);
 
-  /** Failed ledger recoveries (each retried by its supervisor with backoff) before the process stops. */
+  /**
+   * Failed ledger recoveries (each retried by its supervisor with backoff) before the process
+   * stops.
+   */
   static final int RECOVERY_TRIES = 3;
 
-  static final String USAGE = """
+  static final String USAGE =
+      """
       usage: bin/gateway [--demo] [--check] [--verbose]
         --demo      start with the built-in provider simulator as upstream and demo tokens (kept in
                     $GATEWAY_DATA_DIR/demo, so exported tokens keep working after a restart)
@@ -122,9 +133,14 @@ public final class GatewayMain {
           case "--verbose" -> verbose = true;
           case "-h", "--help" -> help = true;
           case "--version" -> version = true;
-          default -> throw new IllegalArgumentException("unknown " + (arg.startsWith("-") ? "option" : "argument")
-              + " '" + arg + "' (bin/gateway --help lists the options; the port is GATEWAY_PORT, other settings "
-              + "are conf/ keys, e.g. JAVA_OPTS=-Dgateway.port=9000)");
+          default ->
+              throw new IllegalArgumentException(
+                  "unknown "
+                      + (arg.startsWith("-") ? "option" : "argument")
+                      + " '"
+                      + arg
+                      + "' (bin/gateway --help lists the options; the port is GATEWAY_PORT, other settings "
+                      + "are conf/ keys, e.g. JAVA_OPTS=-Dgateway.port=9000)");
         }
       }
       return new Options(demo, check, verbose, help, version);
@@ -139,8 +155,8 @@ public final class GatewayMain {
   }
 
   /**
-   * Runs the command line; returns the exit code, or -1 when the gateway is up and the process
-   * must keep running (it then ends through CoordinatedShutdown).
+   * Runs the command line; returns the exit code, or -1 when the gateway is up and the process must
+   * keep running (it then ends through CoordinatedShutdown).
    */
   static int run(String[] args, PrintStream out, PrintStream err, Map<String, Object> settings) {
     Options options;
@@ -163,45 +179,72 @@ public final class GatewayMain {
     } catch (StartFailure e) {
       return fail(err, e.getMessage(), e.getCause(), e.exitCode, options.verbose());
     } catch (RuntimeException | Error e) {
-      return fail(err, "could not start: " + JournalDatabase.firstLine(e), e, START_FAILED, options.verbose());
+      return fail(
+          err,
+          "could not start: " + JournalDatabase.firstLine(e),
+          e,
+          START_FAILED,
+          options.verbose());
     }
   }
 
-  private static int start(Options options, PrintStream out, PrintStream err, Map<String, Object> settings) {
+  private static int start(
+      Options options, PrintStream out, PrintStream err, Map<String, Object> settings) {
     Config config = load(settings, Map.of());
     Optional<DemoTokens> demoTokens = Optional.empty();
     if (options.demo()) {
       Path demoDir = Path.of(config.getString(DataDirs.KEY)).resolve("demo");
       try {
-        demoTokens = Optional.of(DemoTokens.keptIn(demoDir, config.getString("gateway.token"),
-            config.getString("gateway.admin-token")));
+        demoTokens =
+            Optional.of(
+                DemoTokens.keptIn(
+                    demoDir,
+                    config.getString("gateway.token"),
+                    config.getString("gateway.admin-token")));
       } catch (java.io.IOException e) {
-        throw new StartFailure(START_FAILED, "cannot keep the demo tokens in " + demoDir + ": " + e.getMessage(), e);
+        throw new StartFailure(
+            START_FAILED, "cannot keep the demo tokens in " + demoDir + ": " + e.getMessage(), e);
       }
       // The simulator's address is known only once it runs; the check needs none.
       config = demoConfig(settings, demoDir, "http://127.0.0.1:1", demoTokens.get());
     }
-    Optional<LockHolder> running = JournalDatabase.of(config).flatMap(db -> FileJournalLock.liveHolder(db.dataDir()));
-    StartupCheck.Scope scope = options.check() && running.isPresent()
-        ? StartupCheck.Scope.WITHOUT_PORT
-        : StartupCheck.Scope.ALL;
+    Optional<LockHolder> running =
+        JournalDatabase.of(config).flatMap(db -> FileJournalLock.liveHolder(db.dataDir()));
+    StartupCheck.Scope scope =
+        options.check() && running.isPresent()
+            ? StartupCheck.Scope.WITHOUT_PORT
+            : StartupCheck.Scope.ALL;
     Config checked = config;
-    Optional<String> problem = ClusterMode.startupProblem(checked)
-        .or(() -> StartupCheck.firstProblem(checked, options.demo(), scope));
+    Optional<String> problem =
+        ClusterMode.startupProblem(checked)
+            .or(() -> StartupCheck.firstProblem(checked, options.demo(), scope));
     if (problem.isPresent()) {
       throw new StartFailure(BAD_CONFIG, problem.get(), null);
     }
-    List<String> warnings = StartupCheck.warnings(config, java.time.LocalDate.now(java.time.ZoneOffset.UTC));
+    List<String> warnings =
+        StartupCheck.warnings(config, java.time.LocalDate.now(java.time.ZoneOffset.UTC));
     if (options.check()) {
       warnings.forEach(w -> out.println("gateway: warning: " + w));
-      out.println("gateway: configuration OK (data dir " + config.getString(DataDirs.KEY) + ", "
-          + config.getString("gateway.host") + ":" + config.getInt("gateway.port")
-          + running.map(h -> "; a gateway is running on this data dir (pid " + h.pid()
-              + "), so its port and the journal lock were not checked").orElse("") + ")");
+      out.println(
+          "gateway: configuration OK (data dir "
+              + config.getString(DataDirs.KEY)
+              + ", "
+              + config.getString("gateway.host")
+              + ":"
+              + config.getInt("gateway.port")
+              + running
+                  .map(
+                      h ->
+                          "; a gateway is running on this data dir (pid "
+                              + h.pid()
+                              + "), so its port and the journal lock were not checked")
+                  .orElse("")
+              + ")");
       return 0;
     }
     warnings.forEach(w -> log.warn("{}", w));
-    // The PostgreSQL journal and the cluster settings (when their env is set), before the journal is
+    // The PostgreSQL journal and the cluster settings (when their env is set), before the journal
+    // is
     // locked and probed (both are H2's only) and before the actor system starts.
     config = ClusterMode.configure(config, SYSTEM_NAME);
     JournalLock.Lease lease = lockJournal(config);
@@ -209,9 +252,14 @@ public final class GatewayMain {
     ProviderSimulator simulator = null;
     if (demoTokens.isPresent()) {
       simulator = ProviderSimulator.start(SimConfig.defaults());
-      config = ClusterMode.configure(
-          demoConfig(settings, Path.of(config.getString(DataDirs.KEY)), simulator.baseUrl(), demoTokens.get()),
-          SYSTEM_NAME);
+      config =
+          ClusterMode.configure(
+              demoConfig(
+                  settings,
+                  Path.of(config.getString(DataDirs.KEY)),
+                  simulator.baseUrl(),
+                  demoTokens.get()),
+              SYSTEM_NAME);
     }
     launch(config, simulator, demoTokens, lease, options.verbose(), out, err);
     return -1;
@@ -243,34 +291,47 @@ public final class GatewayMain {
         return;
       } catch (JournalUnavailableException e) {
         last = e;
-        log.debug("journal open attempt {} of {} failed: {}", attempt, JOURNAL_TRIES, e.getMessage());
+        log.debug(
+            "journal open attempt {} of {} failed: {}", attempt, JOURNAL_TRIES, e.getMessage());
         if (attempt < JOURNAL_TRIES) {
           sleep(JOURNAL_RETRY_PAUSE);
         }
       }
     }
-    throw new StartFailure(START_FAILED, last.getMessage() + " (tried " + JOURNAL_TRIES + " times)", last);
+    throw new StartFailure(
+        START_FAILED, last.getMessage() + " (tried " + JOURNAL_TRIES + " times)", last);
   }
 
-  private static void launch(Config config, ProviderSimulator simulator, Optional<DemoTokens> demoTokens,
-      JournalLock.Lease lease, boolean verbose, PrintStream out, PrintStream err) {
+  private static void launch(
+      Config config,
+      ProviderSimulator simulator,
+      Optional<DemoTokens> demoTokens,
+      JournalLock.Lease lease,
+      boolean verbose,
+      PrintStream out,
+      PrintStream err) {
     GatewaySettings settings = GatewaySettings.fromConfig(config);
     if (settings.bindsBeyondLoopback()) {
       log.warn(
           "binding {} — reachable beyond this machine; the gateway holds real provider keys, make sure that is intended",
           settings.host());
     }
-    // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a provider's
+    // A timer that had to be raised to cover what it times (e.g. a breaker shorter than a
+    // provider's
     // response start) is not fatal, but the operator should see the value actually used.
     settings.startupWarnings().forEach(warning -> log.warn("{}", warning));
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
     try {
       installSignalHandlers(system);
-      CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseActorSystemTerminate(), "release-journal-lock",
-          () -> {
-            lease.close();
-            return java.util.concurrent.CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance());
-          });
+      CoordinatedShutdown.get(system)
+          .addTask(
+              CoordinatedShutdown.PhaseActorSystemTerminate(),
+              "release-journal-lock",
+              () -> {
+                lease.close();
+                return java.util.concurrent.CompletableFuture.completedFuture(
+                    org.apache.pekko.Done.getInstance());
+              });
       if (simulator != null) {
         ProviderSimulator sim = simulator;
         CoordinatedShutdown.get(system)
@@ -279,24 +340,43 @@ public final class GatewayMain {
                 "stop-provider-simulator",
                 () -> sim.closeAsync().thenApply(ignored -> org.apache.pekko.Done.getInstance()));
       }
-      Gateway.start(system, config, Clock.systemUTC(), new RecoveryWatch(err, verbose, config.getString(DataDirs.KEY)))
+      Gateway.start(
+              system,
+              config,
+              Clock.systemUTC(),
+              new RecoveryWatch(err, verbose, config.getString(DataDirs.KEY)))
           .whenComplete(
               (binding, failure) -> {
                 if (failure != null) {
-                  exitFromAnotherThread(fail(err, "could not listen on " + settings.host() + ":" + settings.port()
-                      + " (" + JournalDatabase.firstLine(failure) + "); another process may use the port: stop it or "
-                      + "set GATEWAY_PORT", failure, START_FAILED, verbose));
+                  exitFromAnotherThread(
+                      fail(
+                          err,
+                          "could not listen on "
+                              + settings.host()
+                              + ":"
+                              + settings.port()
+                              + " ("
+                              + JournalDatabase.firstLine(failure)
+                              + "); another process may use the port: stop it or "
+                              + "set GATEWAY_PORT",
+                          failure,
+                          START_FAILED,
+                          verbose));
                   return;
                 }
                 String base = "http://" + settings.host() + ":" + binding.localAddress().getPort();
                 log.info("gateway listening on {}", base);
-                demoTokens.ifPresent(tokens -> {
-                  out.println(DemoBanner.render(base, tokens.caller(), tokens.admin(), simulator.baseUrl()));
-                  out.flush();
-                });
+                demoTokens.ifPresent(
+                    tokens -> {
+                      out.println(
+                          DemoBanner.render(
+                              base, tokens.caller(), tokens.admin(), simulator.baseUrl()));
+                      out.flush();
+                    });
               });
     } catch (RuntimeException | Error e) {
-      // Anything thrown while building the gateway: the actor system's threads would keep the JVM up.
+      // Anything thrown while building the gateway: the actor system's threads would keep the JVM
+      // up.
       system.terminate();
       throw e;
     }
@@ -329,16 +409,23 @@ public final class GatewayMain {
       if (failed > RECOVERY_TRIES) {
         return; // the process is already stopping
       }
-      String line = "ledger recovery failed " + failed + (failed == 1 ? " time" : " times") + ", the gateway stops: "
-          + JournalDatabase.firstLine(cause) + " (data dir " + dataDir + "; bin/gateway-admin verify --data-dir "
-          + dataDir + " reads the same journal)";
+      String line =
+          "ledger recovery failed "
+              + failed
+              + (failed == 1 ? " time" : " times")
+              + ", the gateway stops: "
+              + JournalDatabase.firstLine(cause)
+              + " (data dir "
+              + dataDir
+              + "; bin/gateway-admin verify --data-dir "
+              + dataDir
+              + " reads the same journal)";
       log.error(line);
       if (verbose) {
         cause.printStackTrace(err);
       }
       exitFromAnotherThread(START_FAILED);
     }
-
   }
 
   /**
@@ -351,7 +438,8 @@ public final class GatewayMain {
     exit.start();
   }
 
-  private static int fail(PrintStream err, String message, Throwable cause, int code, boolean verbose) {
+  private static int fail(
+      PrintStream err, String message, Throwable cause, int code, boolean verbose) {
     err.println("gateway: " + message.replaceAll("\\s*\\R\\s*", " "));
     if (cause != null) {
       if (verbose) {
@@ -382,7 +470,8 @@ public final class GatewayMain {
         sun.misc.Signal.handle(
             new sun.misc.Signal(name), signal -> CoordinatedShutdown.get(system).runAll(reason));
       } catch (IllegalArgumentException unsupported) {
-        log.debug("signal {} cannot be handled here; the JVM shutdown hook will stop the gateway", name);
+        log.debug(
+            "signal {} cannot be handled here; the JVM shutdown hook will stop the gateway", name);
       }
     }
   }
@@ -392,32 +481,38 @@ public final class GatewayMain {
 
   /**
    * The configuration the gateway runs with: {@code settings} (tests' stand-in for JAVA_OPTS) over
-   * system properties ({@code -Dkey=value}) over {@code overrides} over the application config ({@code -Dconfig.file}, else
-   * {@code application.conf} on the class path: bin/gateway puts conf/ there) over the modules'
-   * reference.conf, with {@code gateway.data-dir} made absolute. A syntax error in a file is a
-   * {@link StartFailure} naming the file and line.
+   * system properties ({@code -Dkey=value}) over {@code overrides} over the application config
+   * ({@code -Dconfig.file}, else {@code application.conf} on the class path: bin/gateway puts conf/
+   * there) over the modules' reference.conf, with {@code gateway.data-dir} made absolute. A syntax
+   * error in a file is a {@link StartFailure} naming the file and line.
    */
   static Config load(Map<String, Object> settings, Map<String, Object> overrides) {
     ConfigFactory.invalidateCaches();
     Config config;
     try {
-      config = DataDirs.resolveAbsolute(ConfigFactory.parseMap(settings, "settings")
-          .withFallback(ConfigFactory.defaultOverrides())
-          .withFallback(ConfigFactory.parseMap(overrides))
-          .withFallback(ConfigFactory.defaultApplication())
-          .withFallback(ConfigFactory.defaultReference()));
+      config =
+          DataDirs.resolveAbsolute(
+              ConfigFactory.parseMap(settings, "settings")
+                  .withFallback(ConfigFactory.defaultOverrides())
+                  .withFallback(ConfigFactory.parseMap(overrides))
+                  .withFallback(ConfigFactory.defaultApplication())
+                  .withFallback(ConfigFactory.defaultReference()));
     } catch (ConfigException e) {
       throw new StartFailure(BAD_CONFIG, "configuration: " + e.getMessage(), e);
     }
     if (!config.hasPath("gateway.port") || !config.hasPath("ledger.caps")) {
-      throw new StartFailure(BAD_CONFIG, "no configuration found: start through bin/gateway (it reads conf/), or "
-          + "pass -Dconfig.file=<repo>/conf/application.conf", null);
+      throw new StartFailure(
+          BAD_CONFIG,
+          "no configuration found: start through bin/gateway (it reads conf/), or "
+              + "pass -Dconfig.file=<repo>/conf/application.conf",
+          null);
     }
     return GatewayServer.withDrainPhase(config);
   }
 
   /** The demo's configuration: its own data dir, its tokens, both upstreams at the simulator. */
-  static Config demoConfig(Map<String, Object> settings, Path demoDataDir, String simulatorUrl, DemoTokens tokens) {
+  static Config demoConfig(
+      Map<String, Object> settings, Path demoDataDir, String simulatorUrl, DemoTokens tokens) {
     Map<String, Object> overrides = new HashMap<>();
     overrides.put("gateway.token", tokens.caller());
     overrides.put("gateway.admin-token", tokens.admin());
@@ -431,12 +526,14 @@ public final class GatewayMain {
 
   /** The demo's configuration on top of {@code config} (kept for tests that build it by hand). */
   static Config demoConfig(Config config, String simulatorUrl, DemoTokens tokens) {
-    return demoConfig(Map.of(), Path.of(config.getString(DataDirs.KEY)).resolve("demo"), simulatorUrl, tokens);
+    return demoConfig(
+        Map.of(), Path.of(config.getString(DataDirs.KEY)).resolve("demo"), simulatorUrl, tokens);
   }
 
   /** The jar's version (its manifest), or "dev" when run from classes. */
   static String version() {
-    return Optional.ofNullable(GatewayMain.class.getPackage().getImplementationVersion()).orElse("dev");
+    return Optional.ofNullable(GatewayMain.class.getPackage().getImplementationVersion())
+        .orElse("dev");
   }
 
   private static void sleep(Duration d) {

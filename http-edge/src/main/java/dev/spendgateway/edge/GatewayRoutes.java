@@ -26,12 +26,17 @@ public final class GatewayRoutes {
    * @param providerRoutes routes that check the token themselves, in their provider's error shape
    * @param gatewayApi the gateway's own API (ledger, usage, metrics), behind the caller token
    */
-  public static Route compose(GatewayAuth auth, List<Route> open, List<Route> providerRoutes, List<Route> gatewayApi) {
-    Route notFound = complete(GatewayErrors.notFound(Shape.GATEWAY, "No such route on this gateway."));
+  public static Route compose(
+      GatewayAuth auth, List<Route> open, List<Route> providerRoutes, List<Route> gatewayApi) {
+    Route notFound =
+        complete(GatewayErrors.notFound(Shape.GATEWAY, "No such route on this gateway."));
     Route api =
         auth.authorized(
             () -> complete(GatewayErrors.unauthorized(Shape.GATEWAY)),
-            () -> concat(WrongMethod.answered(concatAll(gatewayApi), GatewayRoutes::wrongMethod), notFound));
+            () ->
+                concat(
+                    WrongMethod.answered(concatAll(gatewayApi), GatewayRoutes::wrongMethod),
+                    notFound));
     return concat(concatAll(open), concatAll(providerRoutes), api);
   }
 
@@ -44,6 +49,8 @@ public final class GatewayRoutes {
       return org.apache.pekko.http.javadsl.server.Directives.reject();
     }
     Route first = routes.get(0);
-    return routes.size() == 1 ? first : concat(first, routes.subList(1, routes.size()).toArray(Route[]::new));
+    return routes.size() == 1
+        ? first
+        : concat(first, routes.subList(1, routes.size()).toArray(Route[]::new));
   }
 }

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.errors.GatewayErrors;
+import dev.spendgateway.edge.provider.InFlightCalls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,8 +13,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.japi.function.Function;
-import dev.spendgateway.edge.provider.InFlightCalls;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -23,9 +22,10 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.Connection;
-import org.apache.pekko.http.javadsl.settings.ServerSettings;
-import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,26 +81,29 @@ public final class GatewayServer {
         Http.get(system)
             .newServerAt(settings.host(), settings.port())
             .bindFlow(headsInTime(system).join(route.flow(system)));
-    return http1.thenCompose(main -> bindH2c(system, settings, route)
-        .handle((h2c, failure) -> {
-          if (failure != null) {
-            main.unbind(); // the start fails as a whole: no half-bound gateway
-            throw new java.util.concurrent.CompletionException(failure);
-          }
-          List<ServerBinding> all = new ArrayList<>(List.of(main));
-          h2c.ifPresent(all::add);
-          registerShutdown(system, all, settings.shutdownDrain(), inFlight);
-          return main;
-        }));
+    return http1.thenCompose(
+        main ->
+            bindH2c(system, settings, route)
+                .handle(
+                    (h2c, failure) -> {
+                      if (failure != null) {
+                        main.unbind(); // the start fails as a whole: no half-bound gateway
+                        throw new java.util.concurrent.CompletionException(failure);
+                      }
+                      List<ServerBinding> all = new ArrayList<>(List.of(main));
+                      h2c.ifPresent(all::add);
+                      registerShutdown(system, all, settings.shutdownDrain(), inFlight);
+                      return main;
+                    }));
   }
 
   /**
    * The HTTP/2 cleartext listener ({@code gateway.http2-port}, off at 0): HTTP/2 with prior
    * knowledge, as a load balancer in front of the gateway speaks it, many callers' streams
-   * multiplexed on a few connections, so an open call costs the gateway one socket (the
-   * provider's) instead of two. A listener of its own because the HTTP/1.1 port's
-   * {@link HeaderReadTimeout} needs a per-connection flow, which Pekko's HTTP/2 server does not
-   * take; see {@link #h2cOnly} for what this port answers an HTTP/1.1 request.
+   * multiplexed on a few connections, so an open call costs the gateway one socket (the provider's)
+   * instead of two. A listener of its own because the HTTP/1.1 port's {@link HeaderReadTimeout}
+   * needs a per-connection flow, which Pekko's HTTP/2 server does not take; see {@link #h2cOnly}
+   * for what this port answers an HTTP/1.1 request.
    */
   private static CompletionStage<Optional<ServerBinding>> bindH2c(
       ActorSystem<?> system, GatewaySettings settings, Route route) {
@@ -108,18 +111,21 @@ public final class GatewayServer {
       return CompletableFuture.completedFuture(Optional.empty());
     }
     Config config = system.settings().config();
-    ServerSettings h2 = ServerSettings.create(config)
-        .withEnableHttp2(true)
-        .withMaxConnections(config.getInt(HTTP2_MAX_CONNECTIONS));
+    ServerSettings h2 =
+        ServerSettings.create(config)
+            .withEnableHttp2(true)
+            .withMaxConnections(config.getInt(HTTP2_MAX_CONNECTIONS));
     return Http.get(system)
         .newServerAt(settings.host(), settings.http2Port())
         .withSettings(h2)
         .bind(h2cOnly(route.handler(system), settings.port()))
-        .thenApply(binding -> {
-          log.info("gateway listening for HTTP/2 (h2c, prior knowledge) on {}",
-              binding.localAddress());
-          return Optional.of(binding);
-        });
+        .thenApply(
+            binding -> {
+              log.info(
+                  "gateway listening for HTTP/2 (h2c, prior knowledge) on {}",
+                  binding.localAddress());
+              return Optional.of(binding);
+            });
   }
 
   /** How many connections the HTTP/2 listener accepts at once. */
@@ -136,10 +142,13 @@ public final class GatewayServer {
       if (!request.protocol().value().startsWith("HTTP/1")) {
         return handler.apply(request);
       }
-      HttpResponse refused = GatewayErrors.error(GatewayErrors.Shape.GATEWAY, 505,
-          "http_version_not_supported",
-          "this port speaks HTTP/2 with prior knowledge (h2c) only; send HTTP/1.1 to port "
-              + http1Port);
+      HttpResponse refused =
+          GatewayErrors.error(
+              GatewayErrors.Shape.GATEWAY,
+              505,
+              "http_version_not_supported",
+              "this port speaks HTTP/2 with prior knowledge (h2c) only; send HTTP/1.1 to port "
+                  + http1Port);
       return CompletableFuture.completedFuture(refused.addHeader(Connection.create("close")));
     };
   }
@@ -148,9 +157,11 @@ public final class GatewayServer {
    * Every connection's request heads bounded in time (see {@link HeaderReadTimeout}): the first
    * within {@code gateway.header-read-timeout}, each later one within the server's idle timeout.
    */
-  private static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> headsInTime(ActorSystem<?> system) {
+  private static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed>
+      headsInTime(ActorSystem<?> system) {
     Duration firstHead = system.settings().config().getDuration(HEADER_READ_TIMEOUT);
-    scala.concurrent.duration.Duration idle = ServerSettings.create(system.settings().config()).getTimeouts().idleTimeout();
+    scala.concurrent.duration.Duration idle =
+        ServerSettings.create(system.settings().config()).getTimeouts().idleTimeout();
     Duration nextHead = idle.isFinite() ? Duration.ofNanos(idle.toNanos()) : null;
     return HeaderReadTimeout.bidi(firstHead, nextHead);
   }
@@ -174,11 +185,16 @@ public final class GatewayServer {
         CoordinatedShutdown.PhaseServiceUnbind(),
         "gateway-unbind",
         () -> {
-          CompletableFuture<?>[] unbound = bindings.stream().map(binding -> {
-            log.info("shutting down: no longer accepting connections on {}",
-                binding.localAddress());
-            return binding.unbind().toCompletableFuture();
-          }).toArray(CompletableFuture[]::new);
+          CompletableFuture<?>[] unbound =
+              bindings.stream()
+                  .map(
+                      binding -> {
+                        log.info(
+                            "shutting down: no longer accepting connections on {}",
+                            binding.localAddress());
+                        return binding.unbind().toCompletableFuture();
+                      })
+                  .toArray(CompletableFuture[]::new);
           return CompletableFuture.allOf(unbound).thenApply(ignored -> Done.getInstance());
         });
     shutdown.addTask(
@@ -186,30 +202,42 @@ public final class GatewayServer {
         "gateway-drain",
         () -> {
           int waiting = inFlight.openAnswers();
-          log.info("shutting down: waiting up to {} for {} in-flight answers (open streams included)", drain, waiting);
+          log.info(
+              "shutting down: waiting up to {} for {} in-flight answers (open streams included)",
+              drain,
+              waiting);
           long deadline = System.nanoTime() + drain.toNanos();
           return inFlight
               .awaitAnswers(drain)
-              .thenCompose(open -> {
-                if (open > 0) {
-                  log.warn("shutting down with {} answers still open after {}; they are cut", open, drain);
-                }
-                return waiting > 0 ? pause(FLUSH) : CompletableFuture.completedFuture(null);
-              })
-              .thenCompose(flushed -> {
-                Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-                Duration grace = left.isZero() ? Duration.ofMillis(1) : left;
-                return CompletableFuture.allOf(bindings.stream()
-                    .map(binding -> binding.terminate(grace).toCompletableFuture())
-                    .toArray(CompletableFuture[]::new));
-              })
+              .thenCompose(
+                  open -> {
+                    if (open > 0) {
+                      log.warn(
+                          "shutting down with {} answers still open after {}; they are cut",
+                          open,
+                          drain);
+                    }
+                    return waiting > 0 ? pause(FLUSH) : CompletableFuture.completedFuture(null);
+                  })
+              .thenCompose(
+                  flushed -> {
+                    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+                    Duration grace = left.isZero() ? Duration.ofMillis(1) : left;
+                    return CompletableFuture.allOf(
+                        bindings.stream()
+                            .map(binding -> binding.terminate(grace).toCompletableFuture())
+                            .toArray(CompletableFuture[]::new));
+                  })
               .thenApply(ignored -> Done.getInstance());
         });
     // Settles still unanswered when the service-stop phase is nearly over are left to expire at
     // their worst case; the phase's timeout (pekko.coordinated-shutdown) is the one setting.
-    Duration settlementDrain = Duration.ofNanos(Math.max(0,
-        shutdown.timeout(CoordinatedShutdown.PhaseServiceStop()).toNanos()
-            - BEFORE_PHASE_TIMEOUT.toNanos()));
+    Duration settlementDrain =
+        Duration.ofNanos(
+            Math.max(
+                0,
+                shutdown.timeout(CoordinatedShutdown.PhaseServiceStop()).toNanos()
+                    - BEFORE_PHASE_TIMEOUT.toNanos()));
     shutdown.addTask(
         CoordinatedShutdown.PhaseServiceStop(),
         "gateway-settlements",
@@ -219,13 +247,16 @@ public final class GatewayServer {
                 .thenApply(
                     left -> {
                       if (left > 0) {
-                        log.warn("shutting down with {} settlements unanswered; they expire at their worst case", left);
+                        log.warn(
+                            "shutting down with {} settlements unanswered; they expire at their worst case",
+                            left);
                       }
                       return Done.getInstance();
                     }));
   }
 
   private static CompletionStage<Void> pause(Duration d) {
-    return CompletableFuture.runAsync(() -> {}, CompletableFuture.delayedExecutor(d.toMillis(), TimeUnit.MILLISECONDS));
+    return CompletableFuture.runAsync(
+        () -> {}, CompletableFuture.delayedExecutor(d.toMillis(), TimeUnit.MILLISECONDS));
   }
 }

@@ -30,7 +30,12 @@ public record GatewaySettings(
 
   /** Settings with no provider call path to check. */
   public GatewaySettings(
-      String host, int port, String token, String adminToken, Duration shutdownDrain, Duration readinessTimeout) {
+      String host,
+      int port,
+      String token,
+      String adminToken,
+      Duration shutdownDrain,
+      Duration readinessTimeout) {
     this(host, port, 0, token, adminToken, shutdownDrain, readinessTimeout, Optional.empty());
   }
 
@@ -62,21 +67,28 @@ public record GatewaySettings(
    * admin routes can credit away every cap. The timers on a provider call's path must fit together
    * ({@link TimeoutBudget}): a timer shorter than what it must cover cuts calls the provider bills.
    *
-   * @param demo {@code --demo} generates its own tokens, so a missing caller token is no problem there
+   * @param demo {@code --demo} generates its own tokens, so a missing caller token is no problem
+   *     there
    */
   public Optional<String> startupProblem(boolean demo) {
     if (!demo && !hasToken()) {
-      return Optional.of("GATEWAY_TOKEN is not set; export it (the secret callers send as x-api-key or "
-          + "Authorization: Bearer), or run 'bin/gateway --demo'");
+      return Optional.of(
+          "GATEWAY_TOKEN is not set; export it (the secret callers send as x-api-key or "
+              + "Authorization: Bearer), or run 'bin/gateway --demo'");
     }
     if (hasAdminToken() && adminToken.trim().equals(token.trim())) {
-      return Optional.of("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN; the operator's token must be a different "
-          + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
+      return Optional.of(
+          "GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN; the operator's token must be a different "
+              + "secret (every caller holds GATEWAY_TOKEN), or leave GATEWAY_ADMIN_TOKEN unset to turn /admin off");
     }
     if (http2Port < 0 || http2Port > 65535 || (http2Port != 0 && http2Port == port)) {
-      return Optional.of("gateway.http2-port = " + http2Port + " cannot be used: it must be 0 "
-          + "(no HTTP/2 listener) or a port from 1 to 65535 other than gateway.port (" + port
-          + "); set it with JAVA_OPTS=-Dgateway.http2-port=N");
+      return Optional.of(
+          "gateway.http2-port = "
+              + http2Port
+              + " cannot be used: it must be 0 "
+              + "(no HTTP/2 listener) or a port from 1 to 65535 other than gateway.port ("
+              + port
+              + "); set it with JAVA_OPTS=-Dgateway.http2-port=N");
     }
     return timeouts.flatMap(TimeoutBudget::startupProblem);
   }
@@ -109,8 +121,14 @@ public record GatewaySettings(
   /** Never print a token: records' generated toString would. */
   @Override
   public String toString() {
-    return "GatewaySettings[host=" + host + ", port=" + port + ", http2Port=" + http2Port
+    return "GatewaySettings[host="
+        + host
+        + ", port="
+        + port
+        + ", http2Port="
+        + http2Port
         + ", token=<redacted>, adminToken="
-        + (hasAdminToken() ? "<redacted>" : "<unset>") + "]";
+        + (hasAdminToken() ? "<redacted>" : "<unset>")
+        + "]";
   }
 }

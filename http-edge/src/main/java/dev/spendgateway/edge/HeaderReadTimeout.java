@@ -32,8 +32,8 @@ import org.apache.pekko.util.ByteString;
  *   <li>from the moment the connection is accepted, its first request's line and headers must be in
  *       within {@code firstHead} ({@code gateway.header-read-timeout});
  *   <li>from the moment a response has been written to its end, the next request's head must be in
- *       within {@code nextHead} (the server's idle timeout): a keep-alive connection may wait as long
- *       as Pekko lets an idle one wait, but trickling a head no longer restarts that wait.
+ *       within {@code nextHead} (the server's idle timeout): a keep-alive connection may wait as
+ *       long as Pekko lets an idle one wait, but trickling a head no longer restarts that wait.
  * </ul>
  *
  * When the clock runs out no request is open, so closing the connection cuts nothing; the client
@@ -54,14 +54,20 @@ final class HeaderReadTimeout
   private final Duration firstHead;
   private final Duration nextHead;
 
-  /** @param nextHead {@code null} when the server has no idle timeout: the next head may take forever too */
+  /**
+   * @param nextHead {@code null} when the server has no idle timeout: the next head may take
+   *     forever too
+   */
   private HeaderReadTimeout(Duration firstHead, Duration nextHead) {
     this.firstHead = firstHead;
     this.nextHead = nextHead;
   }
 
-  /** To join atop a connection's handler flow: requests in on the top, responses out at the bottom. */
-  static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi(Duration firstHead, Duration nextHead) {
+  /**
+   * To join atop a connection's handler flow: requests in on the top, responses out at the bottom.
+   */
+  static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi(
+      Duration firstHead, Duration nextHead) {
     return BidiFlow.fromGraph(new HeaderReadTimeout(firstHead, nextHead));
   }
 
@@ -79,42 +85,50 @@ final class HeaderReadTimeout
       private AsyncCallback<NotUsed> responseWritten;
 
       {
-        setHandler(requestIn, new AbstractInHandler() {
-          @Override
-          public void onPush() {
-            cancelTimer(CLOCK);
-            serving++;
-            push(requestOut, grab(requestIn));
-          }
+        setHandler(
+            requestIn,
+            new AbstractInHandler() {
+              @Override
+              public void onPush() {
+                cancelTimer(CLOCK);
+                serving++;
+                push(requestOut, grab(requestIn));
+              }
 
-          @Override
-          public void onUpstreamFinish() {
-            complete(requestOut);
-          }
-        });
-        setHandler(requestOut, new AbstractOutHandler() {
-          @Override
-          public void onPull() {
-            pull(requestIn);
-          }
+              @Override
+              public void onUpstreamFinish() {
+                complete(requestOut);
+              }
+            });
+        setHandler(
+            requestOut,
+            new AbstractOutHandler() {
+              @Override
+              public void onPull() {
+                pull(requestIn);
+              }
 
-          @Override
-          public void onDownstreamFinish(Throwable cause) {
-            cancel(requestIn, cause);
-          }
-        });
-        setHandler(responseIn, new AbstractInHandler() {
-          @Override
-          public void onPush() {
-            push(responseOut, watched(grab(responseIn)));
-          }
-        });
-        setHandler(responseOut, new AbstractOutHandler() {
-          @Override
-          public void onPull() {
-            pull(responseIn);
-          }
-        });
+              @Override
+              public void onDownstreamFinish(Throwable cause) {
+                cancel(requestIn, cause);
+              }
+            });
+        setHandler(
+            responseIn,
+            new AbstractInHandler() {
+              @Override
+              public void onPush() {
+                push(responseOut, watched(grab(responseIn)));
+              }
+            });
+        setHandler(
+            responseOut,
+            new AbstractOutHandler() {
+              @Override
+              public void onPull() {
+                pull(responseIn);
+              }
+            });
       }
 
       @Override
@@ -132,10 +146,12 @@ final class HeaderReadTimeout
         }
         Flow<ByteString, ByteString, Object> watch =
             Flow.of(ByteString.class)
-                .watchTermination((notUsed, done) -> {
-                  done.whenComplete((ok, failure) -> responseWritten.invoke(NotUsed.getInstance()));
-                  return (Object) notUsed;
-                });
+                .watchTermination(
+                    (notUsed, done) -> {
+                      done.whenComplete(
+                          (ok, failure) -> responseWritten.invoke(NotUsed.getInstance()));
+                      return (Object) notUsed;
+                    });
         return response.withEntity(sameFraming(entity, watch));
       }
 
@@ -157,12 +173,14 @@ final class HeaderReadTimeout
    * {@code entity} with its bytes through {@code watch}, keeping a declared length: Pekko's plain
    * transform turns a sized entity into a chunked one, which would change what callers receive.
    */
-  private static ResponseEntity sameFraming(ResponseEntity entity, Flow<ByteString, ByteString, Object> watch) {
+  private static ResponseEntity sameFraming(
+      ResponseEntity entity, Flow<ByteString, ByteString, Object> watch) {
     if (entity instanceof org.apache.pekko.http.scaladsl.model.HttpEntity.Default sized) {
       return (ResponseEntity) sized.transformDataBytes(sized.contentLength(), watch.asScala());
     }
     // Every response entity is also Pekko's Scala model, whose transform keeps chunked and
     // close-delimited framing as it is.
-    return ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity).transformDataBytes(watch.asScala());
+    return ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity)
+        .transformDataBytes(watch.asScala());
   }
 }

@@ -52,28 +52,36 @@ public final class StartupCheck {
    * @param demo {@code --demo}: it makes its own tokens
    */
   public static Optional<String> firstProblem(Config config, boolean demo, Scope scope) {
-    List<Supplier<Optional<String>>> checks = List.of(
-        () -> GatewaySettings.fromConfig(config).startupProblem(demo),
-        () -> none(() -> LedgerSettings.fromConfig(config)),
-        () -> none(() -> JournalDurability.requireConsistent(config)),
-        () -> none(() -> PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped())),
-        () -> none(() -> RoutingProfiles.fromConfig(config,
-            ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()))),
-        () -> none(() -> FailoverSettings.fromConfig(config)),
-        () -> none(() -> ProviderRateLimits.fromConfig(config, System::nanoTime)),
-        () -> none(() -> UpstreamSettings.fromConfig(config)),
-        () -> none(() -> ServerSettings.create(config)),
-        () -> none(() -> {
-          config.getInt("gateway.usage-top-subjects");
-          config.getInt("gateway.metrics-subject-series");
-          config.getDuration("gateway.body-read-timeout");
-          config.getDuration(GatewayServer.HEADER_READ_TIMEOUT);
-          config.getDuration("providers.client-subscribe-timeout");
-        }),
-        () -> dataDirProblem(config),
-        () -> scope == Scope.ALL
-            ? portProblem(GatewaySettings.fromConfig(config))
-            : hostProblem(GatewaySettings.fromConfig(config)));
+    List<Supplier<Optional<String>>> checks =
+        List.of(
+            () -> GatewaySettings.fromConfig(config).startupProblem(demo),
+            () -> none(() -> LedgerSettings.fromConfig(config)),
+            () -> none(() -> JournalDurability.requireConsistent(config)),
+            () -> none(() -> PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped())),
+            () ->
+                none(
+                    () ->
+                        RoutingProfiles.fromConfig(
+                            config,
+                            ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()))),
+            () -> none(() -> FailoverSettings.fromConfig(config)),
+            () -> none(() -> ProviderRateLimits.fromConfig(config, System::nanoTime)),
+            () -> none(() -> UpstreamSettings.fromConfig(config)),
+            () -> none(() -> ServerSettings.create(config)),
+            () ->
+                none(
+                    () -> {
+                      config.getInt("gateway.usage-top-subjects");
+                      config.getInt("gateway.metrics-subject-series");
+                      config.getDuration("gateway.body-read-timeout");
+                      config.getDuration(GatewayServer.HEADER_READ_TIMEOUT);
+                      config.getDuration("providers.client-subscribe-timeout");
+                    }),
+            () -> dataDirProblem(config),
+            () ->
+                scope == Scope.ALL
+                    ? portProblem(GatewaySettings.fromConfig(config))
+                    : hostProblem(GatewaySettings.fromConfig(config)));
     for (Supplier<Optional<String>> check : checks) {
       Optional<String> problem;
       try {
@@ -91,24 +99,41 @@ public final class StartupCheck {
   }
 
   /**
-   * What does not stop a start but leaves a profile without its promise, one line each: a
-   * profile's primary or fallback model that is retired (by lifecycle or past its end of support)
-   * — the router routes around it, so that profile has no working failover (or no primary).
-   * Assumes {@link #firstProblem} found nothing.
+   * What does not stop a start but leaves a profile without its promise, one line each: a profile's
+   * primary or fallback model that is retired (by lifecycle or past its end of support) — the
+   * router routes around it, so that profile has no working failover (or no primary). Assumes
+   * {@link #firstProblem} found nothing.
    */
   public static java.util.List<String> warnings(Config config, java.time.LocalDate today) {
-    RoutingProfiles profiles = RoutingProfiles.fromConfig(config,
-        ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()));
+    RoutingProfiles profiles =
+        RoutingProfiles.fromConfig(
+            config, ModelCatalog.fromMap(config.getConfig("models").root().unwrapped()));
     java.util.List<String> out = new java.util.ArrayList<>();
     for (String name : profiles.names()) {
-      profiles.find(name).ifPresent(p -> {
-        if (p.primary().isRetiredOn(today)) {
-          out.add("profile '" + name + "' primary model '" + p.primary().name() + "' is retired: every call on it goes "
-              + "to its fallback; replace it in conf/profiles.conf");
-        }
-        p.fallback().filter(f -> f.isRetiredOn(today)).ifPresent(f -> out.add("profile '" + name + "' fallback model '"
-            + f.name() + "' is retired: the profile has no failover; replace it in conf/profiles.conf"));
-      });
+      profiles
+          .find(name)
+          .ifPresent(
+              p -> {
+                if (p.primary().isRetiredOn(today)) {
+                  out.add(
+                      "profile '"
+                          + name
+                          + "' primary model '"
+                          + p.primary().name()
+                          + "' is retired: every call on it goes "
+                          + "to its fallback; replace it in conf/profiles.conf");
+                }
+                p.fallback()
+                    .filter(f -> f.isRetiredOn(today))
+                    .ifPresent(
+                        f ->
+                            out.add(
+                                "profile '"
+                                    + name
+                                    + "' fallback model '"
+                                    + f.name()
+                                    + "' is retired: the profile has no failover; replace it in conf/profiles.conf"));
+              });
     }
     return out;
   }
@@ -134,7 +159,9 @@ public final class StartupCheck {
   }
 
   private static String unknownHost(GatewaySettings settings) {
-    return "gateway.host (GATEWAY_HOST) = '" + settings.host() + "' is not an address or a known host "
+    return "gateway.host (GATEWAY_HOST) = '"
+        + settings.host()
+        + "' is not an address or a known host "
         + "name; set GATEWAY_HOST to an interface of this machine, e.g. 127.0.0.1";
   }
 
@@ -154,19 +181,26 @@ public final class StartupCheck {
       probe.bind(new InetSocketAddress(address, settings.port()));
       return Optional.empty();
     } catch (IOException e) {
-      return Optional.of("cannot listen on " + settings.host() + ":" + settings.port() + " (" + e.getMessage()
-          + "): another process uses the port, or the address is not on this machine; stop it or set GATEWAY_PORT "
-          + "(gateway.port) / GATEWAY_HOST");
+      return Optional.of(
+          "cannot listen on "
+              + settings.host()
+              + ":"
+              + settings.port()
+              + " ("
+              + e.getMessage()
+              + "): another process uses the port, or the address is not on this machine; stop it or set GATEWAY_PORT "
+              + "(gateway.port) / GATEWAY_HOST");
     }
   }
 
   /** The keys the environment sets (conf/*.conf's ${?VAR} lines), to name the variable to fix. */
-  private static final java.util.Map<String, String> ENV = java.util.Map.of(
-      "gateway.host", "GATEWAY_HOST",
-      "gateway.port", "GATEWAY_PORT",
-      "gateway.data-dir", "GATEWAY_DATA_DIR",
-      "providers.openai.base-url", "OPENAI_BASE_URL",
-      "providers.anthropic.base-url", "ANTHROPIC_BASE_URL");
+  private static final java.util.Map<String, String> ENV =
+      java.util.Map.of(
+          "gateway.host", "GATEWAY_HOST",
+          "gateway.port", "GATEWAY_PORT",
+          "gateway.data-dir", "GATEWAY_DATA_DIR",
+          "providers.openai.base-url", "OPENAI_BASE_URL",
+          "providers.anthropic.base-url", "ANTHROPIC_BASE_URL");
 
   /** Keys whose values are secrets: named in a message, never shown. */
   private static final Pattern SECRET = Pattern.compile("(?i)token|api-key|password|secret");
@@ -175,8 +209,8 @@ public final class StartupCheck {
   private static final Pattern KEY = Pattern.compile("[a-z][a-z0-9-]*(?:\\.[A-Za-z0-9_\"-]+)+");
 
   /**
-   * {@code e}'s message, plus the value the first key it names has and where that value came
-   * from, and the fix: edit that key, or pass it as {@code -Dkey=value} in JAVA_OPTS.
+   * {@code e}'s message, plus the value the first key it names has and where that value came from,
+   * and the fix: edit that key, or pass it as {@code -Dkey=value} in JAVA_OPTS.
    */
   static String describe(RuntimeException e, Config config) {
     // A ConfigException's message starts with where the value came from (file and line, or
@@ -189,15 +223,21 @@ public final class StartupCheck {
       try {
         if (config.hasPathOrNull(key) && !config.getIsNull(key)) {
           ConfigValue v = config.getValue(key);
-          String from = ENV.containsKey(key) && origin(v).contains("env") ? ENV.get(key) : origin(v);
-          value = SECRET.matcher(key).find() ? "" : " (" + key + " is " + v.render() + ", from " + from + ")";
+          String from =
+              ENV.containsKey(key) && origin(v).contains("env") ? ENV.get(key) : origin(v);
+          value =
+              SECRET.matcher(key).find()
+                  ? ""
+                  : " (" + key + " is " + v.render() + ", from " + from + ")";
           break;
         }
       } catch (ConfigException.BadPath notAKey) {
         // a dotted word that is not a config path: look further
       }
     }
-    return "configuration: " + message + value
+    return "configuration: "
+        + message
+        + value
         + "; fix it (conf/, JAVA_OPTS -Dkey=value, or the environment variable), then run bin/gateway --check";
   }
 

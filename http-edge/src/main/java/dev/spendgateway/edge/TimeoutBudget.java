@@ -17,8 +17,8 @@ import java.util.Optional;
  * a call that is still being billed — and the caller's SDK retries it, billing a second generation:
  *
  * <ul>
- *   <li>the server's {@code idle-timeout} (no byte on the caller's connection while the provider
- *       is silent) ≥ every provider's response-start and idle timeouts;
+ *   <li>the server's {@code idle-timeout} (no byte on the caller's connection while the provider is
+ *       silent) ≥ every provider's response-start and idle timeouts;
  *   <li>the server's {@code request-timeout} (the response headers must be ready) &gt; every
  *       response-start timeout;
  *   <li>{@code providers.max-call-duration} ≥ every response-start timeout, and the ledger's {@code
@@ -48,7 +48,10 @@ public record TimeoutBudget(
   /** One provider's silence limits ({@code providers.<name>.*}). */
   public record UpstreamTimers(String provider, Duration responseStart, Duration idle) {}
 
-  /** Between a call's last possible byte (its max duration plus the drain) and its reservation's expiry. */
+  /**
+   * Between a call's last possible byte (its max duration plus the drain) and its reservation's
+   * expiry.
+   */
   public static final Duration RESERVATION_MARGIN = Duration.ofMinutes(1);
 
   /** Room for the multipart framing and the text fields around a transcription's audio file. */
@@ -75,28 +78,35 @@ public record TimeoutBudget(
    * providers} or {@code ledger} block (a partial config, as tests of the edge alone build).
    */
   public static Optional<TimeoutBudget> fromConfig(Config root) {
-    if (!root.hasPath("providers") || !root.hasPath("ledger.reservation-timeout") || !root.hasPath(SERVER_IDLE)) {
+    if (!root.hasPath("providers")
+        || !root.hasPath("ledger.reservation-timeout")
+        || !root.hasPath(SERVER_IDLE)) {
       return Optional.empty();
     }
     List<UpstreamTimers> upstreams = new ArrayList<>();
     for (String provider : List.of("openai", "anthropic")) {
       Config p = root.getConfig("providers." + provider);
-      upstreams.add(new UpstreamTimers(
-          provider, p.getDuration("response-start-timeout"), p.getDuration("idle-timeout")));
+      upstreams.add(
+          new UpstreamTimers(
+              provider, p.getDuration("response-start-timeout"), p.getDuration("idle-timeout")));
     }
-    PolicyLimits policy = root.hasPath("policy")
-        ? PolicyLimits.fromMap(root.getConfig("policy").root().unwrapped())
-        : PolicyLimits.defaults();
-    return Optional.of(new TimeoutBudget(
-        durationOrInfinite(root, SERVER_IDLE),
-        root.hasPath(SERVER_REQUEST) ? durationOrInfinite(root, SERVER_REQUEST) : INFINITE,
-        root.hasPath(SERVER_MAX_CONTENT) ? bytesOrInfinite(root, SERVER_MAX_CONTENT) : Long.MAX_VALUE,
-        upstreams,
-        root.hasPath(BREAKER_CALL) ? root.getDuration(BREAKER_CALL) : INFINITE,
-        root.hasPath(MAX_CALL) ? root.getDuration(MAX_CALL) : INFINITE,
-        root.getDuration(DRAIN),
-        root.getDuration(RESERVATION),
-        policy.transcriptionMaxFileBytes()));
+    PolicyLimits policy =
+        root.hasPath("policy")
+            ? PolicyLimits.fromMap(root.getConfig("policy").root().unwrapped())
+            : PolicyLimits.defaults();
+    return Optional.of(
+        new TimeoutBudget(
+            durationOrInfinite(root, SERVER_IDLE),
+            root.hasPath(SERVER_REQUEST) ? durationOrInfinite(root, SERVER_REQUEST) : INFINITE,
+            root.hasPath(SERVER_MAX_CONTENT)
+                ? bytesOrInfinite(root, SERVER_MAX_CONTENT)
+                : Long.MAX_VALUE,
+            upstreams,
+            root.hasPath(BREAKER_CALL) ? root.getDuration(BREAKER_CALL) : INFINITE,
+            root.hasPath(MAX_CALL) ? root.getDuration(MAX_CALL) : INFINITE,
+            root.getDuration(DRAIN),
+            root.getDuration(RESERVATION),
+            policy.transcriptionMaxFileBytes()));
   }
 
   private static Duration durationOrInfinite(Config c, String key) {
@@ -121,46 +131,101 @@ public record TimeoutBudget(
       String start = "providers." + u.provider() + ".response-start-timeout";
       String idle = "providers." + u.provider() + ".idle-timeout";
       if (serverIdleTimeout.compareTo(u.responseStart()) < 0) {
-        out.add(shorter(SERVER_IDLE, serverIdleTimeout, start, u.responseStart(),
-            "the server would reset a call while the provider still generates its answer"));
+        out.add(
+            shorter(
+                SERVER_IDLE,
+                serverIdleTimeout,
+                start,
+                u.responseStart(),
+                "the server would reset a call while the provider still generates its answer"));
       }
       if (serverIdleTimeout.compareTo(u.idle()) < 0) {
-        out.add(shorter(SERVER_IDLE, serverIdleTimeout, idle, u.idle(),
-            "the server would reset a stream the provider only paused"));
+        out.add(
+            shorter(
+                SERVER_IDLE,
+                serverIdleTimeout,
+                idle,
+                u.idle(),
+                "the server would reset a stream the provider only paused"));
       }
       if (serverRequestTimeout.compareTo(u.responseStart()) <= 0) {
-        out.add(SERVER_REQUEST + " (" + show(serverRequestTimeout) + ") must be longer than " + start + " ("
-            + show(u.responseStart()) + "): a long answer's headers would turn into a 503 while the provider bills it");
+        out.add(
+            SERVER_REQUEST
+                + " ("
+                + show(serverRequestTimeout)
+                + ") must be longer than "
+                + start
+                + " ("
+                + show(u.responseStart())
+                + "): a long answer's headers would turn into a 503 while the provider bills it");
       }
       if (maxCallDuration.compareTo(u.responseStart()) < 0) {
-        out.add(shorter(MAX_CALL, maxCallDuration, start, u.responseStart(),
-            "a call would be cut before its answer may even start"));
+        out.add(
+            shorter(
+                MAX_CALL,
+                maxCallDuration,
+                start,
+                u.responseStart(),
+                "a call would be cut before its answer may even start"));
       }
     }
     Duration lastByte = maxCallDuration.plus(drainTimeout).plus(RESERVATION_MARGIN);
     if (reservationTimeout.compareTo(lastByte) < 0) {
-      out.add(RESERVATION + " (" + show(reservationTimeout) + ") must be >= " + MAX_CALL + " (" + show(maxCallDuration)
-          + ") + " + DRAIN + " (" + show(drainTimeout) + ") + " + show(RESERVATION_MARGIN)
-          + ": a reservation would expire at its worst case while its call may still run; lower " + MAX_CALL
-          + " or raise " + RESERVATION);
+      out.add(
+          RESERVATION
+              + " ("
+              + show(reservationTimeout)
+              + ") must be >= "
+              + MAX_CALL
+              + " ("
+              + show(maxCallDuration)
+              + ") + "
+              + DRAIN
+              + " ("
+              + show(drainTimeout)
+              + ") + "
+              + show(RESERVATION_MARGIN)
+              + ": a reservation would expire at its worst case while its call may still run; lower "
+              + MAX_CALL
+              + " or raise "
+              + RESERVATION);
     }
     long upload = transcriptionMaxFileBytes + FORM_OVERHEAD_BYTES;
     if (serverMaxContentLength < upload) {
-      out.add(SERVER_MAX_CONTENT + " (" + serverMaxContentLength + " bytes) must be >= " + TRANSCRIPTION_LIMIT + " ("
-          + transcriptionMaxFileBytes + ") + " + FORM_OVERHEAD_BYTES + " bytes of form: the parser would cut an upload"
-          + " the policy allows");
+      out.add(
+          SERVER_MAX_CONTENT
+              + " ("
+              + serverMaxContentLength
+              + " bytes) must be >= "
+              + TRANSCRIPTION_LIMIT
+              + " ("
+              + transcriptionMaxFileBytes
+              + ") + "
+              + FORM_OVERHEAD_BYTES
+              + " bytes of form: the parser would cut an upload"
+              + " the policy allows");
     }
     return List.copyOf(out);
   }
 
-  /** The timers the gateway raises itself rather than refusing, one line each (for a start-up warning). */
+  /**
+   * The timers the gateway raises itself rather than refusing, one line each (for a start-up
+   * warning).
+   */
   public List<String> raised() {
     List<String> out = new ArrayList<>();
     for (UpstreamTimers u : upstreams) {
       if (breakerCallTimeout.compareTo(u.responseStart()) < 0) {
-        out.add(BREAKER_CALL + " (" + show(breakerCallTimeout) + ") is shorter than providers." + u.provider()
-            + ".response-start-timeout (" + show(u.responseStart()) + "); the breaker times calls for that long"
-            + " plus a margin instead, so a long answer is not a provider failure");
+        out.add(
+            BREAKER_CALL
+                + " ("
+                + show(breakerCallTimeout)
+                + ") is shorter than providers."
+                + u.provider()
+                + ".response-start-timeout ("
+                + show(u.responseStart())
+                + "); the breaker times calls for that long"
+                + " plus a margin instead, so a long answer is not a provider failure");
       }
     }
     return List.copyOf(out);
@@ -171,12 +236,26 @@ public record TimeoutBudget(
     List<String> refusals = refusals();
     return refusals.isEmpty()
         ? Optional.empty()
-        : Optional.of("timeouts on a provider call's path do not fit together: " + String.join("; ", refusals));
+        : Optional.of(
+            "timeouts on a provider call's path do not fit together: "
+                + String.join("; ", refusals));
   }
 
-  private static String shorter(String key, Duration value, String bound, Duration boundValue, String why) {
-    return key + " (" + show(value) + ") is shorter than " + bound + " (" + show(boundValue) + "): " + why
-        + "; raise " + key + " or lower " + bound;
+  private static String shorter(
+      String key, Duration value, String bound, Duration boundValue, String why) {
+    return key
+        + " ("
+        + show(value)
+        + ") is shorter than "
+        + bound
+        + " ("
+        + show(boundValue)
+        + "): "
+        + why
+        + "; raise "
+        + key
+        + " or lower "
+        + bound;
   }
 
   /** {@code 600s}, {@code 1500ms}, {@code infinite}: as an operator writes it in the conf. */

@@ -18,12 +18,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The runbook's backup and restore, run as an operator runs them: a live gateway (its own process)
- * takes reservations, {@code gateway-admin backup} copies its journal while it runs, {@code restore}
- * puts the copy into a fresh data dir, and {@code verify} and {@code replay} there give the same
- * books as the live journal. Neither verb ever creates an empty database.
+ * takes reservations, {@code gateway-admin backup} copies its journal while it runs, {@code
+ * restore} puts the copy into a fresh data dir, and {@code verify} and {@code replay} there give
+ * the same books as the live journal. Neither verb ever creates an empty database.
  */
 class BackupRestoreIT {
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private static final String TOKEN = "backup-it-token";
 
   @TempDir Path temp;
@@ -31,12 +32,22 @@ class BackupRestoreIT {
   @Test
   void aBackupOfALiveGatewayRestoresToTheSameBooks() throws Exception {
     Path live = temp.resolve("live");
-    try (GatewayProcess gateway = GatewayProcess.launch().dataDir(live).port(GatewayProcess.freePort())
-        .token(TOKEN).start(temp.resolve("gateway.txt"))) {
+    try (GatewayProcess gateway =
+        GatewayProcess.launch()
+            .dataDir(live)
+            .port(GatewayProcess.freePort())
+            .token(TOKEN)
+            .start(temp.resolve("gateway.txt"))) {
       String base = gateway.awaitReady(Duration.ofSeconds(300)).base();
       for (int i = 1; i <= 5; i++) {
-        assertEquals(201, post(base + "/ledger/reservations", "{\"id\":\"bk-" + i + "\",\"lane\":\"app\",\"brand\":\"b1\","
-            + "\"amountUsd\":0.30,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}"));
+        assertEquals(
+            201,
+            post(
+                base + "/ledger/reservations",
+                "{\"id\":\"bk-"
+                    + i
+                    + "\",\"lane\":\"app\",\"brand\":\"b1\","
+                    + "\"amountUsd\":0.30,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}"));
       }
       assertEquals(200, post(base + "/ledger/reservations/bk-1/settle", "{\"actualUsd\":0.12}"));
       assertEquals(200, post(base + "/ledger/reservations/bk-2/settle", "{\"actualUsd\":0.25}"));
@@ -55,7 +66,8 @@ class BackupRestoreIT {
       Cli restoredVerify = admin("verify", "--data-dir", restored.toString());
       assertEquals(0, liveVerify.exit(), liveVerify.output());
       assertEquals(0, restoredVerify.exit(), restoredVerify.output());
-      assertTrue(restoredVerify.stdout().startsWith("OK: 8 events verified"), restoredVerify.stdout());
+      assertTrue(
+          restoredVerify.stdout().startsWith("OK: 8 events verified"), restoredVerify.stdout());
       assertEquals(liveVerify.stdout(), restoredVerify.stdout());
 
       Cli liveBooks = admin("replay", "--json", "--data-dir", live.toString());
@@ -67,7 +79,9 @@ class BackupRestoreIT {
       // Restoring over books is refused; they are left as they were.
       Cli again = admin("restore", zip.toString(), "--data-dir", restored.toString());
       assertEquals(2, again.exit());
-      assertTrue(again.stderr().strip().lines().count() == 1 && again.stderr().contains("already holds a journal"),
+      assertTrue(
+          again.stderr().strip().lines().count() == 1
+              && again.stderr().contains("already holds a journal"),
           again.stderr());
       // So is restoring under the running gateway.
       Cli underLive = admin("restore", zip.toString(), "--data-dir", live.toString());
@@ -79,9 +93,12 @@ class BackupRestoreIT {
   @Test
   void aBackupOfADataDirWithoutAJournalCreatesNothing() throws Exception {
     Path empty = Files.createDirectories(temp.resolve("no-journal-here"));
-    Cli backup = admin("backup", "--data-dir", empty.toString(), "-o", temp.resolve("empty.zip").toString());
+    Cli backup =
+        admin("backup", "--data-dir", empty.toString(), "-o", temp.resolve("empty.zip").toString());
     assertEquals(2, backup.exit());
-    assertTrue(backup.stderr().contains("no journal at " + empty.resolve("ledger.mv.db")), backup.stderr());
+    assertTrue(
+        backup.stderr().contains("no journal at " + empty.resolve("ledger.mv.db")),
+        backup.stderr());
     assertEquals(1, backup.stderr().strip().lines().count(), backup.stderr());
     assertFalse(Files.exists(empty.resolve("ledger.mv.db")), "no empty database was created");
     assertFalse(Files.exists(temp.resolve("empty.zip")));
@@ -94,8 +111,14 @@ class BackupRestoreIT {
   }
 
   private static int post(String url, String json) throws Exception {
-    return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
-        .header("x-api-key", TOKEN).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(30))
+                .header("x-api-key", TOKEN)
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .statusCode();
   }
 }

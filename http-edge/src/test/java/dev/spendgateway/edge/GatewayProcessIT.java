@@ -1,8 +1,8 @@
 package dev.spendgateway.edge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.testkit.GatewayProcess;
@@ -50,8 +50,12 @@ class GatewayProcessIT {
       Matcher admin = Pattern.compile("GATEWAY_ADMIN_TOKEN=(\\S+)").matcher(printed);
       assertTrue(admin.find(), "demo prints its admin token: " + printed);
       assertNotEquals(token.group(1), admin.group(1));
-      assertEquals(401, get(base + "/admin/no-such-route", Map.of("x-api-key", token.group(1))).statusCode());
-      assertEquals(404, get(base + "/admin/no-such-route", Map.of("x-api-key", admin.group(1))).statusCode());
+      assertEquals(
+          401,
+          get(base + "/admin/no-such-route", Map.of("x-api-key", token.group(1))).statusCode());
+      assertEquals(
+          404,
+          get(base + "/admin/no-such-route", Map.of("x-api-key", admin.group(1))).statusCode());
 
       gateway.process.destroy(); // SIGTERM
       assertTrue(gateway.process.waitFor(40, TimeUnit.SECONDS), "gateway stops after SIGTERM");
@@ -80,7 +84,8 @@ class GatewayProcessIT {
    * has not answered; {@code open}: its stream is flowing), and checks the caller still got the
    * whole stream, the exit was clean, and a restart shows the call settled at its real cost.
    */
-  private void sigtermDuringAStreamedCall(long headersAfterMs, long dripMs, String at) throws Exception {
+  private void sigtermDuringAStreamedCall(long headersAfterMs, long dripMs, String at)
+      throws Exception {
     int port = GatewayProcess.freePort();
     try (GatewayProcess gateway = demo().port(port).start(dataDir.resolve("drain.txt"))) {
       String base = gateway.awaitReady(Duration.ofSeconds(60)).base();
@@ -88,8 +93,12 @@ class GatewayProcessIT {
       String token = find(printed, "GATEWAY_TOKEN=(\\S+)");
       String simulator = find(printed, "provider simulator at (http://\\S+)\\)");
       post(simulator + "/_sim/defaults", Map.of(), "{\"latencyMs\":" + headersAfterMs + "}");
-      post(simulator + "/_sim/script", Map.of(),
-          "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"slowDrip\",\"intervalMs\":" + dripMs + "}}");
+      post(
+          simulator + "/_sim/script",
+          Map.of(),
+          "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"slowDrip\",\"intervalMs\":"
+              + dripMs
+              + "}}");
 
       HttpRequest stream =
           HttpRequest.newBuilder(URI.create(base + "/anthropic/v1/messages"))
@@ -101,8 +110,9 @@ class GatewayProcessIT {
               .header("x-spend-brand", "drain")
               .header("x-spend-brand-daily-usd", "5")
               .header("x-spend-brand-monthly-usd", "50")
-              .POST(HttpRequest.BodyPublishers.ofString(
-                  "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+              .POST(
+                  HttpRequest.BodyPublishers.ofString(
+                      "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
               .build();
       var answer = HTTP.sendAsync(stream, HttpResponse.BodyHandlers.ofString());
       awaitSimulator(simulator, at);
@@ -119,7 +129,9 @@ class GatewayProcessIT {
         String token2 = find(restarted.output(), "GATEWAY_TOKEN=(\\S+)");
         String usage = get(base + "/usage?brand=drain", Map.of("x-api-key", token2)).body();
         assertTrue(usage.contains("\"openReservations\":0"), usage);
-        assertTrue(usage.matches("(?s).*\"cap\":\"brand_daily\",\"subject\":\"drain\".*\"spentUsd\":0\\.0004.*"),
+        assertTrue(
+            usage.matches(
+                "(?s).*\"cap\":\"brand_daily\",\"subject\":\"drain\".*\"spentUsd\":0\\.0004.*"),
             "settled at the real cost (25 in x $4/M + 15 out x $20/M = $0.0004): " + usage);
       }
     }
@@ -141,7 +153,9 @@ class GatewayProcessIT {
 
   /** The demo as bin/gateway --demo runs it, its journal in this test's data dir. */
   private GatewayProcess.Launch demo() throws IOException {
-    return GatewayProcess.launch().args("--demo").port(GatewayProcess.freePort())
+    return GatewayProcess.launch()
+        .args("--demo")
+        .port(GatewayProcess.freePort())
         .dataDir(dataDir.resolve("data"));
   }
 
@@ -153,16 +167,21 @@ class GatewayProcessIT {
 
   private static void post(String url, Map<String, String> headers, String json) throws Exception {
     HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5))
-            .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(5))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json));
     headers.forEach(b::header);
     assertEquals(200, HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString()).statusCode());
   }
 
   @Test
   void withoutATokenOutsideDemoItRefusesWithOneClearLine() throws Exception {
-    GatewayProcess gateway = GatewayProcess.launch().dataDir(dataDir.resolve("data")).token("")
-        .start(dataDir.resolve("refusal.txt"));
+    GatewayProcess gateway =
+        GatewayProcess.launch()
+            .dataDir(dataDir.resolve("data"))
+            .token("")
+            .start(dataDir.resolve("refusal.txt"));
     assertFalse(gateway.awaitExit(Duration.ofSeconds(30)) == 0, "refuses to start");
     String printed = gateway.output().strip();
     assertTrue(printed.contains("GATEWAY_TOKEN"), printed);

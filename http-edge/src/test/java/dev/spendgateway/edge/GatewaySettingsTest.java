@@ -15,11 +15,15 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** When the gateway refuses to start, and the demo's pair of tokens. */
 class GatewaySettingsTest {
   private static GatewaySettings settings(String token, String adminToken) {
-    return new GatewaySettings("127.0.0.1", 0, token, adminToken, Duration.ofSeconds(1), Duration.ofSeconds(1));
+    return new GatewaySettings(
+        "127.0.0.1", 0, token, adminToken, Duration.ofSeconds(1), Duration.ofSeconds(1));
   }
 
   @ParameterizedTest(name = "port {0}, http2-port {1}: {2}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       8787 | 0     | starts
       8787 | 8788  | starts
       8787 | 8787  | gateway.http2-port = 8787 cannot be used
@@ -27,8 +31,17 @@ class GatewaySettingsTest {
       8787 | 70000 | gateway.http2-port = 70000 cannot be used
       """)
   void http2PortMustBeOffOrAnotherPort(int port, int http2Port, String expected) {
-    Optional<String> problem = new GatewaySettings("127.0.0.1", port, http2Port, "t", "",
-        Duration.ofSeconds(1), Duration.ofSeconds(1), Optional.empty()).startupProblem(false);
+    Optional<String> problem =
+        new GatewaySettings(
+                "127.0.0.1",
+                port,
+                http2Port,
+                "t",
+                "",
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                Optional.empty())
+            .startupProblem(false);
     if (expected.equals("starts")) {
       assertEquals(Optional.empty(), problem);
     } else {
@@ -37,7 +50,10 @@ class GatewaySettingsTest {
   }
 
   @ParameterizedTest(name = "caller [{0}], admin [{1}], demo {2}: {3}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       ''       | ''        | false | GATEWAY_TOKEN is not set
       ''       | ''        | true  | starts
       caller-1 | ''        | false | starts
@@ -70,7 +86,8 @@ class GatewaySettingsTest {
   void theDemoRunsWithTwoDifferentTokens() {
     dev.spendgateway.edge.demo.DemoTokens tokens = dev.spendgateway.edge.demo.DemoTokens.generate();
     GatewaySettings demo =
-        GatewaySettings.fromConfig(GatewayMain.demoConfig(ConfigFactory.load(), "http://127.0.0.1:1", tokens));
+        GatewaySettings.fromConfig(
+            GatewayMain.demoConfig(ConfigFactory.load(), "http://127.0.0.1:1", tokens));
     assertEquals(tokens.caller(), demo.token());
     assertEquals(tokens.admin(), demo.adminToken());
     assertNotEquals(demo.token(), demo.adminToken());

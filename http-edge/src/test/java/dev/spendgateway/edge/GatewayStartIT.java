@@ -19,10 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
  * ends the process with one line and a non-zero exit, and one data dir has one writer.
  *
  * <p>Each start is a JVM of its own, the slow part of this class. The two starts that must fail by
- * themselves share nothing with the others, so they are launched together before any test runs
- * and each test then waits for its own to end (the journal one spends most of its time pausing
- * between tries); the relative data dir is the one the single-writer case starts its first
- * gateway on, which also shows it is the same directory an absolute path names.
+ * themselves share nothing with the others, so they are launched together before any test runs and
+ * each test then waits for its own to end (the journal one spends most of its time pausing between
+ * tries); the relative data dir is the one the single-writer case starts its first gateway on,
+ * which also shows it is the same directory an absolute path names.
  */
 class GatewayStartIT {
   /** Quick JIT only: a start is short, and it runs beside other JVMs on a small machine. */
@@ -41,8 +41,10 @@ class GatewayStartIT {
 
   @BeforeAll
   static void launchTheStartsThatMustFail() throws Exception {
-    badPort = launch(temp.resolve("bad-port-data")).env("GATEWAY_PORT", "abc")
-        .start(temp.resolve("bad-port.txt"));
+    badPort =
+        launch(temp.resolve("bad-port-data"))
+            .env("GATEWAY_PORT", "abc")
+            .start(temp.resolve("bad-port.txt"));
     Path data = Files.createDirectories(temp.resolve("corrupt-data"));
     Files.write(data.resolve("ledger.mv.db"), new byte[64 * 1024]); // zeros: not an H2 file
     corruptJournal = launch(data).start(temp.resolve("corrupt.txt"));
@@ -60,9 +62,12 @@ class GatewayStartIT {
     Path work = Files.createDirectories(temp.resolve("single-writer"));
     Path data = work.resolve("mydata");
     // The first names its data dir relative to its working directory; the second names it absolute.
-    try (GatewayProcess first = launch(Path.of("mydata")).workDir(work).start(work.resolve("first.txt"))) {
+    try (GatewayProcess first =
+        launch(Path.of("mydata")).workDir(work).start(work.resolve("first.txt"))) {
       first.awaitReady(READY_WITHIN);
-      assertTrue(Files.exists(data.resolve("ledger.mv.db")), "a relative data dir is taken from the working directory");
+      assertTrue(
+          Files.exists(data.resolve("ledger.mv.db")),
+          "a relative data dir is taken from the working directory");
 
       GatewayProcess second = launch(data).start(work.resolve("second.txt"));
       assertEquals(1, second.awaitExit(ENDS_WITHIN), "the second gateway stops by itself");
@@ -81,30 +86,45 @@ class GatewayStartIT {
   void aBadValueInTheEnvironmentEndsTheProcessWithOneLine() throws Exception {
     assertEquals(2, badPort.awaitExit(ENDS_WITHIN));
     String line = oneLine(badPort);
-    assertTrue(line.contains("gateway.port") && line.contains("GATEWAY_PORT") && line.contains("\"abc\""), line);
+    assertTrue(
+        line.contains("gateway.port") && line.contains("GATEWAY_PORT") && line.contains("\"abc\""),
+        line);
   }
 
   @Test
   void aJournalH2CannotOpenIsOneLineAfterBoundedTries() throws Exception {
     assertEquals(1, corruptJournal.awaitExit(ENDS_WITHIN), "stops by itself");
     String line = oneLine(corruptJournal);
-    assertTrue(line.startsWith("gateway: the journal database in " + temp.resolve("corrupt-data"))
-        && line.contains("tried 3 times"), line);
+    assertTrue(
+        line.startsWith("gateway: the journal database in " + temp.resolve("corrupt-data"))
+            && line.contains("tried 3 times"),
+        line);
   }
 
   // ---------------------------------------------------------------------------------------------
 
   /** A gateway on {@code data}, on a port of its own, with a token (so only the case differs). */
   private static GatewayProcess.Launch launch(Path data) throws IOException {
-    return GatewayProcess.launch().jvm(QUICK_START).dataDir(data).port(GatewayProcess.freePort())
-        .token("it-token").workDir(temp);
+    return GatewayProcess.launch()
+        .jvm(QUICK_START)
+        .dataDir(data)
+        .port(GatewayProcess.freePort())
+        .token("it-token")
+        .workDir(temp);
   }
 
-  /** The process's output is exactly one line (startup logging is at INFO on stdout only after the check). */
+  /**
+   * The process's output is exactly one line (startup logging is at INFO on stdout only after the
+   * check).
+   */
   private static String oneLine(GatewayProcess p) throws IOException {
-    List<String> lines = p.output().strip().lines()
-        .filter(l -> l.startsWith("gateway: ") || l.contains("Exception") || l.contains("\tat "))
-        .toList();
+    List<String> lines =
+        p.output()
+            .strip()
+            .lines()
+            .filter(
+                l -> l.startsWith("gateway: ") || l.contains("Exception") || l.contains("\tat "))
+            .toList();
     assertEquals(1, lines.size(), "one line: " + p.output());
     return lines.get(0);
   }

@@ -36,27 +36,40 @@ class ReadmeExamplesIT {
     assertTrue(blocks.size() >= 3, "the README has its examples: " + blocks.size());
 
     int port = GatewayProcess.freePort();
-    try (GatewayProcess gateway = GatewayProcess.launch().args("--demo").port(port).workDir(workDir)
-        .start(workDir.resolve("gateway.txt"))) {
+    try (GatewayProcess gateway =
+        GatewayProcess.launch()
+            .args("--demo")
+            .port(port)
+            .workDir(workDir)
+            .start(workDir.resolve("gateway.txt"))) {
       gateway.awaitReady(Duration.ofSeconds(300));
-      String script = "set -euo pipefail\n"
-          // A failed call fails the script (the README's plain `curl -s` would print the error and go on).
-          + "curl() { command curl --fail-with-body --max-time 30 \"$@\"; echo; }\n"
-          + String.join("\n", blocks).replace("127.0.0.1:8787", "127.0.0.1:" + port)
-              .replace("localhost:8787", "localhost:" + port);
+      String script =
+          "set -euo pipefail\n"
+              // A failed call fails the script (the README's plain `curl -s` would print the error
+              // and go on).
+              + "curl() { command curl --fail-with-body --max-time 30 \"$@\"; echo; }\n"
+              + String.join("\n", blocks)
+                  .replace("127.0.0.1:8787", "127.0.0.1:" + port)
+                  .replace("localhost:8787", "localhost:" + port);
       Path file = workDir.resolve("readme-examples.sh");
       Files.writeString(file, script);
       Path shellOut = workDir.resolve("shell.txt");
-      ProcessBuilder shell = new ProcessBuilder("bash", file.toString()).directory(workDir.toFile())
-          .redirectErrorStream(true).redirectOutput(shellOut.toFile());
+      ProcessBuilder shell =
+          new ProcessBuilder("bash", file.toString())
+              .directory(workDir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(shellOut.toFile());
       shell.environment().keySet().removeIf(k -> k.startsWith("GATEWAY_"));
       Process run = shell.start();
       assertTrue(run.waitFor(180, TimeUnit.SECONDS), "the examples finish");
       String printed = Files.readString(shellOut, StandardCharsets.UTF_8);
       assertEquals(0, run.exitValue(), "every README example works:\n" + printed);
-      assertTrue(printed.contains("\"type\":\"message\""), "Claude answered through the gateway: " + printed);
+      assertTrue(
+          printed.contains("\"type\":\"message\""),
+          "Claude answered through the gateway: " + printed);
       assertTrue(printed.contains("\"openReservations\""), "/usage answered: " + printed);
-      assertTrue(printed.contains("\"status\":\"settled\""), "the ledger API settled r-1: " + printed);
+      assertTrue(
+          printed.contains("\"status\":\"settled\""), "the ledger API settled r-1: " + printed);
       assertFalse(printed.contains("\"error\""), printed);
     }
   }

@@ -22,34 +22,47 @@ class ShutdownPhasesTest {
   void theShippedDrainGetsAPhaseThatOutlastsIt() {
     Config config = GatewayMain.load(Map.of(), Map.of());
     Duration drain = config.getDuration("gateway.shutdown-drain");
-    assertEquals(drain.plus(GatewayServer.DRAIN_PHASE_MARGIN),
+    assertEquals(
+        drain.plus(GatewayServer.DRAIN_PHASE_MARGIN),
         config.getDuration(GatewayServer.DRAIN_PHASE_TIMEOUT));
   }
 
   @Test
   void aLongerDrainLengthensThePhaseWithIt() {
     Config config = GatewayMain.load(Map.of("gateway.shutdown-drain", "90s"), Map.of());
-    assertEquals(Duration.ofSeconds(90).plus(GatewayServer.DRAIN_PHASE_MARGIN),
+    assertEquals(
+        Duration.ofSeconds(90).plus(GatewayServer.DRAIN_PHASE_MARGIN),
         config.getDuration(GatewayServer.DRAIN_PHASE_TIMEOUT));
   }
 
   @Test
   void aPhaseSetLongerByTheOperatorIsKept() {
-    Config config = GatewayServer.withDrainPhase(ConfigFactory.parseMap(Map.of(
-        "gateway.shutdown-drain", "20s", GatewayServer.DRAIN_PHASE_TIMEOUT, "2m")));
+    Config config =
+        GatewayServer.withDrainPhase(
+            ConfigFactory.parseMap(
+                Map.of("gateway.shutdown-drain", "20s", GatewayServer.DRAIN_PHASE_TIMEOUT, "2m")));
     assertEquals(Duration.ofMinutes(2), config.getDuration(GatewayServer.DRAIN_PHASE_TIMEOUT));
   }
 
   @Test
   void pekkoRunsTheDrainPhaseWithTheDerivedTimeout() {
-    Config config = GatewayServer.withDrainPhase(ConfigFactory.parseMap(Map.<String, Object>of(
-            "gateway.shutdown-drain", "40s", "pekko.coordinated-shutdown.exit-jvm", "off"))
-        .withFallback(ConfigFactory.defaultReference()));
+    Config config =
+        GatewayServer.withDrainPhase(
+            ConfigFactory.parseMap(
+                    Map.<String, Object>of(
+                        "gateway.shutdown-drain",
+                        "40s",
+                        "pekko.coordinated-shutdown.exit-jvm",
+                        "off"))
+                .withFallback(ConfigFactory.defaultReference()));
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "shutdown-phases", config);
     try {
-      long phaseNanos = CoordinatedShutdown.get(system)
-          .timeout(CoordinatedShutdown.PhaseServiceRequestsDone()).toNanos();
-      assertEquals(Duration.ofSeconds(40).plus(GatewayServer.DRAIN_PHASE_MARGIN),
+      long phaseNanos =
+          CoordinatedShutdown.get(system)
+              .timeout(CoordinatedShutdown.PhaseServiceRequestsDone())
+              .toNanos();
+      assertEquals(
+          Duration.ofSeconds(40).plus(GatewayServer.DRAIN_PHASE_MARGIN),
           Duration.ofNanos(phaseNanos));
     } finally {
       system.terminate();

@@ -48,7 +48,12 @@ class StartupMatrixTest {
   }
 
   /** What an operator set (as JAVA_OPTS -D keys would), the arguments, and what must come back. */
-  record Row(String mistake, List<String> args, Map<String, Object> settings, int exit, List<String> lineMentions) {
+  record Row(
+      String mistake,
+      List<String> args,
+      Map<String, Object> settings,
+      int exit,
+      List<String> lineMentions) {
     @Override
     public String toString() {
       return mistake;
@@ -58,35 +63,111 @@ class StartupMatrixTest {
   static Stream<Arguments> mistakes() throws IOException {
     Path aFile = Files.writeString(temp.resolve("a-file"), "not a directory");
     return Stream.of(
-        row("an unknown option", List.of("--demo", "--bogus"), Map.of(), 2, "unknown option '--bogus'"),
-        row("the port as an option", List.of("--port", "9000"), Map.of(), 2, "unknown option '--port'", "GATEWAY_PORT"),
+        row(
+            "an unknown option",
+            List.of("--demo", "--bogus"),
+            Map.of(),
+            2,
+            "unknown option '--bogus'"),
+        row(
+            "the port as an option",
+            List.of("--port", "9000"),
+            Map.of(),
+            2,
+            "unknown option '--port'",
+            "GATEWAY_PORT"),
         row("a stray argument", List.of("demo"), Map.of(), 2, "unknown argument 'demo'"),
-        row("no caller token", List.of(), Map.of("gateway.token", ""), 2, "GATEWAY_TOKEN is not set"),
-        row("admin token equal to the caller token", List.of(), Map.of("gateway.admin-token", "tok-1"), 2,
+        row(
+            "no caller token",
+            List.of(),
+            Map.of("gateway.token", ""),
+            2,
+            "GATEWAY_TOKEN is not set"),
+        row(
+            "admin token equal to the caller token",
+            List.of(),
+            Map.of("gateway.admin-token", "tok-1"),
+            2,
             "GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN"),
-        row("a cap that is not a number", List.of(), Map.of("ledger.caps.global-daily-usd", "lots"), 2,
-            "ledger.caps.global-daily-usd", "\"lots\""),
-        row("a port that is not a number", List.of(), Map.of("gateway.port", "abc"), 2, "gateway.port", "\"abc\""),
-        row("a duration that is not one", List.of(), Map.of("gateway.shutdown-drain", "soon"), 2,
-            "gateway.shutdown-drain", "soon"),
-        row("a profile's fallback missing from the catalog", List.of(),
-            Map.of("profiles.fast-summary.fallback", "claude-nope"), 2, "fast-summary", "claude-nope"),
-        row("a reservation that expires before its call ends", List.of(), Map.of("ledger.reservation-timeout", "2m"), 2,
+        row(
+            "a cap that is not a number",
+            List.of(),
+            Map.of("ledger.caps.global-daily-usd", "lots"),
+            2,
+            "ledger.caps.global-daily-usd",
+            "\"lots\""),
+        row(
+            "a port that is not a number",
+            List.of(),
+            Map.of("gateway.port", "abc"),
+            2,
+            "gateway.port",
+            "\"abc\""),
+        row(
+            "a duration that is not one",
+            List.of(),
+            Map.of("gateway.shutdown-drain", "soon"),
+            2,
+            "gateway.shutdown-drain",
+            "soon"),
+        row(
+            "a profile's fallback missing from the catalog",
+            List.of(),
+            Map.of("profiles.fast-summary.fallback", "claude-nope"),
+            2,
+            "fast-summary",
+            "claude-nope"),
+        row(
+            "a reservation that expires before its call ends",
+            List.of(),
+            Map.of("ledger.reservation-timeout", "2m"),
+            2,
             "ledger.reservation-timeout"),
-        row("a ledger queue shorter than a batch", List.of(), Map.of("ledger.max-queued-commands", "1"), 2,
+        row(
+            "a ledger queue shorter than a batch",
+            List.of(),
+            Map.of("ledger.max-queued-commands", "1"),
+            2,
             "ledger.max-queued-commands"),
-        row("a policy limit out of range", List.of(), Map.of("policy.max-messages", "-1"), 2, "policy"),
-        row("a data dir that cannot be a directory", List.of(), Map.of("gateway.data-dir", aFile.resolve("data").toString()),
-            2, "data dir", aFile.toString()),
-        row("a port another program holds", List.of(), Map.of("gateway.port", busy.getLocalPort()), 2,
+        row(
+            "a policy limit out of range",
+            List.of(),
+            Map.of("policy.max-messages", "-1"),
+            2,
+            "policy"),
+        row(
+            "a data dir that cannot be a directory",
+            List.of(),
+            Map.of("gateway.data-dir", aFile.resolve("data").toString()),
+            2,
+            "data dir",
+            aFile.toString()),
+        row(
+            "a port another program holds",
+            List.of(),
+            Map.of("gateway.port", busy.getLocalPort()),
+            2,
             "cannot listen on 127.0.0.1:" + busy.getLocalPort()),
-        row("a host that does not exist", List.of(), Map.of("gateway.host", "no-such-host.invalid"), 2,
-            "no-such-host.invalid", "GATEWAY_HOST"),
-        row("the check finds the same", List.of("--check"), Map.of("ledger.caps.free-daily-usd", "three"), 2,
+        row(
+            "a host that does not exist",
+            List.of(),
+            Map.of("gateway.host", "no-such-host.invalid"),
+            2,
+            "no-such-host.invalid",
+            "GATEWAY_HOST"),
+        row(
+            "the check finds the same",
+            List.of("--check"),
+            Map.of("ledger.caps.free-daily-usd", "three"),
+            2,
             "ledger.caps.free-daily-usd"));
   }
 
-  private static Arguments row(String mistake, List<String> args, Map<String, Object> settings, int exit,
+  private static Arguments row(
+      String mistake,
+      List<String> args,
+      Map<String, Object> settings,
+      int exit,
       String... mentions) {
     return Arguments.of(new Row(mistake, args, settings, exit, List.of(mentions)));
   }
@@ -121,16 +202,23 @@ class StartupMatrixTest {
     Result result = run(List.of("--check"), settings);
     assertEquals(0, result.exit(), result.err());
     assertTrue(result.out().startsWith("gateway: configuration OK"), result.out());
-    assertTrue(result.out().contains(temp.resolve("data").toString()), "names the absolute data dir: " + result.out());
+    assertTrue(
+        result.out().contains(temp.resolve("data").toString()),
+        "names the absolute data dir: " + result.out());
   }
 
   @Test
   void aRetiredProfileModelIsReportedAtStartNotRefused() {
     Map<String, Object> settings = valid();
-    settings.put("profiles.fast-summary.primary", "gpt-4.1"); // lifecycle = retired in conf/models.conf
+    settings.put(
+        "profiles.fast-summary.primary", "gpt-4.1"); // lifecycle = retired in conf/models.conf
     Result result = run(List.of("--check"), settings);
     assertEquals(0, result.exit(), result.err());
-    assertTrue(result.out().contains("gateway: warning: profile 'fast-summary' primary model 'gpt-4.1' is retired"),
+    assertTrue(
+        result
+            .out()
+            .contains(
+                "gateway: warning: profile 'fast-summary' primary model 'gpt-4.1' is retired"),
         result.out());
   }
 
@@ -168,8 +256,13 @@ class StartupMatrixTest {
   private static Result run(List<String> args, Map<String, Object> settings) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = GatewayMain.run(args.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8), settings);
-    return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    int exit =
+        GatewayMain.run(
+            args.toArray(String[]::new),
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            settings);
+    return new Result(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 }

@@ -22,11 +22,12 @@ class TimeoutBudgetTest {
 
   /** The shipped conf with {@code overrides} ({@code key=value} pairs separated by {@code ;}). */
   private static Config shippedWith(String overrides) {
-    Map<String, String> values = overrides.isBlank()
-        ? Map.of()
-        : Arrays.stream(overrides.split(";"))
-            .map(kv -> kv.split("=", 2))
-            .collect(Collectors.toMap(kv -> kv[0].trim(), kv -> kv[1].trim()));
+    Map<String, String> values =
+        overrides.isBlank()
+            ? Map.of()
+            : Arrays.stream(overrides.split(";"))
+                .map(kv -> kv.split("=", 2))
+                .collect(Collectors.toMap(kv -> kv[0].trim(), kv -> kv[1].trim()));
     return ConfigFactory.parseMap(values).withFallback(ConfigFactory.load()).resolve();
   }
 
@@ -35,7 +36,10 @@ class TimeoutBudgetTest {
   }
 
   @ParameterizedTest(name = "[{0}] → {1}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       ''                                                                   | starts
       pekko.http.server.idle-timeout=60s                                   | pekko.http.server.idle-timeout (60s) is shorter than providers.openai.response-start-timeout (600s)
       pekko.http.server.idle-timeout=605s                                  | pekko.http.server.idle-timeout (605s) is shorter than providers.openai.idle-timeout (610s)
@@ -68,16 +72,25 @@ class TimeoutBudgetTest {
     TimeoutBudget budget = budget("failover.breaker.call-timeout=60s");
     assertEquals(List.of(), budget.refusals());
     assertEquals(2, budget.raised().size(), budget.raised().toString());
-    assertTrue(budget.raised().get(0).startsWith("failover.breaker.call-timeout (60s) is shorter than providers.openai.response-start-timeout (600s)"));
-    assertEquals(List.of(), budget("").raised(), "the shipped breaker covers the shipped response start");
+    assertTrue(
+        budget
+            .raised()
+            .get(0)
+            .startsWith(
+                "failover.breaker.call-timeout (60s) is shorter than providers.openai.response-start-timeout (600s)"));
+    assertEquals(
+        List.of(), budget("").raised(), "the shipped breaker covers the shipped response start");
   }
 
   @Test
   void theStartupCheckRefusesWithEveryBrokenRuleOnOneLine() {
-    GatewaySettings settings = GatewaySettings.fromConfig(shippedWith(
-        "gateway.token=t-1;pekko.http.server.idle-timeout=60s;ledger.reservation-timeout=10m"));
+    GatewaySettings settings =
+        GatewaySettings.fromConfig(
+            shippedWith(
+                "gateway.token=t-1;pekko.http.server.idle-timeout=60s;ledger.reservation-timeout=10m"));
     String problem = settings.startupProblem(false).orElseThrow();
-    assertTrue(problem.startsWith("timeouts on a provider call's path do not fit together: "), problem);
+    assertTrue(
+        problem.startsWith("timeouts on a provider call's path do not fit together: "), problem);
     assertTrue(problem.contains("pekko.http.server.idle-timeout (60s)"), problem);
     assertTrue(problem.contains("ledger.reservation-timeout (600s)"), problem);
     assertTrue(!problem.contains("\n"), "one line");

@@ -15,10 +15,20 @@ import java.util.Objects;
  * @param scope whether it moved only the subject's caps or every cap of the lane
  */
 public record Adjustment(
-    String id, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at,
-    String window, AdjustmentScope scope) {
+    String id,
+    String operator,
+    String reason,
+    Lane lane,
+    String subject,
+    long deltaMicros,
+    Instant at,
+    String window,
+    AdjustmentScope scope) {
 
-  /** Read from a snapshot written before adjustments named their window: as its event reads (see there). */
+  /**
+   * Read from a snapshot written before adjustments named their window: as its event reads (see
+   * there).
+   */
   public Adjustment {
     window = window == null && at != null ? CapWindows.dayKey(at) : window;
     scope = scope == null ? AdjustmentScope.REFUND : scope;
@@ -26,8 +36,16 @@ public record Adjustment(
 
   /** The adjustment an event records. */
   static Adjustment of(LedgerEvents.SpendAdjusted e) {
-    return new Adjustment(e.adjustmentId(), e.operator(), e.reason(), e.lane(), e.subject(), e.deltaMicros(), e.at(),
-        e.window(), e.scope());
+    return new Adjustment(
+        e.adjustmentId(),
+        e.operator(),
+        e.reason(),
+        e.lane(),
+        e.subject(),
+        e.deltaMicros(),
+        e.at(),
+        e.window(),
+        e.scope());
   }
 
   /**
@@ -35,7 +53,12 @@ public record Adjustment(
    * The reason is free text and not compared: the first one stays in the journal.
    */
   public boolean sameAdjustmentAs(
-      Lane lane, String subject, long deltaMicros, String operator, String window, AdjustmentScope scope) {
+      Lane lane,
+      String subject,
+      long deltaMicros,
+      String operator,
+      String window,
+      AdjustmentScope scope) {
     return this.lane == lane
         && Objects.equals(this.subject, subject)
         && this.deltaMicros == deltaMicros

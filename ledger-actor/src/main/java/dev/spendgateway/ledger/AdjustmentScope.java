@@ -4,8 +4,8 @@ import java.util.Optional;
 
 /**
  * Which caps an operator adjustment moves. The difference is whose money it is: a grant is the
- * company giving one brand (or preview) room under its own caps, while the provider's bill — and
- * so the lane pools and the company-wide caps — is unchanged; a refund is the provider giving money
+ * company giving one brand (or preview) room under its own caps, while the provider's bill — and so
+ * the lane pools and the company-wide caps — is unchanged; a refund is the provider giving money
  * back (or a missed bill being charged), which changes what the company spent, so it moves every
  * cap of the lane.
  */

@@ -17,9 +17,9 @@ import java.util.Optional;
  * ({@code 2026-11-29}) or a UTC month ({@code 2026-11}). Pure functions only.
  *
  * <p>An adjustment moves the caps whose window contains the one it names, and no other: a day's
- * correction moves that day, the month the day is in (the month's spend is the sum of its days)
- * and lifetime caps; a month's correction moves that month and lifetime caps, never a day. So a
- * refund for yesterday can never give today's daily caps room that today's spend did not free.
+ * correction moves that day, the month the day is in (the month's spend is the sum of its days) and
+ * lifetime caps; a month's correction moves that month and lifetime caps, never a day. So a refund
+ * for yesterday can never give today's daily caps room that today's spend did not free.
  */
 public final class AdjustmentWindow {
   private AdjustmentWindow() {}
@@ -39,7 +39,8 @@ public final class AdjustmentWindow {
    * the order the caps are checked.
    */
   public static List<CapKey> keys(Lane lane, String subject, String window, AdjustmentScope scope) {
-    Instant start = start(window).orElseThrow(() -> new IllegalArgumentException("not a window: " + window));
+    Instant start =
+        start(window).orElseThrow(() -> new IllegalArgumentException("not a window: " + window));
     boolean day = window.length() == 10;
     return CapCheck.keysFor(lane, subject, start).stream()
         .filter(k -> day || !isDayKey(k))
@@ -72,7 +73,8 @@ public final class AdjustmentWindow {
         return Optional.of(LocalDate.parse(window).atStartOfDay(ZoneOffset.UTC).toInstant());
       }
       if (window.length() == 7) {
-        return Optional.of(YearMonth.parse(window).atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant());
+        return Optional.of(
+            YearMonth.parse(window).atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant());
       }
     } catch (DateTimeParseException e) {
       return Optional.empty();

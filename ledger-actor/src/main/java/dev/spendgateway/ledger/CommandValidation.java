@@ -23,7 +23,10 @@ public final class CommandValidation {
 
   /** The first malformed field of a reserve, if any. */
   public static Optional<String> invalidReserve(Reserve cmd) {
-    if (cmd.id() == null || cmd.id().isBlank() || cmd.id().length() > MAX_ID_LENGTH || cmd.owner() == null
+    if (cmd.id() == null
+        || cmd.id().isBlank()
+        || cmd.id().length() > MAX_ID_LENGTH
+        || cmd.owner() == null
         || Owner.impliedBy(cmd.id()) == Owner.GATEWAY && cmd.owner() != Owner.GATEWAY) {
       return Optional.of("id");
     }
@@ -47,9 +50,14 @@ public final class CommandValidation {
 
   /** What to tell the caller about {@code field} of a malformed reserve. */
   public static String invalidReserveMessage(Reserve cmd, String field) {
-    if (field.equals("id") && cmd.owner() != null && cmd.id() != null && cmd.id().length() <= MAX_ID_LENGTH
+    if (field.equals("id")
+        && cmd.owner() != null
+        && cmd.id() != null
+        && cmd.id().length() <= MAX_ID_LENGTH
         && Owner.impliedBy(cmd.id()) == Owner.GATEWAY) {
-      return "ids starting with " + Owner.GATEWAY_ID_PREFIX + " are the gateway's own; choose another id";
+      return "ids starting with "
+          + Owner.GATEWAY_ID_PREFIX
+          + " are the gateway's own; choose another id";
     }
     if (field.equals("amountUsd") && cmd.amountMicros() >= 0) {
       return "amountUsd must be greater than 0";
@@ -58,12 +66,13 @@ public final class CommandValidation {
   }
 
   /**
-   * The first malformed field of an operator adjustment at {@code now}, if any. Its window must be a
-   * day or month that has begun (nothing was spent in a later one), and a grant needs a subject whose
-   * caps it moves (the free lane has none).
+   * The first malformed field of an operator adjustment at {@code now}, if any. Its window must be
+   * a day or month that has begun (nothing was spent in a later one), and a grant needs a subject
+   * whose caps it moves (the free lane has none).
    */
   public static Optional<String> invalidAdjust(Adjust cmd, Instant now) {
-    if (cmd.adjustmentId() == null || cmd.adjustmentId().isBlank()
+    if (cmd.adjustmentId() == null
+        || cmd.adjustmentId().isBlank()
         || cmd.adjustmentId().length() > MAX_ADJUSTMENT_ID_LENGTH) {
       return Optional.of("adjustmentId");
     }
@@ -76,7 +85,8 @@ public final class CommandValidation {
     if (cmd.operator() == null || cmd.operator().isBlank()) {
       return Optional.of("operator");
     }
-    if (!AdjustmentWindow.isValid(cmd.window()) || AdjustmentWindow.isInTheFuture(cmd.window(), now)) {
+    if (!AdjustmentWindow.isValid(cmd.window())
+        || AdjustmentWindow.isInTheFuture(cmd.window(), now)) {
       return Optional.of("window");
     }
     if (cmd.scope() == null || cmd.scope() == AdjustmentScope.GRANT && !cmd.lane().needsSubject()) {
@@ -88,11 +98,13 @@ public final class CommandValidation {
   /** What to tell the operator about {@code field} of a malformed adjustment. */
   public static String invalidAdjustMessage(Adjust cmd, String field) {
     return switch (field) {
-      case "window" -> "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment corrects, "
-          + "not later than the current one";
-      case "scope" -> cmd.scope() == null
-          ? "scope must be grant (only the brand's own caps) or refund (the lane's and the global caps too)"
-          : "scope grant moves a brand's or preview's own caps; the free lane has none, so use refund";
+      case "window" ->
+          "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment corrects, "
+              + "not later than the current one";
+      case "scope" ->
+          cmd.scope() == null
+              ? "scope must be grant (only the brand's own caps) or refund (the lane's and the global caps too)"
+              : "scope grant moves a brand's or preview's own caps; the free lane has none, so use refund";
       default -> field + " is missing or out of range";
     };
   }

@@ -98,8 +98,9 @@ public final class Decider {
   }
 
   /**
-   * Decides {@code commands} in order, each against the state the ones before it left (the same fold
-   * the journal replays), so a batch written as one is exactly the commands written one by one.
+   * Decides {@code commands} in order, each against the state the ones before it left (the same
+   * fold the journal replays), so a batch written as one is exactly the commands written one by
+   * one.
    */
   public BatchDecision decideBatch(LedgerState state, List<Batchable> commands, Instant now) {
     List<Event> events = new ArrayList<>(commands.size());
@@ -133,13 +134,15 @@ public final class Decider {
 
   /**
    * Admits or refuses a reservation. A repeat of a known id answers what the first one got (or a
-   * conflict when it asks something else); a refusal is journaled too, so the same id stays refused.
+   * conflict when it asks something else); a refusal is journaled too, so the same id stays
+   * refused.
    */
   public Decision<ReserveReply> reserve(LedgerState state, Reserve cmd, Instant now) {
     Optional<String> invalid = CommandValidation.invalidReserve(cmd);
     if (invalid.isPresent()) {
       String field = invalid.get();
-      return Decision.answer(new Invalid(cmd.id(), field, CommandValidation.invalidReserveMessage(cmd, field)));
+      return Decision.answer(
+          new Invalid(cmd.id(), field, CommandValidation.invalidReserveMessage(cmd, field)));
     }
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
     long brandDaily = cmd.lane() == Lane.APP ? cmd.brandDailyMicros() : 0;
@@ -149,34 +152,67 @@ public final class Decider {
     if (known.isPresent()) {
       Reservation r = known.get();
       return Decision.answer(
-          !state.repeatsRequest(cmd.id(), cmd.owner(), cmd.lane(), subject, cmd.amountMicros(), brandDaily,
-              brandMonthly)
-              ? new Conflict(cmd.id(), "reservation id " + cmd.id() + " was already used for a different request")
+          !state.repeatsRequest(
+                  cmd.id(),
+                  cmd.owner(),
+                  cmd.lane(),
+                  subject,
+                  cmd.amountMicros(),
+                  brandDaily,
+                  brandMonthly)
+              ? new Conflict(
+                  cmd.id(),
+                  "reservation id " + cmd.id() + " was already used for a different request")
               : r.wasRefused()
-                  ? new Refused(r.id(), r.refusal().cap(), r.refusal().subject(), r.refusal().headroomMicros())
+                  ? new Refused(
+                      r.id(),
+                      r.refusal().cap(),
+                      r.refusal().subject(),
+                      r.refusal().headroomMicros())
                   : new Reserved(r.id(), r.amountMicros()));
     }
     if (Owner.impliedBy(cmd.id()) != Owner.GATEWAY && state.probablyUsedBeforeWindow(cmd.id())) {
       // Its first answer left the idempotency window; a second reservation under it is never made.
-      // Ids of the gateway's own namespace are not checked: the provider routes mint a fresh UUID per
+      // Ids of the gateway's own namespace are not checked: the provider routes mint a fresh UUID
+      // per
       // call and retry it within seconds, so a filter hit there could only be a false positive.
       return Decision.answer(new IdReused(cmd.id()));
     }
 
     List<CapCheck.Applicable> caps =
         CapCheck.capsFor(cmd.lane(), subject, brandDaily, brandMonthly, now, settings.caps());
-    Optional<CapCheck.Failure> failure = CapCheck.firstFailing(caps, cmd.amountMicros(), state::spendOn);
+    Optional<CapCheck.Failure> failure =
+        CapCheck.firstFailing(caps, cmd.amountMicros(), state::spendOn);
     if (failure.isPresent()) {
       CapCheck.Failure f = failure.get();
       return Decision.of(
-          new ReservationRefused(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
-              f.key().cap(), f.key().subject(), f.key().window(), f.limitMicros(), f.headroomMicros(), now,
+          new ReservationRefused(
+              cmd.id(),
+              cmd.lane(),
+              subject,
+              cmd.amountMicros(),
+              brandDaily,
+              brandMonthly,
+              f.key().cap(),
+              f.key().subject(),
+              f.key().window(),
+              f.limitMicros(),
+              f.headroomMicros(),
+              now,
               cmd.owner()),
           new Refused(cmd.id(), f.key().cap(), f.key().subject(), f.headroomMicros()));
     }
     return Decision.of(
-        new ReservationMade(cmd.id(), cmd.lane(), subject, cmd.amountMicros(), brandDaily, brandMonthly,
-            now, now.plus(settings.reservationTimeout()), cmd.owner()),
+        new ReservationMade(
+            cmd.id(),
+            cmd.lane(),
+            subject,
+            cmd.amountMicros(),
+            brandDaily,
+            brandMonthly,
+            now,
+            now.plus(settings.reservationTimeout()),
+            cmd.owner()),
         new Reserved(cmd.id(), cmd.amountMicros()));
   }
 
@@ -185,7 +221,15 @@ public final class Decider {
     if (cmd.pastDeadline(now)) {
       return Decision.dropped();
     }
-    return close(state, cmd.id(), Status.SETTLED, cmd.actualMicros(), now, null, cmd.operator(), cmd.reason());
+    return close(
+        state,
+        cmd.id(),
+        Status.SETTLED,
+        cmd.actualMicros(),
+        now,
+        null,
+        cmd.operator(),
+        cmd.reason());
   }
 
   /** An operator's void: any open reservation. */
@@ -198,21 +242,28 @@ public final class Decider {
 
   /**
    * Closes an open reservation. A settle typed by a person or another service is bounded by {@code
-   * ledger.max-settle-multiple} times what was reserved: a larger one is a units mistake (cents sent
-   * as dollars) that would use up the caps for the day or month. That holds for operators too, who
-   * otherwise may close any reservation at any amount (a correction is exactly that). The provider
-   * routes' own settles are not bounded by it: they book what the provider billed, and some of
-   * their reserves are floors, not estimates (an audio transcription reserves before its duration
-   * is known, and a real one costs ten to hundreds of times that floor); refusing those would leave
-   * real spend uncounted. An owner that may not exceed its reserve (the ledger API) is also bounded
-   * by the reserve itself. A repeated settle answers the first close when it repeats the amount,
-   * and is a conflict when it does not: the books keep the first amount, and the caller must learn
-   * that they differ.
+   * ledger.max-settle-multiple} times what was reserved: a larger one is a units mistake (cents
+   * sent as dollars) that would use up the caps for the day or month. That holds for operators too,
+   * who otherwise may close any reservation at any amount (a correction is exactly that). The
+   * provider routes' own settles are not bounded by it: they book what the provider billed, and
+   * some of their reserves are floors, not estimates (an audio transcription reserves before its
+   * duration is known, and a real one costs ten to hundreds of times that floor); refusing those
+   * would leave real spend uncounted. An owner that may not exceed its reserve (the ledger API) is
+   * also bounded by the reserve itself. A repeated settle answers the first close when it repeats
+   * the amount, and is a conflict when it does not: the books keep the first amount, and the caller
+   * must learn that they differ.
    *
    * @param closer who asks to close it; {@code null} for an operator
    */
-  private Decision<CloseReply> close(LedgerState state, String id, Status closeAs, long actualMicros, Instant now,
-      Owner closer, String operator, String reason) {
+  private Decision<CloseReply> close(
+      LedgerState state,
+      String id,
+      Status closeAs,
+      long actualMicros,
+      Instant now,
+      Owner closer,
+      String operator,
+      String reason) {
     if (actualMicros < 0) {
       return Decision.answer(new Invalid(id, "actualUsd", "actualUsd must not be negative"));
     }
@@ -225,50 +276,90 @@ public final class Decider {
       return Decision.answer(new NotFound(id));
     }
     Reservation r = known.get();
-    if (closer != Owner.GATEWAY && closeAs == Status.SETTLED && r.isOpen()
+    if (closer != Owner.GATEWAY
+        && closeAs == Status.SETTLED
+        && r.isOpen()
         && !r.settleWithinMultiple(actualMicros, settings.maxSettleMultiple())) {
       return Decision.answer(new Invalid(id, "actualUsd", aboveMultipleMessage(r, actualMicros)));
     }
-    if (closer != null && closeAs == Status.SETTLED && r.isOpen() && !r.settleWithinBoundOf(closer, actualMicros)) {
-      String message = "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
-          + Micros.toUsd(r.amountMicros()).toPlainString() + "; a reservation settles at most at what it reserved";
+    if (closer != null
+        && closeAs == Status.SETTLED
+        && r.isOpen()
+        && !r.settleWithinBoundOf(closer, actualMicros)) {
+      String message =
+          "actualUsd "
+              + Micros.toUsd(actualMicros).toPlainString()
+              + " is above the reserved amountUsd "
+              + Micros.toUsd(r.amountMicros()).toPlainString()
+              + "; a reservation settles at most at what it reserved";
       return Decision.answer(new Invalid(id, "actualUsd", message));
     }
     if (r.wasRefused()) {
       return Decision.answer(new NotOpen(id, Status.REFUSED));
     }
-    if (closeAs == Status.SETTLED && r.status() == Status.SETTLED && r.actualMicros() != actualMicros) {
-      return Decision.answer(new Conflict(id, "reservation " + id + " was already settled at actualUsd "
-          + Micros.toUsd(r.actualMicros()).toPlainString() + "; a repeated settle must send the same actualUsd"));
+    if (closeAs == Status.SETTLED
+        && r.status() == Status.SETTLED
+        && r.actualMicros() != actualMicros) {
+      return Decision.answer(
+          new Conflict(
+              id,
+              "reservation "
+                  + id
+                  + " was already settled at actualUsd "
+                  + Micros.toUsd(r.actualMicros()).toPlainString()
+                  + "; a repeated settle must send the same actualUsd"));
     }
     if (!r.isOpen()) {
       return Decision.answer(new Closed(id, r.status(), r.actualMicros()));
     }
-    Event closed = closeAs == Status.SETTLED
-        ? new ReservationSettled(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), actualMicros, now,
-            operator, reason)
-        : new ReservationVoided(id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now, operator, reason);
+    Event closed =
+        closeAs == Status.SETTLED
+            ? new ReservationSettled(
+                id,
+                r.lane(),
+                r.subject(),
+                r.reservedAt(),
+                r.amountMicros(),
+                actualMicros,
+                now,
+                operator,
+                reason)
+            : new ReservationVoided(
+                id, r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now, operator, reason);
     return Decision.of(closed, new Closed(id, closeAs, actualMicros));
   }
 
   private String aboveMultipleMessage(Reservation r, long actualMicros) {
-    return "actualUsd " + Micros.toUsd(actualMicros).toPlainString() + " is above the reserved amountUsd "
-        + Micros.toUsd(r.amountMicros()).toPlainString() + " and more than ledger.max-settle-multiple ("
-        + settings.maxSettleMultiple() + ") times it; a settle that large is refused as a likely units mistake"
+    return "actualUsd "
+        + Micros.toUsd(actualMicros).toPlainString()
+        + " is above the reserved amountUsd "
+        + Micros.toUsd(r.amountMicros()).toPlainString()
+        + " and more than ledger.max-settle-multiple ("
+        + settings.maxSettleMultiple()
+        + ") times it; a settle that large is refused as a likely units mistake"
         + " (cents sent as dollars) and the reservation stays open";
   }
 
-  /** Says whose the reservation is without naming it: an id of the provider routes is never echoed. */
+  /**
+   * Says whose the reservation is without naming it: an id of the provider routes is never echoed.
+   */
   private static String forbiddenMessage(Owner closer) {
     return closer == Owner.LEDGER_API
         ? "reservations made by the gateway's provider routes are settled and voided by the gateway only"
         : "reservations made through the ledger API are settled and voided through it only";
   }
 
-  /** Every open reservation past its timeout at {@code now}, expired at its worst case, oldest first. */
+  /**
+   * Every open reservation past its timeout at {@code now}, expired at its worst case, oldest
+   * first.
+   */
   public List<Event> expireDue(LedgerState state, Instant now) {
     return state.dueForExpiry(now).stream()
-        .map(r -> (Event) new ReservationExpired(r.id(), r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now))
+        .map(
+            r ->
+                (Event)
+                    new ReservationExpired(
+                        r.id(), r.lane(), r.subject(), r.reservedAt(), r.amountMicros(), now))
         .toList();
   }
 
@@ -288,14 +379,20 @@ public final class Decider {
     Instant cutoff = now.minus(settings.retention());
     Instant idsCutoff = now.minus(settings.idempotencyWindow());
     Instant pastCutoff = idsCutoff.minus(settings.idempotencyHorizon());
-    if (!state.hasClosedBefore(cutoff) && !state.hasIdsClosedBefore(idsCutoff) && !state.hasPastIdsBefore(pastCutoff)) {
+    if (!state.hasClosedBefore(cutoff)
+        && !state.hasIdsClosedBefore(idsCutoff)
+        && !state.hasPastIdsBefore(pastCutoff)) {
       return Optional.empty();
     }
-    return Optional.of(new Compacted(cutoff, now, state.idsSliceCutoff(idsCutoff, MAX_CHUNKS_PER_COMPACTION),
-        pastCutoff));
+    return Optional.of(
+        new Compacted(
+            cutoff, now, state.idsSliceCutoff(idsCutoff, MAX_CHUNKS_PER_COMPACTION), pastCutoff));
   }
 
-  /** Whether a compaction at {@code now} still has ids to move (the writer then compacts again at once). */
+  /**
+   * Whether a compaction at {@code now} still has ids to move (the writer then compacts again at
+   * once).
+   */
   public boolean moreToCompact(LedgerState state, Instant now) {
     return state.hasIdsClosedBefore(now.minus(settings.idempotencyWindow()));
   }
@@ -311,45 +408,82 @@ public final class Decider {
     Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now);
     if (invalid.isPresent()) {
       String field = invalid.get();
-      return Decision.answer(new Invalid(cmd.adjustmentId(), field, CommandValidation.invalidAdjustMessage(cmd, field)));
+      return Decision.answer(
+          new Invalid(
+              cmd.adjustmentId(), field, CommandValidation.invalidAdjustMessage(cmd, field)));
     }
     String subject = cmd.lane().needsSubject() ? cmd.subject() : null;
     Optional<Adjustment> known = state.adjustment(cmd.adjustmentId());
     if (known.isPresent()) {
       Adjustment first = known.get();
       return Decision.answer(
-          first.sameAdjustmentAs(cmd.lane(), subject, cmd.deltaMicros(), cmd.operator(), cmd.window(), cmd.scope())
-          ? Adjusted.of(first)
-          : new Conflict(cmd.adjustmentId(), conflictMessage(first)));
+          first.sameAdjustmentAs(
+                  cmd.lane(), subject, cmd.deltaMicros(), cmd.operator(), cmd.window(), cmd.scope())
+              ? Adjusted.of(first)
+              : new Conflict(cmd.adjustmentId(), conflictMessage(first)));
     }
     // After the repeat check: a credit already applied answers its first result even though
     // crediting it again now would go below zero.
     List<CapKey> moved = state.keysMovedBy(cmd.lane(), subject, cmd.window(), cmd.scope(), now);
     if (moved.isEmpty()) {
-      return Decision.answer(new Invalid(cmd.adjustmentId(), "window", "window " + cmd.window()
-          + " has ended and none of its cap windows is in the books any more (ended windows are kept for"
-          + " ledger.retention), so there is no headroom left in it to correct"));
+      return Decision.answer(
+          new Invalid(
+              cmd.adjustmentId(),
+              "window",
+              "window "
+                  + cmd.window()
+                  + " has ended and none of its cap windows is in the books any more (ended windows are kept for"
+                  + " ledger.retention), so there is no headroom left in it to correct"));
     }
     AdjustmentBounds.Verdict bounds =
-        AdjustmentBounds.check(moved, cmd.deltaMicros(), settings.maxAdjustmentMicros(), state::spendOn);
+        AdjustmentBounds.check(
+            moved, cmd.deltaMicros(), settings.maxAdjustmentMicros(), state::spendOn);
     if (bounds instanceof AdjustmentBounds.TooLarge tooLarge) {
-      return Decision.answer(new Invalid(cmd.adjustmentId(), "deltaUsd", tooLarge.message("deltaUsd")));
+      return Decision.answer(
+          new Invalid(cmd.adjustmentId(), "deltaUsd", tooLarge.message("deltaUsd")));
     }
     if (bounds instanceof AdjustmentBounds.BelowZero below) {
-      return Decision.answer(new AdjustRefused(cmd.adjustmentId(), below.key().cap(), below.key().subject(),
-          below.key().window(), below.settledMicros(), cmd.deltaMicros(), below.message()));
+      return Decision.answer(
+          new AdjustRefused(
+              cmd.adjustmentId(),
+              below.key().cap(),
+              below.key().subject(),
+              below.key().window(),
+              below.settledMicros(),
+              cmd.deltaMicros(),
+              below.message()));
     }
-    SpendAdjusted adjusted = new SpendAdjusted(cmd.adjustmentId(), cmd.operator(), cmd.reason(), cmd.lane(), subject,
-        cmd.deltaMicros(), now, cmd.window(), cmd.scope());
+    SpendAdjusted adjusted =
+        new SpendAdjusted(
+            cmd.adjustmentId(),
+            cmd.operator(),
+            cmd.reason(),
+            cmd.lane(),
+            subject,
+            cmd.deltaMicros(),
+            now,
+            cmd.window(),
+            cmd.scope());
     return Decision.of(adjusted, Adjusted.of(Adjustment.of(adjusted)));
   }
 
   private static String conflictMessage(Adjustment first) {
-    return "adjustment id " + first.id() + " was already used for a different adjustment (lane "
-        + first.lane().wireName() + (first.subject() == null ? "" : ", brand " + first.subject())
-        + ", deltaUsd " + Micros.toUsd(first.deltaMicros()).toPlainString() + ", window " + first.window()
-        + ", scope " + first.scope().wireName() + ", operator " + first.operator()
-        + ", at " + first.at() + "); choose a new id for a new adjustment";
+    return "adjustment id "
+        + first.id()
+        + " was already used for a different adjustment (lane "
+        + first.lane().wireName()
+        + (first.subject() == null ? "" : ", brand " + first.subject())
+        + ", deltaUsd "
+        + Micros.toUsd(first.deltaMicros()).toPlainString()
+        + ", window "
+        + first.window()
+        + ", scope "
+        + first.scope().wireName()
+        + ", operator "
+        + first.operator()
+        + ", at "
+        + first.at()
+        + "); choose a new id for a new adjustment";
   }
 
   /**
@@ -358,17 +492,27 @@ public final class Decider {
    * answers busy again rather than letting the caller wait out its whole ask timeout.
    */
   public static Busy busy(Batchable command) {
-    String id = command instanceof Reserve r ? r.id()
-        : command instanceof Settle s ? s.id()
-        : ((VoidReservation) command).id();
+    String id =
+        command instanceof Reserve r
+            ? r.id()
+            : command instanceof Settle s ? s.id() : ((VoidReservation) command).id();
     return new Busy(id, 1);
   }
 
   /** What the ledger knows about one id. */
   public static ReservationReply reservation(LedgerState state, String id) {
-    return state.reservation(id)
-        .<ReservationReply>map(r -> new ReservationView(r.id(), r.status(), r.lane(), r.subject(), r.amountMicros(),
-            r.isOpen() || r.wasRefused() ? Optional.empty() : Optional.of(r.actualMicros()), r.owner()))
+    return state
+        .reservation(id)
+        .<ReservationReply>map(
+            r ->
+                new ReservationView(
+                    r.id(),
+                    r.status(),
+                    r.lane(),
+                    r.subject(),
+                    r.amountMicros(),
+                    r.isOpen() || r.wasRefused() ? Optional.empty() : Optional.of(r.actualMicros()),
+                    r.owner()))
         .orElseGet(() -> new NotFound(id));
   }
 }

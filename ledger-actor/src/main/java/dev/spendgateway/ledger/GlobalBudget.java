@@ -8,7 +8,6 @@ import dev.spendgateway.ledger.journal.JournalFlush;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -47,12 +46,16 @@ import org.slf4j.LoggerFactory;
  * ({@code GlobalBudget.Reserve}, {@code GlobalBudget.ReservationMade}, ...) keep resolving.
  */
 public final class GlobalBudget
-    extends EventSourcedBehaviorWithEnforcedReplies<LedgerProtocol.Command, LedgerEvents.Event, LedgerState>
+    extends EventSourcedBehaviorWithEnforcedReplies<
+        LedgerProtocol.Command, LedgerEvents.Event, LedgerState>
     implements LedgerProtocol, LedgerEvents {
 
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("global");
 
-  /** For what is logged off the actor's thread (a flush completing), where its context's log must not be used. */
+  /**
+   * For what is logged off the actor's thread (a flush completing), where its context's log must
+   * not be used.
+   */
   private static final Logger FLUSH_LOG = LoggerFactory.getLogger(GlobalBudget.class);
 
   /** Longest id the ledger accepts (the edge answers 400 above it). */
@@ -68,6 +71,7 @@ public final class GlobalBudget
   private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
   private final JournalFlush flush;
+
   /**
    * Completes once the flush covering the latest write has finished. Every answer waits for it:
    * with {@code ledger.journal.pipeline} a confirmed write may not be on disk yet, and an answer
@@ -84,12 +88,18 @@ public final class GlobalBudget
     return create(settings, clock, LedgerObserver.NONE);
   }
 
-  /** As {@link #create(LedgerSettings, Clock)}, telling {@code observer} about every durable write. */
-  public static Behavior<Command> create(LedgerSettings settings, Clock clock, LedgerObserver observer) {
-    return Behaviors.setup(context -> Behaviors.withTimers(timers -> {
-      startTimers(timers, settings);
-      return new GlobalBudget(context, settings, clock, observer);
-    }));
+  /**
+   * As {@link #create(LedgerSettings, Clock)}, telling {@code observer} about every durable write.
+   */
+  public static Behavior<Command> create(
+      LedgerSettings settings, Clock clock, LedgerObserver observer) {
+    return Behaviors.setup(
+        context ->
+            Behaviors.withTimers(
+                timers -> {
+                  startTimers(timers, settings);
+                  return new GlobalBudget(context, settings, clock, observer);
+                }));
   }
 
   private static void startTimers(TimerScheduler<Command> timers, LedgerSettings settings) {
@@ -97,8 +107,14 @@ public final class GlobalBudget
     timers.startTimerWithFixedDelay("compact", new Compact(), settings.compactionInterval());
   }
 
-  private GlobalBudget(ActorContext<Command> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
-    super(PERSISTENCE_ID, SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
+  private GlobalBudget(
+      ActorContext<Command> context,
+      LedgerSettings settings,
+      Clock clock,
+      LedgerObserver observer) {
+    super(
+        PERSISTENCE_ID,
+        SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
     this.context = context;
     this.settings = settings;
     this.decider = new Decider(settings);
@@ -123,15 +139,25 @@ public final class GlobalBudget
         .onSignal(RecoveryCompleted.instance(), this::onRecoveryCompleted)
         // Told so the process can stop after a bounded number of failed recoveries instead of
         // retrying (and logging) forever while answering 503.
-        .onSignal(RecoveryFailed.class, (state, failed) -> tellObserver(() -> observer.recoveryFailed(failed.getFailure(), true)))
+        .onSignal(
+            RecoveryFailed.class,
+            (state, failed) ->
+                tellObserver(() -> observer.recoveryFailed(failed.getFailure(), true)))
         .build();
   }
 
   private void onRecoveryCompleted(LedgerState state) {
     Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
-    context.getLog().info("ledger recovered in {} ms: {} reservation ids known, {} open, {} adjustment ids known",
-        took.toMillis(), state.knownReservations(), state.openReservations(), state.knownAdjustments());
-    tellObserver(() -> observer.recovered(took, state.knownReservations(), state.openReservations()));
+    context
+        .getLog()
+        .info(
+            "ledger recovered in {} ms: {} reservation ids known, {} open, {} adjustment ids known",
+            took.toMillis(),
+            state.knownReservations(),
+            state.openReservations(),
+            state.knownAdjustments());
+    tellObserver(
+        () -> observer.recovered(took, state.knownReservations(), state.openReservations()));
     // Re-arm expiry at once: reservations that timed out while the ledger was down expire now.
     context.getSelf().tell(new ExpireDue());
   }
@@ -143,17 +169,29 @@ public final class GlobalBudget
         .onCommand(Batch.class, this::onBatch)
         .onCommand(Reserve.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
         .onCommand(Settle.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
-        .onCommand(VoidReservation.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
+        .onCommand(
+            VoidReservation.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
         .onCommand(ExpireDue.class, this::onExpireDue)
         .onCommand(Compact.class, this::onCompact)
         .onCommand(Adjust.class, this::onAdjust)
-        .onCommand(OperatorSettle.class,
-            (state, cmd) -> persistThenReply(decider.operatorSettle(state, cmd, clock.instant()), cmd.replyTo()))
-        .onCommand(OperatorVoid.class,
-            (state, cmd) -> persistThenReply(decider.operatorVoid(state, cmd, clock.instant()), cmd.replyTo()))
-        .onCommand(GetUsage.class, (state, cmd) -> replyWhenFlushed(cmd.replyTo(),
-            state.usage(cmd.subject(), cmd.topSubjects(), clock.instant(), settings.caps())))
-        .onCommand(GetReservation.class,
+        .onCommand(
+            OperatorSettle.class,
+            (state, cmd) ->
+                persistThenReply(
+                    decider.operatorSettle(state, cmd, clock.instant()), cmd.replyTo()))
+        .onCommand(
+            OperatorVoid.class,
+            (state, cmd) ->
+                persistThenReply(decider.operatorVoid(state, cmd, clock.instant()), cmd.replyTo()))
+        .onCommand(
+            GetUsage.class,
+            (state, cmd) ->
+                replyWhenFlushed(
+                    cmd.replyTo(),
+                    state.usage(
+                        cmd.subject(), cmd.topSubjects(), clock.instant(), settings.caps())))
+        .onCommand(
+            GetReservation.class,
             (state, cmd) -> replyWhenFlushed(cmd.replyTo(), Decider.reservation(state, cmd.id())))
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))
         .build();
@@ -171,18 +209,28 @@ public final class GlobalBudget
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
     if (events.isEmpty()) {
       whenFlushed(() -> sendAll(decided.decided()));
-      return batch.replyTo() == null ? Effect().noReply() : Effect().reply(batch.replyTo(), written);
+      return batch.replyTo() == null
+          ? Effect().noReply()
+          : Effect().reply(batch.replyTo(), written);
     }
     long writeStarted = System.nanoTime();
-    // The batcher hears of the write when it is confirmed (with ledger.journal.pipeline at commit, so
-    // the next batch is decided and written while this one is flushed); the callers once it is flushed.
-    var effect = Effect().persist(GroupCommit.of(events)).thenRun(newState -> {
-      written();
-      whenFlushed(() -> sendAll(decided.decided()));
-      logOverReserve(events);
-      observePersisted(events, writeStarted);
-    });
-    return batch.replyTo() == null ? effect.thenNoReply() : effect.thenReply(batch.replyTo(), s -> written);
+    // The batcher hears of the write when it is confirmed (with ledger.journal.pipeline at commit,
+    // so
+    // the next batch is decided and written while this one is flushed); the callers once it is
+    // flushed.
+    var effect =
+        Effect()
+            .persist(GroupCommit.of(events))
+            .thenRun(
+                newState -> {
+                  written();
+                  whenFlushed(() -> sendAll(decided.decided()));
+                  logOverReserve(events);
+                  observePersisted(events, writeStarted);
+                });
+    return batch.replyTo() == null
+        ? effect.thenNoReply()
+        : effect.thenReply(batch.replyTo(), s -> written);
   }
 
   private static void sendAll(List<Decided> decided) {
@@ -196,8 +244,12 @@ public final class GlobalBudget
   /** Commands whose callers had given up: counted and logged, never written, never answered. */
   private void reportDropped(int dropped) {
     if (dropped > 0) {
-      context.getLog().warn("dropped {} ledger commands past their deadline (their callers had given up); "
-          + "nothing was written for them", dropped);
+      context
+          .getLog()
+          .warn(
+              "dropped {} ledger commands past their deadline (their callers had given up); "
+                  + "nothing was written for them",
+              dropped);
       tellObserver(() -> observer.droppedPastDeadline(dropped));
     }
   }
@@ -221,8 +273,15 @@ public final class GlobalBudget
     for (Event e : events) {
       if (e instanceof ReservationSettled s && s.overReserve()) {
         String id = Owner.impliedBy(s.id()) == Owner.GATEWAY ? "(a provider call)" : s.id();
-        context.getLog().warn("settled above reserve: id={} lane={} subject={} reservedUsd={} actualUsd={}",
-            id, s.lane().wireName(), s.subject(), Micros.toUsd(s.reservedMicros()), Micros.toUsd(s.actualMicros()));
+        context
+            .getLog()
+            .warn(
+                "settled above reserve: id={} lane={} subject={} reservedUsd={} actualUsd={}",
+                id,
+                s.lane().wireName(),
+                s.subject(),
+                Micros.toUsd(s.reservedMicros()),
+                Micros.toUsd(s.actualMicros()));
       }
     }
   }
@@ -233,12 +292,14 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(GroupCommit.of(expired))
-        .thenRun(s -> {
-          written();
-          context.getLog().info("expired {} reservations at their worst case", expired.size());
-          observePersisted(expired, writeStarted);
-        })
+    return Effect()
+        .persist(GroupCommit.of(expired))
+        .thenRun(
+            s -> {
+              written();
+              context.getLog().info("expired {} reservations at their worst case", expired.size());
+              observePersisted(expired, writeStarted);
+            })
         .thenNoReply();
   }
 
@@ -248,15 +309,18 @@ public final class GlobalBudget
       return Effect().noReply();
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(compacted.get())
-        .thenRun(s -> {
-          written();
-          observePersisted(List.of(compacted.get()), writeStarted);
-          // Ids leave the window a slice at a time; the next slice queues behind waiting commands.
-          if (decider.moreToCompact(s, clock.instant())) {
-            context.getSelf().tell(new Compact());
-          }
-        })
+    return Effect()
+        .persist(compacted.get())
+        .thenRun(
+            s -> {
+              written();
+              observePersisted(List.of(compacted.get()), writeStarted);
+              // Ids leave the window a slice at a time; the next slice queues behind waiting
+              // commands.
+              if (decider.moreToCompact(s, clock.instant())) {
+                context.getSelf().tell(new Compact());
+              }
+            })
         .thenNoReply();
   }
 
@@ -270,16 +334,31 @@ public final class GlobalBudget
   private void logAdjustment(Adjust cmd, Decision<AdjustReply> decision) {
     AdjustReply reply = decision.reply();
     if (!decision.events().isEmpty() && reply instanceof Adjusted a) {
-      context.getLog().info("operator adjustment: id={} lane={} subject={} deltaUsd={}",
-          a.adjustmentId(), a.lane().wireName(), a.subject(), Micros.toUsd(a.deltaMicros()));
+      context
+          .getLog()
+          .info(
+              "operator adjustment: id={} lane={} subject={} deltaUsd={}",
+              a.adjustmentId(),
+              a.lane().wireName(),
+              a.subject(),
+              Micros.toUsd(a.deltaMicros()));
     } else if (reply instanceof Adjusted a) {
-      context.getLog().info("operator adjustment repeated: id={}; nothing changed", a.adjustmentId());
+      context
+          .getLog()
+          .info("operator adjustment repeated: id={}; nothing changed", a.adjustmentId());
     } else if (reply instanceof Conflict) {
-      context.getLog().info("operator adjustment refused: id={} was already used for a different adjustment",
-          cmd.adjustmentId());
+      context
+          .getLog()
+          .info(
+              "operator adjustment refused: id={} was already used for a different adjustment",
+              cmd.adjustmentId());
     } else if (reply instanceof AdjustRefused refused) {
-      context.getLog().info("operator adjustment refused: id={} would take {} below zero", cmd.adjustmentId(),
-          refused.cap().wireName());
+      context
+          .getLog()
+          .info(
+              "operator adjustment refused: id={} would take {} below zero",
+              cmd.adjustmentId(),
+              refused.cap().wireName());
     }
   }
 
@@ -287,7 +366,8 @@ public final class GlobalBudget
    * Persists a decision's events (if any), then sends its reply; a decision without events answers
    * at once, and a dropped one (its caller had given up) not at all.
    */
-  private <R> ReplyEffect<Event, LedgerState> persistThenReply(Decision<R> decision, ActorRef<R> replyTo) {
+  private <R> ReplyEffect<Event, LedgerState> persistThenReply(
+      Decision<R> decision, ActorRef<R> replyTo) {
     if (decision.isDropped()) {
       reportDropped(1);
       return Effect().noReply();
@@ -296,13 +376,15 @@ public final class GlobalBudget
       return replyWhenFlushed(replyTo, decision.reply());
     }
     long writeStarted = System.nanoTime();
-    return Effect().persist(GroupCommit.of(decision.events()))
-        .thenRun(s -> {
-          written();
-          whenFlushed(() -> replyTo.tell(decision.reply()));
-          logOverReserve(decision.events());
-          observePersisted(decision.events(), writeStarted);
-        })
+    return Effect()
+        .persist(GroupCommit.of(decision.events()))
+        .thenRun(
+            s -> {
+              written();
+              whenFlushed(() -> replyTo.tell(decision.reply()));
+              logOverReserve(decision.events());
+              observePersisted(decision.events(), writeStarted);
+            })
         .thenNoReply();
   }
 
@@ -310,18 +392,23 @@ public final class GlobalBudget
   private void written() {
     if (flush.answersWaitForFlush()) {
       CompletionStage<Void> flushed = flush.afterCommit();
-      flushed.whenComplete((ok, failure) -> {
-        if (failure != null) {
-          // Nobody waiting on this flush is answered (their asks time out, nothing was acknowledged);
-          // the rows are committed, so the next flush that succeeds puts them on disk.
-          FLUSH_LOG.warn("ledger journal flush failed; its callers get no answer: {}", failure.toString());
-        }
-      });
+      flushed.whenComplete(
+          (ok, failure) -> {
+            if (failure != null) {
+              // Nobody waiting on this flush is answered (their asks time out, nothing was
+              // acknowledged);
+              // the rows are committed, so the next flush that succeeds puts them on disk.
+              FLUSH_LOG.warn(
+                  "ledger journal flush failed; its callers get no answer: {}", failure.toString());
+            }
+          });
       latestWriteFlushed = flushed;
     }
   }
 
-  /** Runs {@code answer} once everything written so far is flushed; never when that flush failed. */
+  /**
+   * Runs {@code answer} once everything written so far is flushed; never when that flush failed.
+   */
   private void whenFlushed(Runnable answer) {
     CompletableFuture<Void> flushed = latestWriteFlushed.toCompletableFuture();
     if (flushed.isDone() && !flushed.isCompletedExceptionally()) {
@@ -357,8 +444,6 @@ public final class GlobalBudget
 
   @Override
   public EventHandler<LedgerState, Event> eventHandler() {
-    return newEventHandlerBuilder()
-        .forAnyState()
-        .onAnyEvent(LedgerState::applied);
+    return newEventHandlerBuilder().forAnyState().onAnyEvent(LedgerState::applied);
   }
 }

@@ -20,12 +20,12 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
  * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
- * with the ledger's answer (given only after the event is durable) or fails with a
- * {@code TimeoutException} after the ask timeout ({@code ledger.ask-timeout}). Every write command
- * carries that instant as its deadline: the ledger drops a command it reaches later, so a call
- * answered 503 is not booked afterwards. A reserve, settle or void may also complete at once with
- * {@link LedgerProtocol.Busy} when the ledger's queue is full (map it to 503 {@code ledger_busy}
- * with {@code retry-after}).
+ * with the ledger's answer (given only after the event is durable) or fails with a {@code
+ * TimeoutException} after the ask timeout ({@code ledger.ask-timeout}). Every write command carries
+ * that instant as its deadline: the ledger drops a command it reaches later, so a call answered 503
+ * is not booked afterwards. A reserve, settle or void may also complete at once with {@link
+ * LedgerProtocol.Busy} when the ledger's queue is full (map it to 503 {@code ledger_busy} with
+ * {@code retry-after}).
  *
  * <p>The returned stages are plain {@link CompletableFuture}s completed on {@code executor} (the
  * actor system's dispatcher). Pekko's own ask stage runs every dependent stage asynchronously on
@@ -45,8 +45,15 @@ public final class LedgerClient {
   private final Owner owner;
   private final Clock clock;
 
-  /** The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}; deadlines on the system clock. */
-  public LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor, Duration askTimeout) {
+  /**
+   * The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}; deadlines on the
+   * system clock.
+   */
+  public LedgerClient(
+      ActorRef<GlobalBudget.Command> ledger,
+      Scheduler scheduler,
+      Executor executor,
+      Duration askTimeout) {
     this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC());
   }
 
@@ -55,8 +62,13 @@ public final class LedgerClient {
    * @param clock the ledger's clock: every write command carries the instant its ask times out on
    *     it as its deadline, and the ledger drops a command it reaches only after that instant
    */
-  private LedgerClient(ActorRef<GlobalBudget.Command> ledger, Scheduler scheduler, Executor executor,
-      Duration askTimeout, Owner owner, Clock clock) {
+  private LedgerClient(
+      ActorRef<GlobalBudget.Command> ledger,
+      Scheduler scheduler,
+      Executor executor,
+      Duration askTimeout,
+      Owner owner,
+      Clock clock) {
     this.ledger = ledger;
     this.scheduler = scheduler;
     this.executor = executor;
@@ -76,15 +88,27 @@ public final class LedgerClient {
   }
 
   /** The gateway's client of a ledger running on the system clock. */
-  public static LedgerClient of(ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
+  public static LedgerClient of(
+      ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings) {
     return of(system, ledger, settings, Clock.systemUTC());
   }
 
-  /** The gateway's client of a ledger running on {@code clock} (the one given to {@link Ledger#spawn}). */
+  /**
+   * The gateway's client of a ledger running on {@code clock} (the one given to {@link
+   * Ledger#spawn}).
+   */
   public static LedgerClient of(
-      ActorSystem<?> system, ActorRef<GlobalBudget.Command> ledger, LedgerSettings settings, Clock clock) {
-    return new LedgerClient(ledger, system.scheduler(), system.executionContext(), settings.askTimeout(),
-        Owner.GATEWAY, clock);
+      ActorSystem<?> system,
+      ActorRef<GlobalBudget.Command> ledger,
+      LedgerSettings settings,
+      Clock clock) {
+    return new LedgerClient(
+        ledger,
+        system.scheduler(),
+        system.executionContext(),
+        settings.askTimeout(),
+        Owner.GATEWAY,
+        clock);
   }
 
   /** When a command sent now stops being worth deciding: when its ask times out. */
@@ -93,8 +117,18 @@ public final class LedgerClient {
   }
 
   public CompletionStage<ReserveReply> reserve(ReserveRequest r) {
-    return ask(replyTo -> new GlobalBudget.Reserve(r.id(), r.lane(), r.subject(), r.amountMicros(),
-        r.brandDailyMicros(), r.brandMonthlyMicros(), owner, deadline(), replyTo));
+    return ask(
+        replyTo ->
+            new GlobalBudget.Reserve(
+                r.id(),
+                r.lane(),
+                r.subject(),
+                r.amountMicros(),
+                r.brandDailyMicros(),
+                r.brandMonthlyMicros(),
+                owner,
+                deadline(),
+                replyTo));
   }
 
   public CompletionStage<CloseReply> settle(String id, long actualMicros) {
@@ -107,8 +141,12 @@ public final class LedgerClient {
   }
 
   /** Operator's settle: journaled with {@code operator} and {@code reason}. */
-  public CompletionStage<CloseReply> operatorSettle(String id, long actualMicros, String operator, String reason) {
-    return ask(replyTo -> new GlobalBudget.OperatorSettle(id, actualMicros, operator, reason, deadline(), replyTo));
+  public CompletionStage<CloseReply> operatorSettle(
+      String id, long actualMicros, String operator, String reason) {
+    return ask(
+        replyTo ->
+            new GlobalBudget.OperatorSettle(
+                id, actualMicros, operator, reason, deadline(), replyTo));
   }
 
   /** Operator's void: journaled with {@code operator} and {@code reason}. */
@@ -124,17 +162,36 @@ public final class LedgerClient {
    * adjustment answers {@code Conflict}.
    */
   public CompletionStage<LedgerProtocol.AdjustReply> adjust(
-      String adjustmentId, String operator, String reason, dev.spendgateway.policy.access.Lane lane, String subject,
-      long deltaMicros, String window, AdjustmentScope scope) {
-    return ask(replyTo -> new GlobalBudget.Adjust(adjustmentId, operator, reason, lane, subject, deltaMicros, window,
-        scope, deadline(), replyTo));
+      String adjustmentId,
+      String operator,
+      String reason,
+      dev.spendgateway.policy.access.Lane lane,
+      String subject,
+      long deltaMicros,
+      String window,
+      AdjustmentScope scope) {
+    return ask(
+        replyTo ->
+            new GlobalBudget.Adjust(
+                adjustmentId,
+                operator,
+                reason,
+                lane,
+                subject,
+                deltaMicros,
+                window,
+                scope,
+                deadline(),
+                replyTo));
   }
 
   public CompletionStage<ReservationReply> get(String id) {
     return ask(replyTo -> new GlobalBudget.GetReservation(id, replyTo));
   }
 
-  /** @param subject a brand or preview id to narrow the per-subject caps to */
+  /**
+   * @param subject a brand or preview id to narrow the per-subject caps to
+   */
   public CompletionStage<Usage> usage(Optional<String> subject) {
     return ask(replyTo -> new GlobalBudget.GetUsage(subject, replyTo));
   }
@@ -150,19 +207,25 @@ public final class LedgerClient {
    */
   public CompletionStage<Done> awaitReady() {
     CompletionStage<GlobalBudget.Ready> ready = ask(GlobalBudget.AwaitReady::new);
-    return ready.handle((r, failure) -> failure == null)
-        .thenCompose(ok -> ok ? CompletableFuture.completedFuture(Done.getInstance()) : awaitReady());
+    return ready
+        .handle((r, failure) -> failure == null)
+        .thenCompose(
+            ok -> ok ? CompletableFuture.completedFuture(Done.getInstance()) : awaitReady());
   }
 
-  private <R> CompletionStage<R> ask(org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message) {
+  private <R> CompletionStage<R> ask(
+      org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message) {
     CompletableFuture<R> answer = new CompletableFuture<>();
-    AskPattern.ask(ledger, message, askTimeout, scheduler).whenCompleteAsync((reply, failure) -> {
-      if (failure == null) {
-        answer.complete(reply);
-      } else {
-        answer.completeExceptionally(failure);
-      }
-    }, executor);
+    AskPattern.ask(ledger, message, askTimeout, scheduler)
+        .whenCompleteAsync(
+            (reply, failure) -> {
+              if (failure == null) {
+                answer.complete(reply);
+              } else {
+                answer.completeExceptionally(failure);
+              }
+            },
+            executor);
     return answer;
   }
 }

@@ -14,18 +14,20 @@ import java.util.List;
 /**
  * The persisted events: full facts, each with a schema version ({@code v}) so old formats stay
  * readable. Their JSON shape is the journal's format; journals written before these records moved
- * here name them {@code GlobalBudget$<Event>}, which {@link LedgerClassRenames} maps to these names.
+ * here name them {@code GlobalBudget$<Event>}, which {@link LedgerClassRenames} maps to these
+ * names.
  *
  * <p>{@link GlobalBudget} implements this interface so that {@code GlobalBudget.ReservationMade}
  * and the other names keep resolving for callers.
  */
 public interface LedgerEvents {
 
-
   public sealed interface Event extends LedgerSerializable {
     Instant at();
 
-    /** Schema version of the event's JSON/CBOR form; bump with a JacksonMigration when it changes. */
+    /**
+     * Schema version of the event's JSON/CBOR form; bump with a JacksonMigration when it changes.
+     */
     @JsonProperty(value = "v", access = JsonProperty.Access.READ_ONLY)
     default int version() {
       return 1;
@@ -38,54 +40,122 @@ public interface LedgerEvents {
    * id's namespace implies ({@link Owner#impliedBy}).
    */
   public record ReservationMade(
-      String id, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros,
-      Instant at, Instant expiresAt, Owner owner)
+      String id,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      Instant at,
+      Instant expiresAt,
+      Owner owner)
       implements Event {
     public ReservationMade {
       owner = owner == null ? Owner.impliedBy(id) : owner;
     }
 
     /** The older form, without an owner. */
-    public ReservationMade(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
-        long brandMonthlyMicros, Instant at, Instant expiresAt) {
-      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, at, expiresAt, null);
+    public ReservationMade(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        Instant at,
+        Instant expiresAt) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          at,
+          expiresAt,
+          null);
     }
   }
 
   /**
-   * Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit and
-   * idempotency. {@code owner} as in {@link ReservationMade}.
+   * Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit
+   * and idempotency. {@code owner} as in {@link ReservationMade}.
    */
   public record ReservationRefused(
-      String id, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros,
-      CapName cap, String capSubject, String window, long limitMicros, long headroomMicros, Instant at, Owner owner)
+      String id,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      CapName cap,
+      String capSubject,
+      String window,
+      long limitMicros,
+      long headroomMicros,
+      Instant at,
+      Owner owner)
       implements Event {
     public ReservationRefused {
       owner = owner == null ? Owner.impliedBy(id) : owner;
     }
 
     /** The older form, without an owner. */
-    public ReservationRefused(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
-        long brandMonthlyMicros, CapName cap, String capSubject, String window, long limitMicros, long headroomMicros,
+    public ReservationRefused(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        CapName cap,
+        String capSubject,
+        String window,
+        long limitMicros,
+        long headroomMicros,
         Instant at) {
-      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, cap, capSubject, window, limitMicros,
-          headroomMicros, at, null);
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          cap,
+          capSubject,
+          window,
+          limitMicros,
+          headroomMicros,
+          at,
+          null);
     }
   }
 
   /**
-   * Event: closed at its real cost; {@code actualMicros > reservedMicros} is recorded as is.
-   * {@code operator} and {@code reason} are set only when an operator settled it (added after v1:
-   * absent, i.e. null, in older events).
+   * Event: closed at its real cost; {@code actualMicros > reservedMicros} is recorded as is. {@code
+   * operator} and {@code reason} are set only when an operator settled it (added after v1: absent,
+   * i.e. null, in older events).
    */
   public record ReservationSettled(
-      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, long actualMicros, Instant at,
+      String id,
+      Lane lane,
+      String subject,
+      Instant reservedAt,
+      long reservedMicros,
+      long actualMicros,
+      Instant at,
       @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
       @JsonInclude(JsonInclude.Include.NON_NULL) String reason)
       implements Event {
     /** A settle by the caller that reserved (no operator). */
     public ReservationSettled(
-        String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, long actualMicros, Instant at) {
+        String id,
+        Lane lane,
+        String subject,
+        Instant reservedAt,
+        long reservedMicros,
+        long actualMicros,
+        Instant at) {
       this(id, lane, subject, reservedAt, reservedMicros, actualMicros, at, null, null);
     }
 
@@ -99,30 +169,44 @@ public interface LedgerEvents {
    * {@link ReservationSettled}.
    */
   public record ReservationVoided(
-      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at,
+      String id,
+      Lane lane,
+      String subject,
+      Instant reservedAt,
+      long reservedMicros,
+      Instant at,
       @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
       @JsonInclude(JsonInclude.Include.NON_NULL) String reason)
       implements Event {
     /** A void by the caller that reserved (no operator). */
-    public ReservationVoided(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at) {
+    public ReservationVoided(
+        String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at) {
       this(id, lane, subject, reservedAt, reservedMicros, at, null, null);
     }
   }
 
   /** Event: left open past the timeout, closed at its worst case. */
-  public record ReservationExpired(String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at)
+  public record ReservationExpired(
+      String id, Lane lane, String subject, Instant reservedAt, long reservedMicros, Instant at)
       implements Event {}
 
   /**
-   * Event: an operator moved settled spend by {@code deltaMicros} in the caps of {@code lane}/{@code
-   * subject} that {@code scope} names, in the windows containing {@code window} (see {@link
-   * AdjustmentWindow}). {@code window} and {@code scope} were added after v1: an older event has
-   * neither and moved every cap of the lane in the day and month of {@code at}, which is exactly a
-   * {@link AdjustmentScope#REFUND} on the day of {@code at}, so it reads as that.
+   * Event: an operator moved settled spend by {@code deltaMicros} in the caps of {@code
+   * lane}/{@code subject} that {@code scope} names, in the windows containing {@code window} (see
+   * {@link AdjustmentWindow}). {@code window} and {@code scope} were added after v1: an older event
+   * has neither and moved every cap of the lane in the day and month of {@code at}, which is
+   * exactly a {@link AdjustmentScope#REFUND} on the day of {@code at}, so it reads as that.
    */
   public record SpendAdjusted(
-      String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at,
-      String window, AdjustmentScope scope)
+      String adjustmentId,
+      String operator,
+      String reason,
+      Lane lane,
+      String subject,
+      long deltaMicros,
+      Instant at,
+      String window,
+      AdjustmentScope scope)
       implements Event {
     public SpendAdjusted {
       window = window == null && at != null ? CapWindows.dayKey(at) : window;
@@ -131,7 +215,13 @@ public interface LedgerEvents {
 
     /** The older form: every cap of the lane, in the windows of {@code at}. */
     public SpendAdjusted(
-        String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros, Instant at) {
+        String adjustmentId,
+        String operator,
+        String reason,
+        Lane lane,
+        String subject,
+        long deltaMicros,
+        Instant at) {
       this(adjustmentId, operator, reason, lane, subject, deltaMicros, at, null, null);
     }
   }
@@ -144,8 +234,8 @@ public interface LedgerEvents {
    * reads as {@code idsClosedBefore = cutoff} and no filter dropped (see {@link
    * LedgerSchemaMigration}).
    */
-  public record Compacted(Instant cutoff, Instant at, Instant idsClosedBefore, Instant pastIdsBefore)
-      implements Event {
+  public record Compacted(
+      Instant cutoff, Instant at, Instant idsClosedBefore, Instant pastIdsBefore) implements Event {
     public Compacted {
       idsClosedBefore = idsClosedBefore == null ? cutoff : idsClosedBefore;
     }
@@ -175,15 +265,16 @@ public interface LedgerEvents {
    */
   public record GroupCommit(
       @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.WRAPPER_OBJECT)
-      @JsonSubTypes({
-          @JsonSubTypes.Type(value = ReservationMade.class, name = "ReservationMade"),
-          @JsonSubTypes.Type(value = ReservationRefused.class, name = "ReservationRefused"),
-          @JsonSubTypes.Type(value = ReservationSettled.class, name = "ReservationSettled"),
-          @JsonSubTypes.Type(value = ReservationVoided.class, name = "ReservationVoided"),
-          @JsonSubTypes.Type(value = ReservationExpired.class, name = "ReservationExpired"),
-          @JsonSubTypes.Type(value = SpendAdjusted.class, name = "SpendAdjusted"),
-          @JsonSubTypes.Type(value = Compacted.class, name = "Compacted")})
-      List<Event> facts)
+          @JsonSubTypes({
+            @JsonSubTypes.Type(value = ReservationMade.class, name = "ReservationMade"),
+            @JsonSubTypes.Type(value = ReservationRefused.class, name = "ReservationRefused"),
+            @JsonSubTypes.Type(value = ReservationSettled.class, name = "ReservationSettled"),
+            @JsonSubTypes.Type(value = ReservationVoided.class, name = "ReservationVoided"),
+            @JsonSubTypes.Type(value = ReservationExpired.class, name = "ReservationExpired"),
+            @JsonSubTypes.Type(value = SpendAdjusted.class, name = "SpendAdjusted"),
+            @JsonSubTypes.Type(value = Compacted.class, name = "Compacted")
+          })
+          List<Event> facts)
       implements Event {
     public GroupCommit {
       if (facts == null || facts.isEmpty()) {
@@ -214,5 +305,4 @@ public interface LedgerEvents {
       return row instanceof GroupCommit g ? g.facts() : List.of(row);
     }
   }
-
 }

@@ -6,8 +6,8 @@ import java.util.List;
 
 /**
  * Told what the ledger did, for metrics. Called on the ledger's thread only after the events are
- * durable in the journal (never from an event handler, never during recovery), so an
- * implementation must be quick and must not block; anything it throws is logged and ignored.
+ * durable in the journal (never from an event handler, never during recovery), so an implementation
+ * must be quick and must not block; anything it throws is logged and ignored.
  */
 public interface LedgerObserver {
   /** Observes nothing: the default for callers that do not collect metrics. */
@@ -30,7 +30,8 @@ public interface LedgerObserver {
 
   /**
    * The ledger could not recover (its journal schema could not be created, or reading the snapshot
-   * or the journal failed). {@code retrying}: it will be restarted and try again; false: it stopped.
+   * or the journal failed). {@code retrying}: it will be restarted and try again; false: it
+   * stopped.
    */
   default void recoveryFailed(Throwable cause, boolean retrying) {}
 
@@ -41,8 +42,8 @@ public interface LedgerObserver {
   default void droppedPastDeadline(int commands) {}
 
   /**
-   * The batcher answered {@code commands} busy at once because its queue was full
-   * ({@code ledger.max-queued-commands}); none was decided.
+   * The batcher answered {@code commands} busy at once because its queue was full ({@code
+   * ledger.max-queued-commands}); none was decided.
    */
   default void shed(int commands) {}
 }

@@ -61,20 +61,52 @@ public interface LedgerProtocol {
       ActorRef<ReserveReply> replyTo)
       implements Batchable {
     /** Without a deadline. */
-    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
-        long brandMonthlyMicros, Owner owner, ActorRef<ReserveReply> replyTo) {
-      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, owner, null, replyTo);
+    public Reserve(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        Owner owner,
+        ActorRef<ReserveReply> replyTo) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          owner,
+          null,
+          replyTo);
     }
 
     /** A reservation of the gateway's provider routes, without a deadline. */
-    public Reserve(String id, Lane lane, String subject, long amountMicros, long brandDailyMicros,
-        long brandMonthlyMicros, ActorRef<ReserveReply> replyTo) {
-      this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, Owner.GATEWAY, null, replyTo);
+    public Reserve(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        ActorRef<ReserveReply> replyTo) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          Owner.GATEWAY,
+          null,
+          replyTo);
     }
   }
 
   /** Close an open reservation at its real cost; {@code closer} must be its owner. */
-  public record Settle(String id, long actualMicros, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+  public record Settle(
+      String id, long actualMicros, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
       implements Batchable {
     /** Without a deadline. */
     public Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) {
@@ -87,8 +119,11 @@ public interface LedgerProtocol {
     }
   }
 
-  /** Close an open reservation at zero: the provider did not bill. {@code closer} must be its owner. */
-  public record VoidReservation(String id, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
+  /**
+   * Close an open reservation at zero: the provider did not bill. {@code closer} must be its owner.
+   */
+  public record VoidReservation(
+      String id, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
       implements Batchable {
     /** Without a deadline. */
     public VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) {
@@ -102,7 +137,8 @@ public interface LedgerProtocol {
   }
 
   /** Decide {@code commands} in order and persist their events as one write; then answer each. */
-  public record Batch(List<Batchable> commands, ActorRef<BatchWritten> replyTo) implements Command {}
+  public record Batch(List<Batchable> commands, ActorRef<BatchWritten> replyTo)
+      implements Command {}
 
   /** Timer tick: expire every open reservation past its {@code expiresAt}, at its worst case. */
   public record ExpireDue() implements Command {}
@@ -119,31 +155,59 @@ public interface LedgerProtocol {
    * nothing; the same id with other fields is a {@link Conflict}.
    */
   public record Adjust(
-      String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
-      String window, AdjustmentScope scope, Instant deadline, ActorRef<AdjustReply> replyTo)
+      String adjustmentId,
+      String operator,
+      String reason,
+      Lane lane,
+      String subject,
+      long deltaMicros,
+      String window,
+      AdjustmentScope scope,
+      Instant deadline,
+      ActorRef<AdjustReply> replyTo)
       implements WithDeadline {
     /** Without a deadline. */
-    public Adjust(String adjustmentId, String operator, String reason, Lane lane, String subject, long deltaMicros,
-        String window, AdjustmentScope scope, ActorRef<AdjustReply> replyTo) {
-      this(adjustmentId, operator, reason, lane, subject, deltaMicros, window, scope, null, replyTo);
+    public Adjust(
+        String adjustmentId,
+        String operator,
+        String reason,
+        Lane lane,
+        String subject,
+        long deltaMicros,
+        String window,
+        AdjustmentScope scope,
+        ActorRef<AdjustReply> replyTo) {
+      this(
+          adjustmentId, operator, reason, lane, subject, deltaMicros, window, scope, null, replyTo);
     }
   }
 
   /**
-   * Operator's settle through the running actor: like {@link Settle}, and the event records who
-   * and why. Not group-committed (rare), decided in order with the batches.
+   * Operator's settle through the running actor: like {@link Settle}, and the event records who and
+   * why. Not group-committed (rare), decided in order with the batches.
    */
-  public record OperatorSettle(String id, long actualMicros, String operator, String reason, Instant deadline,
+  public record OperatorSettle(
+      String id,
+      long actualMicros,
+      String operator,
+      String reason,
+      Instant deadline,
       ActorRef<CloseReply> replyTo)
       implements WithDeadline {
     /** Without a deadline. */
-    public OperatorSettle(String id, long actualMicros, String operator, String reason, ActorRef<CloseReply> replyTo) {
+    public OperatorSettle(
+        String id,
+        long actualMicros,
+        String operator,
+        String reason,
+        ActorRef<CloseReply> replyTo) {
       this(id, actualMicros, operator, reason, null, replyTo);
     }
   }
 
   /** Operator's void through the running actor: like {@link VoidReservation}, with who and why. */
-  public record OperatorVoid(String id, String operator, String reason, Instant deadline, ActorRef<CloseReply> replyTo)
+  public record OperatorVoid(
+      String id, String operator, String reason, Instant deadline, ActorRef<CloseReply> replyTo)
       implements WithDeadline {
     /** Without a deadline. */
     public OperatorVoid(String id, String operator, String reason, ActorRef<CloseReply> replyTo) {
@@ -157,7 +221,8 @@ public interface LedgerProtocol {
    * brands or preview ids (those with the most spent + held in the current windows): the number of
    * preview ids grows without end, and a read must not grow with it.
    */
-  public record GetUsage(Optional<String> subject, int topSubjects, ActorRef<Usage> replyTo) implements Command {
+  public record GetUsage(Optional<String> subject, int topSubjects, ActorRef<Usage> replyTo)
+      implements Command {
     /** The default number of subjects a subject-less usage read lists. */
     public static final int DEFAULT_TOP_SUBJECTS = 20;
 
@@ -179,8 +244,8 @@ public interface LedgerProtocol {
 
   /**
    * The ledger is leaving this node (its cluster singleton is handed over): the batch being written
-   * is finished and answered, every command still waiting is answered {@link Busy} (nothing decided,
-   * retry), and the ledger stops.
+   * is finished and answered, every command still waiting is answered {@link Busy} (nothing
+   * decided, retry), and the ledger stops.
    */
   public record HandOver() implements Command {}
 
@@ -199,28 +264,34 @@ public interface LedgerProtocol {
   /** The amount is held (durably). Also the answer to a repeat of an admitted id. */
   public record Reserved(String id, long amountMicros) implements ReserveReply {}
 
-  /** The first cap that could not take the amount, with its headroom. A refused id stays refused. */
-  public record Refused(String id, CapName cap, String subject, long headroomMicros) implements ReserveReply {}
+  /**
+   * The first cap that could not take the amount, with its headroom. A refused id stays refused.
+   */
+  public record Refused(String id, CapName cap, String subject, long headroomMicros)
+      implements ReserveReply {}
 
   /**
-   * The ledger's queue of reserve/settle/void commands was full ({@code ledger.max-queued-commands}):
-   * answered at once, nothing decided or written. The caller may retry the same command after
-   * {@code retryAfterSeconds} (the edge answers 503 {@code ledger_busy} with {@code retry-after}).
+   * The ledger's queue of reserve/settle/void commands was full ({@code
+   * ledger.max-queued-commands}): answered at once, nothing decided or written. The caller may
+   * retry the same command after {@code retryAfterSeconds} (the edge answers 503 {@code
+   * ledger_busy} with {@code retry-after}).
    */
   public record Busy(String id, int retryAfterSeconds) implements ReserveReply, CloseReply {}
 
   /** The id is already used by a different request. */
-  public record Conflict(String id, String message) implements ReserveReply, CloseReply, AdjustReply {}
+  public record Conflict(String id, String message)
+      implements ReserveReply, CloseReply, AdjustReply {}
 
   /**
-   * Reply: the id was used before the idempotency window (or a past-id filter's false positive, about
-   * 1 in 100): its first answer is gone, and a second reservation under it is never made (409
+   * Reply: the id was used before the idempotency window (or a past-id filter's false positive,
+   * about 1 in 100): its first answer is gone, and a second reservation under it is never made (409
    * {@code id_reused}); the caller must use a new id.
    */
   public record IdReused(String id) implements ReserveReply {}
 
   /** The command itself is malformed (negative amount, missing subject...). Nothing changed. */
-  public record Invalid(String id, String field, String message) implements ReserveReply, CloseReply, AdjustReply {}
+  public record Invalid(String id, String field, String message)
+      implements ReserveReply, CloseReply, AdjustReply {}
 
   /** The reservation is closed; a repeated settle or void gets the first result. */
   public record Closed(String id, Status status, long actualMicros) implements CloseReply {}
@@ -242,20 +313,33 @@ public interface LedgerProtocol {
    * @param owner who made it (the ledger API shows only its own)
    */
   public record ReservationView(
-      String id, Status status, Lane lane, String subject, long amountMicros, Optional<Long> actualMicros, Owner owner)
+      String id,
+      Status status,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      Optional<Long> actualMicros,
+      Owner owner)
       implements ReservationReply {}
 
   /**
-   * @param activeSubjects how many brands and preview ids have spend or holds in the current windows
-   *     (the caps of at most the requested number of them are in {@code caps})
+   * @param activeSubjects how many brands and preview ids have spend or holds in the current
+   *     windows (the caps of at most the requested number of them are in {@code caps})
    */
-  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects) implements LedgerSerializable {
+  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects)
+      implements LedgerSerializable {
     public Usage(List<CapUsage> caps, int openReservations) {
       this(caps, openReservations, 0);
     }
   }
 
-  public record CapUsage(CapName cap, String subject, String window, long limitMicros, long spentMicros, long reservedMicros)
+  public record CapUsage(
+      CapName cap,
+      String subject,
+      String window,
+      long limitMicros,
+      long spentMicros,
+      long reservedMicros)
       implements LedgerSerializable {
     public long remainingMicros() {
       return limitMicros - spentMicros - reservedMicros;
@@ -266,11 +350,25 @@ public interface LedgerProtocol {
    * The adjustment is applied (durably). Also the answer to a repeat of its id: the first one's
    * facts, reason included.
    */
-  public record Adjusted(String adjustmentId, Lane lane, String subject, long deltaMicros, String operator, String reason,
-      String window, AdjustmentScope scope)
+  public record Adjusted(
+      String adjustmentId,
+      Lane lane,
+      String subject,
+      long deltaMicros,
+      String operator,
+      String reason,
+      String window,
+      AdjustmentScope scope)
       implements AdjustReply {
     static Adjusted of(Adjustment a) {
-      return new Adjusted(a.id(), a.lane(), a.subject(), a.deltaMicros(), a.operator(), a.reason(), a.window(),
+      return new Adjusted(
+          a.id(),
+          a.lane(),
+          a.subject(),
+          a.deltaMicros(),
+          a.operator(),
+          a.reason(),
+          a.window(),
           a.scope());
     }
   }
@@ -279,11 +377,17 @@ public interface LedgerProtocol {
    * The adjustment would take {@code cap}'s settled spend in {@code window} below zero (more
    * headroom than the cap itself). Nothing changed; the id stays unused.
    */
-  public record AdjustRefused(String adjustmentId, CapName cap, String subject, String window, long settledMicros,
-      long deltaMicros, String message) implements AdjustReply {}
+  public record AdjustRefused(
+      String adjustmentId,
+      CapName cap,
+      String subject,
+      String window,
+      long settledMicros,
+      long deltaMicros,
+      String message)
+      implements AdjustReply {}
 
   public record BatchWritten(int commands, int events) implements LedgerSerializable {}
 
   public record Ready() implements LedgerSerializable {}
-
 }

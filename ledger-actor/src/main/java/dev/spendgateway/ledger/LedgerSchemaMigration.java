@@ -58,7 +58,10 @@ public abstract class LedgerSchemaMigration extends JacksonMigration {
 
     @Override
     protected JsonNode upgrade(int from, JsonNode json) {
-      if (from == 1 && json instanceof ObjectNode o && !o.has("idsClosedBefore") && o.has("cutoff")) {
+      if (from == 1
+          && json instanceof ObjectNode o
+          && !o.has("idsClosedBefore")
+          && o.has("cutoff")) {
         o.set("idsClosedBefore", o.get("cutoff"));
       }
       return json;

@@ -7,8 +7,8 @@ import java.math.BigDecimal;
 import java.time.Duration;
 
 /**
- * The ledger's settings, read from the {@code ledger} block of the config (see
- * {@code conf/ledger.conf} for what each key means and why it has its default).
+ * The ledger's settings, read from the {@code ledger} block of the config (see {@code
+ * conf/ledger.conf} for what each key means and why it has its default).
  */
 public record LedgerSettings(
     CapLimits caps,
@@ -26,33 +26,86 @@ public record LedgerSettings(
     Duration idempotencyWindow,
     Duration idempotencyHorizon) {
 
-  /** Default of {@code ledger.idempotency-window} when a config leaves it out (see conf/ledger.conf). */
+  /**
+   * Default of {@code ledger.idempotency-window} when a config leaves it out (see
+   * conf/ledger.conf).
+   */
   public static final Duration DEFAULT_IDEMPOTENCY_WINDOW = Duration.ofHours(24);
 
-  /** Default of {@code ledger.idempotency-horizon} when a config leaves it out (see conf/ledger.conf). */
+  /**
+   * Default of {@code ledger.idempotency-horizon} when a config leaves it out (see
+   * conf/ledger.conf).
+   */
   public static final Duration DEFAULT_IDEMPOTENCY_HORIZON = Duration.ofDays(7);
 
   /** The settings without the idempotency window and horizon: those take their defaults. */
-  public LedgerSettings(CapLimits caps, Duration reservationTimeout, Duration expiryCheckInterval, int snapshotEvery,
-      Duration retention, Duration compactionInterval, Duration askTimeout, int maxBatch, boolean createSchema,
-      long maxAdjustmentMicros, int maxSettleMultiple, int maxQueuedCommands) {
-    this(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention, compactionInterval, askTimeout,
-        maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple, maxQueuedCommands,
-        DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_IDEMPOTENCY_HORIZON);
+  public LedgerSettings(
+      CapLimits caps,
+      Duration reservationTimeout,
+      Duration expiryCheckInterval,
+      int snapshotEvery,
+      Duration retention,
+      Duration compactionInterval,
+      Duration askTimeout,
+      int maxBatch,
+      boolean createSchema,
+      long maxAdjustmentMicros,
+      int maxSettleMultiple,
+      int maxQueuedCommands) {
+    this(
+        caps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        maxSettleMultiple,
+        maxQueuedCommands,
+        DEFAULT_IDEMPOTENCY_WINDOW,
+        DEFAULT_IDEMPOTENCY_HORIZON);
   }
 
-  /** Default of {@code ledger.max-settle-multiple} when a config leaves it out (see conf/ledger.conf). */
+  /**
+   * Default of {@code ledger.max-settle-multiple} when a config leaves it out (see
+   * conf/ledger.conf).
+   */
   public static final int DEFAULT_MAX_SETTLE_MULTIPLE = 10;
 
-  /** Default of {@code ledger.max-queued-commands} when a config leaves it out (see conf/ledger.conf). */
+  /**
+   * Default of {@code ledger.max-queued-commands} when a config leaves it out (see
+   * conf/ledger.conf).
+   */
   public static final int DEFAULT_MAX_QUEUED_COMMANDS = 20_000;
 
   /** The settings without the settle bound and queue bound: those take their defaults. */
-  public LedgerSettings(CapLimits caps, Duration reservationTimeout, Duration expiryCheckInterval, int snapshotEvery,
-      Duration retention, Duration compactionInterval, Duration askTimeout, int maxBatch, boolean createSchema,
+  public LedgerSettings(
+      CapLimits caps,
+      Duration reservationTimeout,
+      Duration expiryCheckInterval,
+      int snapshotEvery,
+      Duration retention,
+      Duration compactionInterval,
+      Duration askTimeout,
+      int maxBatch,
+      boolean createSchema,
       long maxAdjustmentMicros) {
-    this(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention, compactionInterval, askTimeout,
-        maxBatch, createSchema, maxAdjustmentMicros, DEFAULT_MAX_SETTLE_MULTIPLE, DEFAULT_MAX_QUEUED_COMMANDS);
+    this(
+        caps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        DEFAULT_MAX_SETTLE_MULTIPLE,
+        DEFAULT_MAX_QUEUED_COMMANDS);
   }
 
   public LedgerSettings {
@@ -64,7 +117,8 @@ public record LedgerSettings(
     }
     if (retention.compareTo(reservationTimeout) <= 0) {
       // An open reservation's cap windows must outlive it, or closing it would find them gone.
-      throw new IllegalArgumentException("ledger.retention must be longer than ledger.reservation-timeout");
+      throw new IllegalArgumentException(
+          "ledger.retention must be longer than ledger.reservation-timeout");
     }
     if (maxAdjustmentMicros <= 0) {
       throw new IllegalArgumentException("ledger.max-adjustment-usd must be positive");
@@ -72,9 +126,13 @@ public record LedgerSettings(
     if (maxSettleMultiple < 1) {
       throw new IllegalArgumentException("ledger.max-settle-multiple must be >= 1");
     }
-    if (idempotencyWindow == null || idempotencyWindow.isNegative() || idempotencyWindow.isZero()
-        || idempotencyHorizon == null || idempotencyHorizon.isNegative()) {
-      throw new IllegalArgumentException("ledger.idempotency-window must be positive, ledger.idempotency-horizon >= 0");
+    if (idempotencyWindow == null
+        || idempotencyWindow.isNegative()
+        || idempotencyWindow.isZero()
+        || idempotencyHorizon == null
+        || idempotencyHorizon.isNegative()) {
+      throw new IllegalArgumentException(
+          "ledger.idempotency-window must be positive, ledger.idempotency-horizon >= 0");
     }
     if (maxQueuedCommands < maxBatch) {
       // A full batch must fit in the queue, or group commit could never send one.
@@ -102,24 +160,55 @@ public record LedgerSettings(
         ledger.getInt("max-batch"),
         ledger.getBoolean("create-schema"),
         usd(ledger, "max-adjustment-usd", "ledger.max-adjustment-usd"),
-        ledger.hasPath("max-settle-multiple") ? ledger.getInt("max-settle-multiple") : DEFAULT_MAX_SETTLE_MULTIPLE,
-        ledger.hasPath("max-queued-commands") ? ledger.getInt("max-queued-commands") : DEFAULT_MAX_QUEUED_COMMANDS,
-        ledger.hasPath("idempotency-window") ? ledger.getDuration("idempotency-window") : DEFAULT_IDEMPOTENCY_WINDOW,
-        ledger.hasPath("idempotency-horizon") ? ledger.getDuration("idempotency-horizon")
+        ledger.hasPath("max-settle-multiple")
+            ? ledger.getInt("max-settle-multiple")
+            : DEFAULT_MAX_SETTLE_MULTIPLE,
+        ledger.hasPath("max-queued-commands")
+            ? ledger.getInt("max-queued-commands")
+            : DEFAULT_MAX_QUEUED_COMMANDS,
+        ledger.hasPath("idempotency-window")
+            ? ledger.getDuration("idempotency-window")
+            : DEFAULT_IDEMPOTENCY_WINDOW,
+        ledger.hasPath("idempotency-horizon")
+            ? ledger.getDuration("idempotency-horizon")
             : DEFAULT_IDEMPOTENCY_HORIZON);
   }
 
   public LedgerSettings withCaps(CapLimits newCaps) {
-    return new LedgerSettings(newCaps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
-        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple,
-        maxQueuedCommands, idempotencyWindow, idempotencyHorizon);
+    return new LedgerSettings(
+        newCaps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        maxSettleMultiple,
+        maxQueuedCommands,
+        idempotencyWindow,
+        idempotencyHorizon);
   }
 
   /** The same settings with another idempotency window and horizon (tests scale them down). */
   public LedgerSettings withIdempotency(Duration window, Duration horizon) {
-    return new LedgerSettings(caps, reservationTimeout, expiryCheckInterval, snapshotEvery, retention,
-        compactionInterval, askTimeout, maxBatch, createSchema, maxAdjustmentMicros, maxSettleMultiple,
-        maxQueuedCommands, window, horizon);
+    return new LedgerSettings(
+        caps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        maxSettleMultiple,
+        maxQueuedCommands,
+        window,
+        horizon);
   }
 
   private static long cap(Config caps, String key) {
@@ -130,7 +219,8 @@ public record LedgerSettings(
     try {
       return Micros.ofUsdExact(new BigDecimal(config.getString(key)));
     } catch (ArithmeticException | NumberFormatException e) {
-      throw new IllegalArgumentException(fullName + " must be a dollar amount with at most 6 decimals", e);
+      throw new IllegalArgumentException(
+          fullName + " must be a dollar amount with at most 6 decimals", e);
     }
   }
 }

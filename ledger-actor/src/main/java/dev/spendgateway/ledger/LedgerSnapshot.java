@@ -22,8 +22,12 @@ import java.util.Map;
  * it reads as remembering no adjustment ids.
  */
 public record LedgerSnapshot(
-    List<Reservation> reservations, List<SpendEntry> spend, Map<String, BrandCaps> brandCaps,
-    List<Adjustment> adjustments, RecentIdsForm recentIds, List<FilterForm> pastIds) {
+    List<Reservation> reservations,
+    List<SpendEntry> spend,
+    Map<String, BrandCaps> brandCaps,
+    List<Adjustment> adjustments,
+    RecentIdsForm recentIds,
+    List<FilterForm> pastIds) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
@@ -45,11 +49,17 @@ public record LedgerSnapshot(
   private static final int ENTRY_BYTES = 8 + 4 + 4 + 8 + 8 + 4;
 
   static LedgerSnapshot of(LedgerState state) {
-    List<SpendEntry> entries = state.spendByKey().asMap().entrySet().stream()
-        .map(e -> new SpendEntry(e.getKey(), e.getValue())).toList();
-    return new LedgerSnapshot(List.copyOf(state.openById().values()), entries,
-        new HashMap<>(state.brandCapsBySubject().asMap()), List.copyOf(state.adjustmentsById().values()),
-        recentForm(state.recentIds()), pastForm(state.pastIds()));
+    List<SpendEntry> entries =
+        state.spendByKey().asMap().entrySet().stream()
+            .map(e -> new SpendEntry(e.getKey(), e.getValue()))
+            .toList();
+    return new LedgerSnapshot(
+        List.copyOf(state.openById().values()),
+        entries,
+        new HashMap<>(state.brandCapsBySubject().asMap()),
+        List.copyOf(state.adjustmentsById().values()),
+        recentForm(state.recentIds()),
+        pastForm(state.pastIds()));
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
@@ -63,8 +73,12 @@ public record LedgerSnapshot(
       int n = recent.visibleIn(c);
       ByteBuffer b = ByteBuffer.allocate(n * ENTRY_BYTES);
       for (int i = 0; i < n; i++) {
-        b.putLong(c.hash[i]).putInt(c.packed[i]).putInt(c.subject[i]).putLong(c.amount[i])
-            .putLong(c.actualOrHeadroom[i]).putInt(c.brandCaps[i]);
+        b.putLong(c.hash[i])
+            .putInt(c.packed[i])
+            .putInt(c.subject[i])
+            .putLong(c.amount[i])
+            .putLong(c.actualOrHeadroom[i])
+            .putInt(c.brandCaps[i]);
       }
       chunks.add(new ChunkForm(c.number, c.newestMillis, b.array()));
     }
@@ -104,7 +118,8 @@ public record LedgerSnapshot(
     for (Adjustment a : adjustments) {
       byId = byId.with(a.id(), a);
     }
-    return new LedgerState(recent, restoredPast(pastIds), open, totals, PersistentMap.of(brandCaps), byId);
+    return new LedgerState(
+        recent, restoredPast(pastIds), open, totals, PersistentMap.of(brandCaps), byId);
   }
 
   private static RecentIds restoredRecent(RecentIdsForm form) {

@@ -60,7 +60,12 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   public static LedgerState empty() {
-    return new LedgerState(RecentIds.empty(), PastIds.NONE, OpenReservations.empty(), PersistentMap.empty(), PersistentMap.empty(),
+    return new LedgerState(
+        RecentIds.empty(),
+        PastIds.NONE,
+        OpenReservations.empty(),
+        PersistentMap.empty(),
+        PersistentMap.empty(),
         PersistentMap.empty());
   }
 
@@ -79,24 +84,53 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   private static Reservation rebuilt(String id, RecentIds.Entry e) {
-    Refusal refusal = e.refusedBy() == null ? null
-        : new Refusal(e.refusedBy(), e.refusedOnSubject() ? e.subject() : null, null, 0, e.headroomMicros());
-    return new Reservation(id, e.lane(), e.subject(), e.amountMicros(), 0, 0, null, null, e.status(),
-        e.actualMicros(), null, refusal, e.owner());
+    Refusal refusal =
+        e.refusedBy() == null
+            ? null
+            : new Refusal(
+                e.refusedBy(),
+                e.refusedOnSubject() ? e.subject() : null,
+                null,
+                0,
+                e.headroomMicros());
+    return new Reservation(
+        id,
+        e.lane(),
+        e.subject(),
+        e.amountMicros(),
+        0,
+        0,
+        null,
+        null,
+        e.status(),
+        e.actualMicros(),
+        null,
+        refusal,
+        e.owner());
   }
 
   /**
    * Whether a repeated reserve of {@code id} asks what the first one asked. Open ids compare every
    * field; closed ones compare the brand caps by fingerprint (the compact index keeps no more).
    */
-  public boolean repeatsRequest(String id, Reservation.Owner owner, Lane lane, String subject, long amountMicros,
-      long brandDailyMicros, long brandMonthlyMicros) {
+  public boolean repeatsRequest(
+      String id,
+      Reservation.Owner owner,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros) {
     Reservation r = open.get(id);
     if (r != null) {
-      return r.sameRequestAs(owner, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros);
+      return r.sameRequestAs(
+          owner, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros);
     }
     RecentIds.Entry e = recent.find(id);
-    return e != null && e.owner() == owner && e.lane() == lane && java.util.Objects.equals(e.subject(), subject)
+    return e != null
+        && e.owner() == owner
+        && e.lane() == lane
+        && java.util.Objects.equals(e.subject(), subject)
         && e.amountMicros() == amountMicros
         && e.brandCaps() == RecentIds.brandCapsFingerprint(brandDailyMicros, brandMonthlyMicros);
   }
@@ -130,7 +164,9 @@ public final class LedgerState implements LedgerSerializable {
     return open.size() + recent.size();
   }
 
-  /** Estimated heap held by the compact id index and the past-id filters (for the bench and tests). */
+  /**
+   * Estimated heap held by the compact id index and the past-id filters (for the bench and tests).
+   */
   public long idMemoryBytes() {
     return recent.retainedBytes() + past.retainedBytes();
   }
@@ -145,7 +181,10 @@ public final class LedgerState implements LedgerSerializable {
     return spend.asMap().keySet().stream().anyMatch(k -> windowEndedBefore(k, cutoff));
   }
 
-  /** Whether some closed id left the idempotency window at {@code idsCutoff}: O(1), the oldest chunk only. */
+  /**
+   * Whether some closed id left the idempotency window at {@code idsCutoff}: O(1), the oldest chunk
+   * only.
+   */
   public boolean hasIdsClosedBefore(Instant idsCutoff) {
     Instant oldest = recent.oldestChunkNewest();
     return oldest != null && oldest.isBefore(idsCutoff);
@@ -162,9 +201,9 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   /**
-   * The state after {@code event}: the one fold used by the actor, its recovery and the audit
-   * tools ({@code dev.spendgateway.ledger.audit}). Throws {@link IllegalStateException} on an
-   * event that cannot follow this state (closing a reservation that is not open).
+   * The state after {@code event}: the one fold used by the actor, its recovery and the audit tools
+   * ({@code dev.spendgateway.ledger.audit}). Throws {@link IllegalStateException} on an event that
+   * cannot follow this state (closing a reservation that is not open).
    */
   public LedgerState applied(Event event) {
     if (event instanceof ReservationMade e) {
@@ -197,22 +236,50 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   LedgerState withReservation(ReservationMade e) {
-    Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
-        e.brandMonthlyMicros(), e.at(), e.expiresAt(), Status.RESERVED, 0, null, null, e.owner());
+    Reservation r =
+        new Reservation(
+            e.id(),
+            e.lane(),
+            e.subject(),
+            e.amountMicros(),
+            e.brandDailyMicros(),
+            e.brandMonthlyMicros(),
+            e.at(),
+            e.expiresAt(),
+            Status.RESERVED,
+            0,
+            null,
+            null,
+            e.owner());
     PersistentMap<CapKey, Spend> newSpend = spend;
     for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at())) {
-      newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withReserved(e.amountMicros()));
+      newSpend =
+          newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withReserved(e.amountMicros()));
     }
-    PersistentMap<String, BrandCaps> newBrandCaps = e.lane() == Lane.APP
-        ? brandCaps.with(e.subject(), new BrandCaps(e.brandDailyMicros(), e.brandMonthlyMicros()))
-        : brandCaps;
+    PersistentMap<String, BrandCaps> newBrandCaps =
+        e.lane() == Lane.APP
+            ? brandCaps.with(
+                e.subject(), new BrandCaps(e.brandDailyMicros(), e.brandMonthlyMicros()))
+            : brandCaps;
     return new LedgerState(recent, past, open.with(e.id(), r), newSpend, newBrandCaps, adjustments);
   }
 
   LedgerState withRefusal(ReservationRefused e) {
-    Reservation r = new Reservation(e.id(), e.lane(), e.subject(), e.amountMicros(), e.brandDailyMicros(),
-        e.brandMonthlyMicros(), e.at(), e.at(), Status.REFUSED, 0, e.at(),
-        new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()), e.owner());
+    Reservation r =
+        new Reservation(
+            e.id(),
+            e.lane(),
+            e.subject(),
+            e.amountMicros(),
+            e.brandDailyMicros(),
+            e.brandMonthlyMicros(),
+            e.at(),
+            e.at(),
+            Status.REFUSED,
+            0,
+            e.at(),
+            new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()),
+            e.owner());
     return new LedgerState(recent.with(r, e.at()), past, open, spend, brandCaps, adjustments);
   }
 
@@ -224,20 +291,30 @@ public final class LedgerState implements LedgerSerializable {
     }
     PersistentMap<CapKey, Spend> newSpend = spend;
     for (CapKey key : CapCheck.keysFor(r.lane(), r.subject(), r.reservedAt())) {
-      newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withClosed(r.amountMicros(), actualMicros));
+      newSpend =
+          newSpend.with(
+              key,
+              newSpend.getOrDefault(key, Spend.NONE).withClosed(r.amountMicros(), actualMicros));
     }
-    return new LedgerState(recent.with(r.closed(status, actualMicros, at), at), past, open.without(id), newSpend,
-        brandCaps, adjustments);
+    return new LedgerState(
+        recent.with(r.closed(status, actualMicros, at), at),
+        past,
+        open.without(id),
+        newSpend,
+        brandCaps,
+        adjustments);
   }
 
   /** The delta counts as settled spend in the windows of {@code at}; its id is remembered. */
   /**
    * The cap windows an adjustment on {@code window} moves when applied at {@code at}: those its
-   * scope names (see {@link AdjustmentWindow#keys}), except a window that has ended and is no longer
-   * in the books (compacted, or never spent in). No reserve is decided against such a window again,
-   * so there is no headroom left in it to correct; recreating it would only hold a lone delta.
+   * scope names (see {@link AdjustmentWindow#keys}), except a window that has ended and is no
+   * longer in the books (compacted, or never spent in). No reserve is decided against such a window
+   * again, so there is no headroom left in it to correct; recreating it would only hold a lone
+   * delta.
    */
-  public List<CapKey> keysMovedBy(Lane lane, String subject, String window, AdjustmentScope scope, Instant at) {
+  public List<CapKey> keysMovedBy(
+      Lane lane, String subject, String window, AdjustmentScope scope, Instant at) {
     return AdjustmentWindow.keys(lane, subject, window, scope).stream()
         .filter(k -> spend.containsKey(k) || !AdjustmentWindow.hasEnded(k, at))
         .toList();
@@ -246,7 +323,9 @@ public final class LedgerState implements LedgerSerializable {
   LedgerState withAdjustment(SpendAdjusted e) {
     PersistentMap<CapKey, Spend> newSpend = spend;
     for (CapKey key : keysMovedBy(e.lane(), e.subject(), e.window(), e.scope(), e.at())) {
-      newSpend = newSpend.with(key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
+      newSpend =
+          newSpend.with(
+              key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
     }
     Adjustment a = Adjustment.of(e);
     return new LedgerState(recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a));
@@ -277,7 +356,8 @@ public final class LedgerState implements LedgerSerializable {
     if (pastCutoff != null) {
       newPast = newPast.withoutOlderThan(pastCutoff);
     }
-    return kept == recent && newPast == past ? this
+    return kept == recent && newPast == past
+        ? this
         : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments);
   }
 
@@ -287,11 +367,15 @@ public final class LedgerState implements LedgerSerializable {
     if (window.equals(CapWindows.LIFETIME)) {
       return false;
     }
-    String cutoffWindow = window.length() == 10 ? CapWindows.dayKey(cutoff) : CapWindows.monthKey(cutoff);
+    String cutoffWindow =
+        window.length() == 10 ? CapWindows.dayKey(cutoff) : CapWindows.monthKey(cutoff);
     return window.compareTo(cutoffWindow) < 0;
   }
 
-  /** Same books and same remembered ids: used by recovery tests (snapshot + journal vs journal only). */
+  /**
+   * Same books and same remembered ids: used by recovery tests (snapshot + journal vs journal
+   * only).
+   */
   @Override
   public boolean equals(Object o) {
     return o instanceof LedgerState other
@@ -303,8 +387,8 @@ public final class LedgerState implements LedgerSerializable {
    * Whether {@code snapshot}, a snapshot taken at the sequence number this state was replayed to,
    * holds the same books: equal in everything, except that it may remember fewer adjustment ids
    * (each one it remembers the same as here). A snapshot written before adjustment ids were kept
-   * remembers none, and a ledger that recovered from such a snapshot only the later ones; the
-   * spend they moved is in the books either way.
+   * remembers none, and a ledger that recovered from such a snapshot only the later ones; the spend
+   * they moved is in the books either way.
    */
   public boolean sameBooksAs(LedgerState snapshot) {
     return sameBooksIgnoringAdjustmentIds(snapshot)
@@ -315,17 +399,21 @@ public final class LedgerState implements LedgerSerializable {
   private boolean sameBooksIgnoringAdjustmentIds(LedgerState other) {
     return recentIdsEqual(other)
         && open.asMap().equals(other.open.asMap())
-        && spend.asMap().entrySet().stream().filter(e -> !e.getValue().isEmpty()).collect(
-            java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)).equals(
-            other.spend.asMap().entrySet().stream().filter(e -> !e.getValue().isEmpty()).collect(
-                java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)))
+        && spend.asMap().entrySet().stream()
+            .filter(e -> !e.getValue().isEmpty())
+            .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))
+            .equals(
+                other.spend.asMap().entrySet().stream()
+                    .filter(e -> !e.getValue().isEmpty())
+                    .collect(
+                        java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)))
         && brandCaps.asMap().equals(other.brandCaps.asMap());
   }
 
   /**
    * Same ids in the window with the same answers (compared by id, not by slot: a state rebuilt from
-   * an older snapshot format numbers them differently). The past-id filters are a lossy summary
-   * and are not compared.
+   * an older snapshot format numbers them differently). The past-id filters are a lossy summary and
+   * are not compared.
    */
   private boolean recentIdsEqual(LedgerState other) {
     if (recent.size() != other.recent.size()) {
@@ -334,8 +422,9 @@ public final class LedgerState implements LedgerSerializable {
     for (RecentIds.Chunk c : recent.chunks()) {
       long base = c.number << RecentIds.CHUNK_BITS;
       for (int i = 0; i < recent.visibleIn(c); i++) {
-        if (base + i >= recent.firstSlot() && !java.util.Objects.equals(recent.entryAtSlot(base + i),
-            other.recent.findByHash(c.hash[i]))) {
+        if (base + i >= recent.firstSlot()
+            && !java.util.Objects.equals(
+                recent.entryAtSlot(base + i), other.recent.findByHash(c.hash[i]))) {
           return false;
         }
       }
@@ -350,8 +439,17 @@ public final class LedgerState implements LedgerSerializable {
 
   @Override
   public String toString() {
-    return "State(recentIds=" + recent.size() + ", pastIdFilters=" + past.filters().size() + ", open=" + open.size() + ", capWindows=" + spend.size()
-        + ", adjustments=" + adjustments.size() + ")";
+    return "State(recentIds="
+        + recent.size()
+        + ", pastIdFilters="
+        + past.filters().size()
+        + ", open="
+        + open.size()
+        + ", capWindows="
+        + spend.size()
+        + ", adjustments="
+        + adjustments.size()
+        + ")";
   }
 
   /** The caps a brand sent with its latest reservation (shown by {@code /usage}). */

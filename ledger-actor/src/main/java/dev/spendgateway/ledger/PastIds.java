@@ -23,9 +23,12 @@ import java.util.List;
 final class PastIds {
   /** Bits per id and probes per lookup for a 1% false-positive rate. */
   static final int BITS_PER_ID = 10;
+
   static final int PROBES = 7;
+
   /** Smallest filter: a light day still gets a filter worth having. */
   static final int MIN_CAPACITY = 1 << 16;
+
   /**
    * Largest filter (16M ids, 20 MB): allocating one happens inside the writer, and a zeroed 20 MB
    * array takes a few milliseconds; a busier window gets several filters (11 a day at 2k ids/s).

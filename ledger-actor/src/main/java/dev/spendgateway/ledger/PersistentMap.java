@@ -9,11 +9,12 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * An immutable map whose {@code with}/{@code without} share structure with the original (a hash
- * array mapped trie: Scala's immutable {@code HashMap}, already on the classpath through Pekko).
- * It lets the ledger state stay immutable without copying thousands of reservations per event.
+ * array mapped trie: Scala's immutable {@code HashMap}, already on the classpath through Pekko). It
+ * lets the ledger state stay immutable without copying thousands of reservations per event.
  */
 final class PersistentMap<K, V> {
-  private static final PersistentMap<?, ?> EMPTY = new PersistentMap<Object, Object>(HashMap$.MODULE$.empty());
+  private static final PersistentMap<?, ?> EMPTY =
+      new PersistentMap<Object, Object>(HashMap$.MODULE$.empty());
 
   private final HashMap<K, V> map;
 

@@ -23,9 +23,9 @@ import java.util.Objects;
  * <p>Value semantics over shared arrays: a value sees the slots {@code [first chunk, tail)} it was
  * built with; appending writes the slot at {@code tail}, which no older value sees. The hash table
  * is shared and mutated by the writer only; a lookup checks that the slot it finds is visible to
- * this value. Appending a different id at a slot another value already wrote (two branches from
- * one state, as tests do) copies the whole index first, so branches never see each other. Expiry
- * is meant to move forward only: a value older than a dropped chunk no longer finds its ids.
+ * this value. Appending a different id at a slot another value already wrote (two branches from one
+ * state, as tests do) copies the whole index first, so branches never see each other. Expiry is
+ * meant to move forward only: a value older than a dropped chunk no longer finds its ids.
  */
 final class RecentIds {
   static final int CHUNK_BITS = 12;
@@ -40,7 +40,11 @@ final class RecentIds {
     final long[] amount = new long[CHUNK];
     final long[] actualOrHeadroom = new long[CHUNK];
     final int[] brandCaps = new int[CHUNK];
-    /** Newest close time in the chunk (epoch millis): the chunk expires when that is past the window. */
+
+    /**
+     * Newest close time in the chunk (epoch millis): the chunk expires when that is past the
+     * window.
+     */
     volatile long newestMillis = Long.MIN_VALUE;
 
     Chunk(long number) {
@@ -70,6 +74,7 @@ final class RecentIds {
     long[] keys = new long[1024];
     long[] slots = new long[1024]; // slot + 1; 0 = empty
     int size;
+
     /** One past the highest slot written by any value sharing this table. */
     long written;
 
@@ -101,7 +106,9 @@ final class RecentIds {
       slots[i] = slot + 1;
     }
 
-    /** Removes {@code hash} if it maps to {@code slot} (backward-shift deletion keeps probes short). */
+    /**
+     * Removes {@code hash} if it maps to {@code slot} (backward-shift deletion keeps probes short).
+     */
     void remove(long hash, long slot) {
       int mask = keys.length - 1;
       int i = mix(hash) & mask;
@@ -152,8 +159,18 @@ final class RecentIds {
   }
 
   /** What the index remembers of one id. */
-  record Entry(long hash, Status status, Lane lane, Owner owner, String subject, long amountMicros,
-      long actualMicros, CapName refusedBy, boolean refusedOnSubject, long headroomMicros, int brandCaps) {}
+  record Entry(
+      long hash,
+      Status status,
+      Lane lane,
+      Owner owner,
+      String subject,
+      long amountMicros,
+      long actualMicros,
+      CapName refusedBy,
+      boolean refusedOnSubject,
+      long headroomMicros,
+      int brandCaps) {}
 
   /** Packed flag: the id is in the gateway's own namespace (minted per provider call). */
   static final int GATEWAY_NAMESPACE = 1 << 13;
@@ -233,11 +250,18 @@ final class RecentIds {
   private Entry entryAt(Chunk chunk, int i) {
     int p = chunk.packed[i];
     int cap = (p >>> 8) & 0xf;
-    return new Entry(chunk.hash[i], STATUSES[p & 0x7], LANES[(p >>> 3) & 0x3], OWNERS[(p >>> 5) & 0x1],
-        subjects.name(chunk.subject[i]), chunk.amount[i],
+    return new Entry(
+        chunk.hash[i],
+        STATUSES[p & 0x7],
+        LANES[(p >>> 3) & 0x3],
+        OWNERS[(p >>> 5) & 0x1],
+        subjects.name(chunk.subject[i]),
+        chunk.amount[i],
         STATUSES[p & 0x7] == Status.REFUSED ? 0 : chunk.actualOrHeadroom[i],
-        cap == 0 ? null : CAPS[cap - 1], (p & (1 << 12)) != 0,
-        STATUSES[p & 0x7] == Status.REFUSED ? chunk.actualOrHeadroom[i] : 0, chunk.brandCaps[i]);
+        cap == 0 ? null : CAPS[cap - 1],
+        (p & (1 << 12)) != 0,
+        STATUSES[p & 0x7] == Status.REFUSED ? chunk.actualOrHeadroom[i] : 0,
+        chunk.brandCaps[i]);
   }
 
   /** The index with a closed or refused reservation added, closed at {@code at}. */
@@ -258,20 +282,33 @@ final class RecentIds {
     if (tail < table.written && !sameAt(tail, hash, p, subject, r.amountMicros(), second, brand)) {
       target = copied();
     }
-    return target.appended(hash, p, subject, r.amountMicros(), second, brand, at.toEpochMilli(), newSubjects);
+    return target.appended(
+        hash, p, subject, r.amountMicros(), second, brand, at.toEpochMilli(), newSubjects);
   }
 
-  private boolean sameAt(long slot, long hash, int p, int subject, long amount, long second, int brand) {
+  private boolean sameAt(
+      long slot, long hash, int p, int subject, long amount, long second, int brand) {
     if (chunks.length == 0 || (slot >> CHUNK_BITS) != chunks[chunks.length - 1].number) {
       return false;
     }
     Chunk c = chunks[chunks.length - 1];
     int i = (int) (slot & (CHUNK - 1));
-    return c.hash[i] == hash && c.packed[i] == p && c.subject[i] == subject && c.amount[i] == amount
-        && c.actualOrHeadroom[i] == second && c.brandCaps[i] == brand;
+    return c.hash[i] == hash
+        && c.packed[i] == p
+        && c.subject[i] == subject
+        && c.amount[i] == amount
+        && c.actualOrHeadroom[i] == second
+        && c.brandCaps[i] == brand;
   }
 
-  private RecentIds appended(long hash, int p, int subject, long amount, long second, int brand, long atMillis,
+  private RecentIds appended(
+      long hash,
+      int p,
+      int subject,
+      long amount,
+      long second,
+      int brand,
+      long atMillis,
       Subjects newSubjects) {
     long number = tail >> CHUNK_BITS;
     Chunk[] newChunks = chunks;
@@ -359,7 +396,10 @@ final class RecentIds {
     }
     // A partly filled last chunk that expired: the next id starts a new chunk, so every chunk's
     // first slot holds a real id.
-    long newTail = n == chunks.length && (tail & (CHUNK - 1)) != 0 ? ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS : tail;
+    long newTail =
+        n == chunks.length && (tail & (CHUNK - 1)) != 0
+            ? ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS
+            : tail;
     table.written = Math.max(table.written, newTail);
     return new RecentIds(table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, subjects);
   }

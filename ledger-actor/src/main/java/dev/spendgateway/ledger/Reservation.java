@@ -15,8 +15,8 @@ import java.util.UUID;
  * @param actualMicros the cost it closed at; 0 while open
  * @param closedAt when it was settled, voided, expired or refused
  * @param refusal why it was refused; {@code null} unless {@code status == REFUSED}
- * @param owner who made it, and so who may close it; read from an older snapshot without one, it
- *     is the owner its id's namespace implies ({@link Owner#impliedBy})
+ * @param owner who made it, and so who may close it; read from an older snapshot without one, it is
+ *     the owner its id's namespace implies ({@link Owner#impliedBy})
  */
 public record Reservation(
     String id,
@@ -44,9 +44,15 @@ public record Reservation(
    * of that API can move spend it did not hold first.
    */
   public enum Owner {
-    /** The gateway's provider routes, around one upstream call; ids are {@link #GATEWAY_ID_PREFIX} + a UUID. */
+    /**
+     * The gateway's provider routes, around one upstream call; ids are {@link #GATEWAY_ID_PREFIX} +
+     * a UUID.
+     */
     GATEWAY,
-    /** Another internal service through the ledger API; ids are the caller's, outside the gateway's namespace. */
+    /**
+     * Another internal service through the ledger API; ids are the caller's, outside the gateway's
+     * namespace.
+     */
     LEDGER_API;
 
     /** The id namespace of the provider routes' reservations: no ledger API caller may use it. */
@@ -105,7 +111,8 @@ public record Reservation(
   }
 
   /** The first cap that refused a request and the headroom it had left. */
-  public record Refusal(CapName cap, String subject, String window, long limitMicros, long headroomMicros) {}
+  public record Refusal(
+      CapName cap, String subject, String window, long limitMicros, long headroomMicros) {}
 
   public boolean isOpen() {
     return status == Status.RESERVED;
@@ -115,9 +122,16 @@ public record Reservation(
     return status == Status.REFUSED;
   }
 
-  /** Whether a repeated reserve asks exactly what this one asked (else it is a conflicting reuse). */
+  /**
+   * Whether a repeated reserve asks exactly what this one asked (else it is a conflicting reuse).
+   */
   public boolean sameRequestAs(
-      Owner owner, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros) {
+      Owner owner,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros) {
     return this.owner == owner
         && this.lane == lane
         && Objects.equals(this.subject, subject)
@@ -131,7 +145,10 @@ public record Reservation(
     return owner == closer;
   }
 
-  /** Whether {@code closer} may settle it at {@code actualMicros} (see {@link Owner#maySettleAboveReserve}). */
+  /**
+   * Whether {@code closer} may settle it at {@code actualMicros} (see {@link
+   * Owner#maySettleAboveReserve}).
+   */
   public boolean settleWithinBoundOf(Owner closer, long actualMicros) {
     return closer.maySettleAboveReserve() || actualMicros <= amountMicros;
   }
@@ -149,7 +166,19 @@ public record Reservation(
   }
 
   public Reservation closed(Status status, long actualMicros, Instant at) {
-    return new Reservation(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros,
-        reservedAt, expiresAt, status, actualMicros, at, null, owner);
+    return new Reservation(
+        id,
+        lane,
+        subject,
+        amountMicros,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        reservedAt,
+        expiresAt,
+        status,
+        actualMicros,
+        at,
+        null,
+        owner);
   }
 }

@@ -3,6 +3,7 @@ package dev.spendgateway.ledger;
 import dev.spendgateway.ledger.LedgerProtocol.Batch;
 import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.journal.JournalFence;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -11,7 +12,6 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import dev.spendgateway.ledger.journal.JournalFence;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -24,22 +24,22 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 
 /**
- * The ledger's front door and group-commit buffer. It owns {@link GlobalBudget} as its child and
- * is the one {@code ActorRef<GlobalBudget.Command>} the edge is given.
+ * The ledger's front door and group-commit buffer. It owns {@link GlobalBudget} as its child and is
+ * the one {@code ActorRef<GlobalBudget.Command>} the edge is given.
  *
  * <p>Reserve, settle and void are sent on as one {@link Batch} while no batch is being written;
  * while one is, they queue here and go out together (at most {@code max-batch}) as soon as its
  * write is confirmed, so a batch grows with whatever arrived during the previous write and its
  * flush. With {@code ledger.journal.pipeline = on} a write is confirmed at commit instead, and the
- * next batch is decided and written while the previous one is still being flushed. Each caller is answered by {@code GlobalBudget}
- * only after the batch holding its event is flushed to the journal's disk. Queries and operator
- * commands pass straight through.
+ * next batch is decided and written while the previous one is still being flushed. Each caller is
+ * answered by {@code GlobalBudget} only after the batch holding its event is flushed to the
+ * journal's disk. Queries and operator commands pass straight through.
  *
  * <p>The queue is bounded ({@code ledger.max-queued-commands}): a command arriving when it is full
  * is answered {@link LedgerProtocol.Busy} at once and never decided. A queue that long means the
- * journal is stalled; its callers would give up before their turn, and each command queued past
- * its caller's deadline is work (and memory) for nobody. Commands that do wait carry their
- * caller's deadline, and the writer drops those whose deadline passed while they queued.
+ * journal is stalled; its callers would give up before their turn, and each command queued past its
+ * caller's deadline is work (and memory) for nobody. Commands that do wait carry their caller's
+ * deadline, and the writer drops those whose deadline passed while they queued.
  *
  * <p>On start it first runs the journal schema DDL (idempotent), stashing what arrives meanwhile.
  */
@@ -78,12 +78,20 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   private final Consumer<String> fenceListener;
   private final Duration fencedPause;
   private boolean writing;
-  /** Numbers the batches, so the confirmation of one written before a fence cannot end a later one. */
+
+  /**
+   * Numbers the batches, so the confirmation of one written before a fence cannot end a later one.
+   */
   private long batchNo;
+
   /** The batch being written: answered "busy" by this actor if the journal fences its write. */
   private List<Batchable> inFlight = List.of();
-  /** Between a fenced write and the recovery of a new GlobalBudget: every write is answered busy. */
+
+  /**
+   * Between a fenced write and the recovery of a new GlobalBudget: every write is answered busy.
+   */
   private boolean fenced;
+
   /** The singleton is leaving this node: finish the write in progress, take nothing new. */
   private boolean handingOver;
 
@@ -98,56 +106,86 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   /** As above; {@code observer} is told about every durable write and the recovery. */
   static Behavior<GlobalBudget.Command> create(
-      LedgerSettings settings, Clock clock, Supplier<CompletionStage<Done>> schema, LedgerObserver observer) {
-    Behavior<Object> behavior = Behaviors.withStash(10_000, stash -> Behaviors.setup(context -> {
-      if (schema == null) {
-        return new ReservationBatcher(context, settings, clock, observer);
-      }
-      context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
-      return creatingSchema(context, stash, settings, clock, observer, schema);
-    }));
+      LedgerSettings settings,
+      Clock clock,
+      Supplier<CompletionStage<Done>> schema,
+      LedgerObserver observer) {
+    Behavior<Object> behavior =
+        Behaviors.withStash(
+            10_000,
+            stash ->
+                Behaviors.setup(
+                    context -> {
+                      if (schema == null) {
+                        return new ReservationBatcher(context, settings, clock, observer);
+                      }
+                      context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
+                      return creatingSchema(context, stash, settings, clock, observer, schema);
+                    }));
     return behavior.narrow();
   }
 
   private static Behavior<Object> creatingSchema(
-      ActorContext<Object> context, StashBuffer<Object> stash, LedgerSettings settings, Clock clock,
-      LedgerObserver observer, Supplier<CompletionStage<Done>> schema) {
+      ActorContext<Object> context,
+      StashBuffer<Object> stash,
+      LedgerSettings settings,
+      Clock clock,
+      LedgerObserver observer,
+      Supplier<CompletionStage<Done>> schema) {
     return Behaviors.receive(Object.class)
-        .onMessage(SchemaReady.class, ready -> {
-          if (ready.failure() != null) {
-            // Tried again rather than given up: a database that is still starting, or a pool that had no
-            // connection free, must not leave the gateway without a ledger until someone restarts it.
-            // The observer counts the tries (the gateway stops after a bounded number).
-            context.getLog().error("ledger journal could not be prepared (schema, or a PostgreSQL whose commit is not"
-                + " durable); the ledger does not start, trying again in {}", PREPARE_RETRY, ready.failure());
-            observer.recoveryFailed(ready.failure(), true);
-            context.scheduleOnce(PREPARE_RETRY, context.getSelf(), new PrepareAgain());
-            return Behaviors.same();
-          }
-          return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
-        })
-        .onMessage(PrepareAgain.class, again -> {
-          context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
-          return Behaviors.same();
-        })
-        .onAnyMessage(message -> {
-          stash.stash(message);
-          return Behaviors.same();
-        })
+        .onMessage(
+            SchemaReady.class,
+            ready -> {
+              if (ready.failure() != null) {
+                // Tried again rather than given up: a database that is still starting, or a pool
+                // that had no
+                // connection free, must not leave the gateway without a ledger until someone
+                // restarts it.
+                // The observer counts the tries (the gateway stops after a bounded number).
+                context
+                    .getLog()
+                    .error(
+                        "ledger journal could not be prepared (schema, or a PostgreSQL whose commit is not"
+                            + " durable); the ledger does not start, trying again in {}",
+                        PREPARE_RETRY,
+                        ready.failure());
+                observer.recoveryFailed(ready.failure(), true);
+                context.scheduleOnce(PREPARE_RETRY, context.getSelf(), new PrepareAgain());
+                return Behaviors.same();
+              }
+              return stash.unstashAll(new ReservationBatcher(context, settings, clock, observer));
+            })
+        .onMessage(
+            PrepareAgain.class,
+            again -> {
+              context.pipeToSelf(schema.get(), (done, failure) -> new SchemaReady(failure));
+              return Behaviors.same();
+            })
+        .onAnyMessage(
+            message -> {
+              stash.stash(message);
+              return Behaviors.same();
+            })
         .build();
   }
 
   private ReservationBatcher(
       ActorContext<Object> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     super(context);
-    this.budget = Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
-        .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
+    this.budget =
+        Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
+            .onFailure(
+                SupervisorStrategy.restartWithBackoff(
+                    Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
     this.maxBatch = settings.maxBatch();
     this.maxQueued = settings.maxQueuedCommands();
     this.observer = observer;
     this.writeTimeout = settings.askTimeout();
     var config = context.getSystem().settings().config();
-    this.fencedPause = config.hasPath(FENCED_PAUSE_KEY) ? config.getDuration(FENCED_PAUSE_KEY) : Duration.ofSeconds(2);
+    this.fencedPause =
+        config.hasPath(FENCED_PAUSE_KEY)
+            ? config.getDuration(FENCED_PAUSE_KEY)
+            : Duration.ofSeconds(2);
     this.fence = JournalFence.get(context.getSystem().classicSystem());
     ActorRef<Object> self = context.getSelf();
     this.fenceListener = why -> self.tell(new Fenced(why));
@@ -156,7 +194,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     spawnBudget();
   }
 
-  /** A new GlobalBudget (it recovers from the journal first); each under its own name, so a stopping one never clashes. */
+  /**
+   * A new GlobalBudget (it recovers from the journal first); each under its own name, so a stopping
+   * one never clashes.
+   */
   private void spawnBudget() {
     String name = incarnation == 0 ? "global-budget" : "global-budget-" + incarnation;
     incarnation++;
@@ -169,16 +210,19 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     return newReceiveBuilder()
         .onMessage(Batchable.class, this::onBatchable)
         .onMessage(WriteDone.class, this::onWriteDone)
-        // Before the pass-through: HandOver is a command too, but it is this actor's, not GlobalBudget's.
+        // Before the pass-through: HandOver is a command too, but it is this actor's, not
+        // GlobalBudget's.
         .onMessage(LedgerProtocol.HandOver.class, this::onHandOver)
         .onMessage(GlobalBudget.Command.class, this::onPassThrough)
         .onMessage(Fenced.class, this::onFenced)
         .onMessage(BudgetStopped.class, stopped -> this)
         .onMessage(Recover.class, this::onRecover)
-        .onSignal(PostStop.class, stop -> {
-          fence.removeListener(fenceListener);
-          return this;
-        })
+        .onSignal(
+            PostStop.class,
+            stop -> {
+              fence.removeListener(fenceListener);
+              return this;
+            })
         .build();
   }
 
@@ -187,8 +231,8 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
    * at once (nothing it decides may be written or answered), everyone waiting is answered busy
    * (nothing was written for them: the fenced write failed as a whole), and after {@code
    * ledger.journal.fenced-pause} a new GlobalBudget recovers from the journal, the other writer's
-   * events included. The pause keeps two live ledgers from taking turns at full speed; in a
-   * cluster the stale one's node is normally downed within it.
+   * events included. The pause keeps two live ledgers from taking turns at full speed; in a cluster
+   * the stale one's node is normally downed within it.
    */
   private Behavior<Object> onFenced(Fenced signal) {
     if (fenced) {
@@ -196,8 +240,14 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     }
     fenced = true;
     int waiting = inFlight.size() + queued.size();
-    getContext().getLog().error("ledger fenced: {}; stopped, {} waiting commands answered busy, recovering from the"
-        + " journal again in {}", signal.why(), waiting, fencedPause);
+    getContext()
+        .getLog()
+        .error(
+            "ledger fenced: {}; stopped, {} waiting commands answered busy, recovering from the"
+                + " journal again in {}",
+            signal.why(),
+            waiting,
+            fencedPause);
     getContext().stop(ledger);
     inFlight.forEach(this::answerUnavailable);
     inFlight = List.of();
@@ -217,7 +267,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     return this;
   }
 
-  /** Nothing was decided or written for {@code command}: its caller may send it again after the pause. */
+  /**
+   * Nothing was decided or written for {@code command}: its caller may send it again after the
+   * pause.
+   */
   private void answerUnavailable(Batchable command) {
     int seconds = (int) Math.max(1, (fencedPause.toMillis() + 999) / 1000);
     GlobalBudget.send(command, new LedgerProtocol.Busy(Decider.busy(command).id(), seconds));
@@ -225,13 +278,17 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
 
   /**
    * The singleton moves to another node: finish the write in progress (its callers are answered as
-   * usual), answer everything still queued busy, then stop. Commands arriving meanwhile are answered
-   * busy too; the next ledger recovers everything written here from the journal.
+   * usual), answer everything still queued busy, then stop. Commands arriving meanwhile are
+   * answered busy too; the next ledger recovers everything written here from the journal.
    */
   private Behavior<Object> onHandOver(LedgerProtocol.HandOver handOver) {
     handingOver = true;
-    getContext().getLog().info("ledger handing over: {} queued commands answered busy{}", queued.size(),
-        writing ? ", stopping once the batch being written is confirmed" : "");
+    getContext()
+        .getLog()
+        .info(
+            "ledger handing over: {} queued commands answered busy{}",
+            queued.size(),
+            writing ? ", stopping once the batch being written is confirmed" : "");
     queued.forEach(this::answerUnavailable);
     queued.clear();
     return writing ? this : Behaviors.stopped();
@@ -258,12 +315,21 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       return this; // a batch from before a fence, already answered busy
     }
     if (done.failure() != null) {
-      getContext().getLog().warn("ledger batch of {} commands got no write confirmation: {}",
-          done.commands(), done.failure().toString());
+      getContext()
+          .getLog()
+          .warn(
+              "ledger batch of {} commands got no write confirmation: {}",
+              done.commands(),
+              done.failure().toString());
     }
     if (getContext().getLog().isDebugEnabled()) {
-      getContext().getLog().debug("batch of {} commands written in {} us, {} queued",
-          done.commands(), (System.nanoTime() - done.startedNanos()) / 1000, queued.size());
+      getContext()
+          .getLog()
+          .debug(
+              "batch of {} commands written in {} us, {} queued",
+              done.commands(),
+              (System.nanoTime() - done.startedNanos()) / 1000,
+              queued.size());
     }
     writing = false;
     inFlight = List.of();
@@ -279,7 +345,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     return this;
   }
 
-  /** Answers busy at once; metrics must never break the ledger, so the observer's failure is dropped. */
+  /**
+   * Answers busy at once; metrics must never break the ledger, so the observer's failure is
+   * dropped.
+   */
   private void shed(Batchable command) {
     GlobalBudget.send(command, Decider.busy(command));
     try {
@@ -289,7 +358,10 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     }
   }
 
-  /** While fenced, queries and operator commands go to the stopped ledger's dead letters: their asks time out (503). */
+  /**
+   * While fenced, queries and operator commands go to the stopped ledger's dead letters: their asks
+   * time out (503).
+   */
   private Behavior<Object> onPassThrough(GlobalBudget.Command command) {
     ledger.tell(command);
     return this;
@@ -304,8 +376,12 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     inFlight = batch;
     long thisBatch = ++batchNo;
     long started = System.nanoTime();
-    getContext().ask(BatchWritten.class, ledger, writeTimeout,
-        replyTo -> new Batch(List.copyOf(batch), replyTo),
-        (written, failure) -> new WriteDone(thisBatch, batch.size(), started, failure));
+    getContext()
+        .ask(
+            BatchWritten.class,
+            ledger,
+            writeTimeout,
+            replyTo -> new Batch(List.copyOf(batch), replyTo),
+            (written, failure) -> new WriteDone(thisBatch, batch.size(), started, failure));
   }
 }

@@ -10,4 +10,9 @@ import dev.spendgateway.policy.access.Lane;
  * @param brandMonthlyMicros the brand's monthly cap ({@code app} only, else 0)
  */
 public record ReserveRequest(
-    String id, Lane lane, String subject, long amountMicros, long brandDailyMicros, long brandMonthlyMicros) {}
+    String id,
+    Lane lane,
+    String subject,
+    long amountMicros,
+    long brandDailyMicros,
+    long brandMonthlyMicros) {}

@@ -26,23 +26,32 @@ final class UsageView {
 
   /**
    * With a subject, the global and pool caps plus that subject's own. Without, the global and pool
-   * caps plus the caps of the {@code topSubjects} subjects with the most spent + held in the current
-   * windows (ties by subject id), and how many subjects are active in all: an operator needs the
-   * biggest spenders at a glance, and a list of every preview id ever seen would grow without end.
+   * caps plus the caps of the {@code topSubjects} subjects with the most spent + held in the
+   * current windows (ties by subject id), and how many subjects are active in all: an operator
+   * needs the biggest spenders at a glance, and a list of every preview id ever seen would grow
+   * without end.
    */
-  static Usage of(LedgerState state, Optional<String> subject, int topSubjects, Instant now, CapLimits limits) {
+  static Usage of(
+      LedgerState state, Optional<String> subject, int topSubjects, Instant now, CapLimits limits) {
     String day = CapWindows.dayKey(now);
     String month = CapWindows.monthKey(now);
     List<CapUsage> caps = new ArrayList<>();
-    caps.add(capUsage(state, new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
-    caps.add(capUsage(state, new CapKey(CapName.GLOBAL_MONTHLY, null, month), limits.globalMonthlyMicros()));
+    caps.add(
+        capUsage(state, new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
+    caps.add(
+        capUsage(
+            state, new CapKey(CapName.GLOBAL_MONTHLY, null, month), limits.globalMonthlyMicros()));
     caps.add(capUsage(state, new CapKey(CapName.FREE_DAILY, null, day), limits.freeDailyMicros()));
-    caps.add(capUsage(state, new CapKey(CapName.TRIAL_DAILY, null, day), limits.trialDailyMicros()));
+    caps.add(
+        capUsage(state, new CapKey(CapName.TRIAL_DAILY, null, day), limits.trialDailyMicros()));
     // Each subject's current keys and how much it uses in them (spent + held, summed).
     Map<String, List<CapKey>> keysBySubject = new HashMap<>();
     Map<String, Long> usedBySubject = new HashMap<>();
     for (CapKey k : state.spendByKey().asMap().keySet()) {
-      boolean current = k.window().equals(day) || k.window().equals(month) || k.window().equals(CapWindows.LIFETIME);
+      boolean current =
+          k.window().equals(day)
+              || k.window().equals(month)
+              || k.window().equals(CapWindows.LIFETIME);
       if (k.cap().perSubject() && current && subject.map(s -> s.equals(k.subject())).orElse(true)) {
         keysBySubject.computeIfAbsent(k.subject(), s -> new ArrayList<>()).add(k);
         Spend used = state.spendOn(k);
@@ -71,13 +80,16 @@ final class UsageView {
     return new Usage(List.copyOf(caps), state.openReservations(), activeSubjects);
   }
 
-  /** The {@code n} subjects using the most, by a bounded heap (n log n, not a sort of all of them). */
+  /**
+   * The {@code n} subjects using the most, by a bounded heap (n log n, not a sort of all of them).
+   */
   static List<String> topByUse(Map<String, Long> usedBySubject, int n) {
     if (n == 0) {
       return List.of();
     }
     Comparator<Map.Entry<String, Long>> byUse =
-        Map.Entry.<String, Long>comparingByValue().thenComparing(Map.Entry.comparingByKey(Comparator.reverseOrder()));
+        Map.Entry.<String, Long>comparingByValue()
+            .thenComparing(Map.Entry.comparingByKey(Comparator.reverseOrder()));
     PriorityQueue<Map.Entry<String, Long>> smallestFirst = new PriorityQueue<>(byUse);
     for (Map.Entry<String, Long> e : usedBySubject.entrySet()) {
       smallestFirst.add(e);
@@ -108,6 +120,7 @@ final class UsageView {
 
   private static CapUsage capUsage(LedgerState state, CapKey key, long limitMicros) {
     Spend s = state.spendOn(key);
-    return new CapUsage(key.cap(), key.subject(), key.window(), limitMicros, s.settledMicros(), s.reservedMicros());
+    return new CapUsage(
+        key.cap(), key.subject(), key.window(), limitMicros, s.settledMicros(), s.reservedMicros());
   }
 }

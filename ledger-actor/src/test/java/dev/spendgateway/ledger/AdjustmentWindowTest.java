@@ -16,7 +16,11 @@ class AdjustmentWindowTest {
   private static final Instant NOW = Instant.parse("2026-11-30T10:00:00Z");
 
   @ParameterizedTest(name = "a {0} on {1} {2} for {3} moves {4}")
-  @CsvSource(delimiter = '|', nullValues = "-", textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "-",
+      textBlock =
+          """
       refund | app   | b1 | 2026-11-29 | brand_daily b1 2026-11-29, brand_monthly b1 2026-11, global_daily - 2026-11-29, global_monthly - 2026-11
       grant  | app   | b1 | 2026-11-29 | brand_daily b1 2026-11-29, brand_monthly b1 2026-11
       refund | app   | b1 | 2026-11    | brand_monthly b1 2026-11, global_monthly - 2026-11
@@ -28,15 +32,26 @@ class AdjustmentWindowTest {
       """)
   void movesOnlyTheWindowsContainingTheNamedOne(
       String scope, String lane, String subject, String window, String expected) {
-    List<CapKey> keys = AdjustmentWindow.keys(Lane.fromWireName(lane).orElseThrow(), subject, window,
-        AdjustmentScope.fromWireName(scope).orElseThrow());
+    List<CapKey> keys =
+        AdjustmentWindow.keys(
+            Lane.fromWireName(lane).orElseThrow(),
+            subject,
+            window,
+            AdjustmentScope.fromWireName(scope).orElseThrow());
 
-    assertEquals(Arrays.stream(expected.split(",\\s*")).map(AdjustmentWindowTest::key).sorted(BY_TEXT).toList(),
+    assertEquals(
+        Arrays.stream(expected.split(",\\s*"))
+            .map(AdjustmentWindowTest::key)
+            .sorted(BY_TEXT)
+            .toList(),
         keys.stream().sorted(BY_TEXT).toList());
   }
 
   @ParameterizedTest(name = "window \"{0}\" is {1} at 2026-11-30T10:00Z")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       2026-11-30 | valid and begun
       2026-11-29 | valid and begun
       2026-11    | valid and begun
@@ -50,15 +65,21 @@ class AdjustmentWindowTest {
       today      | not a window
       """)
   void aWindowIsADayOrAMonthThatHasBegun(String window, String verdict) {
-    String actual = !AdjustmentWindow.isValid(window) ? "not a window"
-        : AdjustmentWindow.isInTheFuture(window, NOW) ? "in the future" : "valid and begun";
+    String actual =
+        !AdjustmentWindow.isValid(window)
+            ? "not a window"
+            : AdjustmentWindow.isInTheFuture(window, NOW) ? "in the future" : "valid and begun";
     assertEquals(verdict, actual);
   }
 
-  private static final java.util.Comparator<CapKey> BY_TEXT = java.util.Comparator.comparing(CapKey::toString);
+  private static final java.util.Comparator<CapKey> BY_TEXT =
+      java.util.Comparator.comparing(CapKey::toString);
 
   private static CapKey key(String text) {
     String[] parts = text.trim().split(" ");
-    return new CapKey(CapName.fromWireName(parts[0]).orElseThrow(), parts[1].equals("-") ? null : parts[1], parts[2]);
+    return new CapKey(
+        CapName.fromWireName(parts[0]).orElseThrow(),
+        parts[1].equals("-") ? null : parts[1],
+        parts[2]);
   }
 }

@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
 import dev.spendgateway.ledger.LedgerEvents.Event;
-import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
@@ -28,8 +27,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every event is Jackson CBOR (never Java serialization), carries its schema version and round-trips;
- * so does the state's snapshot form, and a snapshot of an older form still reads.
+ * Every event is Jackson CBOR (never Java serialization), carries its schema version and
+ * round-trips; so does the state's snapshot form, and a snapshot of an older form still reads.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EventSerializationTest {
@@ -50,12 +49,26 @@ class EventSerializationTest {
 
   static Stream<Event> events() {
     return Stream.of(
-        new GlobalBudget.ReservationMade("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900)),
-        new GlobalBudget.ReservationRefused("r-2", Lane.TRIAL, "p1", 300_000, 0, 0, CapName.PREVIEW_LIFETIME, "p1",
-            "lifetime", 600_000, 200_000, AT),
-        new GlobalBudget.ReservationSettled("r-1", Lane.APP, "b1", AT, 300_000, 120_000, AT.plusSeconds(3)),
+        new GlobalBudget.ReservationMade(
+            "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900)),
+        new GlobalBudget.ReservationRefused(
+            "r-2",
+            Lane.TRIAL,
+            "p1",
+            300_000,
+            0,
+            0,
+            CapName.PREVIEW_LIFETIME,
+            "p1",
+            "lifetime",
+            600_000,
+            200_000,
+            AT),
+        new GlobalBudget.ReservationSettled(
+            "r-1", Lane.APP, "b1", AT, 300_000, 120_000, AT.plusSeconds(3)),
         new GlobalBudget.ReservationVoided("r-3", Lane.FREE, null, AT, 300_000, AT.plusSeconds(3)),
-        new GlobalBudget.ReservationExpired("r-4", Lane.FREE, null, AT, 300_000, AT.plusSeconds(901)),
+        new GlobalBudget.ReservationExpired(
+            "r-4", Lane.FREE, null, AT, 300_000, AT.plusSeconds(901)),
         new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT),
         new GlobalBudget.Compacted(AT.minusSeconds(86_400 * 35), AT));
   }
@@ -77,16 +90,23 @@ class EventSerializationTest {
 
   private LedgerState someState() {
     return LedgerState.empty()
-        .applied(new GlobalBudget.ReservationMade("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT,
-            AT.plusSeconds(900)))
-        .applied(new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT))
-        .applied(new GlobalBudget.SpendAdjusted("adj-2", "bob", "missed line", Lane.FREE, null, 20_000, AT));
+        .applied(
+            new GlobalBudget.ReservationMade(
+                "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900)))
+        .applied(
+            new GlobalBudget.SpendAdjusted(
+                "adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT))
+        .applied(
+            new GlobalBudget.SpendAdjusted(
+                "adj-2", "bob", "missed line", Lane.FREE, null, 20_000, AT));
   }
 
   private LedgerState roundTrip(byte[] bytes, Object like) {
     var serializer = serialization.findSerializerFor(like);
-    return (LedgerState) serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, like))
-        .get();
+    return (LedgerState)
+        serialization
+            .deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, like))
+            .get();
   }
 
   @Test
@@ -108,18 +128,30 @@ class EventSerializationTest {
 
     LedgerState read = roundTrip(cbor.writeValueAsBytes(tree), state);
     assertEquals(0, read.knownAdjustments());
-    assertEquals(state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")),
+    assertEquals(
+        state.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")),
         read.spendOn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")));
-    // The same books; it only remembers fewer adjustment ids (verify accepts that, not the reverse).
+    // The same books; it only remembers fewer adjustment ids (verify accepts that, not the
+    // reverse).
     assertTrue(state.sameBooksAs(read));
     assertFalse(read.sameBooksAs(state));
   }
 
   @Test
   void aSnapshotWrittenBeforeOwnersWereRecordedStillReads() throws Exception {
-    LedgerState state = someState()
-        .applied(new GlobalBudget.ReservationMade("gw-1", Lane.FREE, null, 1_000, 0, 0, AT, AT.plusSeconds(900),
-            Reservation.Owner.GATEWAY));
+    LedgerState state =
+        someState()
+            .applied(
+                new GlobalBudget.ReservationMade(
+                    "gw-1",
+                    Lane.FREE,
+                    null,
+                    1_000,
+                    0,
+                    0,
+                    AT,
+                    AT.plusSeconds(900),
+                    Reservation.Owner.GATEWAY));
     ObjectMapper cbor = new ObjectMapper(new CBORFactory());
     ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
     for (JsonNode reservation : tree.get("reservations")) {

@@ -4,8 +4,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Runs {@link FixtureJournalV1} from Maven, only on request:
- * {@code mvn -B -q -pl ledger-actor -am test -Dtest=FixtureJournalV1WriterTest -Dsurefire.failIfNoSpecifiedTests=false -Dfixture.write=$PWD/ledger-actor/src/test/resources/fixtures/journal-v1}.
+ * Runs {@link FixtureJournalV1} from Maven, only on request: {@code mvn -B -q -pl ledger-actor -am
+ * test -Dtest=FixtureJournalV1WriterTest -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dfixture.write=$PWD/ledger-actor/src/test/resources/fixtures/journal-v1}.
  */
 class FixtureJournalV1WriterTest {
   @Test

@@ -27,23 +27,39 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
  */
 public final class FixtureJournalV2 {
   static final Instant START = Instant.parse("2026-12-01T09:00:00Z");
+
   /** Before b-3 (reserved at START + 2h, 15 min timeout) expires, so it is still open. */
   static final Instant END = START.plus(Duration.ofMinutes(130));
-  /** The config the fixture was written with (and is read back with): a 1h window, small snapshots. */
+
+  /**
+   * The config the fixture was written with (and is read back with): a 1h window, small snapshots.
+   */
   static final Map<String, Object> OVERRIDES =
-      Map.of("ledger.snapshot-every", 10, "ledger.idempotency-window", "1h", "pekko.loglevel", "WARNING");
+      Map.of(
+          "ledger.snapshot-every",
+          10,
+          "ledger.idempotency-window",
+          "1h",
+          "pekko.loglevel",
+          "WARNING");
+
   /** The ids whose repeat at {@link #END} is recorded, with the request each repeats. */
-  static final List<ReserveRequest> REPEATS = List.of(
-      new ReserveRequest("a-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000), // past the window: id_reused
-      new ReserveRequest("a-3", Lane.TRIAL, "p1", 700_000, 0, 0), // refused, past the window: id_reused
-      new ReserveRequest("b-1", Lane.APP, "b1", 200_000, 5_000_000, 50_000_000), // settled in the window
-      new ReserveRequest("b-2", Lane.TRIAL, "p1", 700_000, 0, 0), // refused in the window
-      new ReserveRequest("b-3", Lane.FREE, null, 100_000, 0, 0)); // open
+  static final List<ReserveRequest> REPEATS =
+      List.of(
+          new ReserveRequest(
+              "a-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000), // past the window: id_reused
+          new ReserveRequest(
+              "a-3", Lane.TRIAL, "p1", 700_000, 0, 0), // refused, past the window: id_reused
+          new ReserveRequest(
+              "b-1", Lane.APP, "b1", 200_000, 5_000_000, 50_000_000), // settled in the window
+          new ReserveRequest("b-2", Lane.TRIAL, "p1", 700_000, 0, 0), // refused in the window
+          new ReserveRequest("b-3", Lane.FREE, null, 100_000, 0, 0)); // open
 
   private FixtureJournalV2() {}
 
   public static void main(String[] args) throws Exception {
-    Path dir = Path.of(args.length > 0 ? args[0] : "ledger-actor/src/test/resources/fixtures/journal-v2");
+    Path dir =
+        Path.of(args.length > 0 ? args[0] : "ledger-actor/src/test/resources/fixtures/journal-v2");
     Files.createDirectories(dir);
     Files.deleteIfExists(dir.resolve("ledger.mv.db"));
     Config config = H2Ledger.config(dir, OVERRIDES);
@@ -75,7 +91,9 @@ public final class FixtureJournalV2 {
       get(ledger.reserve(REPEATS.get(4)));
 
       clock.set(END.toString());
-      Files.write(dir.resolve("usage-end.txt"), FixtureJournalV1.lines(get(ledger.usage(Optional.empty()))));
+      Files.write(
+          dir.resolve("usage-end.txt"),
+          FixtureJournalV1.lines(get(ledger.usage(Optional.empty()))));
       Files.write(dir.resolve("answers-end.txt"), answers(ledger));
       System.out.println("fixture written to " + dir.toAbsolutePath());
     } finally {

@@ -4,8 +4,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Runs {@link FixtureJournalV2} from Maven, only on request:
- * {@code mvn -B -q -pl ledger-actor -am test -Dtest=FixtureJournalV2WriterTest -Dsurefire.failIfNoSpecifiedTests=false -Dfixture.write=$PWD/ledger-actor/src/test/resources/fixtures/journal-v2}.
+ * Runs {@link FixtureJournalV2} from Maven, only on request: {@code mvn -B -q -pl ledger-actor -am
+ * test -Dtest=FixtureJournalV2WriterTest -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dfixture.write=$PWD/ledger-actor/src/test/resources/fixtures/journal-v2}.
  */
 class FixtureJournalV2WriterTest {
   @Test

@@ -6,6 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.LedgerEvents.Compacted;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
 import dev.spendgateway.ledger.LedgerProtocol.Adjust;
 import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
 import dev.spendgateway.ledger.LedgerProtocol.Adjusted;
@@ -16,35 +25,25 @@ import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Command;
 import dev.spendgateway.ledger.LedgerProtocol.Compact;
-import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
-import dev.spendgateway.ledger.LedgerEvents.Event;
-import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import dev.spendgateway.ledger.LedgerProtocol.ExpireDue;
+import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
 import dev.spendgateway.ledger.LedgerProtocol.GetReservation;
 import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.Invalid;
 import dev.spendgateway.ledger.LedgerProtocol.NotFound;
 import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
+import dev.spendgateway.ledger.LedgerProtocol.OperatorVoid;
 import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
-import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
-import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
-import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
-import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
-import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerProtocol.Settle;
-import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
-import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.LedgerProtocol.VoidReservation;
-import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
-import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
-import dev.spendgateway.ledger.LedgerProtocol.OperatorVoid;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
@@ -81,15 +80,26 @@ import org.junit.jupiter.params.provider.CsvSource;
 class GlobalBudgetTest {
 
   @JUnit5TestKit
-  final ActorTestKit testKit = new JUnit5TestKitBuilder()
-      .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
-      .build();
+  final ActorTestKit testKit =
+      new JUnit5TestKitBuilder()
+          .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
+          .build();
 
-  static final CapLimits CAPS = new CapLimits(usd("40"), usd("600"), usd("3"), usd("25"), usd("0.60"));
+  static final CapLimits CAPS =
+      new CapLimits(usd("40"), usd("600"), usd("3"), usd("25"), usd("0.60"));
 
   static LedgerSettings settings(int snapshotEvery) {
-    return new LedgerSettings(CAPS, Duration.ofMinutes(15), Duration.ofHours(1), snapshotEvery, Duration.ofDays(35),
-        Duration.ofHours(1), Duration.ofSeconds(5), 1000, false, usd("1000"));
+    return new LedgerSettings(
+        CAPS,
+        Duration.ofMinutes(15),
+        Duration.ofHours(1),
+        snapshotEvery,
+        Duration.ofDays(35),
+        Duration.ofHours(1),
+        Duration.ofSeconds(5),
+        1000,
+        false,
+        usd("1000"));
   }
 
   private final TestClock clock = TestClock.at("2026-11-30T10:00:00Z");
@@ -102,9 +112,11 @@ class GlobalBudgetTest {
   }
 
   private EventSourcedBehaviorTestKit<Command, Event, LedgerState> newKit(int snapshotEvery) {
-    EventSourcedBehaviorTestKit<Command, Event, LedgerState> k = EventSourcedBehaviorTestKit.create(
-        testKit.system(), GlobalBudget.create(settings(snapshotEvery), clock),
-        EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> k =
+        EventSourcedBehaviorTestKit.create(
+            testKit.system(),
+            GlobalBudget.create(settings(snapshotEvery), clock),
+            EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
     k.clear();
     return k;
   }
@@ -120,17 +132,31 @@ class GlobalBudgetTest {
 
   private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserveApp(
       String id, Lane lane, String subject, String amount, String brandDaily, String brandMonthly) {
-    return kit.runCommand(replyTo -> new Reserve(id, lane, subject, usd(amount), usd(brandDaily), usd(brandMonthly), replyTo));
+    return kit.runCommand(
+        replyTo ->
+            new Reserve(
+                id, lane, subject, usd(amount), usd(brandDaily), usd(brandMonthly), replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> settle(String id, String actual) {
+  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> settle(
+      String id, String actual) {
     return kit.runCommand(replyTo -> new Settle(id, usd(actual), replyTo));
   }
 
   private CommandResultWithReply<Command, Event, LedgerState, AdjustReply> adjust(
       String id, String operator, String reason, Lane lane, String subject, String deltaUsd) {
-    return kit.runCommand(replyTo -> new Adjust(id, operator, reason, lane, subject, usd(deltaUsd),
-        CapWindows.dayKey(clock.instant()), AdjustmentScope.REFUND, replyTo));
+    return kit.runCommand(
+        replyTo ->
+            new Adjust(
+                id,
+                operator,
+                reason,
+                lane,
+                subject,
+                usd(deltaUsd),
+                CapWindows.dayKey(clock.instant()),
+                AdjustmentScope.REFUND,
+                replyTo));
   }
 
   private static Spend spend(LedgerState state, CapName cap, String subject, String window) {
@@ -148,8 +174,18 @@ class GlobalBudgetTest {
 
     assertEquals(new Reserved("r-1", usd("0.30")), result.reply());
     ReservationMade made = result.eventOfType(ReservationMade.class);
-    assertEquals(new ReservationMade("r-1", Lane.APP, "b1", usd("0.30"), usd("5"), usd("50"),
-        clock.instant(), clock.instant().plus(Duration.ofMinutes(15)), Owner.GATEWAY), made);
+    assertEquals(
+        new ReservationMade(
+            "r-1",
+            Lane.APP,
+            "b1",
+            usd("0.30"),
+            usd("5"),
+            usd("50"),
+            clock.instant(),
+            clock.instant().plus(Duration.ofMinutes(15)),
+            Owner.GATEWAY),
+        made);
     LedgerState state = result.state();
     assertEquals(Status.RESERVED, state.reservation("r-1").orElseThrow().status());
     assertEquals(new Spend(0, usd("0.30")), spend(state, CapName.GLOBAL_DAILY, null, DAY));
@@ -172,14 +208,16 @@ class GlobalBudgetTest {
     assertEquals(usd("0.20"), refused.headroomMicros());
     assertEquals(usd("40"), refused.limitMicros());
     assertEquals(Status.REFUSED, result.state().reservation("r-1").orElseThrow().status());
-    assertEquals(new Spend(0, usd("39.80")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+    assertEquals(
+        new Spend(0, usd("39.80")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
   }
 
   @Test
   void refusedByGlobalMonthlyAfterFifteenFullDays() {
     for (int day = 1; day <= 15; day++) {
       clock.set(String.format("2026-11-%02dT12:00:00Z", day));
-      assertInstanceOf(Reserved.class, reserveApp("d" + day, Lane.APP, "b1", "40", "40", "1000").reply());
+      assertInstanceOf(
+          Reserved.class, reserveApp("d" + day, Lane.APP, "b1", "40", "40", "1000").reply());
     }
     clock.set("2026-11-16T12:00:00Z");
     var result = reserveApp("r-1", Lane.APP, "b1", "0.30", "40", "1000");
@@ -214,7 +252,8 @@ class GlobalBudgetTest {
     assertEquals("lifetime", result.eventOfType(ReservationRefused.class).window());
 
     clock.set("2027-02-01T00:00:00Z");
-    assertEquals(new Refused("t3", CapName.PREVIEW_LIFETIME, "p1", usd("0.20")),
+    assertEquals(
+        new Refused("t3", CapName.PREVIEW_LIFETIME, "p1", usd("0.20")),
         reserve("t3", Lane.TRIAL, "p1", "0.30").reply());
     assertInstanceOf(Reserved.class, reserve("t4", Lane.TRIAL, "p2", "0.30").reply());
   }
@@ -240,10 +279,14 @@ class GlobalBudgetTest {
   @Test
   void invalidReserveChangesNothing() {
     var negative = reserve("r-1", Lane.FREE, null, "0").state();
-    var result = kit.<ReserveReply>runCommand(replyTo -> new Reserve("r-2", Lane.FREE, null, -1, 0, 0, replyTo));
+    var result =
+        kit.<ReserveReply>runCommand(
+            replyTo -> new Reserve("r-2", Lane.FREE, null, -1, 0, 0, replyTo));
     assertEquals("amountUsd", ((Invalid) result.reply()).field());
     assertTrue(result.hasNoEvents());
-    var noBrand = kit.<ReserveReply>runCommand(replyTo -> new Reserve("r-3", Lane.APP, null, 1, 5, 5, replyTo));
+    var noBrand =
+        kit.<ReserveReply>runCommand(
+            replyTo -> new Reserve("r-3", Lane.APP, null, 1, 5, 5, replyTo));
     assertEquals("brand", ((Invalid) noBrand.reply()).field());
     assertEquals(negative, noBrand.state());
   }
@@ -253,20 +296,25 @@ class GlobalBudgetTest {
   @Test
   void dailyCapsRollOverAtUtcMidnight() {
     reserveApp("a1", Lane.APP, "b1", "40", "100", "1000");
-    assertInstanceOf(Refused.class, reserveApp("a2", Lane.APP, "b1", "0.01", "100", "1000").reply());
+    assertInstanceOf(
+        Refused.class, reserveApp("a2", Lane.APP, "b1", "0.01", "100", "1000").reply());
 
     clock.set("2026-12-01T00:00:00Z");
     var nextDay = reserveApp("a3", Lane.APP, "b1", "0.01", "100", "1000");
     assertInstanceOf(Reserved.class, nextDay.reply());
-    assertEquals(new Spend(0, usd("0.01")), spend(nextDay.state(), CapName.GLOBAL_DAILY, null, "2026-12-01"));
-    assertEquals(new Spend(0, usd("0.01")), spend(nextDay.state(), CapName.GLOBAL_MONTHLY, null, "2026-12"));
+    assertEquals(
+        new Spend(0, usd("0.01")),
+        spend(nextDay.state(), CapName.GLOBAL_DAILY, null, "2026-12-01"));
+    assertEquals(
+        new Spend(0, usd("0.01")), spend(nextDay.state(), CapName.GLOBAL_MONTHLY, null, "2026-12"));
   }
 
   @Test
   void monthlyCapsRollOverOnTheFirst() {
     reserveApp("a1", Lane.APP, "b1", "10", "20", "10");
     clock.set("2026-11-30T23:59:59Z");
-    assertEquals(CapName.BRAND_MONTHLY,
+    assertEquals(
+        CapName.BRAND_MONTHLY,
         ((Refused) reserveApp("a2", Lane.APP, "b1", "1", "20", "10").reply()).cap());
     clock.set("2026-12-01T00:00:00Z");
     assertInstanceOf(Reserved.class, reserveApp("a3", Lane.APP, "b1", "1", "20", "10").reply());
@@ -397,17 +445,23 @@ class GlobalBudgetTest {
     TestProbe<ReserveReply> b = testKit.createTestProbe();
     TestProbe<ReserveReply> dup = testKit.createTestProbe();
     TestProbe<CloseReply> s = testKit.createTestProbe();
-    var result = kit.<BatchWritten>runCommand(replyTo -> new Batch(List.of(
-        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, a.ref()),
-        new Reserve("b", Lane.FREE, null, usd("1.50"), 0, 0, b.ref()),
-        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, dup.ref()),
-        new Settle("a", usd("0.50"), s.ref())), replyTo));
+    var result =
+        kit.<BatchWritten>runCommand(
+            replyTo ->
+                new Batch(
+                    List.of(
+                        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, a.ref()),
+                        new Reserve("b", Lane.FREE, null, usd("1.50"), 0, 0, b.ref()),
+                        new Reserve("a", Lane.FREE, null, usd("2.00"), 0, 0, dup.ref()),
+                        new Settle("a", usd("0.50"), s.ref())),
+                    replyTo));
 
     assertEquals(new BatchWritten(4, 3), result.reply());
     // One journal row for the whole batch, holding its three facts in the order they were decided.
     assertEquals(1, result.events().size());
     var row = assertInstanceOf(GroupCommit.class, result.events().get(0));
-    assertEquals(List.of(ReservationMade.class, ReservationRefused.class, ReservationSettled.class),
+    assertEquals(
+        List.of(ReservationMade.class, ReservationRefused.class, ReservationSettled.class),
         row.facts().stream().map(Object::getClass).toList());
     assertEquals(new Reserved("a", usd("2.00")), a.receiveMessage());
     assertEquals(new Refused("b", CapName.FREE_DAILY, null, usd("1.00")), b.receiveMessage());
@@ -429,7 +483,10 @@ class GlobalBudgetTest {
     // The batch is decided in memory (the reservation fits), then its journal write fails: the
     // ledger restarts and replays the journal.
     kit.persistenceTestKit().failNextPersisted();
-    ledger.tell(new Batch(List.of(new Reserve("lost", Lane.FREE, null, usd("1.00"), 0, 0, caller.ref())), batcher.ref()));
+    ledger.tell(
+        new Batch(
+            List.of(new Reserve("lost", Lane.FREE, null, usd("1.00"), 0, 0, caller.ref())),
+            batcher.ref()));
     caller.expectNoMessage(Duration.ofMillis(500));
     batcher.expectNoMessage(Duration.ZERO);
 
@@ -474,7 +531,8 @@ class GlobalBudgetTest {
     kit.restart();
     // recovery itself never expires (replay reads no clock); the ledger then checks at once
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (kit.getState().reservation("r-1").orElseThrow().isOpen() && System.nanoTime() < deadline) {
+    while (kit.getState().reservation("r-1").orElseThrow().isOpen()
+        && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     LedgerState state = kit.getState();
@@ -518,7 +576,10 @@ class GlobalBudgetTest {
     settle("f1", "3");
     assertInstanceOf(Refused.class, reserve("f2", Lane.FREE, null, "0.50").reply());
     var result = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1");
-    assertEquals(new Adjusted("adj-1", Lane.FREE, null, -usd("1"), "alice", "refund", DAY, AdjustmentScope.REFUND), result.reply());
+    assertEquals(
+        new Adjusted(
+            "adj-1", Lane.FREE, null, -usd("1"), "alice", "refund", DAY, AdjustmentScope.REFUND),
+        result.reply());
     SpendAdjusted adjusted = result.eventOfType(SpendAdjusted.class);
     assertEquals("alice", adjusted.operator());
     assertEquals(new Spend(usd("2"), 0), spend(result.state(), CapName.FREE_DAILY, null, DAY));
@@ -532,7 +593,8 @@ class GlobalBudgetTest {
     Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply();
     clock.advance(Duration.ofMinutes(5));
 
-    // A retry after a timeout: same id and fields (the reason may be retyped); the first one stands.
+    // A retry after a timeout: same id and fields (the reason may be retyped); the first one
+    // stands.
     var again = adjust("adj-1", "alice", "refund (retry)", Lane.APP, "b1", "-1");
     assertEquals(first, again.reply());
     assertEquals("refund", ((Adjusted) again.reply()).reason());
@@ -553,13 +615,19 @@ class GlobalBudgetTest {
       String what, String operator, String lane, String subject, String deltaUsd) {
     reserveApp("a1", Lane.APP, "b1", "3", "5", "50");
     settle("a1", "3");
-    assertInstanceOf(Adjusted.class, adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply());
+    assertInstanceOf(
+        Adjusted.class, adjust("adj-1", "alice", "refund", Lane.APP, "b1", "-1").reply());
     LedgerState before = kit.getState();
 
-    var result = adjust("adj-1", operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, deltaUsd);
+    var result =
+        adjust(
+            "adj-1", operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, deltaUsd);
     Conflict conflict = assertInstanceOf(Conflict.class, result.reply());
     assertEquals("adj-1", conflict.id());
-    assertTrue(conflict.message().startsWith("adjustment id adj-1 was already used for a different adjustment"),
+    assertTrue(
+        conflict
+            .message()
+            .startsWith("adjustment id adj-1 was already used for a different adjustment"),
         conflict.message());
     assertTrue(result.hasNoEvents());
     assertEquals(before, result.state());
@@ -570,7 +638,10 @@ class GlobalBudgetTest {
     kit = newKit(3);
     reserve("f1", Lane.FREE, null, "0.80");
     settle("f1", "0.80");
-    Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50").reply(); // event 3: a snapshot that holds it
+    Adjusted first =
+        (Adjusted)
+            adjust("adj-1", "alice", "refund", Lane.FREE, null, "-0.50")
+                .reply(); // event 3: a snapshot that holds it
     adjust("adj-2", "bob", "missed invoice line", Lane.APP, "b1", "0.20"); // after the snapshot
     LedgerState before = kit.getState();
     assertEquals(2, before.knownAdjustments());
@@ -583,7 +654,8 @@ class GlobalBudgetTest {
 
     kit.snapshotTestKit().orElseThrow().clearAll();
     assertEquals(before, kit.restart().state()); // journal only
-    assertInstanceOf(Conflict.class, adjust("adj-1", "alice", "refund", Lane.FREE, null, "-5").reply());
+    assertInstanceOf(
+        Conflict.class, adjust("adj-1", "alice", "refund", Lane.FREE, null, "-5").reply());
 
     // Compaction forgets the closed reservation after the retention, never an adjustment id.
     clock.advance(Duration.ofDays(40));
@@ -608,15 +680,21 @@ class GlobalBudgetTest {
     assertEquals("b1", refused.subject());
     assertEquals(DAY, refused.window());
     assertEquals(usd("2"), refused.settledMicros());
-    assertTrue(refused.message().contains("brand_daily of b1 (window " + DAY + ") below zero"), refused.message());
+    assertTrue(
+        refused.message().contains("brand_daily of b1 (window " + DAY + ") below zero"),
+        refused.message());
     assertTrue(result.hasNoEvents());
     assertEquals(before, result.state());
-    assertTrue(result.state().adjustment("adj-big").isEmpty()); // the id stays free for a corrected credit
+    assertTrue(
+        result.state().adjustment("adj-big").isEmpty()); // the id stays free for a corrected credit
 
     // Exactly the settled spend is fine; a charge is never refused for sign.
-    assertInstanceOf(Adjusted.class, adjust("adj-big", "alice", "refund", Lane.APP, "b1", "-2").reply());
+    assertInstanceOf(
+        Adjusted.class, adjust("adj-big", "alice", "refund", Lane.APP, "b1", "-2").reply());
     assertEquals(Spend.NONE, spend(kit.getState(), CapName.BRAND_DAILY, "b1", DAY));
-    assertInstanceOf(Adjusted.class, adjust("adj-charge", "alice", "missed line", Lane.APP, "b2", "0.10").reply());
+    assertInstanceOf(
+        Adjusted.class,
+        adjust("adj-charge", "alice", "missed line", Lane.APP, "b2", "0.10").reply());
   }
 
   @Test
@@ -625,7 +703,8 @@ class GlobalBudgetTest {
     settle("f1", "1");
     Adjusted first = (Adjusted) adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1").reply();
 
-    var again = adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1"); // would now go below zero
+    var again =
+        adjust("adj-1", "alice", "refund", Lane.FREE, null, "-1"); // would now go below zero
     assertEquals(first, again.reply());
     assertTrue(again.hasNoEvents());
   }
@@ -638,10 +717,12 @@ class GlobalBudgetTest {
     var result = adjust("adj-huge", "alice", "refund", Lane.FREE, null, deltaUsd);
     Invalid invalid = assertInstanceOf(Invalid.class, result.reply());
     assertEquals("deltaUsd", invalid.field());
-    assertTrue(invalid.message().startsWith("deltaUsd must be at most 1000 USD either way per adjustment"),
+    assertTrue(
+        invalid.message().startsWith("deltaUsd must be at most 1000 USD either way per adjustment"),
         invalid.message());
     assertTrue(result.hasNoEvents());
-    assertInstanceOf(Adjusted.class, adjust("adj-max", "alice", "missed line", Lane.FREE, null, "1000").reply());
+    assertInstanceOf(
+        Adjusted.class, adjust("adj-max", "alice", "missed line", Lane.FREE, null, "1000").reply());
   }
 
   @ParameterizedTest(name = "adjustment id \"{0}\" by \"{1}\" on {2} {3} is refused naming {4}")
@@ -652,8 +733,10 @@ class GlobalBudgetTest {
     "adj-1,    alice, app,  ,   brand",
     "adj-1,    '',    free, ,   operator",
   })
-  void anInvalidAdjustmentChangesNothing(String id, String operator, String lane, String subject, String field) {
-    var result = adjust(id, operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, "-1");
+  void anInvalidAdjustmentChangesNothing(
+      String id, String operator, String lane, String subject, String field) {
+    var result =
+        adjust(id, operator, "refund", Lane.fromWireName(lane).orElseThrow(), subject, "-1");
     assertEquals(field, assertInstanceOf(Invalid.class, result.reply()).field());
     assertTrue(result.hasNoEvents());
     assertEquals(0, result.state().knownAdjustments());
@@ -669,13 +752,23 @@ class GlobalBudgetTest {
     Usage all = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), replyTo)).reply();
     assertEquals(2, all.openReservations());
     CapUsage global = all.caps().get(0);
-    assertEquals(new CapUsage(CapName.GLOBAL_DAILY, null, DAY, usd("40"), usd("0.25"), usd("0.60")), global);
+    assertEquals(
+        new CapUsage(CapName.GLOBAL_DAILY, null, DAY, usd("40"), usd("0.25"), usd("0.60")), global);
     assertEquals(usd("39.15"), global.remainingMicros());
-    assertEquals(List.of("global_daily", "global_monthly", "free_daily", "trial_daily", "brand_daily", "brand_monthly",
-        "preview_lifetime"), all.caps().stream().map(c -> c.cap().wireName()).toList());
+    assertEquals(
+        List.of(
+            "global_daily",
+            "global_monthly",
+            "free_daily",
+            "trial_daily",
+            "brand_daily",
+            "brand_monthly",
+            "preview_lifetime"),
+        all.caps().stream().map(c -> c.cap().wireName()).toList());
 
     Usage b1 = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.of("b1"), replyTo)).reply();
-    assertEquals(new CapUsage(CapName.BRAND_MONTHLY, "b1", MONTH, usd("50"), usd("0.25"), usd("0.50")),
+    assertEquals(
+        new CapUsage(CapName.BRAND_MONTHLY, "b1", MONTH, usd("50"), usd("0.25"), usd("0.50")),
         b1.caps().get(b1.caps().size() - 1));
     assertFalse(b1.caps().stream().anyMatch(c -> c.cap() == CapName.PREVIEW_LIFETIME));
   }
@@ -684,40 +777,62 @@ class GlobalBudgetTest {
   void usageWithoutASubjectListsOnlyTheTopSpendersAndCountsTheRest() {
     // 30 preview ids, p00 spending least and p29 most; a subject-less read lists the top 3 only.
     for (int i = 0; i < 30; i++) {
-      reserve(String.format("t%02d", i), Lane.TRIAL, String.format("p%02d", i), "0.0" + (i < 10 ? "0" : "") + (i + 1));
+      reserve(
+          String.format("t%02d", i),
+          Lane.TRIAL,
+          String.format("p%02d", i),
+          "0.0" + (i < 10 ? "0" : "") + (i + 1));
     }
-    Usage top3 = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 3, replyTo)).reply();
+    Usage top3 =
+        kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 3, replyTo)).reply();
     assertEquals(30, top3.activeSubjects());
-    assertEquals(List.of("p27", "p28", "p29"),
+    assertEquals(
+        List.of("p27", "p28", "p29"),
         top3.caps().stream().filter(c -> c.subject() != null).map(CapUsage::subject).toList());
-    assertEquals(4 + 3, top3.caps().size(), "the four global and pool caps, then one lifetime cap per listed id");
+    assertEquals(
+        4 + 3,
+        top3.caps().size(),
+        "the four global and pool caps, then one lifetime cap per listed id");
 
-    Usage none = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 0, replyTo)).reply();
+    Usage none =
+        kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.empty(), 0, replyTo)).reply();
     assertEquals(4, none.caps().size());
     assertEquals(30, none.activeSubjects());
 
-    Usage one = kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.of("p00"), 0, replyTo)).reply();
-    assertEquals("p00", one.caps().get(one.caps().size() - 1).subject(), "a named subject is always listed");
+    Usage one =
+        kit.<Usage>runCommand(replyTo -> new GetUsage(Optional.of("p00"), 0, replyTo)).reply();
+    assertEquals(
+        "p00", one.caps().get(one.caps().size() - 1).subject(), "a named subject is always listed");
   }
 
   @Test
   void theTopSpendersAreChosenByUseThenById() {
     assertEquals(List.of(), UsageView.topByUse(java.util.Map.of("a", 5L), 0));
-    assertEquals(java.util.Set.of("b", "c"),
+    assertEquals(
+        java.util.Set.of("b", "c"),
         java.util.Set.copyOf(UsageView.topByUse(java.util.Map.of("a", 1L, "b", 7L, "c", 3L), 2)));
-    assertEquals(List.of("a"), UsageView.topByUse(java.util.Map.of("a", 2L, "b", 2L), 1), "ties go to the smaller id");
+    assertEquals(
+        List.of("a"),
+        UsageView.topByUse(java.util.Map.of("a", 2L, "b", 2L), 1),
+        "ties go to the smaller id");
   }
 
   @Test
   void getReservationShowsStatusAndActual() {
     reserve("r-1", Lane.FREE, null, "0.30");
-    ReservationReply open = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
-    assertEquals(new ReservationView("r-1", Status.RESERVED, Lane.FREE, null, usd("0.30"), Optional.empty(),
-        Owner.GATEWAY), open);
+    ReservationReply open =
+        kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
+    assertEquals(
+        new ReservationView(
+            "r-1", Status.RESERVED, Lane.FREE, null, usd("0.30"), Optional.empty(), Owner.GATEWAY),
+        open);
     settle("r-1", "0.12");
-    ReservationReply settled = kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
+    ReservationReply settled =
+        kit.<ReservationReply>runCommand(replyTo -> new GetReservation("r-1", replyTo)).reply();
     assertEquals(Optional.of(usd("0.12")), ((ReservationView) settled).actualMicros());
-    assertEquals(new NotFound("x"), kit.<ReservationReply>runCommand(replyTo -> new GetReservation("x", replyTo)).reply());
+    assertEquals(
+        new NotFound("x"),
+        kit.<ReservationReply>runCommand(replyTo -> new GetReservation("x", replyTo)).reply());
   }
 
   @Test
@@ -726,7 +841,8 @@ class GlobalBudgetTest {
     settle("old", "0.10");
     clock.advance(Duration.ofDays(34));
     reserve("open", Lane.FREE, null, "0.30");
-    // Past the idempotency window (24h) the id leaves the index; the cap windows stay (retention 35d).
+    // Past the idempotency window (24h) the id leaves the index; the cap windows stay (retention
+    // 35d).
     var idsOnly = kit.runCommand(new Compact());
     assertInstanceOf(Compacted.class, idsOnly.event());
     assertTrue(idsOnly.state().reservation("old").isEmpty());
@@ -744,12 +860,14 @@ class GlobalBudgetTest {
 
   // --- ownership and the ledger API's bounds -----------------------------------------------------
 
-  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserveAs(Owner owner, String id, String amount) {
-    return kit.runCommand(replyTo -> new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, owner, replyTo));
+  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserveAs(
+      Owner owner, String id, String amount) {
+    return kit.runCommand(
+        replyTo -> new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, owner, replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> closeAs(Owner closer, String id, String action,
-      String actual) {
+  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> closeAs(
+      Owner closer, String id, String action, String actual) {
     return action.equals("void")
         ? kit.runCommand(replyTo -> new VoidReservation(id, closer, replyTo))
         : kit.runCommand(replyTo -> new Settle(id, usd(actual), closer, replyTo));
@@ -757,15 +875,15 @@ class GlobalBudgetTest {
 
   @ParameterizedTest(name = "a reservation of {0} closed by {1} with {2} {3}: {4}")
   @CsvSource({
-      "GATEWAY,    LEDGER_API, settle, 0.10, forbidden",
-      "GATEWAY,    LEDGER_API, void,   0,    forbidden",
-      "LEDGER_API, GATEWAY,    settle, 0.10, forbidden",
-      "LEDGER_API, GATEWAY,    void,   0,    forbidden",
-      "LEDGER_API, LEDGER_API, settle, 0.30, settled",
-      "LEDGER_API, LEDGER_API, settle, 0.31, invalid",
-      "LEDGER_API, LEDGER_API, void,   0,    voided",
-      "GATEWAY,    GATEWAY,    settle, 0.45, settled",
-      "GATEWAY,    GATEWAY,    void,   0,    voided",
+    "GATEWAY,    LEDGER_API, settle, 0.10, forbidden",
+    "GATEWAY,    LEDGER_API, void,   0,    forbidden",
+    "LEDGER_API, GATEWAY,    settle, 0.10, forbidden",
+    "LEDGER_API, GATEWAY,    void,   0,    forbidden",
+    "LEDGER_API, LEDGER_API, settle, 0.30, settled",
+    "LEDGER_API, LEDGER_API, settle, 0.31, invalid",
+    "LEDGER_API, LEDGER_API, void,   0,    voided",
+    "GATEWAY,    GATEWAY,    settle, 0.45, settled",
+    "GATEWAY,    GATEWAY,    void,   0,    voided",
   })
   void onlyTheOwnerClosesAndTheLedgerApiSettlesAtMostItsReserve(
       Owner owner, Owner closer, String action, String actual, String outcome) {
@@ -784,7 +902,8 @@ class GlobalBudgetTest {
     if (outcome.equals("forbidden") || outcome.equals("invalid")) {
       assertTrue(result.hasNoEvents());
       assertTrue(result.state().isOpen(id));
-      assertEquals(new Spend(0, usd("0.30")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
+      assertEquals(
+          new Spend(0, usd("0.30")), spend(result.state(), CapName.GLOBAL_DAILY, null, DAY));
     }
   }
 
@@ -820,9 +939,9 @@ class GlobalBudgetTest {
 
   @ParameterizedTest(name = "{0} reserving {1}: {2}")
   @CsvSource({
-      "LEDGER_API, 0,        invalid",
-      "LEDGER_API, 0.000001, reserved",
-      "GATEWAY,    0,        reserved",
+    "LEDGER_API, 0,        invalid",
+    "LEDGER_API, 0.000001, reserved",
+    "GATEWAY,    0,        reserved",
   })
   void theLedgerApiReservesOnlyPositiveAmounts(Owner owner, String amount, String outcome) {
     String id = owner == Owner.GATEWAY ? "gw-z" : "z-1";
@@ -851,9 +970,13 @@ class GlobalBudgetTest {
   void anOperatorClosesAnyReservationAtAnyAmount() {
     reserveAs(Owner.LEDGER_API, "r-1", "0.30");
     reserveAs(Owner.GATEWAY, "gw-1", "0.30");
-    var aboveReserve = kit.<CloseReply>runCommand(replyTo -> new OperatorSettle("r-1", usd("0.80"), "bob", "invoice", replyTo));
+    var aboveReserve =
+        kit.<CloseReply>runCommand(
+            replyTo -> new OperatorSettle("r-1", usd("0.80"), "bob", "invoice", replyTo));
     assertEquals(new Closed("r-1", Status.SETTLED, usd("0.80")), aboveReserve.reply());
-    var gatewayOne = kit.<CloseReply>runCommand(replyTo -> new OperatorVoid("gw-1", "bob", "not billed", replyTo));
+    var gatewayOne =
+        kit.<CloseReply>runCommand(
+            replyTo -> new OperatorVoid("gw-1", "bob", "not billed", replyTo));
     assertEquals(new Closed("gw-1", Status.VOIDED, 0), gatewayOne.reply());
   }
 
@@ -868,25 +991,54 @@ class GlobalBudgetTest {
 
   /**
    * A journal written before owners were recorded: its reservation events have no owner. They
-   * replay as the owner their id's namespace implies, so a provider call's reservation is still
-   * out of the ledger API's reach and another service's still closable by it.
+   * replay as the owner their id's namespace implies, so a provider call's reservation is still out
+   * of the ledger API's reach and another service's still closable by it.
    */
   @Test
   void oldReservationEventsWithoutAnOwnerStillReplay() throws Exception {
-    var cbor = new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.cbor.CBORFactory());
-    var serialization = org.apache.pekko.serialization.SerializationExtension.get(
-        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(testKit.system()));
+    var cbor =
+        new com.fasterxml.jackson.databind.ObjectMapper(
+            new com.fasterxml.jackson.dataformat.cbor.CBORFactory());
+    var serialization =
+        org.apache.pekko.serialization.SerializationExtension.get(
+            org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(testKit.system()));
     java.time.Instant at = clock.instant();
     List<Object> oldEvents = new java.util.ArrayList<>();
-    for (Event current : List.<Event>of(
-        new ReservationMade("gw-old", Lane.FREE, null, usd("0.30"), 0, 0, at, at.plusSeconds(900), Owner.GATEWAY),
-        new ReservationMade("svc-old", Lane.FREE, null, usd("0.20"), 0, 0, at, at.plusSeconds(900), Owner.LEDGER_API))) {
+    for (Event current :
+        List.<Event>of(
+            new ReservationMade(
+                "gw-old",
+                Lane.FREE,
+                null,
+                usd("0.30"),
+                0,
+                0,
+                at,
+                at.plusSeconds(900),
+                Owner.GATEWAY),
+            new ReservationMade(
+                "svc-old",
+                Lane.FREE,
+                null,
+                usd("0.20"),
+                0,
+                0,
+                at,
+                at.plusSeconds(900),
+                Owner.LEDGER_API))) {
       var serializer = serialization.findSerializerFor(current);
-      var tree = (com.fasterxml.jackson.databind.node.ObjectNode) cbor.readTree(serialization.serialize(current).get());
+      var tree =
+          (com.fasterxml.jackson.databind.node.ObjectNode)
+              cbor.readTree(serialization.serialize(current).get());
       assertTrue(tree.has("owner"));
       tree.remove("owner"); // the form written before owners were recorded
-      oldEvents.add(serialization.deserialize(cbor.writeValueAsBytes(tree), serializer.identifier(),
-          org.apache.pekko.serialization.Serializers.manifestFor(serializer, current)).get());
+      oldEvents.add(
+          serialization
+              .deserialize(
+                  cbor.writeValueAsBytes(tree),
+                  serializer.identifier(),
+                  org.apache.pekko.serialization.Serializers.manifestFor(serializer, current))
+              .get());
     }
     kit.persistenceTestKit().persistForRecovery(GlobalBudget.PERSISTENCE_ID.id(), oldEvents);
     kit.restart();
@@ -894,9 +1046,11 @@ class GlobalBudgetTest {
     assertEquals(Owner.GATEWAY, kit.getState().reservation("gw-old").orElseThrow().owner());
     assertEquals(Owner.LEDGER_API, kit.getState().reservation("svc-old").orElseThrow().owner());
     assertInstanceOf(Forbidden.class, closeAs(Owner.LEDGER_API, "gw-old", "settle", "0").reply());
-    assertEquals(new Closed("svc-old", Status.SETTLED, usd("0.20")),
+    assertEquals(
+        new Closed("svc-old", Status.SETTLED, usd("0.20")),
         closeAs(Owner.LEDGER_API, "svc-old", "settle", "0.20").reply());
-    assertEquals(new Closed("gw-old", Status.SETTLED, usd("0.10")),
+    assertEquals(
+        new Closed("gw-old", Status.SETTLED, usd("0.10")),
         closeAs(Owner.GATEWAY, "gw-old", "settle", "0.10").reply());
   }
 }

@@ -28,7 +28,8 @@ public final class H2Ledger implements AutoCloseable {
   }
 
   /** As above, deciding with {@code clock}. */
-  public static H2Ledger start(Path dataDir, Map<String, Object> overrides, Clock clock) throws Exception {
+  public static H2Ledger start(Path dataDir, Map<String, Object> overrides, Clock clock)
+      throws Exception {
     H2Ledger ledger = new H2Ledger(config(dataDir, overrides), clock);
     ledger.client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return ledger;

@@ -15,9 +15,9 @@ import dev.spendgateway.ledger.LedgerProtocol.Compact;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.GetReservation;
 import dev.spendgateway.ledger.LedgerProtocol.IdReused;
+import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
-import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
@@ -52,16 +52,27 @@ import org.junit.jupiter.params.provider.MethodSource;
 class IdempotencyWindowTest {
 
   @JUnit5TestKit
-  final ActorTestKit testKit = new JUnit5TestKitBuilder()
-      .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
-      .build();
+  final ActorTestKit testKit =
+      new JUnit5TestKitBuilder()
+          .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
+          .build();
 
-  static final CapLimits CAPS = new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000);
+  static final CapLimits CAPS =
+      new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000);
 
   /** Retention 2h (cap windows), window 1h (ids), horizon 1d (past-id filters). */
   static LedgerSettings settings(int snapshotEvery) {
-    return new LedgerSettings(CAPS, Duration.ofMinutes(15), Duration.ofHours(1), snapshotEvery, Duration.ofHours(2),
-        Duration.ofHours(1), Duration.ofSeconds(5), 1000, false, 1_000_000_000L)
+    return new LedgerSettings(
+            CAPS,
+            Duration.ofMinutes(15),
+            Duration.ofHours(1),
+            snapshotEvery,
+            Duration.ofHours(2),
+            Duration.ofHours(1),
+            Duration.ofSeconds(5),
+            1000,
+            false,
+            1_000_000_000L)
         .withIdempotency(Duration.ofHours(1), Duration.ofDays(1));
   }
 
@@ -70,20 +81,26 @@ class IdempotencyWindowTest {
 
   @BeforeEach
   void setUp() {
-    kit = EventSourcedBehaviorTestKit.create(testKit.system(), GlobalBudget.create(settings(1000), clock),
-        EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
+    kit =
+        EventSourcedBehaviorTestKit.create(
+            testKit.system(),
+            GlobalBudget.create(settings(1000), clock),
+            EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
     kit.clear();
   }
 
-  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserve(String id, Lane lane,
-      String subject, long amount) {
+  private CommandResultWithReply<Command, Event, LedgerState, ReserveReply> reserve(
+      String id, Lane lane, String subject, long amount) {
     long brandDaily = lane == Lane.APP ? 5_000_000 : 0;
     long brandMonthly = lane == Lane.APP ? 50_000_000 : 0;
     return kit.runCommand(
-        replyTo -> new Reserve(id, lane, subject, amount, brandDaily, brandMonthly, Owner.LEDGER_API, replyTo));
+        replyTo ->
+            new Reserve(
+                id, lane, subject, amount, brandDaily, brandMonthly, Owner.LEDGER_API, replyTo));
   }
 
-  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> settle(String id, long actual) {
+  private CommandResultWithReply<Command, Event, LedgerState, CloseReply> settle(
+      String id, long actual) {
     return kit.runCommand(replyTo -> new Settle(id, actual, Owner.LEDGER_API, replyTo));
   }
 
@@ -112,11 +129,15 @@ class IdempotencyWindowTest {
   @Test
   void theProviderRoutesFreshIdsAreNeverAnsweredIdReused() {
     String id = Owner.newGatewayId();
-    kit.<ReserveReply>runCommand(r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
+    kit.<ReserveReply>runCommand(
+        r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
     kit.<CloseReply>runCommand(r -> new Settle(id, 100_000, Owner.GATEWAY, r));
     compactAt(Duration.ofHours(3));
-    assertTrue(!kit.getState().probablyUsedBeforeWindow(id), "provider-route ids stay out of the filters");
-    var again = kit.<ReserveReply>runCommand(r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
+    assertTrue(
+        !kit.getState().probablyUsedBeforeWindow(id), "provider-route ids stay out of the filters");
+    var again =
+        kit.<ReserveReply>runCommand(
+            r -> new Reserve(id, Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, r));
     assertInstanceOf(Reserved.class, again.reply());
   }
 
@@ -143,18 +164,24 @@ class IdempotencyWindowTest {
         reserve("svc-2", Lane.APP, "b1", 200_000);
         settle("svc-2", 150_000);
       }
-      case "refused", "conflicting-repeat" -> reserve("svc-2", Lane.TRIAL, "p1", 700_000); // > preview lifetime
+      case "refused", "conflicting-repeat" ->
+          reserve("svc-2", Lane.TRIAL, "p1", 700_000); // > preview lifetime
       default -> throw new IllegalArgumentException(kind);
     }
-    ReserveReply first = kind.equals("reserved-then-settled")
-        ? new Reserved("svc-2", 200_000) : reserve("svc-2", Lane.TRIAL, "p1", 700_000).reply();
+    ReserveReply first =
+        kind.equals("reserved-then-settled")
+            ? new Reserved("svc-2", 200_000)
+            : reserve("svc-2", Lane.TRIAL, "p1", 700_000).reply();
     clock.advance(Duration.ofMinutes(50));
     var compacted = kit.runCommand(new Compact()); // cap windows of another day would go; ids stay
     assertTrue(compacted.hasNoEvents() || compacted.event() instanceof Compacted);
 
-    var repeat = kind.equals("reserved-then-settled") ? reserve("svc-2", Lane.APP, "b1", 200_000)
-        : kind.equals("refused") ? reserve("svc-2", Lane.TRIAL, "p1", 700_000)
-        : reserve("svc-2", Lane.TRIAL, "p1", 100_000);
+    var repeat =
+        kind.equals("reserved-then-settled")
+            ? reserve("svc-2", Lane.APP, "b1", 200_000)
+            : kind.equals("refused")
+                ? reserve("svc-2", Lane.TRIAL, "p1", 700_000)
+                : reserve("svc-2", Lane.TRIAL, "p1", 100_000);
     assertTrue(repeat.hasNoEvents());
     if (kind.equals("conflicting-repeat")) {
       assertInstanceOf(Conflict.class, repeat.reply());
@@ -175,9 +202,18 @@ class IdempotencyWindowTest {
     kit.restart(); // the compact index survives a snapshot round trip
     assertEquals(new Closed("svc-3", Status.SETTLED, 150_000), settle("svc-3", 150_000).reply());
     assertInstanceOf(Conflict.class, settle("svc-3", 160_000).reply());
-    ReservationReply view = kit.<ReservationReply>runCommand(r -> new GetReservation("svc-3", r)).reply();
-    assertEquals(new ReservationView("svc-3", Status.SETTLED, Lane.APP, "b1", 200_000, Optional.of(150_000L),
-        Owner.LEDGER_API), view);
+    ReservationReply view =
+        kit.<ReservationReply>runCommand(r -> new GetReservation("svc-3", r)).reply();
+    assertEquals(
+        new ReservationView(
+            "svc-3",
+            Status.SETTLED,
+            Lane.APP,
+            "b1",
+            200_000,
+            Optional.of(150_000L),
+            Owner.LEDGER_API),
+        view);
   }
 
   @Test
@@ -185,10 +221,21 @@ class IdempotencyWindowTest {
     int ids = RecentIds.CHUNK * (Decider.MAX_CHUNKS_PER_COMPACTION + 2);
     LedgerState state = LedgerState.empty();
     for (int i = 0; i < ids; i++) {
-      state = state.applied(new ReservationMade("s-" + i, Lane.FREE, null, 1, 0, 0, clock.instant(),
-          clock.instant().plusSeconds(900)));
-      state = state.applied(new LedgerEvents.ReservationVoided("s-" + i, Lane.FREE, null, clock.instant(), 1,
-          clock.instant().plusMillis(i)));
+      state =
+          state.applied(
+              new ReservationMade(
+                  "s-" + i,
+                  Lane.FREE,
+                  null,
+                  1,
+                  0,
+                  0,
+                  clock.instant(),
+                  clock.instant().plusSeconds(900)));
+      state =
+          state.applied(
+              new LedgerEvents.ReservationVoided(
+                  "s-" + i, Lane.FREE, null, clock.instant(), 1, clock.instant().plusMillis(i)));
     }
     Decider decider = new Decider(settings(1000));
     var later = clock.instant().plus(Duration.ofHours(2));
@@ -196,9 +243,11 @@ class IdempotencyWindowTest {
     long started = System.nanoTime();
     LedgerState sliced = state.applied(first);
     long tookMicros = (System.nanoTime() - started) / 1000;
-    System.out.printf("one compaction slice: %d ids moved in %d us%n", state.knownReservations()
-        - sliced.knownReservations(), tookMicros);
-    assertEquals(ids - RecentIds.CHUNK * Decider.MAX_CHUNKS_PER_COMPACTION, sliced.knownReservations());
+    System.out.printf(
+        "one compaction slice: %d ids moved in %d us%n",
+        state.knownReservations() - sliced.knownReservations(), tookMicros);
+    assertEquals(
+        ids - RecentIds.CHUNK * Decider.MAX_CHUNKS_PER_COMPACTION, sliced.knownReservations());
     assertTrue(decider.moreToCompact(sliced, later));
     LedgerState rest = sliced;
     int slices = 1;

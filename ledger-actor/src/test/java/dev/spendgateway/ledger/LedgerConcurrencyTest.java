@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Many threads against one cap through the real actor on an H2 FILE journal: exactly as many fit
- * as the cap allows, the books show no overshoot, and a restart on the same file agrees.
+ * Many threads against one cap through the real actor on an H2 FILE journal: exactly as many fit as
+ * the cap allows, the books show no overshoot, and a restart on the same file agrees.
  */
 class LedgerConcurrencyTest {
   private static final long THIRTY_CENTS = 300_000;
@@ -42,25 +42,30 @@ class LedgerConcurrencyTest {
 
   private static ReserveRequest request(String id) {
     // app lane with generous brand caps: the global $40/day cap is the one that binds
-    return new ReserveRequest(id, Lane.APP, "brand-" + (id.hashCode() & 7), THIRTY_CENTS, 1_000_000_000, 1_000_000_000);
+    return new ReserveRequest(
+        id, Lane.APP, "brand-" + (id.hashCode() & 7), THIRTY_CENTS, 1_000_000_000, 1_000_000_000);
   }
 
   /** Runs {@code ATTEMPTS} reservations from {@code THREADS} threads started together. */
-  private static List<ReserveReply> reserveConcurrently(LedgerClient client, boolean settleEach, long actualMicros)
-      throws Exception {
+  private static List<ReserveReply> reserveConcurrently(
+      LedgerClient client, boolean settleEach, long actualMicros) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(THREADS);
     CountDownLatch start = new CountDownLatch(1);
     List<Future<ReserveReply>> futures = new ArrayList<>();
     for (int i = 0; i < ATTEMPTS; i++) {
       String id = "r-" + i;
-      Callable<ReserveReply> call = () -> {
-        start.await();
-        ReserveReply reply = client.reserve(request(id)).toCompletableFuture().get(20, TimeUnit.SECONDS);
-        if (settleEach && reply instanceof Reserved) {
-          assertInstanceOf(Closed.class, client.settle(id, actualMicros).toCompletableFuture().get(20, TimeUnit.SECONDS));
-        }
-        return reply;
-      };
+      Callable<ReserveReply> call =
+          () -> {
+            start.await();
+            ReserveReply reply =
+                client.reserve(request(id)).toCompletableFuture().get(20, TimeUnit.SECONDS);
+            if (settleEach && reply instanceof Reserved) {
+              assertInstanceOf(
+                  Closed.class,
+                  client.settle(id, actualMicros).toCompletableFuture().get(20, TimeUnit.SECONDS));
+            }
+            return reply;
+          };
       futures.add(pool.submit(call));
     }
     start.countDown();
@@ -74,7 +79,10 @@ class LedgerConcurrencyTest {
 
   private static CapUsage globalDaily(LedgerClient client) throws Exception {
     Usage usage = client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-    return usage.caps().stream().filter(c -> c.cap() == CapName.GLOBAL_DAILY).findFirst().orElseThrow();
+    return usage.caps().stream()
+        .filter(c -> c.cap() == CapName.GLOBAL_DAILY)
+        .findFirst()
+        .orElseThrow();
   }
 
   @Test
@@ -84,8 +92,13 @@ class LedgerConcurrencyTest {
       replies = reserveConcurrently(ledger.client, false, 0);
       long accepted = replies.stream().filter(r -> r instanceof Reserved).count();
       assertEquals(133, accepted);
-      assertTrue(replies.stream().filter(r -> r instanceof Refused).allMatch(
-          r -> ((Refused) r).cap() == CapName.GLOBAL_DAILY && ((Refused) r).headroomMicros() == 100_000));
+      assertTrue(
+          replies.stream()
+              .filter(r -> r instanceof Refused)
+              .allMatch(
+                  r ->
+                      ((Refused) r).cap() == CapName.GLOBAL_DAILY
+                          && ((Refused) r).headroomMicros() == 100_000));
       CapUsage global = globalDaily(ledger.client);
       assertEquals(133 * THIRTY_CENTS, global.reservedMicros());
       assertTrue(global.remainingMicros() >= 0);
@@ -94,7 +107,12 @@ class LedgerConcurrencyTest {
     try (H2Ledger ledger = H2Ledger.start(dataDir, Map.of())) {
       assertEquals(133 * THIRTY_CENTS, globalDaily(ledger.client).reservedMicros());
       for (int i = 0; i < ATTEMPTS; i++) {
-        ReserveReply again = ledger.client.reserve(request("r-" + i)).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        ReserveReply again =
+            ledger
+                .client
+                .reserve(request("r-" + i))
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
         assertEquals(replies.get(i), again, "answer for r-" + i);
       }
       assertEquals(133 * THIRTY_CENTS, globalDaily(ledger.client).reservedMicros());
@@ -123,7 +141,9 @@ class LedgerConcurrencyTest {
       assertTrue(global.spentMicros() <= FORTY_DOLLARS, "no overshoot");
       // every refusal happened when less than $0.30 was left at that moment
       assertTrue(accepted >= 133, "settling below the reserve frees room: " + accepted);
-      ReservationView view = (ReservationView) ledger.client.get("r-0").toCompletableFuture().get(10, TimeUnit.SECONDS);
+      ReservationView view =
+          (ReservationView)
+              ledger.client.get("r-0").toCompletableFuture().get(10, TimeUnit.SECONDS);
       assertTrue(view.status() == Status.SETTLED || view.status() == Status.REFUSED);
     }
   }

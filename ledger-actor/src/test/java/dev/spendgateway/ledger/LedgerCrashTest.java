@@ -21,9 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Kills a JVM that is reserving at full speed on an H2 FILE journal (SIGKILL, mid-batch), then
- * restarts the ledger on the same file: every acknowledged reservation is there, and the books
- * hold exactly the reservations the journal admitted (acknowledged ones plus at most the batch
- * in flight, whose callers never heard back and get the same answer when they retry the id).
+ * restarts the ledger on the same file: every acknowledged reservation is there, and the books hold
+ * exactly the reservations the journal admitted (acknowledged ones plus at most the batch in
+ * flight, whose callers never heard back and get the same answer when they retry the id).
  */
 class LedgerCrashTest {
   @TempDir Path dataDir;
@@ -31,18 +31,28 @@ class LedgerCrashTest {
   @Test
   void aKilledLedgerLosesNoAcknowledgedReservation() throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
-    Process victim = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-        CrashVictim.class.getName(), dataDir.toString())
-        .redirectError(ProcessBuilder.Redirect.DISCARD)
-        .start();
+    Process victim =
+        new ProcessBuilder(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                CrashVictim.class.getName(),
+                dataDir.toString())
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
     Set<String> acked = new HashSet<>();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(victim.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(victim.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = out.readLine()) != null) {
         if (line.startsWith("ACK ")) {
           acked.add(line.substring(4));
           if (acked.size() == 1000) {
-            victim.toHandle().destroyForcibly(); // SIGKILL (streams stay open to read what it printed): no shutdown hook, no flush, whatever batch is in flight
+            victim
+                .toHandle()
+                .destroyForcibly(); // SIGKILL (streams stay open to read what it printed): no
+            // shutdown hook, no flush, whatever batch is in flight
           }
         }
       }
@@ -55,13 +65,15 @@ class LedgerCrashTest {
     try (H2Ledger ledger = H2Ledger.start(dataDir, CrashVictim.CAPS)) {
       for (String id : acked) {
         ReservationReply r = ledger.client.get(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
-        assertEquals(Status.RESERVED, ((ReservationView) r).status(), "acknowledged " + id + " was lost");
+        assertEquals(
+            Status.RESERVED, ((ReservationView) r).status(), "acknowledged " + id + " was lost");
       }
       // Count what the journal admitted: ids are issued in order, at most 64 in flight.
       int admitted = 0;
       int misses = 0;
       for (int n = 0; misses < 200; n++) {
-        ReservationReply r = ledger.client.get("c-" + n).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        ReservationReply r =
+            ledger.client.get("c-" + n).toCompletableFuture().get(10, TimeUnit.SECONDS);
         if (r instanceof NotFound) {
           misses++;
         } else {
@@ -70,10 +82,23 @@ class LedgerCrashTest {
       }
       assertTrue(admitted >= acked.size());
       // Durable but unanswered when the JVM died: at most the 64 callers in flight.
-      assertTrue(admitted - acked.size() <= 64, "unacknowledged but durable: " + (admitted - acked.size()));
-      long reserved = ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS)
-          .caps().stream().filter(c -> c.cap() == CapName.GLOBAL_DAILY).findFirst().orElseThrow().reservedMicros();
-      assertEquals(admitted * 300_000L, reserved, "the books hold exactly the admitted reservations");
+      assertTrue(
+          admitted - acked.size() <= 64,
+          "unacknowledged but durable: " + (admitted - acked.size()));
+      long reserved =
+          ledger
+              .client
+              .usage(Optional.empty())
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS)
+              .caps()
+              .stream()
+              .filter(c -> c.cap() == CapName.GLOBAL_DAILY)
+              .findFirst()
+              .orElseThrow()
+              .reservedMicros();
+      assertEquals(
+          admitted * 300_000L, reserved, "the books hold exactly the admitted reservations");
     }
   }
 }

@@ -22,11 +22,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
 import org.apache.pekko.actor.testkit.typed.javadsl.LogCapturingExtension;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
-import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.persistence.testkit.JournalOperation;
 import org.apache.pekko.persistence.testkit.ProcessingPolicy;
@@ -42,8 +42,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A stalled journal, then a burst: the queue takes what it is sized for and answers the rest busy
- * at once; the callers that waited gave up after their ask timeout, and when the journal comes
- * back nothing they gave up on is booked.
+ * at once; the callers that waited gave up after their ask timeout, and when the journal comes back
+ * nothing they gave up on is booked.
  */
 @ExtendWith(TestKitJUnit5Extension.class)
 @ExtendWith(LogCapturingExtension.class)
@@ -51,9 +51,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class LedgerLoadSheddingTest {
 
   @JUnit5TestKit
-  final ActorTestKit testKit = new JUnit5TestKitBuilder()
-      .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
-      .build();
+  final ActorTestKit testKit =
+      new JUnit5TestKitBuilder()
+          .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
+          .build();
 
   /** Holds every journal write while armed, until released: a journal that stopped answering. */
   static final class StallingJournal implements ProcessingPolicy<JournalOperation> {
@@ -102,8 +103,19 @@ class LedgerLoadSheddingTest {
 
   private static LedgerSettings settings() {
     CapLimits caps = GlobalBudgetTest.CAPS;
-    return new LedgerSettings(caps, Duration.ofMinutes(15), Duration.ofHours(1), 1000, Duration.ofDays(35),
-        Duration.ofHours(1), ASK_TIMEOUT, QUEUE, false, GlobalBudgetTest.usd("1000"), 10, QUEUE);
+    return new LedgerSettings(
+        caps,
+        Duration.ofMinutes(15),
+        Duration.ofHours(1),
+        1000,
+        Duration.ofDays(35),
+        Duration.ofHours(1),
+        ASK_TIMEOUT,
+        QUEUE,
+        false,
+        GlobalBudgetTest.usd("1000"),
+        10,
+        QUEUE);
   }
 
   private static ReserveRequest free(String id) {
@@ -125,7 +137,8 @@ class LedgerLoadSheddingTest {
     // The journal stops answering while the first reservation is being written.
     journal.armed = true;
     CompletableFuture<ReserveReply> held = client.reserve(free("held")).toCompletableFuture();
-    assertTrue(journal.writeHeld.await(5, TimeUnit.SECONDS), "the first write never reached the journal");
+    assertTrue(
+        journal.writeHeld.await(5, TimeUnit.SECONDS), "the first write never reached the journal");
 
     // A burst: the queue takes QUEUE commands, the rest are answered busy at once.
     List<CompletableFuture<ReserveReply>> queued = new ArrayList<>();
@@ -145,8 +158,10 @@ class LedgerLoadSheddingTest {
 
     // The queued callers give up after their ask timeout (the edge answers them 503) ...
     for (CompletableFuture<ReserveReply> q : queued) {
-      ExecutionException gaveUp = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-          () -> q.get(ASK_TIMEOUT.toMillis() * 3, TimeUnit.MILLISECONDS));
+      ExecutionException gaveUp =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ExecutionException.class,
+              () -> q.get(ASK_TIMEOUT.toMillis() * 3, TimeUnit.MILLISECONDS));
       assertInstanceOf(TimeoutException.class, gaveUp.getCause());
     }
 
@@ -159,15 +174,22 @@ class LedgerLoadSheddingTest {
     }
     assertEquals(QUEUE, counts.dropped.get());
     assertEquals(3, counts.shed.get());
-    List<String> booked = persistence.persistedInStorage(GlobalBudget.PERSISTENCE_ID.id()).stream()
-        .filter(ReservationMade.class::isInstance).map(e -> ((ReservationMade) e).id()).toList();
+    List<String> booked =
+        persistence.persistedInStorage(GlobalBudget.PERSISTENCE_ID.id()).stream()
+            .filter(ReservationMade.class::isInstance)
+            .map(e -> ((ReservationMade) e).id())
+            .toList();
     // The first one was decided before its deadline, only its write was slow: it is booked.
     assertEquals(List.of("held"), booked);
     for (int i = 0; i < QUEUE; i++) {
-      assertEquals(new NotFound("queued-" + i), client.get("queued-" + i).toCompletableFuture().get(5, TimeUnit.SECONDS));
+      assertEquals(
+          new NotFound("queued-" + i),
+          client.get("queued-" + i).toCompletableFuture().get(5, TimeUnit.SECONDS));
     }
 
     // The ledger takes new work as before.
-    assertInstanceOf(Reserved.class, client.reserve(free("after")).toCompletableFuture().get(5, TimeUnit.SECONDS));
+    assertInstanceOf(
+        Reserved.class,
+        client.reserve(free("after")).toCompletableFuture().get(5, TimeUnit.SECONDS));
   }
 }

@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The shipped conf/ledger.conf parses into the documented defaults and points H2 at the data dir. */
+/**
+ * The shipped conf/ledger.conf parses into the documented defaults and points H2 at the data dir.
+ */
 class LedgerSettingsTest {
   private static Config shipped(Map<String, Object> overrides) {
     return ConfigFactory.parseMap(overrides)
@@ -36,19 +38,24 @@ class LedgerSettingsTest {
     LedgerSettings s = LedgerSettings.fromConfig(shipped(Map.of()));
     assertEquals(10, s.maxSettleMultiple());
     assertEquals(20_000, s.maxQueuedCommands());
-    assertEquals(3, LedgerSettings.fromConfig(shipped(Map.of("ledger.max-settle-multiple", 3))).maxSettleMultiple());
+    assertEquals(
+        3,
+        LedgerSettings.fromConfig(shipped(Map.of("ledger.max-settle-multiple", 3)))
+            .maxSettleMultiple());
   }
 
   @Test
   void aQueueShorterThanOneBatchIsRefusedAtStart() {
-    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+    org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class,
         () -> LedgerSettings.fromConfig(shipped(Map.of("ledger.max-queued-commands", 999))));
   }
 
   @Test
   void theJournalIsAnH2FileUnderTheDataDir() {
     Config c = shipped(Map.of("gateway.data-dir", "/var/lib/gw"));
-    assertEquals("jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=100",
+    assertEquals(
+        "jdbc:h2:file:/var/lib/gw/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE;WRITE_DELAY=100",
         c.getString("pekko-persistence-jdbc.shared-databases.slick.db.url"));
     assertEquals("jdbc-journal", c.getString("pekko.persistence.journal.plugin"));
     assertEquals("slick", c.getString("jdbc-journal.use-shared-db"));

@@ -12,8 +12,20 @@ class OpenReservationsTest {
   private static final Instant T0 = Instant.parse("2026-11-30T10:00:00Z");
 
   private static Reservation open(String id, int expiresInSeconds) {
-    return new Reservation(id, Lane.FREE, null, 1_000, 0, 0, T0, T0.plusSeconds(expiresInSeconds),
-        Reservation.Status.RESERVED, 0, null, null, Reservation.Owner.LEDGER_API);
+    return new Reservation(
+        id,
+        Lane.FREE,
+        null,
+        1_000,
+        0,
+        0,
+        T0,
+        T0.plusSeconds(expiresInSeconds),
+        Reservation.Status.RESERVED,
+        0,
+        null,
+        null,
+        Reservation.Owner.LEDGER_API);
   }
 
   private static List<String> ids(List<Reservation> rs) {
@@ -23,7 +35,10 @@ class OpenReservationsTest {
   @Test
   void dueReservationsComeOldestFirstAndOnlyThoseWhoseTimeHasCome() {
     OpenReservations open =
-        OpenReservations.empty().with("c", open("c", 30)).with("a", open("a", 10)).with("b", open("b", 20));
+        OpenReservations.empty()
+            .with("c", open("c", 30))
+            .with("a", open("a", 10))
+            .with("b", open("b", 20));
     assertEquals(List.of(), ids(open.dueBy(T0.plusSeconds(9))));
     assertEquals(List.of("a", "b"), ids(open.dueBy(T0.plusSeconds(20))));
     assertEquals(List.of("a", "b", "c"), ids(open.dueBy(T0.plusSeconds(3600))));
@@ -31,13 +46,15 @@ class OpenReservationsTest {
 
   @Test
   void twoReservationsExpiringAtTheSameInstantAreBothKept() {
-    OpenReservations open = OpenReservations.empty().with("x", open("x", 10)).with("y", open("y", 10));
+    OpenReservations open =
+        OpenReservations.empty().with("x", open("x", 10)).with("y", open("y", 10));
     assertEquals(List.of("x", "y"), ids(open.dueBy(T0.plusSeconds(10))));
   }
 
   @Test
   void aClosedReservationLeavesBothTheMapAndTheIndex() {
-    OpenReservations before = OpenReservations.empty().with("a", open("a", 10)).with("b", open("b", 20));
+    OpenReservations before =
+        OpenReservations.empty().with("a", open("a", 10)).with("b", open("b", 20));
     OpenReservations after = before.without("a");
     assertNull(after.get("a"));
     assertEquals(1, after.size());

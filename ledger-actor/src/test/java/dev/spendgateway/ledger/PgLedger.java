@@ -27,17 +27,19 @@ public final class PgLedger implements AutoCloseable {
     return start(url, overrides, "ledger-pg");
   }
 
-  public static PgLedger start(String url, Map<String, Object> overrides, String name) throws Exception {
+  public static PgLedger start(String url, Map<String, Object> overrides, String name)
+      throws Exception {
     PgLedger ledger = new PgLedger(config(url, overrides), Clock.systemUTC(), name);
     ledger.client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return ledger;
   }
 
   public static Config config(String url, Map<String, Object> overrides) {
-    Config loaded = ConfigFactory.parseMap(overrides)
-        .withFallback(ConfigFactory.parseResources("ledger-postgres-test.conf"))
-        .withFallback(ConfigFactory.defaultReference())
-        .resolve();
+    Config loaded =
+        ConfigFactory.parseMap(overrides)
+            .withFallback(ConfigFactory.parseResources("ledger-postgres-test.conf"))
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
     return PostgresJournal.select(loaded, Optional.of(url));
   }
 

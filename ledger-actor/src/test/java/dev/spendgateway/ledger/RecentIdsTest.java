@@ -20,8 +20,20 @@ class RecentIdsTest {
   private static final Instant AT = Instant.parse("2026-11-30T10:00:00Z");
 
   private static Reservation settled(String id, String subject, long amount, long actual) {
-    return new Reservation(id, subject == null ? Lane.FREE : Lane.APP, subject, amount, 5_000_000, 50_000_000, AT,
-        AT.plusSeconds(900), Status.SETTLED, actual, AT, null, Owner.LEDGER_API);
+    return new Reservation(
+        id,
+        subject == null ? Lane.FREE : Lane.APP,
+        subject,
+        amount,
+        5_000_000,
+        50_000_000,
+        AT,
+        AT.plusSeconds(900),
+        Status.SETTLED,
+        actual,
+        AT,
+        null,
+        Owner.LEDGER_API);
   }
 
   @Test
@@ -33,7 +45,8 @@ class RecentIdsTest {
     }
     long bytes = index.retainedBytes();
     double perId = (double) bytes / n;
-    System.out.printf("recent-id index: %d ids, %d bytes retained, %.1f bytes per id%n", n, bytes, perId);
+    System.out.printf(
+        "recent-id index: %d ids, %d bytes retained, %.1f bytes per id%n", n, bytes, perId);
     assertTrue(perId <= 100, "bytes per id " + perId);
     assertEquals(n, index.size());
     for (int i = 0; i < n; i += 997) {
@@ -48,8 +61,21 @@ class RecentIdsTest {
 
   @Test
   void aRefusalKeepsItsCapSubjectAndHeadroom() {
-    Reservation refused = new Reservation("r-1", Lane.TRIAL, "p1", 400_000, 0, 0, AT, AT, Status.REFUSED, 0, AT,
-        new Refusal(CapName.PREVIEW_LIFETIME, "p1", "lifetime", 600_000, 200_000), Owner.LEDGER_API);
+    Reservation refused =
+        new Reservation(
+            "r-1",
+            Lane.TRIAL,
+            "p1",
+            400_000,
+            0,
+            0,
+            AT,
+            AT,
+            Status.REFUSED,
+            0,
+            AT,
+            new Refusal(CapName.PREVIEW_LIFETIME, "p1", "lifetime", 600_000, 200_000),
+            Owner.LEDGER_API);
     RecentIds.Entry e = RecentIds.empty().with(refused, AT).find("r-1");
     assertEquals(CapName.PREVIEW_LIFETIME, e.refusedBy());
     assertTrue(e.refusedOnSubject());
@@ -109,8 +135,9 @@ class RecentIdsTest {
       hits += past.mightContain("new-" + i) ? 1 : 0;
     }
     double rate = (double) hits / strangers;
-    System.out.printf("past-id filter: %d ids, false positives %.3f%%, %d bytes%n", n, rate * 100,
-        past.retainedBytes());
+    System.out.printf(
+        "past-id filter: %d ids, false positives %.3f%%, %d bytes%n",
+        n, rate * 100, past.retainedBytes());
     assertTrue(rate < 0.02, "false-positive rate " + rate);
     assertFalse(past.withoutOlderThan(AT.plusSeconds(1)).mightContain("old-0"));
   }

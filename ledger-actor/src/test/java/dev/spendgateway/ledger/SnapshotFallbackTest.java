@@ -33,15 +33,18 @@ class SnapshotFallbackTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-      "a corrupt payload,          UPDATE \"snapshot\" SET \"snapshot_payload\" = X'00ff00ff'",
-      "a class that no longer exists, UPDATE \"snapshot\" SET \"snapshot_ser_manifest\" = 'dev.spendgateway.ledger.Gone'",
+    "a corrupt payload,          UPDATE \"snapshot\" SET \"snapshot_payload\" = X'00ff00ff'",
+    "a class that no longer exists, UPDATE \"snapshot\" SET \"snapshot_ser_manifest\" = 'dev.spendgateway.ledger.Gone'",
   })
   void recoveryFallsBackToAFullReplay(String what, String corruption) throws Exception {
     List<ReserveReply> first = new ArrayList<>();
     Usage before;
     try (H2Ledger ledger = H2Ledger.start(dataDir, SMALL_SNAPSHOTS)) {
       for (int i = 0; i < 25; i++) {
-        first.add(get(ledger.client.reserve(new ReserveRequest("fb-" + i, Lane.FREE, null, 50_000, 0, 0))));
+        first.add(
+            get(
+                ledger.client.reserve(
+                    new ReserveRequest("fb-" + i, Lane.FREE, null, 50_000, 0, 0))));
         if (i % 2 == 0) {
           get(ledger.client.settle("fb-" + i, 20_000));
         }
@@ -51,17 +54,26 @@ class SnapshotFallbackTest {
     assertTrue(corrupt(corruption) > 0, "the test needs a snapshot row to corrupt");
 
     try (H2Ledger ledger = H2Ledger.start(dataDir, SMALL_SNAPSHOTS)) {
-      assertEquals(FixtureJournalV1.lines(before), FixtureJournalV1.lines(get(ledger.client.usage(Optional.empty()))));
+      assertEquals(
+          FixtureJournalV1.lines(before),
+          FixtureJournalV1.lines(get(ledger.client.usage(Optional.empty()))));
       for (int i = 0; i < 25; i++) {
-        assertEquals(first.get(i),
-            get(ledger.client.reserve(new ReserveRequest("fb-" + i, Lane.FREE, null, 50_000, 0, 0))));
+        assertEquals(
+            first.get(i),
+            get(
+                ledger.client.reserve(
+                    new ReserveRequest("fb-" + i, Lane.FREE, null, 50_000, 0, 0))));
       }
     }
   }
 
   private int corrupt(String sql) throws Exception {
-    String url = "jdbc:h2:file:" + dataDir.toAbsolutePath() + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE";
-    try (Connection c = DriverManager.getConnection(url, "sa", ""); Statement s = c.createStatement()) {
+    String url =
+        "jdbc:h2:file:"
+            + dataDir.toAbsolutePath()
+            + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE";
+    try (Connection c = DriverManager.getConnection(url, "sa", "");
+        Statement s = c.createStatement()) {
       try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM \"snapshot\"")) {
         rs.next();
         if (rs.getInt(1) == 0) {

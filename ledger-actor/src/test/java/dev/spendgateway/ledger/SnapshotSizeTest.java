@@ -47,7 +47,9 @@ class SnapshotSizeTest {
     Instant at = START;
     for (int i = 0; i < closed + open; i++) {
       String id = String.format("svc-%08d", i); // fixed width: sizes compare ids, not digits
-      state = state.applied(new ReservationMade(id, Lane.FREE, null, 1_000, 0, 0, at, at.plusSeconds(900)));
+      state =
+          state.applied(
+              new ReservationMade(id, Lane.FREE, null, 1_000, 0, 0, at, at.plusSeconds(900)));
       if (i < closed) {
         state = state.applied(new ReservationSettled(id, Lane.FREE, null, at, 1_000, 500, at));
       }
@@ -80,8 +82,9 @@ class SnapshotSizeTest {
     assertEquals(200, state.openReservations());
     int bytes = snapshotBytes(state);
     int baseline = snapshotBytes(compacted(ledgerWith(10, 200), now));
-    System.out.printf("snapshot with %d closed before the window: %d bytes (10 closed: %d)%n", closedBefore, bytes,
-        baseline);
+    System.out.printf(
+        "snapshot with %d closed before the window: %d bytes (10 closed: %d)%n",
+        closedBefore, bytes, baseline);
     // The past-id filter has a fixed minimum size; nothing else depends on the closed count.
     assertTrue(Math.abs(bytes - baseline) <= 64, bytes + " vs " + baseline);
   }

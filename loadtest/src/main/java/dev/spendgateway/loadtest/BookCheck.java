@@ -12,15 +12,21 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The books after a run, from {@code GET /usage} (its shape: README, "The ledger API"): no cap may hold more than its limit
- * ({@code spentUsd + reservedUsd <= limitUsd}), and for fixed-size reservations exactly as many
- * were accepted as fit in the headroom there was before the run. Pure: JSON in, verdict out.
+ * The books after a run, from {@code GET /usage} (its shape: README, "The ledger API"): no cap may
+ * hold more than its limit ({@code spentUsd + reservedUsd <= limitUsd}), and for fixed-size
+ * reservations exactly as many were accepted as fit in the headroom there was before the run. Pure:
+ * JSON in, verdict out.
  */
 final class BookCheck {
   private BookCheck() {}
 
   /** One row of {@code /usage}'s {@code caps} array. */
-  record CapRow(String cap, String subject, String window, BigDecimal limitUsd, BigDecimal spentUsd,
+  record CapRow(
+      String cap,
+      String subject,
+      String window,
+      BigDecimal limitUsd,
+      BigDecimal spentUsd,
       BigDecimal reservedUsd) {
     BigDecimal heldUsd() {
       return spentUsd.add(reservedUsd);
@@ -41,12 +47,21 @@ final class BookCheck {
     }
   }
 
-  /** The caller's side of a reservation: which lane, whose caps. Brand caps only for {@code app}. */
-  record Lane(String lane, String brand, BigDecimal brandDailyUsd, BigDecimal brandMonthlyUsd,
+  /**
+   * The caller's side of a reservation: which lane, whose caps. Brand caps only for {@code app}.
+   */
+  record Lane(
+      String lane,
+      String brand,
+      BigDecimal brandDailyUsd,
+      BigDecimal brandMonthlyUsd,
       BigDecimal previewLifetimeUsd) {}
 
   /** Verdict of the check. {@code expectedAccepted} is empty when the count is not checkable. */
-  record Result(BigDecimal overshootUsd, List<String> violations, Optional<Long> expectedAccepted,
+  record Result(
+      BigDecimal overshootUsd,
+      List<String> violations,
+      Optional<Long> expectedAccepted,
       long accepted) {
     boolean ok() {
       return violations.isEmpty();
@@ -60,9 +75,16 @@ final class BookCheck {
     }
     List<CapRow> rows = new ArrayList<>();
     for (JsonNode c : caps) {
-      rows.add(new CapRow(c.path("cap").asText(), c.path("subject").isNull() || c.path("subject").isMissingNode()
-          ? null : c.path("subject").asText(), c.path("window").asText(), usd(c, "limitUsd"),
-          usd(c, "spentUsd"), usd(c, "reservedUsd")));
+      rows.add(
+          new CapRow(
+              c.path("cap").asText(),
+              c.path("subject").isNull() || c.path("subject").isMissingNode()
+                  ? null
+                  : c.path("subject").asText(),
+              c.path("window").asText(),
+              usd(c, "limitUsd"),
+              usd(c, "spentUsd"),
+              usd(c, "reservedUsd")));
     }
     return rows;
   }
@@ -105,19 +127,21 @@ final class BookCheck {
           return Optional.empty();
         }
         remaining.add(pool.remainingUnder(pool.limitUsd()));
-        remaining.add(subjectRemaining(latest, "preview_lifetime", lane.brand(), lane.previewLifetimeUsd()));
+        remaining.add(
+            subjectRemaining(latest, "preview_lifetime", lane.brand(), lane.previewLifetimeUsd()));
       }
       case "app" -> {
         remaining.add(subjectRemaining(latest, "brand_daily", lane.brand(), lane.brandDailyUsd()));
-        remaining.add(subjectRemaining(latest, "brand_monthly", lane.brand(), lane.brandMonthlyUsd()));
+        remaining.add(
+            subjectRemaining(latest, "brand_monthly", lane.brand(), lane.brandMonthlyUsd()));
       }
       default -> throw new IllegalArgumentException("unknown lane " + lane.lane());
     }
     return remaining.stream().min(Comparator.naturalOrder());
   }
 
-  private static BigDecimal subjectRemaining(Map<String, CapRow> latest, String cap, String subject,
-      BigDecimal limit) {
+  private static BigDecimal subjectRemaining(
+      Map<String, CapRow> latest, String cap, String subject, BigDecimal limit) {
     CapRow row = latest.get(cap + "|" + subject);
     return row == null ? limit : row.remainingUnder(limit);
   }
@@ -125,7 +149,9 @@ final class BookCheck {
   private static Map<String, CapRow> latestWindows(List<CapRow> rows) {
     Map<String, CapRow> latest = new LinkedHashMap<>();
     for (CapRow r : rows) {
-      latest.merge(r.cap() + "|" + Objects.toString(r.subject(), ""), r,
+      latest.merge(
+          r.cap() + "|" + Objects.toString(r.subject(), ""),
+          r,
           (a, b) -> a.window().compareTo(b.window()) >= 0 ? a : b);
     }
     return latest;
@@ -154,13 +180,24 @@ final class BookCheck {
       BigDecimal over = r.overshootUsd();
       if (over.signum() > 0) {
         overshoot = overshoot.add(over);
-        violations.add("cap " + r.label() + " over its limit: spent " + r.spentUsd().toPlainString()
-            + " + reserved " + r.reservedUsd().toPlainString() + " > limit " + r.limitUsd().toPlainString()
-            + " (overshoot $" + over.toPlainString() + ")");
+        violations.add(
+            "cap "
+                + r.label()
+                + " over its limit: spent "
+                + r.spentUsd().toPlainString()
+                + " + reserved "
+                + r.reservedUsd().toPlainString()
+                + " > limit "
+                + r.limitUsd().toPlainString()
+                + " (overshoot $"
+                + over.toPlainString()
+                + ")");
       }
     }
-    expectedAccepted.filter(e -> e != accepted).ifPresent(e -> violations.add(
-        "accepted " + accepted + " reservations, expected exactly " + e));
+    expectedAccepted
+        .filter(e -> e != accepted)
+        .ifPresent(
+            e -> violations.add("accepted " + accepted + " reservations, expected exactly " + e));
     return new Result(overshoot, List.copyOf(violations), expectedAccepted, accepted);
   }
 }

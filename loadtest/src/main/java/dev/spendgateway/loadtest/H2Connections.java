@@ -29,9 +29,9 @@ import org.apache.pekko.util.ByteString;
 /**
  * K HTTP/2 connections with prior knowledge (h2c) to the gateway's HTTP/2 listener, as a proxy in
  * front of it would hold them: call i goes on connection i mod K, so each carries at most
- * ceil(calls / K) streams at once (keep that within the gateway's
- * {@code pekko.http.server.http2.max-concurrent-streams}). Responses are matched to their
- * requests by Pekko's request-response association, since HTTP/2 answers in any order.
+ * ceil(calls / K) streams at once (keep that within the gateway's {@code
+ * pekko.http.server.http2.max-concurrent-streams}). Responses are matched to their requests by
+ * Pekko's request-response association, since HTTP/2 answers in any order.
  */
 final class H2Connections implements AutoCloseable {
   private final ActorSystem system;
@@ -48,19 +48,26 @@ final class H2Connections implements AutoCloseable {
     // The client's own timers off: a held stream is silent for minutes, and with every stream on
     // a connection silent the whole connection is; the gateway's timers are what is measured.
     // Pekko's log off: stdout carries the summary.
-    this.system = ActorSystem.create("loadtest-h2", ConfigFactory.parseMap(Map.of(
-            "pekko.http.client.idle-timeout", "infinite",
-            "pekko.loglevel", "OFF",
-            "pekko.stdout-loglevel", "OFF",
-            "pekko.log-dead-letters", "off"))
-        .withFallback(ConfigFactory.defaultReference()));
+    this.system =
+        ActorSystem.create(
+            "loadtest-h2",
+            ConfigFactory.parseMap(
+                    Map.of(
+                        "pekko.http.client.idle-timeout", "infinite",
+                        "pekko.loglevel", "OFF",
+                        "pekko.stdout-loglevel", "OFF",
+                        "pekko.log-dead-letters", "off"))
+                .withFallback(ConfigFactory.defaultReference()));
     this.materializer = Materializer.matFromSystem(system);
     this.base = "http://" + host + ":" + port;
     for (int i = 0; i < count; i++) {
-      connections.add(Source.<HttpRequest>queue(queueSize)
-          .via(Http.get(system).connectionTo(host).toPort(port).http2WithPriorKnowledge())
-          .to(Sink.foreach(r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
-          .run(materializer));
+      connections.add(
+          Source.<HttpRequest>queue(queueSize)
+              .via(Http.get(system).connectionTo(host).toPort(port).http2WithPriorKnowledge())
+              .to(
+                  Sink.foreach(
+                      r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
+              .run(materializer));
     }
   }
 
@@ -68,8 +75,11 @@ final class H2Connections implements AutoCloseable {
   CompletionStage<HttpResponse> post(String path, Map<String, String> headers, String json) {
     List<HttpHeader> list = new ArrayList<>();
     headers.forEach((k, v) -> list.add(RawHeader.create(k, v)));
-    HttpRequest request = HttpRequest.create(base + path).withMethod(HttpMethods.POST)
-        .withHeaders(list).withEntity(ContentTypes.APPLICATION_JSON, json);
+    HttpRequest request =
+        HttpRequest.create(base + path)
+            .withMethod(HttpMethods.POST)
+            .withHeaders(list)
+            .withEntity(ContentTypes.APPLICATION_JSON, json);
     CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
     BoundedSourceQueue<HttpRequest> connection =
         connections.get(Math.floorMod(next.getAndIncrement(), connections.size()));
@@ -86,13 +96,17 @@ final class H2Connections implements AutoCloseable {
    * exceptionally when it was cut.
    */
   CompletionStage<?> lines(HttpResponse response, Consumer<String> line) {
-    return response.entity().getDataBytes()
-        .via(Framing.delimiter(
-            ByteString.fromString("\n"), 16 * 1024 * 1024, FramingTruncation.ALLOW))
-        .map(bytes -> {
-          String s = bytes.utf8String();
-          return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
-        })
+    return response
+        .entity()
+        .getDataBytes()
+        .via(
+            Framing.delimiter(
+                ByteString.fromString("\n"), 16 * 1024 * 1024, FramingTruncation.ALLOW))
+        .map(
+            bytes -> {
+              String s = bytes.utf8String();
+              return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
+            })
         .runWith(Sink.foreach(line::accept), materializer);
   }
 

@@ -36,9 +36,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code bin/loadtest streams}: holds N long streams open through the gateway at once, each pausing
  * after its first content event (scripted into the simulator), and reports how many were served at
- * once, time to first content, how many finished whole, refusals by kind, the gateway's RSS and heap
- * before and at the peak, and the books afterwards. The question it answers is how many calls one
- * node holds open, not how many it starts per second.
+ * once, time to first content, how many finished whole, refusals by kind, the gateway's RSS and
+ * heap before and at the peak, and the books afterwards. The question it answers is how many calls
+ * one node holds open, not how many it starts per second.
  */
 @Command(
     name = "loadtest streams",
@@ -46,17 +46,19 @@ import picocli.CommandLine.Option;
     sortOptions = false,
     usageHelpWidth = 110,
     description = {
-        "Opens --streams streamed calls through the gateway and keeps them open: with --sim, the simulator",
-        "is scripted so every stream pauses --pause after its first content event. Once all are open (or",
-        "refused), --probes new calls measure time to first content while the others are held. Reports",
-        "served at once, TTFB percentiles, finished whole, refusals by kind, the gateway's RSS and heap",
-        "(--gateway-pid) before and at the peak, and the brand's books once every call has ended.",
-        "Exit 0 when every stream was served and finished whole and nothing stayed reserved; 1 otherwise.",
-        ""},
+      "Opens --streams streamed calls through the gateway and keeps them open: with --sim, the simulator",
+      "is scripted so every stream pauses --pause after its first content event. Once all are open (or",
+      "refused), --probes new calls measure time to first content while the others are held. Reports",
+      "served at once, TTFB percentiles, finished whole, refusals by kind, the gateway's RSS and heap",
+      "(--gateway-pid) before and at the peak, and the brand's books once every call has ended.",
+      "Exit 0 when every stream was served and finished whole and nothing stayed reserved; 1 otherwise.",
+      ""
+    },
     footer = {
-        "",
-        "Example (simulator on 9100, gateway pid 4242):",
-        "  bin/loadtest streams --sim http://127.0.0.1:9100 --gateway-pid 4242 -n 2000 --pause 20s"})
+      "",
+      "Example (simulator on 9100, gateway pid 4242):",
+      "  bin/loadtest streams --sim http://127.0.0.1:9100 --gateway-pid 4242 -n 2000 --pause 20s"
+    })
 public final class HoldStreams implements Callable<Integer> {
 
   @Option(names = "--host", description = "Gateway host (env GATEWAY_HOST, default 127.0.0.1).")
@@ -68,72 +70,117 @@ public final class HoldStreams implements Callable<Integer> {
   @Option(names = "--token", description = "Gateway token (env GATEWAY_TOKEN).")
   String token = env("GATEWAY_TOKEN", null);
 
-  @Option(names = {"-n", "--streams"}, description = "Streams to hold open at once. Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = {"-n", "--streams"},
+      description = "Streams to hold open at once. Default ${DEFAULT-VALUE}.")
   int streams = 1000;
 
-  @Option(names = "--pause", converter = LoadTest.DurationConverter.class, paramLabel = "TIME",
-      description = "How long each stream stays silent after its first content event (scripted into the "
-          + "simulator with --sim). Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--pause",
+      converter = LoadTest.DurationConverter.class,
+      paramLabel = "TIME",
+      description =
+          "How long each stream stays silent after its first content event (scripted into the "
+              + "simulator with --sim). Default ${DEFAULT-VALUE}.")
   Duration pause = Duration.ofSeconds(20);
 
-  @Option(names = "--sim", paramLabel = "URL", description = "The provider simulator behind the gateway "
-      + "(e.g. http://127.0.0.1:9100): scripted with the pause, its open-stream counts reported. Without it "
-      + "the upstream is used as it is.")
+  @Option(
+      names = "--sim",
+      paramLabel = "URL",
+      description =
+          "The provider simulator behind the gateway "
+              + "(e.g. http://127.0.0.1:9100): scripted with the pause, its open-stream counts reported. Without it "
+              + "the upstream is used as it is.")
   URI sim;
 
-  @Option(names = "--hold", description = "With --sim: every stream stays silent after its first content "
-      + "event until all are open (or refused) and the probes are in, then --pause more, then all are "
-      + "released together. For a machine too slow to open N streams within one pause.")
+  @Option(
+      names = "--hold",
+      description =
+          "With --sim: every stream stays silent after its first content "
+              + "event until all are open (or refused) and the probes are in, then --pause more, then all are "
+              + "released together. For a machine too slow to open N streams within one pause.")
   boolean hold;
 
-  @Option(names = "--provider", description = "openai (chat completions) or anthropic (messages). "
-      + "Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--provider",
+      description =
+          "openai (chat completions) or anthropic (messages). " + "Default ${DEFAULT-VALUE}.")
   String provider = "openai";
 
-  @Option(names = "--prompt-bytes", description = "Pad each call's prompt to about this many "
-      + "bytes (to see whether an open stream keeps its request: per-stream heap should not grow "
-      + "with it). Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--prompt-bytes",
+      description =
+          "Pad each call's prompt to about this many "
+              + "bytes (to see whether an open stream keeps its request: per-stream heap should not grow "
+              + "with it). Default ${DEFAULT-VALUE}.")
   int promptBytes = 0;
 
-  @Option(names = "--opening", description = "Calls waiting for their response headers at once while "
-      + "opening (a burst of thousands of connects overflows the listen backlogs). Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--opening",
+      description =
+          "Calls waiting for their response headers at once while "
+              + "opening (a burst of thousands of connects overflows the listen backlogs). Default ${DEFAULT-VALUE}.")
   int opening = 200;
 
-  @Option(names = "--probes", description = "New calls sent once all streams are open, to time the first "
-      + "content of a new call on a loaded node. Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--probes",
+      description =
+          "New calls sent once all streams are open, to time the first "
+              + "content of a new call on a loaded node. Default ${DEFAULT-VALUE}.")
   int probes = 100;
 
   @Option(names = "--probe-rate", description = "Probes per second. Default ${DEFAULT-VALUE}.")
   double probeRate = 20;
 
-  @Option(names = "--clients", description = "java.net.http.HttpClient instances (each has one selector "
-      + "thread). Default ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--clients",
+      description =
+          "java.net.http.HttpClient instances (each has one selector "
+              + "thread). Default ${DEFAULT-VALUE}.")
   int clients = 4;
 
-  @Option(names = "--h2-port", paramLabel = "PORT", description = "Send the calls over HTTP/2 "
-      + "with prior knowledge (h2c) to this port (the gateway's gateway.http2-port), multiplexed "
-      + "on --h2-connections connections, as a proxy in front of the gateway would. The books and "
-      + "the simulator are still read over HTTP/1.1 on --port.")
+  @Option(
+      names = "--h2-port",
+      paramLabel = "PORT",
+      description =
+          "Send the calls over HTTP/2 "
+              + "with prior knowledge (h2c) to this port (the gateway's gateway.http2-port), multiplexed "
+              + "on --h2-connections connections, as a proxy in front of the gateway would. The books and "
+              + "the simulator are still read over HTTP/1.1 on --port.")
   Integer h2Port;
 
-  @Option(names = "--h2-connections", description = "HTTP/2 connections the calls are spread "
-      + "over (call i on connection i mod K). Default: one per 500 calls, so none carries more "
-      + "than the gateway's max-concurrent-streams (1000).")
+  @Option(
+      names = "--h2-connections",
+      description =
+          "HTTP/2 connections the calls are spread "
+              + "over (call i on connection i mod K). Default: one per 500 calls, so none carries more "
+              + "than the gateway's max-concurrent-streams (1000).")
   int h2Connections;
 
-  @Option(names = "--gateway-pid", description = "The gateway's process id: its RSS (/proc) and heap "
-      + "(jstat; after a forced GC with --live-heap) are sampled before opening and at the peak.")
+  @Option(
+      names = "--gateway-pid",
+      description =
+          "The gateway's process id: its RSS (/proc) and heap "
+              + "(jstat; after a forced GC with --live-heap) are sampled before opening and at the peak.")
   Long gatewayPid;
 
-  @Option(names = "--live-heap", description = "Run a full GC in the gateway (jcmd GC.run) before each "
-      + "heap sample, so the heap figure is what is live, not what awaits collection.")
+  @Option(
+      names = "--live-heap",
+      description =
+          "Run a full GC in the gateway (jcmd GC.run) before each "
+              + "heap sample, so the heap figure is what is live, not what awaits collection.")
   boolean liveHeap;
 
-  @Option(names = "--call-usd", description = "What one call costs at the simulator's usage: the books "
-      + "must then show exactly finished x this spent.")
+  @Option(
+      names = "--call-usd",
+      description =
+          "What one call costs at the simulator's usage: the books "
+              + "must then show exactly finished x this spent.")
   BigDecimal callUsd;
 
-  @Option(names = "--brand", description = "Brand. Default hs-<random>: a fresh one, so its books start empty.")
+  @Option(
+      names = "--brand",
+      description = "Brand. Default hs-<random>: a fresh one, so its books start empty.")
   String brand = "hs-" + UUID.randomUUID().toString().substring(0, 8);
 
   @Option(names = "--json", description = "Print the summary as one JSON object on stdout.")
@@ -174,8 +221,15 @@ public final class HoldStreams implements Callable<Integer> {
       System.err.println("loadtest streams: --hold needs --sim (the simulator holds the streams)");
       return 2;
     }
-    List<HttpClient> pool = IntStream.range(0, Math.max(1, clients)).mapToObj(i -> HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(30)).build()).toList();
+    List<HttpClient> pool =
+        IntStream.range(0, Math.max(1, clients))
+            .mapToObj(
+                i ->
+                    HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .build())
+            .toList();
     if (sim != null) {
       script(pool.get(0), anthropic);
     }
@@ -226,8 +280,11 @@ public final class HoldStreams implements Callable<Integer> {
     Optional<Sample> peak = sample();
     peak.ifPresent(s -> summary.set("atPeak", s.json(mapper)));
     if (before.isPresent() && peak.isPresent() && servedPeak.get() > 0) {
-      summary.put("rssGrowthPerStreamKB", (peak.get().rssKb() - before.get().rssKb()) / servedPeak.get());
-      summary.put("heapGrowthPerStreamKB", (peak.get().heapKb() - before.get().heapKb()) / servedPeak.get());
+      summary.put(
+          "rssGrowthPerStreamKB", (peak.get().rssKb() - before.get().rssKb()) / servedPeak.get());
+      summary.put(
+          "heapGrowthPerStreamKB",
+          (peak.get().heapKb() - before.get().heapKb()) / servedPeak.get());
     }
     if (sim != null) {
       summary.set("simAtPeak", simStreams(pool.get(0)));
@@ -244,7 +301,8 @@ public final class HoldStreams implements Callable<Integer> {
       new Stream(probeTtfb, null, allEnded).send(pool.get(i % pool.size()), h2, anthropic);
     }
     if (hold) {
-      // Every probe's first content in (or the probes' own pause over), then the pause, then release.
+      // Every probe's first content in (or the probes' own pause over), then the pause, then
+      // release.
       long probesIn = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (probeTtfb.getTotalCount() + refusedCount() < probes && System.nanoTime() < probesIn) {
         Thread.sleep(100);
@@ -257,7 +315,8 @@ public final class HoldStreams implements Callable<Integer> {
 
     // Everything ends after its pause (held streams: they were released above); then the books.
     long endBase = System.nanoTime();
-    Duration endWait = (hold ? Duration.ZERO : pause).plus(Duration.ofSeconds(300 + (long) (probes / probeRate)));
+    Duration endWait =
+        (hold ? Duration.ZERO : pause).plus(Duration.ofSeconds(300 + (long) (probes / probeRate)));
     while (!allEnded.await(1, TimeUnit.SECONDS)) {
       progress(start, true);
       if (System.nanoTime() - endBase > endWait.toNanos()) {
@@ -277,7 +336,8 @@ public final class HoldStreams implements Callable<Integer> {
     boolean booksOk = books(pool.get(0), summary);
     boolean ok = booksOk && refusals.isEmpty() && whole.get() == streams + probes;
     summary.put("ok", ok);
-    System.out.println(json ? mapper.writerWithDefaultPrettyPrinter().writeValueAsString(summary) : text(summary));
+    System.out.println(
+        json ? mapper.writerWithDefaultPrettyPrinter().writeValueAsString(summary) : text(summary));
     return ok ? 0 : 1;
   }
 
@@ -293,8 +353,14 @@ public final class HoldStreams implements Callable<Integer> {
       return;
     }
     lastProgress = now;
-    System.err.printf("[%4ds] served now %,d (peak %,d), ended %,d, whole %,d, refused %s%n",
-        (now - start) / 1_000_000_000L, servedNow.get(), servedPeak.get(), ended.get(), whole.get(), refusals);
+    System.err.printf(
+        "[%4ds] served now %,d (peak %,d), ended %,d, whole %,d, refused %s%n",
+        (now - start) / 1_000_000_000L,
+        servedNow.get(),
+        servedPeak.get(),
+        ended.get(),
+        whole.get(),
+        refusals);
   }
 
   // --- one stream --------------------------------------------------------------------------------
@@ -313,7 +379,8 @@ public final class HoldStreams implements Callable<Integer> {
     private boolean sawEnd;
     private final StringBuilder errorBody = new StringBuilder();
     private Flow.Subscription subscription;
-    private final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
 
     Stream(Histogram ttfb, Semaphore opening, CountDownLatch allEnded) {
       this.ttfb = ttfb;
@@ -328,37 +395,45 @@ public final class HoldStreams implements Callable<Integer> {
         return;
       }
       sentNanos = System.nanoTime();
-      client.sendAsync(request(anthropic), info -> {
-        status = info.statusCode();
-        headersIn();
-        return HttpResponse.BodySubscribers.fromLineSubscriber(this);
-      }).whenComplete((r, failure) -> {
-        if (failure != null) {
-          headersIn();
-          end("error:" + rootCause(failure).getClass().getSimpleName());
-        }
-      });
+      client
+          .sendAsync(
+              request(anthropic),
+              info -> {
+                status = info.statusCode();
+                headersIn();
+                return HttpResponse.BodySubscribers.fromLineSubscriber(this);
+              })
+          .whenComplete(
+              (r, failure) -> {
+                if (failure != null) {
+                  headersIn();
+                  end("error:" + rootCause(failure).getClass().getSimpleName());
+                }
+              });
     }
 
     private void sendH2(H2Connections h2, boolean anthropic) {
       sentNanos = System.nanoTime();
       h2.post(path(anthropic), headers(anthropic), body(anthropic))
-          .whenComplete((response, failure) -> {
-        if (failure != null) {
-          headersIn();
-          end("error:" + rootCause(failure).getClass().getSimpleName());
-          return;
-        }
-        status = response.status().intValue();
-        headersIn();
-        h2.lines(response, this::onNext).whenComplete((done, cut) -> {
-          if (cut != null) {
-            onError(cut);
-          } else {
-            onComplete();
-          }
-        });
-      });
+          .whenComplete(
+              (response, failure) -> {
+                if (failure != null) {
+                  headersIn();
+                  end("error:" + rootCause(failure).getClass().getSimpleName());
+                  return;
+                }
+                status = response.status().intValue();
+                headersIn();
+                h2.lines(response, this::onNext)
+                    .whenComplete(
+                        (done, cut) -> {
+                          if (cut != null) {
+                            onError(cut);
+                          } else {
+                            onComplete();
+                          }
+                        });
+              });
     }
 
     private void headersIn() {
@@ -440,7 +515,8 @@ public final class HoldStreams implements Callable<Integer> {
   }
 
   private static boolean isContent(String line) {
-    return (line.startsWith("data: {") && line.contains("\"content\":\"")) || line.equals("event: content_block_delta");
+    return (line.startsWith("data: {") && line.contains("\"content\":\""))
+        || line.equals("event: content_block_delta");
   }
 
   private static Throwable rootCause(Throwable t) {
@@ -450,7 +526,8 @@ public final class HoldStreams implements Callable<Integer> {
     return t;
   }
 
-  // --- requests, the simulator, the books ---------------------------------------------------------
+  // --- requests, the simulator, the books
+  // ---------------------------------------------------------
 
   private URI gateway() {
     return URI.create("http://" + host + ":" + port);
@@ -464,9 +541,13 @@ public final class HoldStreams implements Callable<Integer> {
     String prompt = "Write a long answer." + " pad".repeat(Math.max(0, promptBytes / 4));
     return anthropic
         ? "{\"model\":\"claude-opus-5-5\",\"max_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\""
+            + prompt
+            + "\"}]}"
         : "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":64,\"stream\":true,"
-            + "\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}]}";
+            + "\"messages\":[{\"role\":\"user\",\"content\":\""
+            + prompt
+            + "\"}]}";
   }
 
   /** The call's headers (but content-type, which each transport sets with the body). */
@@ -486,33 +567,56 @@ public final class HoldStreams implements Callable<Integer> {
   }
 
   private HttpRequest request(boolean anthropic) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(gateway().resolve(path(anthropic)))
-        .timeout(pause.plus(Duration.ofMinutes(5)))
-        .header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body(anthropic)));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(gateway().resolve(path(anthropic)))
+            .timeout(pause.plus(Duration.ofMinutes(5)))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body(anthropic)));
     headers(anthropic).forEach(b::header);
     return b.build();
   }
 
-  /** Every call on the route pauses after its first content event (4 events in for Anthropic, 2 for chat). */
-  private void script(HttpClient client, boolean anthropic) throws IOException, InterruptedException {
+  /**
+   * Every call on the route pauses after its first content event (4 events in for Anthropic, 2 for
+   * chat).
+   */
+  private void script(HttpClient client, boolean anthropic)
+      throws IOException, InterruptedException {
     String route = anthropic ? "anthropic.messages" : "openai.chat";
     int after = anthropic ? 4 : 2;
-    String fault = hold
-        ? "{\"kind\":\"streamHold\",\"afterEvents\":" + after + ",\"maxHoldMs\":3600000,\"forever\":true}"
-        : "{\"kind\":\"streamPause\",\"afterEvents\":" + after + ",\"pauseMs\":" + pause.toMillis() + ",\"forever\":true}";
-    post(client, sim.resolve("/_sim/script"), "{\"route\":\"" + route + "\",\"fault\":" + fault + "}");
+    String fault =
+        hold
+            ? "{\"kind\":\"streamHold\",\"afterEvents\":"
+                + after
+                + ",\"maxHoldMs\":3600000,\"forever\":true}"
+            : "{\"kind\":\"streamPause\",\"afterEvents\":"
+                + after
+                + ",\"pauseMs\":"
+                + pause.toMillis()
+                + ",\"forever\":true}";
+    post(
+        client,
+        sim.resolve("/_sim/script"),
+        "{\"route\":\"" + route + "\",\"fault\":" + fault + "}");
   }
 
   private JsonNode simStreams(HttpClient client) throws IOException, InterruptedException {
-    HttpResponse<String> r = client.send(HttpRequest.newBuilder(sim.resolve("/_sim/streams")).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        client.send(
+            HttpRequest.newBuilder(sim.resolve("/_sim/streams")).GET().build(),
+            HttpResponse.BodyHandlers.ofString());
     return mapper.readTree(r.body());
   }
 
-  private static void post(HttpClient client, URI uri, String body) throws IOException, InterruptedException {
-    HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+  private static void post(HttpClient client, URI uri, String body)
+      throws IOException, InterruptedException {
+    HttpResponse<String> r =
+        client.send(
+            HttpRequest.newBuilder(uri)
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
       throw new IOException("simulator answered " + r.statusCode() + ": " + r.body());
     }
@@ -522,13 +626,19 @@ public final class HoldStreams implements Callable<Integer> {
    * The brand's books once every call has ended: nothing may stay reserved, and with --call-usd the
    * spend must be exactly the finished calls' cost.
    */
-  private boolean books(HttpClient client, ObjectNode summary) throws IOException, InterruptedException {
+  private boolean books(HttpClient client, ObjectNode summary)
+      throws IOException, InterruptedException {
     JsonNode usage = null;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     JsonNode daily = null;
     while (System.nanoTime() < deadline) {
-      HttpResponse<String> r = client.send(HttpRequest.newBuilder(gateway().resolve("/usage?brand=" + brand))
-          .header("x-api-key", token).GET().build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          client.send(
+              HttpRequest.newBuilder(gateway().resolve("/usage?brand=" + brand))
+                  .header("x-api-key", token)
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       usage = mapper.readTree(r.body());
       daily = null;
       for (JsonNode row : usage.path("caps")) {
@@ -561,12 +671,17 @@ public final class HoldStreams implements Callable<Integer> {
     return ok;
   }
 
-  // --- the gateway process -------------------------------------------------------------------------
+  // --- the gateway process
+  // -------------------------------------------------------------------------
 
   /** RSS from /proc, heap used from jstat (KB). */
   record Sample(long rssKb, long heapKb, int fds) {
     ObjectNode json(ObjectMapper mapper) {
-      return mapper.createObjectNode().put("rssMB", rssKb / 1024).put("heapUsedMB", heapKb / 1024).put("openFds", fds);
+      return mapper
+          .createObjectNode()
+          .put("rssMB", rssKb / 1024)
+          .put("heapUsedMB", heapKb / 1024)
+          .put("openFds", fds);
     }
   }
 
@@ -613,7 +728,11 @@ public final class HoldStreams implements Callable<Integer> {
 
   private String text(ObjectNode summary) throws IOException {
     List<String> lines = new ArrayList<>();
-    summary.fields().forEachRemaining(e -> lines.add(String.format("%-26s %s", e.getKey(), e.getValue())));
-    return String.join("\n", lines) + "\nRESULT: " + (summary.path("ok").asBoolean() ? "PASS" : "FAIL");
+    summary
+        .fields()
+        .forEachRemaining(e -> lines.add(String.format("%-26s %s", e.getKey(), e.getValue())));
+    return String.join("\n", lines)
+        + "\nRESULT: "
+        + (summary.path("ok").asBoolean() ? "PASS" : "FAIL");
   }
 }

@@ -9,9 +9,10 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * Latencies and status counts of one kind of call ({@code reserve}, {@code settle}, {@code gateway},
- * {@code direct}, …). Workers record concurrently into HdrHistogram {@link Recorder}s; the reporter
- * thread drains an interval each second and folds it into the run's totals. Values in microseconds.
+ * Latencies and status counts of one kind of call ({@code reserve}, {@code settle}, {@code
+ * gateway}, {@code direct}, …). Workers record concurrently into HdrHistogram {@link Recorder}s;
+ * the reporter thread drains an interval each second and folds it into the run's totals. Values in
+ * microseconds.
  */
 final class OpStats {
   /** Status key for a call that got no HTTP answer (connect error, reset, timeout). */

@@ -19,7 +19,11 @@ final class ProviderScenario implements Scenario {
   /** Which provider API, its gateway path and its path on the provider (simulator) itself. */
   enum Dialect {
     ANTHROPIC("/anthropic/v1/messages", "/v1/messages", "claude-opus-5-5", "max_tokens"),
-    OPENAI_CHAT("/openai/v1/chat/completions", "/v1/chat/completions", "gpt-6.1-sol", "max_completion_tokens");
+    OPENAI_CHAT(
+        "/openai/v1/chat/completions",
+        "/v1/chat/completions",
+        "gpt-6.1-sol",
+        "max_completion_tokens");
 
     final String gatewayPath;
     final String directPath;
@@ -42,16 +46,27 @@ final class ProviderScenario implements Scenario {
   /**
    * @param direct the provider's (simulator's) base URL for compare mode, or {@code null}
    */
-  ProviderScenario(Dialect dialect, URI gateway, URI direct, String token, Duration timeout, String model,
-      int maxTokens, boolean stream, String lane, String brand, BigDecimal brandDailyUsd,
+  ProviderScenario(
+      Dialect dialect,
+      URI gateway,
+      URI direct,
+      String token,
+      Duration timeout,
+      String model,
+      int maxTokens,
+      boolean stream,
+      String lane,
+      String brand,
+      BigDecimal brandDailyUsd,
       BigDecimal brandMonthlyUsd) {
     this.stream = stream;
     String body = body(dialect, model == null ? dialect.defaultModel : model, maxTokens, stream);
-    HttpRequest.Builder viaGateway = HttpRequest.newBuilder(gateway.resolve(dialect.gatewayPath))
-        .timeout(timeout)
-        .header("content-type", "application/json")
-        .header("x-spend-lane", lane)
-        .POST(HttpRequest.BodyPublishers.ofString(body));
+    HttpRequest.Builder viaGateway =
+        HttpRequest.newBuilder(gateway.resolve(dialect.gatewayPath))
+            .timeout(timeout)
+            .header("content-type", "application/json")
+            .header("x-spend-lane", lane)
+            .POST(HttpRequest.BodyPublishers.ofString(body));
     if (dialect == Dialect.ANTHROPIC) {
       viaGateway.header("x-api-key", token).header("anthropic-version", "2023-06-01");
     } else {
@@ -61,15 +76,17 @@ final class ProviderScenario implements Scenario {
       viaGateway.header("x-spend-brand", brand);
     }
     if ("app".equals(lane)) {
-      viaGateway.header("x-spend-brand-daily-usd", brandDailyUsd.toPlainString())
+      viaGateway
+          .header("x-spend-brand-daily-usd", brandDailyUsd.toPlainString())
           .header("x-spend-brand-monthly-usd", brandMonthlyUsd.toPlainString());
     }
     targets.add(new Target(new OpStats("gateway"), viaGateway.build()));
     if (direct != null) {
-      HttpRequest.Builder straight = HttpRequest.newBuilder(direct.resolve(dialect.directPath))
-          .timeout(timeout)
-          .header("content-type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(body));
+      HttpRequest.Builder straight =
+          HttpRequest.newBuilder(direct.resolve(dialect.directPath))
+              .timeout(timeout)
+              .header("content-type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofString(body));
       if (dialect == Dialect.ANTHROPIC) {
         straight.header("x-api-key", "sim").header("anthropic-version", "2023-06-01");
       } else {
@@ -80,9 +97,15 @@ final class ProviderScenario implements Scenario {
   }
 
   static String body(Dialect dialect, String model, int maxTokens, boolean stream) {
-    return "{\"model\":\"" + model + "\",\"" + dialect.maxTokensField + "\":" + maxTokens
+    return "{\"model\":\""
+        + model
+        + "\",\""
+        + dialect.maxTokensField
+        + "\":"
+        + maxTokens
         + ",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello in five words.\"}]"
-        + (stream ? ",\"stream\":true" : "") + "}";
+        + (stream ? ",\"stream\":true" : "")
+        + "}";
   }
 
   @Override
@@ -96,7 +119,8 @@ final class ProviderScenario implements Scenario {
   }
 
   @Override
-  public void execute(HttpClient client, int target, long i, long fromNanos) throws InterruptedException {
+  public void execute(HttpClient client, int target, long i, long fromNanos)
+      throws InterruptedException {
     Target t = targets.get(target);
     Scenario.send(client, t.request(), t.stats(), fromNanos, stream, false);
   }

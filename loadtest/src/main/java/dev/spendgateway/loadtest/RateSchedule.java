@@ -3,9 +3,9 @@ package dev.spendgateway.loadtest;
 import java.time.Duration;
 
 /**
- * Open-loop send times. Request {@code i} is due at {@code start + i / rate} seconds, whether or not
- * earlier requests have come back; its latency is measured from that intended time, so a stalled
- * server is charged for every request it kept waiting (no coordinated omission).
+ * Open-loop send times. Request {@code i} is due at {@code start + i / rate} seconds, whether or
+ * not earlier requests have come back; its latency is measured from that intended time, so a
+ * stalled server is charged for every request it kept waiting (no coordinated omission).
  *
  * @param startNanos the {@link System#nanoTime()} of request 0
  * @param ratePerSecond total requests per second over all targets
@@ -28,7 +28,9 @@ record RateSchedule(long startNanos, double ratePerSecond) {
     return (long) Math.floor(duration.toNanos() / 1_000_000_000d * ratePerSecond);
   }
 
-  /** Latency charged to a request that completed at {@code endNanos}: from its intended send time. */
+  /**
+   * Latency charged to a request that completed at {@code endNanos}: from its intended send time.
+   */
   long latencyNanos(long i, long endNanos) {
     return Math.max(0, endNanos - intendedNanos(i));
   }

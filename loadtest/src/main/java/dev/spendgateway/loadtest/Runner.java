@@ -17,10 +17,10 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Drives a {@link Scenario} with {@code concurrency} worker threads per target (Java 17: no virtual
- * threads), each blocking on one call at a time. Closed loop: a worker sends its next call as soon as the
- * last one returns. Open loop: call {@code i} is due at {@link RateSchedule#intendedNanos}; a worker
- * waits for that moment, and latency counts from it, so a call delayed because every worker was
- * busy is charged its wait. Prints one progress line per second.
+ * threads), each blocking on one call at a time. Closed loop: a worker sends its next call as soon
+ * as the last one returns. Open loop: call {@code i} is due at {@link RateSchedule#intendedNanos};
+ * a worker waits for that moment, and latency counts from it, so a call delayed because every
+ * worker was busy is charged its wait. Prints one progress line per second.
  */
 final class Runner {
 
@@ -61,49 +61,59 @@ final class Runner {
     AtomicLong[] next = new AtomicLong[targets];
     AtomicLong started = new AtomicLong();
     long start = System.nanoTime();
-    long deadline = plan.duration() == null || plan.openLoop() ? Long.MAX_VALUE : start + plan.duration().toNanos();
+    long deadline =
+        plan.duration() == null || plan.openLoop()
+            ? Long.MAX_VALUE
+            : start + plan.duration().toNanos();
     RateSchedule[] schedules = new RateSchedule[targets];
     for (int t = 0; t < targets; t++) {
       next[t] = new AtomicLong();
       // targets start half an interval apart, so their calls interleave instead of colliding
-      schedules[t] = plan.openLoop()
-          ? new RateSchedule(start + Math.round(t * 1e9 / plan.ratePerSecond() / targets), plan.ratePerSecond())
-          : null;
+      schedules[t] =
+          plan.openLoop()
+              ? new RateSchedule(
+                  start + Math.round(t * 1e9 / plan.ratePerSecond() / targets),
+                  plan.ratePerSecond())
+              : null;
     }
 
-    ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "loadtest-progress"));
+    ScheduledExecutorService ticker =
+        Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "loadtest-progress"));
     AtomicLong tick = new AtomicLong();
-    ticker.scheduleAtFixedRate(() -> printProgress(scenario, tick.incrementAndGet(), progress),
-        1, 1, TimeUnit.SECONDS);
+    ticker.scheduleAtFixedRate(
+        () -> printProgress(scenario, tick.incrementAndGet(), progress), 1, 1, TimeUnit.SECONDS);
 
     int workerCount = plan.concurrency() * targets;
-    ExecutorService workers = Executors.newFixedThreadPool(workerCount, r -> daemon(r, "loadtest-worker"));
+    ExecutorService workers =
+        Executors.newFixedThreadPool(workerCount, r -> daemon(r, "loadtest-worker"));
     List<Future<?>> running = new ArrayList<>();
     for (int w = 0; w < workerCount; w++) {
       HttpClient client = clients.get(w % clients.size());
       int target = w % targets;
       AtomicLong sequence = next[target];
       RateSchedule schedule = schedules[target];
-      running.add(workers.submit(() -> {
-        while (true) {
-          long i = sequence.getAndIncrement();
-          if (i >= limit) {
-            return null;
-          }
-          long from;
-          if (schedule != null) {
-            from = schedule.intendedNanos(i);
-            sleepUntil(from);
-          } else {
-            from = System.nanoTime();
-            if (from >= deadline) {
-              return null;
-            }
-          }
-          started.incrementAndGet();
-          scenario.execute(client, target, i, from);
-        }
-      }));
+      running.add(
+          workers.submit(
+              () -> {
+                while (true) {
+                  long i = sequence.getAndIncrement();
+                  if (i >= limit) {
+                    return null;
+                  }
+                  long from;
+                  if (schedule != null) {
+                    from = schedule.intendedNanos(i);
+                    sleepUntil(from);
+                  } else {
+                    from = System.nanoTime();
+                    if (from >= deadline) {
+                      return null;
+                    }
+                  }
+                  started.incrementAndGet();
+                  scenario.execute(client, target, i, from);
+                }
+              }));
     }
     try {
       for (Future<?> f : running) {
@@ -134,8 +144,14 @@ final class Runner {
     StringBuilder line = new StringBuilder(String.format("[%4ds]", second));
     for (OpStats op : scenario.ops()) {
       Histogram h = op.drainInterval();
-      line.append(String.format(" %s %,d/s p50 %s p99 %s %s", op.name(), h.getTotalCount(),
-          Report.ms(h.getValueAtPercentile(50)), Report.ms(h.getValueAtPercentile(99)), compact(op.statuses())));
+      line.append(
+          String.format(
+              " %s %,d/s p50 %s p99 %s %s",
+              op.name(),
+              h.getTotalCount(),
+              Report.ms(h.getValueAtPercentile(50)),
+              Report.ms(h.getValueAtPercentile(99)),
+              compact(op.statuses())));
     }
     if (out != null) {
       out.println(line);

@@ -30,14 +30,21 @@ interface Scenario {
   void execute(HttpClient client, int target, long i, long fromNanos) throws InterruptedException;
 
   /**
-   * Sends {@code request}, reads the whole body and records status and latency (from
-   * {@code fromNanos} to the last byte) into {@code stats}; with {@code ttfb}, also the time to the
-   * first body byte. Returns the status and body, or {@code null} on a transport error.
+   * Sends {@code request}, reads the whole body and records status and latency (from {@code
+   * fromNanos} to the last byte) into {@code stats}; with {@code ttfb}, also the time to the first
+   * body byte. Returns the status and body, or {@code null} on a transport error.
    */
-  static Answer send(HttpClient client, HttpRequest request, OpStats stats, long fromNanos, boolean ttfb,
-      boolean keepBody) throws InterruptedException {
+  static Answer send(
+      HttpClient client,
+      HttpRequest request,
+      OpStats stats,
+      long fromNanos,
+      boolean ttfb,
+      boolean keepBody)
+      throws InterruptedException {
     try {
-      HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      HttpResponse<InputStream> response =
+          client.send(request, HttpResponse.BodyHandlers.ofInputStream());
       byte[] body = null;
       try (InputStream in = response.body()) {
         if (ttfb) {

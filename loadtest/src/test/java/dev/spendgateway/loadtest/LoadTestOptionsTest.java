@@ -39,10 +39,40 @@ class LoadTestOptionsTest {
 
   @Test
   void everyOptionIsParsed() {
-    LoadTest t = parse("openai-chat", "--host", "10.0.0.1", "--port", "9000", "--token", "tok", "-c", "64",
-        "-d", "2m", "-r", "1000", "--direct", "http://127.0.0.1:5555", "--stream", "--lane", "free",
-        "--max-tokens", "32", "--model", "gpt-x", "--json", "-q", "--run-id", "abc", "--clients", "2",
-        "--warmup", "5s", "--timeout", "500ms");
+    LoadTest t =
+        parse(
+            "openai-chat",
+            "--host",
+            "10.0.0.1",
+            "--port",
+            "9000",
+            "--token",
+            "tok",
+            "-c",
+            "64",
+            "-d",
+            "2m",
+            "-r",
+            "1000",
+            "--direct",
+            "http://127.0.0.1:5555",
+            "--stream",
+            "--lane",
+            "free",
+            "--max-tokens",
+            "32",
+            "--model",
+            "gpt-x",
+            "--json",
+            "-q",
+            "--run-id",
+            "abc",
+            "--clients",
+            "2",
+            "--warmup",
+            "5s",
+            "--timeout",
+            "500ms");
     assertEquals(LoadTest.ScenarioName.openai_chat, t.scenario);
     assertEquals("http://10.0.0.1:9000", t.gateway().toString());
     assertEquals(64, t.concurrency);
@@ -57,8 +87,18 @@ class LoadTestOptionsTest {
 
   @Test
   void inCompareModeRateAndRequestsApplyToEachTarget() {
-    Runner.Plan plan = parse("anthropic", "--token", "t", "-r", "1000", "-d", "30s",
-        "--direct", "http://127.0.0.1:1").plan();
+    Runner.Plan plan =
+        parse(
+                "anthropic",
+                "--token",
+                "t",
+                "-r",
+                "1000",
+                "-d",
+                "30s",
+                "--direct",
+                "http://127.0.0.1:1")
+            .plan();
     assertTrue(plan.openLoop());
     assertEquals(1000d, plan.ratePerSecond());
     assertEquals(30_000, plan.limit());
@@ -72,8 +112,23 @@ class LoadTestOptionsTest {
 
   @Test
   void ledgerSettleOptions() {
-    LoadTest t = parse("ledger", "--token", "t", "--settle", "settle", "--amount-usd", "0.000001",
-        "--actual-usd", "0.0000005", "--brand", "acme", "--brand-daily-usd", "0.9", "--lane", "app");
+    LoadTest t =
+        parse(
+            "ledger",
+            "--token",
+            "t",
+            "--settle",
+            "settle",
+            "--amount-usd",
+            "0.000001",
+            "--actual-usd",
+            "0.0000005",
+            "--brand",
+            "acme",
+            "--brand-daily-usd",
+            "0.9",
+            "--lane",
+            "app");
     assertEquals(LedgerScenario.Close.SETTLE, t.close);
     assertEquals(new BigDecimal("0.000001"), t.amountUsd);
     assertEquals("acme", t.effectiveBrand());
@@ -82,12 +137,12 @@ class LoadTestOptionsTest {
 
   @ParameterizedTest(name = "{0} -> {1}")
   @CsvSource({
-      "ledger --rate 100,                              --rate needs --duration or --requests",
-      "ledger -c 0,                                    --concurrency must be at least 1",
-      "ledger --direct http://x:1,                     --direct applies to the provider scenarios",
-      "ledger --stream,                                --stream applies to the provider scenarios",
-      "ledger --lane paid,                             --lane must be app",
-      "ledger --amount-usd 0.0000001,                  --amount-usd must be positive",
+    "ledger --rate 100,                              --rate needs --duration or --requests",
+    "ledger -c 0,                                    --concurrency must be at least 1",
+    "ledger --direct http://x:1,                     --direct applies to the provider scenarios",
+    "ledger --stream,                                --stream applies to the provider scenarios",
+    "ledger --lane paid,                             --lane must be app",
+    "ledger --amount-usd 0.0000001,                  --amount-usd must be positive",
   })
   void badCombinationsAreRefusedWithAClearMessage(String args, String message) {
     LoadTest t = parse((args + " --token t").split(" "));
@@ -116,13 +171,36 @@ class LoadTestOptionsTest {
 
   @Test
   void ledgerBodiesCarryTheRunIdAndExactAmounts() {
-    LedgerScenario s = new LedgerScenario(java.net.URI.create("http://127.0.0.1:1"), "t", Duration.ofSeconds(1),
-        "run1", "app", "acme", new BigDecimal("0.30"), new BigDecimal("5"), new BigDecimal("50"),
-        LedgerScenario.Close.NONE, new BigDecimal("0.30"));
-    assertEquals("{\"id\":\"run1-7\",\"lane\":\"app\",\"brand\":\"acme\",\"amountUsd\":0.30,\"brandDailyUsd\":5,"
-        + "\"brandMonthlyUsd\":50}", s.reserveBody(7));
-    LedgerScenario free = new LedgerScenario(java.net.URI.create("http://127.0.0.1:1"), "t", Duration.ofSeconds(1),
-        "run1", "free", "ignored", new BigDecimal("0.01"), null, null, LedgerScenario.Close.VOID, null);
+    LedgerScenario s =
+        new LedgerScenario(
+            java.net.URI.create("http://127.0.0.1:1"),
+            "t",
+            Duration.ofSeconds(1),
+            "run1",
+            "app",
+            "acme",
+            new BigDecimal("0.30"),
+            new BigDecimal("5"),
+            new BigDecimal("50"),
+            LedgerScenario.Close.NONE,
+            new BigDecimal("0.30"));
+    assertEquals(
+        "{\"id\":\"run1-7\",\"lane\":\"app\",\"brand\":\"acme\",\"amountUsd\":0.30,\"brandDailyUsd\":5,"
+            + "\"brandMonthlyUsd\":50}",
+        s.reserveBody(7));
+    LedgerScenario free =
+        new LedgerScenario(
+            java.net.URI.create("http://127.0.0.1:1"),
+            "t",
+            Duration.ofSeconds(1),
+            "run1",
+            "free",
+            "ignored",
+            new BigDecimal("0.01"),
+            null,
+            null,
+            LedgerScenario.Close.VOID,
+            null);
     assertEquals("{\"id\":\"run1-0\",\"lane\":\"free\",\"amountUsd\":0.01}", free.reserveBody(0));
     assertNull(parse("ledger").direct);
   }

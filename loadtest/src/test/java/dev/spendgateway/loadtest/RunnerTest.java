@@ -44,7 +44,9 @@ class RunnerTest {
   @Test
   void closedLoopRunsExactlyTheRequestedCallsOncePerTarget() throws Exception {
     Fake fake = new Fake(2);
-    Runner.Outcome o = Runner.run(fake, new Runner.Plan(4, null, 500L, null), List.of(HttpClient.newHttpClient()), null);
+    Runner.Outcome o =
+        Runner.run(
+            fake, new Runner.Plan(4, null, 500L, null), List.of(HttpClient.newHttpClient()), null);
     assertEquals(1000, o.calls());
     assertEquals(1000, fake.calls.size());
     assertTrue(fake.calls.contains("0:499") && fake.calls.contains("1:499"));
@@ -54,8 +56,12 @@ class RunnerTest {
   @Test
   void openLoopSendsOnScheduleAndTakesRateTimesDuration() throws Exception {
     Fake fake = new Fake(1);
-    Runner.Outcome o = Runner.run(fake, new Runner.Plan(2, Duration.ofMillis(200), null, 500d),
-        List.of(HttpClient.newHttpClient()), null);
+    Runner.Outcome o =
+        Runner.run(
+            fake,
+            new Runner.Plan(2, Duration.ofMillis(200), null, 500d),
+            List.of(HttpClient.newHttpClient()),
+            null);
     assertEquals(100, o.calls());
     // call 99 is due at 198 ms: the run cannot finish before it
     assertTrue(o.elapsedNanos() >= Duration.ofMillis(198).toNanos(), "elapsed " + o.elapsedNanos());

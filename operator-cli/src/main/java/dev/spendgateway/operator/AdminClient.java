@@ -70,11 +70,12 @@ final class AdminClient {
    * or refused, an error (exit 2) when it did not answer.
    */
   int status() throws IOException, InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(gateway.uri("/admin/status"))
-        .timeout(ANSWER_TIMEOUT)
-        .header("authorization", "Bearer " + gateway.adminToken())
-        .GET()
-        .build();
+    HttpRequest request =
+        HttpRequest.newBuilder(gateway.uri("/admin/status"))
+            .timeout(ANSWER_TIMEOUT)
+            .header("authorization", "Bearer " + gateway.adminToken())
+            .GET()
+            .build();
     HttpResponse<String> response = send(request);
     int exit = printAnswer(response);
     if (exit == 0 && response.body().contains("\"ready\":false")) {
@@ -117,7 +118,9 @@ final class AdminClient {
   }
 
   private String unreachable() {
-    return "cannot reach the gateway at " + gateway.uri("") + " (is it running? "
+    return "cannot reach the gateway at "
+        + gateway.uri("")
+        + " (is it running? "
         + "GATEWAY_HOST/GATEWAY_PORT or --host/--port)";
   }
 
@@ -126,16 +129,21 @@ final class AdminClient {
       return unreachable();
     }
     if (e instanceof HttpTimeoutException) {
-      return "no answer from the gateway within " + ANSWER_TIMEOUT.toSeconds() + " s; the "
+      return "no answer from the gateway within "
+          + ANSWER_TIMEOUT.toSeconds()
+          + " s; the "
           + "adjustment may or may not have been applied";
     }
-    return "the connection to the gateway failed (" + e.getClass().getSimpleName()
-        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); the adjustment may or may "
+    return "the connection to the gateway failed ("
+        + e.getClass().getSimpleName()
+        + (e.getMessage() == null ? "" : ": " + e.getMessage())
+        + "); the adjustment may or may "
         + "not have been applied";
   }
 
   private static String safeRetry(String adjustmentId) {
-    return "to retry safely, run the same command again with --id " + adjustmentId
+    return "to retry safely, run the same command again with --id "
+        + adjustmentId
         + " (the gateway applies an adjustment id at most once)";
   }
 }

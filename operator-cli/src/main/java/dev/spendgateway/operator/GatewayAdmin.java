@@ -18,15 +18,16 @@ import picocli.CommandLine.Spec;
  * never to the journal directly, with the operator's admin token ({@code GATEWAY_ADMIN_TOKEN} or
  * {@code --admin-token}).
  *
- * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage
- * or the journal/gateway could not be reached.
+ * <p>Exit codes: 0 done; 1 verify found a violation, or the gateway refused a write; 2 bad usage or
+ * the journal/gateway could not be reached.
  */
 @Command(
     name = "gateway-admin",
     mixinStandardHelpOptions = true,
     versionProvider = GatewayAdmin.Version.class,
-    description = "Operate the spend gateway: replay, verify, export and tail the ledger journal; "
-        + "credit, adjust, settle and void through the running gateway.",
+    description =
+        "Operate the spend gateway: replay, verify, export and tail the ledger journal; "
+            + "credit, adjust, settle and void through the running gateway.",
     subcommands = {
       JournalVerbs.Replay.class,
       JournalVerbs.Verify.class,
@@ -46,6 +47,7 @@ import picocli.CommandLine.Spec;
 public final class GatewayAdmin implements Callable<Integer> {
   /** Exit code: verify found a violation, the gateway refused a write, or it is not ready. */
   static final int VIOLATION = 1;
+
   /** Exit code: bad usage, or the journal or the gateway could not be reached. */
   static final int FAILED = 2;
 
@@ -56,7 +58,9 @@ public final class GatewayAdmin implements Callable<Integer> {
   /** The process environment ({@code GATEWAY_*}, {@code USER}); a map in tests. */
   final Function<String, String> env;
 
-  @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+  @Option(
+      names = "--verbose",
+      scope = CommandLine.ScopeType.INHERIT,
       description = "On an error, print the stack trace too.")
   boolean verbose;
 
@@ -80,34 +84,44 @@ public final class GatewayAdmin implements Callable<Integer> {
 
   /**
    * The configured command line reading {@code env} instead of the process environment (tests).
-   * Every error is one line on stderr (the stack trace only with {@code --verbose}); a wrong
-   * option or argument is one line naming it and where the help is, exit 2.
+   * Every error is one line on stderr (the stack trace only with {@code --verbose}); a wrong option
+   * or argument is one line naming it and where the help is, exit 2.
    */
   public static CommandLine commandLine(Function<String, String> env) {
     GatewayAdmin root = new GatewayAdmin(env);
     return new CommandLine(root)
-        .setExecutionExceptionHandler((e, cmd, parsed) -> {
-          cmd.getErr().println("gateway-admin: " + oneLine(e));
-          if (root.verbose) {
-            e.printStackTrace(cmd.getErr());
-          }
-          cmd.getErr().flush();
-          return FAILED;
-        })
-        .setParameterExceptionHandler((e, args) -> {
-          CommandLine cmd = e.getCommandLine();
-          cmd.getErr().println("gateway-admin: " + oneLine(e) + " ("
-              + cmd.getCommandSpec().qualifiedName() + " --help lists the options)");
-          cmd.getErr().flush();
-          return FAILED;
-        });
+        .setExecutionExceptionHandler(
+            (e, cmd, parsed) -> {
+              cmd.getErr().println("gateway-admin: " + oneLine(e));
+              if (root.verbose) {
+                e.printStackTrace(cmd.getErr());
+              }
+              cmd.getErr().flush();
+              return FAILED;
+            })
+        .setParameterExceptionHandler(
+            (e, args) -> {
+              CommandLine cmd = e.getCommandLine();
+              cmd.getErr()
+                  .println(
+                      "gateway-admin: "
+                          + oneLine(e)
+                          + " ("
+                          + cmd.getCommandSpec().qualifiedName()
+                          + " --help lists the options)");
+              cmd.getErr().flush();
+              return FAILED;
+            });
   }
 
   /** The innermost cause's message, first line only (an exception's message may span lines). */
   static String oneLine(Throwable e) {
     Throwable t = e;
-    while ((t instanceof ExecutionException || t instanceof CompletionException
-        || t.getMessage() == null) && t.getCause() != null && t.getCause() != t) {
+    while ((t instanceof ExecutionException
+            || t instanceof CompletionException
+            || t.getMessage() == null)
+        && t.getCause() != null
+        && t.getCause() != t) {
       t = t.getCause();
     }
     String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
@@ -118,8 +132,11 @@ public final class GatewayAdmin implements Callable<Integer> {
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      return new String[] {"gateway-admin " + Optional.ofNullable(
-          GatewayAdmin.class.getPackage().getImplementationVersion()).orElse("dev")};
+      return new String[] {
+        "gateway-admin "
+            + Optional.ofNullable(GatewayAdmin.class.getPackage().getImplementationVersion())
+                .orElse("dev")
+      };
     }
   }
 

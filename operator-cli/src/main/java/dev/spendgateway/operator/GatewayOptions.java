@@ -10,22 +10,32 @@ import picocli.CommandLine.Spec;
  * the operator's token ({@code GATEWAY_ADMIN_TOKEN}), never the callers' {@code GATEWAY_TOKEN}.
  */
 final class GatewayOptions {
-  @Spec(Spec.Target.MIXEE) CommandLine.Model.CommandSpec mixee;
+  @Spec(Spec.Target.MIXEE)
+  CommandLine.Model.CommandSpec mixee;
 
-  @Option(names = "--host", paramLabel = "HOST",
+  @Option(
+      names = "--host",
+      paramLabel = "HOST",
       description = "Gateway host. Default: $GATEWAY_HOST, else 127.0.0.1.")
   String host;
 
-  @Option(names = "--port", paramLabel = "PORT",
+  @Option(
+      names = "--port",
+      paramLabel = "PORT",
       description = "Gateway port. Default: $GATEWAY_PORT, else 8787.")
   Integer port;
 
-  @Option(names = "--admin-token", paramLabel = "TOKEN",
-      description = "The operator's admin token (not the callers' gateway token). Default: "
-          + "$GATEWAY_ADMIN_TOKEN.")
+  @Option(
+      names = "--admin-token",
+      paramLabel = "TOKEN",
+      description =
+          "The operator's admin token (not the callers' gateway token). Default: "
+              + "$GATEWAY_ADMIN_TOKEN.")
   String adminToken;
 
-  @Option(names = "--operator", paramLabel = "NAME",
+  @Option(
+      names = "--operator",
+      paramLabel = "NAME",
       description = "Who does this (journaled). Default: $USER.")
   String operator;
 
@@ -40,8 +50,9 @@ final class GatewayOptions {
   String adminToken() {
     String t = adminToken != null ? adminToken : env("GATEWAY_ADMIN_TOKEN", null);
     if (t == null || t.isBlank()) {
-      throw new IllegalStateException("no admin token: set GATEWAY_ADMIN_TOKEN (the operator's "
-          + "token, not GATEWAY_TOKEN) or pass --admin-token");
+      throw new IllegalStateException(
+          "no admin token: set GATEWAY_ADMIN_TOKEN (the operator's "
+              + "token, not GATEWAY_TOKEN) or pass --admin-token");
     }
     return t;
   }

@@ -25,22 +25,28 @@ import picocli.CommandLine.Spec;
 /**
  * {@code gateway-admin import --input FILE [--journal-url URL]}: writes an export into an empty
  * journal (see {@link JournalImport}); how an H2 journal moves to PostgreSQL. Run it with every
- * gateway stopped: a running ledger would be a second writer (the journal's key would refuse one
- * of them).
+ * gateway stopped: a running ledger would be a second writer (the journal's key would refuse one of
+ * them).
  */
-@Command(name = "import", mixinStandardHelpOptions = true,
+@Command(
+    name = "import",
+    mixinStandardHelpOptions = true,
     description = {
       "Write an export (gateway-admin export --format jsonl) into an EMPTY journal, e.g. a new "
           + "PostgreSQL one.",
       "Tables are created if missing; a journal that already holds events is refused.",
       "Rows keep their sequence numbers (one row per original group commit). Stop every gateway "
-          + "first."})
+          + "first."
+    })
 final class ImportVerb implements Callable<Integer> {
   private static final Duration ASK = Duration.ofSeconds(60);
 
   @Mixin JournalOptions journal;
 
-  @Option(names = "--input", required = true, paramLabel = "FILE",
+  @Option(
+      names = "--input",
+      required = true,
+      paramLabel = "FILE",
       description = "The JSON lines export to import.")
   Path input;
 
@@ -52,11 +58,17 @@ final class ImportVerb implements Callable<Integer> {
       session.await(JournalSchema.createIfNotExists(session.system));
       ActorRef<JournalImport.Command> writer =
           session.system.systemActorOf(JournalImport.create(), "import", Props.empty());
-      long present = session.await(AskPattern.ask(writer, JournalImport.RowsPresent::new, ASK,
-          session.system.scheduler()));
+      long present =
+          session.await(
+              AskPattern.ask(
+                  writer, JournalImport.RowsPresent::new, ASK, session.system.scheduler()));
       if (present > 0) {
-        spec.commandLine().getErr().println("gateway-admin: the target journal already holds "
-            + present + " rows; import writes only into an empty journal");
+        spec.commandLine()
+            .getErr()
+            .println(
+                "gateway-admin: the target journal already holds "
+                    + present
+                    + " rows; import writes only into an empty journal");
         return GatewayAdmin.FAILED;
       }
       JsonlEvents jsonl = new JsonlEvents();
@@ -95,11 +107,15 @@ final class ImportVerb implements Callable<Integer> {
     }
   }
 
-  private static void write(JournalSession session, ActorRef<JournalImport.Command> writer,
-      long seq, List<Event> facts) throws Exception {
+  private static void write(
+      JournalSession session, ActorRef<JournalImport.Command> writer, long seq, List<Event> facts)
+      throws Exception {
     List<Event> copy = List.copyOf(facts);
-    session.await(AskPattern.ask(writer,
-        (ActorRef<Long> replyTo) -> new JournalImport.WriteRow(seq, copy, replyTo),
-        ASK, session.system.scheduler()));
+    session.await(
+        AskPattern.ask(
+            writer,
+            (ActorRef<Long> replyTo) -> new JournalImport.WriteRow(seq, copy, replyTo),
+            ASK,
+            session.system.scheduler()));
   }
 }

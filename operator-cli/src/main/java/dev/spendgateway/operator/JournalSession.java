@@ -19,7 +19,9 @@ final class JournalSession implements AutoCloseable {
     this(options, true);
   }
 
-  /** @param requireJournal whether the H2 journal must exist already ({@link JournalOptions}) */
+  /**
+   * @param requireJournal whether the H2 journal must exist already ({@link JournalOptions})
+   */
   JournalSession(JournalOptions options, boolean requireJournal) {
     this.config = options.load(requireJournal);
     this.system = ActorSystem.create(Behaviors.empty(), "gateway-admin", config);

@@ -38,18 +38,24 @@ import picocli.CommandLine.Spec;
 final class JournalVerbs {
   private JournalVerbs() {}
 
-  @Command(name = "replay", mixinStandardHelpOptions = true,
+  @Command(
+      name = "replay",
+      mixinStandardHelpOptions = true,
       description = {
         "Rebuild the books from the journal and print every cap like GET /usage.",
         "Reads the journal read-only; works while the gateway runs and on a copied data dir.",
-        "Progress (events/s) goes to stderr every second."})
+        "Progress (events/s) goes to stderr every second."
+      })
   static final class Replay implements Callable<Integer> {
     @Mixin JournalOptions journal;
 
-    @Option(names = "--until", paramLabel = "TIME",
-        description = "Stop after the last event at or before TIME (ISO-8601 instant, e.g. "
-            + "2026-11-30T12:00:00Z) and show the cap windows of TIME. Default: every event, "
-            + "windows of now.")
+    @Option(
+        names = "--until",
+        paramLabel = "TIME",
+        description =
+            "Stop after the last event at or before TIME (ISO-8601 instant, e.g. "
+                + "2026-11-30T12:00:00Z) and show the cap windows of TIME. Default: every event, "
+                + "windows of now.")
     Instant until;
 
     @Option(names = "--json", description = "Print the JSON body GET /usage would answer.")
@@ -61,8 +67,14 @@ final class JournalVerbs {
     public Integer call() throws Exception {
       try (JournalSession session = new JournalSession(journal)) {
         Progress progress = new Progress(errStream(spec), "replay");
-        LedgerAudit audit = session.await(AuditRuns.replay(session.system,
-            session.reader.current(1), Optional.ofNullable(until), session.newAudit(), progress));
+        LedgerAudit audit =
+            session.await(
+                AuditRuns.replay(
+                    session.system,
+                    session.reader.current(1),
+                    Optional.ofNullable(until),
+                    session.newAudit(),
+                    progress));
         progress.finish();
         var usage = audit.usage(until != null ? until : Clock.systemUTC().instant());
         PrintWriter out = spec.commandLine().getOut();
@@ -73,7 +85,9 @@ final class JournalVerbs {
     }
   }
 
-  @Command(name = "verify", mixinStandardHelpOptions = true,
+  @Command(
+      name = "verify",
+      mixinStandardHelpOptions = true,
       description = {
         "Check that every cap held at every event of the journal; exit 1 naming the first "
             + "violation.",
@@ -84,13 +98,17 @@ final class JournalVerbs {
         "Exit 0 when all hold; exit 1 naming the first violating event (sequence number and what "
             + "broke).",
         "Caps are checked against the configured ones: verify with the caps the journal was "
-            + "written under."})
+            + "written under."
+      })
   static final class Verify implements Callable<Integer> {
     @Mixin JournalOptions journal;
 
-    @Option(names = "--input", paramLabel = "FILE",
-        description = "Verify an export (export --format jsonl) instead of the journal; no "
-            + "snapshot check.")
+    @Option(
+        names = "--input",
+        paramLabel = "FILE",
+        description =
+            "Verify an export (export --format jsonl) instead of the journal; no "
+                + "snapshot check.")
     Path input;
 
     @Spec CommandLine.Model.CommandSpec spec;
@@ -113,8 +131,8 @@ final class JournalVerbs {
         LedgerAudit audit = session.newAudit();
         Optional<Violation> violation;
         try {
-          violation = session.await(
-              AuditRuns.verify(session.system, events, snapshot, audit, progress));
+          violation =
+              session.await(AuditRuns.verify(session.system, events, snapshot, audit, progress));
         } finally {
           if (file != null) {
             file.close();
@@ -127,10 +145,16 @@ final class JournalVerbs {
           out.flush();
           return GatewayAdmin.VIOLATION;
         }
-        out.printf("OK: %d events verified (last sequence number %d)%s%n", audit.events(),
-            audit.lastSequenceNr(), snapshot.map(s -> s.sequenceNr() <= audit.lastSequenceNr()
-                ? "; totals equal the snapshot at " + s.sequenceNr()
-                : "; snapshot at " + s.sequenceNr() + " is past the journal's end")
+        out.printf(
+            "OK: %d events verified (last sequence number %d)%s%n",
+            audit.events(),
+            audit.lastSequenceNr(),
+            snapshot
+                .map(
+                    s ->
+                        s.sequenceNr() <= audit.lastSequenceNr()
+                            ? "; totals equal the snapshot at " + s.sequenceNr()
+                            : "; snapshot at " + s.sequenceNr() + " is past the journal's end")
                 .orElse("; no snapshot"));
         out.flush();
         return 0;
@@ -138,24 +162,35 @@ final class JournalVerbs {
     }
   }
 
-  @Command(name = "export", mixinStandardHelpOptions = true,
+  @Command(
+      name = "export",
+      mixinStandardHelpOptions = true,
       description = {
         "Write the journal's events as JSON lines.",
         "One per line: {\"seq\":N,\"type\":\"ReservationMade\",\"event\":{...}}.",
         "Money in integer micro-dollars, instants ISO-8601 UTC; every event carries its schema "
-            + "version v."})
+            + "version v."
+      })
   static final class Export implements Callable<Integer> {
     @Mixin JournalOptions journal;
 
-    @Option(names = "--format", defaultValue = "jsonl", paramLabel = "FORMAT",
+    @Option(
+        names = "--format",
+        defaultValue = "jsonl",
+        paramLabel = "FORMAT",
         description = "Only jsonl.")
     String format;
 
-    @Option(names = "--from", defaultValue = "1", paramLabel = "SEQ",
+    @Option(
+        names = "--from",
+        defaultValue = "1",
+        paramLabel = "SEQ",
         description = "First sequence number (default 1).")
     long from;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+    @Option(
+        names = {"-o", "--output"},
+        paramLabel = "FILE",
         description = "Write here instead of stdout.")
     Path output;
 
@@ -164,19 +199,26 @@ final class JournalVerbs {
     @Override
     public Integer call() throws Exception {
       if (!format.equals("jsonl")) {
-        throw new CommandLine.ParameterException(spec.commandLine(),
-            "--format: only jsonl is supported");
+        throw new CommandLine.ParameterException(
+            spec.commandLine(), "--format: only jsonl is supported");
       }
       try (JournalSession session = new JournalSession(journal);
-          PrintWriter out = output == null
-              ? null : new PrintWriter(Files.newBufferedWriter(output))) {
+          PrintWriter out =
+              output == null ? null : new PrintWriter(Files.newBufferedWriter(output))) {
         PrintWriter target = out != null ? out : spec.commandLine().getOut();
         JsonlEvents jsonl = new JsonlEvents();
         Progress progress = new Progress(errStream(spec), "export");
-        session.await(session.reader.current(from).runWith(Sink.foreach(j -> {
-          target.println(jsonl.line(j));
-          progress.tick();
-        }), session.system));
+        session.await(
+            session
+                .reader
+                .current(from)
+                .runWith(
+                    Sink.foreach(
+                        j -> {
+                          target.println(jsonl.line(j));
+                          progress.tick();
+                        }),
+                    session.system));
         target.flush();
         progress.finish();
         return 0;
@@ -184,20 +226,27 @@ final class JournalVerbs {
     }
   }
 
-  @Command(name = "tail", mixinStandardHelpOptions = true,
+  @Command(
+      name = "tail",
+      mixinStandardHelpOptions = true,
       description = {
         "Follow the journal: print new events as JSON lines as they are written.",
         "Same format as export.",
-        "Polls every jdbc-read-journal.refresh-interval (1s). Stop with Ctrl-C."})
+        "Polls every jdbc-read-journal.refresh-interval (1s). Stop with Ctrl-C."
+      })
   static final class Tail implements Callable<Integer> {
     @Mixin JournalOptions journal;
 
-    @Option(names = "--from", paramLabel = "SEQ",
-        description = "Start at this sequence number. Default: after the last event now in the "
-            + "journal.")
+    @Option(
+        names = "--from",
+        paramLabel = "SEQ",
+        description =
+            "Start at this sequence number. Default: after the last event now in the " + "journal.")
     Long from;
 
-    @Option(names = "--limit", paramLabel = "N",
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
         description = "Stop after N events (default: follow forever).")
     Long limit;
 
@@ -220,10 +269,14 @@ final class JournalVerbs {
           live = live.take(limit);
         }
         following.accept(start);
-        session.await(live.runWith(Sink.foreach(j -> {
-          out.println(jsonl.line(j));
-          out.flush();
-        }), session.system));
+        session.await(
+            live.runWith(
+                Sink.foreach(
+                    j -> {
+                      out.println(jsonl.line(j));
+                      out.flush();
+                    }),
+                session.system));
         return 0;
       }
     }
@@ -232,17 +285,20 @@ final class JournalVerbs {
   /** The command's stderr as a stream (progress lines), flushed at every write. */
   static PrintStream errStream(CommandLine.Model.CommandSpec spec) {
     PrintWriter err = spec.commandLine().getErr();
-    return new PrintStream(new OutputStream() {
-      @Override
-      public void write(int b) {
-        err.write(b);
-      }
+    return new PrintStream(
+        new OutputStream() {
+          @Override
+          public void write(int b) {
+            err.write(b);
+          }
 
-      @Override
-      public void write(byte[] b, int off, int len) {
-        err.write(new String(b, off, len, StandardCharsets.UTF_8));
-        err.flush();
-      }
-    }, true, StandardCharsets.UTF_8);
+          @Override
+          public void write(byte[] b, int off, int len) {
+            err.write(new String(b, off, len, StandardCharsets.UTF_8));
+            err.flush();
+          }
+        },
+        true,
+        StandardCharsets.UTF_8);
   }
 }

@@ -25,8 +25,10 @@ final class Cli {
 
   /** {@code verb} on the H2 journal in {@code dataDir} (the tests' config), then {@code more}. */
   static Run onJournal(Path dataDir, String verb, String... more) {
-    List<String> args = new ArrayList<>(List.of(verb, "--config", TestLedger.CONFIG.toString(),
-        "--data-dir", dataDir.toString()));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                verb, "--config", TestLedger.CONFIG.toString(), "--data-dir", dataDir.toString()));
     args.addAll(List.of(more));
     return run(args.toArray(String[]::new));
   }

@@ -51,20 +51,35 @@ class GatewayAdminTest {
     // 150 reservations, settled, voided, refused, an operator adjustment and an operator settle.
     List<CompletionStage<?>> calls = new ArrayList<>();
     for (int i = 0; i < 150; i++) {
-      calls.add(client.reserve(new ReserveRequest("r-" + i, Lane.APP, "b" + (i % 3), 10_000, 1_000_000, 10_000_000)));
+      calls.add(
+          client.reserve(
+              new ReserveRequest(
+                  "r-" + i, Lane.APP, "b" + (i % 3), 10_000, 1_000_000, 10_000_000)));
     }
     awaitAll(calls);
     calls.clear();
     for (int i = 0; i < 100; i++) {
       calls.add(i % 4 == 0 ? client.voidReservation("r-" + i) : client.settle("r-" + i, 7_000 + i));
     }
-    calls.add(client.reserve(new ReserveRequest("big", Lane.APP, "b0", 2_000_000, 1_000_000, 10_000_000)));
+    calls.add(
+        client.reserve(
+            new ReserveRequest("big", Lane.APP, "b0", 2_000_000, 1_000_000, 10_000_000)));
     calls.add(client.reserve(new ReserveRequest("free-1", Lane.FREE, null, 40_000, 0, 0)));
     calls.add(client.operatorSettle("r-120", 5_000, "bob", "caller lost the answer"));
     awaitAll(calls);
     // After the settles are durable: a credit may not take b1's spend below zero.
-    client.adjust("adj-1", "alice", "refund", Lane.APP, "b1", -30_000,
-        dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now()), dev.spendgateway.ledger.AdjustmentScope.REFUND).toCompletableFuture().get(20, TimeUnit.SECONDS);
+    client
+        .adjust(
+            "adj-1",
+            "alice",
+            "refund",
+            Lane.APP,
+            "b1",
+            -30_000,
+            dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now()),
+            dev.spendgateway.ledger.AdjustmentScope.REFUND)
+        .toCompletableFuture()
+        .get(20, TimeUnit.SECONDS);
   }
 
   @AfterAll
@@ -85,14 +100,17 @@ class GatewayAdminTest {
   }
 
   private String[] journalArgs(String verb, String... more) {
-    List<String> args = new ArrayList<>(List.of(verb, "--config", config.toString(), "--data-dir", dataDir.toString()));
+    List<String> args =
+        new ArrayList<>(
+            List.of(verb, "--config", config.toString(), "--data-dir", dataDir.toString()));
     args.addAll(List.of(more));
     return args.toArray(String[]::new);
   }
 
   @Test
   void replayOfTheRunningLedgersJournalEqualsItsUsage() throws Exception {
-    GlobalBudget.Usage live = ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    GlobalBudget.Usage live =
+        ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
     Run run = admin(journalArgs("replay", "--json"));
     assertEquals(0, run.exit(), run.err());
     assertEquals(UsageReport.json(live), run.out().trim());
@@ -124,11 +142,26 @@ class GatewayAdminTest {
 
     // An export is verified on its own: no journal needed in the data dir.
     Path noJournal = Files.createDirectories(work.resolve("no-journal"));
-    Run run = admin("verify", "--config", config.toString(), "--data-dir", noJournal.toString(), "--input", file.toString());
+    Run run =
+        admin(
+            "verify",
+            "--config",
+            config.toString(),
+            "--data-dir",
+            noJournal.toString(),
+            "--input",
+            file.toString());
     assertEquals(1, run.exit(), run.out() + run.err());
     String id = ((GlobalBudget.ReservationSettled) settle.event()).id();
-    assertEquals("VIOLATION at event " + badSeq + " (ReservationSettled): reservation " + id
-        + " closed twice (first closed by event " + settle.sequenceNr() + ")", run.out().trim());
+    assertEquals(
+        "VIOLATION at event "
+            + badSeq
+            + " (ReservationSettled): reservation "
+            + id
+            + " closed twice (first closed by event "
+            + settle.sequenceNr()
+            + ")",
+        run.out().trim());
   }
 
   @Test
@@ -138,8 +171,12 @@ class GatewayAdminTest {
     // A reservation that was settled: reserving its id again is what a forgotten id used to allow.
     Journaled settle = jsonl.parse(lines.get(indexOf(lines, "\"type\":\"ReservationSettled\"")));
     String id = ((GlobalBudget.ReservationSettled) settle.event()).id();
-    Journaled made = lines.stream().map(jsonl::parse)
-        .filter(j -> j.event() instanceof GlobalBudget.ReservationMade m && m.id().equals(id)).findFirst().orElseThrow();
+    Journaled made =
+        lines.stream()
+            .map(jsonl::parse)
+            .filter(j -> j.event() instanceof GlobalBudget.ReservationMade m && m.id().equals(id))
+            .findFirst()
+            .orElseThrow();
     long badSeq = jsonl.parse(lines.get(lines.size() - 1)).sequenceNr() + 1;
     List<String> corrupt = new ArrayList<>(lines);
     corrupt.add(jsonl.line(new Journaled(badSeq, made.event())));
@@ -147,8 +184,15 @@ class GatewayAdminTest {
 
     Run run = admin(journalArgs("verify", "--input", file.toString()));
     assertEquals(1, run.exit(), run.out() + run.err());
-    assertEquals("VIOLATION at event " + badSeq + " (ReservationMade): reservation " + id
-        + " reserved a second time (first reserved by event " + made.sequenceNr() + ")", run.out().trim());
+    assertEquals(
+        "VIOLATION at event "
+            + badSeq
+            + " (ReservationMade): reservation "
+            + id
+            + " reserved a second time (first reserved by event "
+            + made.sequenceNr()
+            + ")",
+        run.out().trim());
   }
 
   @Test
@@ -163,8 +207,14 @@ class GatewayAdminTest {
 
     Run run = admin(journalArgs("verify", "--input", file.toString()));
     assertEquals(1, run.exit(), run.out() + run.err());
-    assertEquals("VIOLATION at event " + badSeq + " (SpendAdjusted): adjustment adj-1 applied twice "
-        + "(first applied by event " + adjusted.sequenceNr() + ")", run.out().trim());
+    assertEquals(
+        "VIOLATION at event "
+            + badSeq
+            + " (SpendAdjusted): adjustment adj-1 applied twice "
+            + "(first applied by event "
+            + adjusted.sequenceNr()
+            + ")",
+        run.out().trim());
   }
 
   @Test
@@ -175,16 +225,31 @@ class GatewayAdminTest {
     Journaled made = jsonl.parse(lines.get(at));
     GlobalBudget.ReservationMade m = (GlobalBudget.ReservationMade) made.event();
     // Same event, but $50: past the $40 global daily cap.
-    var over = new GlobalBudget.ReservationMade(m.id(), m.lane(), m.subject(), 50_000_000, 100_000_000, 100_000_000,
-        m.at(), m.expiresAt());
+    var over =
+        new GlobalBudget.ReservationMade(
+            m.id(),
+            m.lane(),
+            m.subject(),
+            50_000_000,
+            100_000_000,
+            100_000_000,
+            m.at(),
+            m.expiresAt());
     List<String> corrupt = new ArrayList<>(lines);
     corrupt.set(at, jsonl.line(new Journaled(made.sequenceNr(), over)));
     Path file = Files.write(work.resolve("over-cap.jsonl"), corrupt);
 
     Run run = admin(journalArgs("verify", "--input", file.toString()));
     assertEquals(1, run.exit(), run.out() + run.err());
-    assertTrue(run.out().startsWith("VIOLATION at event " + made.sequenceNr() + " (ReservationMade): reservation "
-        + m.id() + " of $50 accepted past cap global_daily"), run.out());
+    assertTrue(
+        run.out()
+            .startsWith(
+                "VIOLATION at event "
+                    + made.sequenceNr()
+                    + " (ReservationMade): reservation "
+                    + m.id()
+                    + " of $50 accepted past cap global_daily"),
+        run.out());
   }
 
   @Test
@@ -195,14 +260,18 @@ class GatewayAdminTest {
       assertEquals(line, jsonl.line(jsonl.parse(line)));
       assertTrue(line.contains("\"v\":1"), line);
     }
-    assertTrue(lines.stream().anyMatch(l -> l.contains("\"operator\":\"bob\"") && l.contains("caller lost the answer")));
+    assertTrue(
+        lines.stream()
+            .anyMatch(
+                l -> l.contains("\"operator\":\"bob\"") && l.contains("caller lost the answer")));
     // --from counts journal rows; a group commit's facts share their row's number.
     long fromSeq = jsonl.parse(lines.get(lines.size() / 2)).sequenceNr();
     assertTrue(fromSeq > 1, "the export spans several rows");
     Run from = admin(journalArgs("export", "--format", "jsonl", "--from", Long.toString(fromSeq)));
     assertEquals(0, from.exit(), from.err());
     assertTrue(from.out().startsWith("{\"seq\":" + fromSeq + ","), from.out());
-    assertEquals(lines.stream().filter(l -> jsonl.parse(l).sequenceNr() >= fromSeq).count(),
+    assertEquals(
+        lines.stream().filter(l -> jsonl.parse(l).sequenceNr() >= fromSeq).count(),
         from.out().lines().count());
   }
 
@@ -219,19 +288,25 @@ class GatewayAdminTest {
         following::complete;
     var tail =
         CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail", "--limit", "1")));
-    tail.whenComplete((exit, e) -> following.completeExceptionally(
-        new AssertionError("tail ended before following: exit " + exit + ", " + err)));
+    tail.whenComplete(
+        (exit, e) ->
+            following.completeExceptionally(
+                new AssertionError("tail ended before following: exit " + exit + ", " + err)));
     long start = following.get(30, TimeUnit.SECONDS);
     assertTrue(start > 1, "tail starts after the journal's last row, not at " + start);
-    ledger.client.reserve(new ReserveRequest("tailed", Lane.FREE, null, 1_000, 0, 0))
-        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    ledger
+        .client
+        .reserve(new ReserveRequest("tailed", Lane.FREE, null, 1_000, 0, 0))
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
     Run run = new Run(tail.get(30, TimeUnit.SECONDS), out.toString(), err.toString());
     assertEquals(0, run.exit(), run.err());
     assertTrue(run.out().contains("\"id\":\"tailed\""), run.out());
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"replay", "verify", "export", "tail", "credit", "adjust", "settle", "void"})
+  @ValueSource(
+      strings = {"replay", "verify", "export", "tail", "credit", "adjust", "settle", "void"})
   void everyVerbHasHelp(String verb) {
     Run run = admin(verb, "--help");
     assertEquals(0, run.exit(), run.err());

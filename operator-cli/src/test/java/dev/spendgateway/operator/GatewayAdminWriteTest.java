@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatewayAdminWriteTest {
   private static final String TOKEN = "write-test-token";
+
   /** Stub status that drops the connection without answering. */
   private static final int DROP = -1;
 
@@ -69,15 +70,20 @@ class GatewayAdminWriteTest {
 
   private void answer(HttpExchange exchange) throws IOException {
     JsonNode body = mapper.readTree(exchange.getRequestBody().readAllBytes());
-    requests.add(new Recorded(exchange.getRequestURI().getRawPath(),
-        exchange.getRequestHeaders().getFirst("authorization"), body));
+    requests.add(
+        new Recorded(
+            exchange.getRequestURI().getRawPath(),
+            exchange.getRequestHeaders().getFirst("authorization"),
+            body));
     if (status == DROP) {
       exchange.close();
       return;
     }
-    byte[] answer = (status == 200
-        ? "{\"adjustmentId\":\"" + body.path("adjustmentId").asText() + "\"}"
-        : "{\"error\":{\"type\":\"stub\",\"message\":\"scripted " + status + "\"}}").getBytes(StandardCharsets.UTF_8);
+    byte[] answer =
+        (status == 200
+                ? "{\"adjustmentId\":\"" + body.path("adjustmentId").asText() + "\"}"
+                : "{\"error\":{\"type\":\"stub\",\"message\":\"scripted " + status + "\"}}")
+            .getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("content-type", "application/json");
     exchange.sendResponseHeaders(status, answer.length);
     exchange.getResponseBody().write(answer);
@@ -90,10 +96,14 @@ class GatewayAdminWriteTest {
     return withEnv(port, Map.of(), all.toArray(String[]::new));
   }
 
-  /** Runs the CLI with {@code env} as its whole environment, the stub as its gateway, alice as operator. */
+  /**
+   * Runs the CLI with {@code env} as its whole environment, the stub as its gateway, alice as
+   * operator.
+   */
   private Run withEnv(int port, Map<String, String> env, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--host", "127.0.0.1", "--port", String.valueOf(port), "--operator", "alice"));
+    all.addAll(
+        List.of("--host", "127.0.0.1", "--port", String.valueOf(port), "--operator", "alice"));
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     var cli = GatewayAdmin.commandLine(env::get);
@@ -108,8 +118,20 @@ class GatewayAdminWriteTest {
   }
 
   private static String[] credit(String... more) {
-    List<String> args = new ArrayList<>(List.of("credit", "--brand", "b1", "--usd", "2.50", "--window", "2026-11-29",
-        "--scope", "refund", "--reason", "refund"));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "credit",
+                "--brand",
+                "b1",
+                "--usd",
+                "2.50",
+                "--window",
+                "2026-11-29",
+                "--scope",
+                "refund",
+                "--reason",
+                "refund"));
     args.addAll(List.of(more));
     return args.toArray(String[]::new);
   }
@@ -135,10 +157,32 @@ class GatewayAdminWriteTest {
 
   @Test
   void withoutIdEachRunSendsANewIdAndPrintsIt() {
-    Run first = admin("adjust", "--lane", "free", "--usd", "0.40", "--window", "2026-11",
-        "--scope", "refund", "--reason", "missed invoice line");
-    Run second = admin("adjust", "--lane", "free", "--usd", "0.40", "--window", "2026-11",
-        "--scope", "refund", "--reason", "missed invoice line");
+    Run first =
+        admin(
+            "adjust",
+            "--lane",
+            "free",
+            "--usd",
+            "0.40",
+            "--window",
+            "2026-11",
+            "--scope",
+            "refund",
+            "--reason",
+            "missed invoice line");
+    Run second =
+        admin(
+            "adjust",
+            "--lane",
+            "free",
+            "--usd",
+            "0.40",
+            "--window",
+            "2026-11",
+            "--scope",
+            "refund",
+            "--reason",
+            "missed invoice line");
 
     assertEquals(0, first.exit(), first.err());
     String id = requests.get(0).body().get("adjustmentId").textValue();
@@ -157,7 +201,8 @@ class GatewayAdminWriteTest {
     "503, 1, true",
     "-1,  2, true", // the connection drops before any answer
   })
-  void whenTheOutcomeIsUnknownItSaysHowToRetryWithTheSameId(int answer, int exit, boolean saysHowToRetry) {
+  void whenTheOutcomeIsUnknownItSaysHowToRetryWithTheSameId(
+      int answer, int exit, boolean saysHowToRetry) {
     status = answer;
     Run run = admin(credit());
 
@@ -176,8 +221,24 @@ class GatewayAdminWriteTest {
     try (ServerSocket socket = new ServerSocket(0)) {
       closedPort = socket.getLocalPort();
     }
-    Run run = admin(closedPort, "adjust", "--lane", "app", "--brand", "b1", "--usd", "-1", "--window", "2026-11-29",
-        "--scope", "grant", "--reason", "goodwill", "--id", "goodwill-7");
+    Run run =
+        admin(
+            closedPort,
+            "adjust",
+            "--lane",
+            "app",
+            "--brand",
+            "b1",
+            "--usd",
+            "-1",
+            "--window",
+            "2026-11-29",
+            "--scope",
+            "grant",
+            "--reason",
+            "goodwill",
+            "--id",
+            "goodwill-7");
 
     assertEquals(2, run.exit(), run.err());
     assertTrue(run.err().contains("cannot reach the gateway at"), run.err());
@@ -186,12 +247,19 @@ class GatewayAdminWriteTest {
 
   /** Each row: a write verb with its arguments. */
   @ParameterizedTest(name = "{0} sends GATEWAY_ADMIN_TOKEN, never GATEWAY_TOKEN")
-  @ValueSource(strings = {"credit --brand b1 --usd 1 --window 2026-11-29 --scope grant --reason r",
-      "adjust --lane free --usd 1 --window 2026-11 --scope refund --reason r",
-      "settle r-1 --usd 1 --reason r", "void r-1 --reason r"})
+  @ValueSource(
+      strings = {
+        "credit --brand b1 --usd 1 --window 2026-11-29 --scope grant --reason r",
+        "adjust --lane free --usd 1 --window 2026-11 --scope refund --reason r",
+        "settle r-1 --usd 1 --reason r",
+        "void r-1 --reason r"
+      })
   void writeVerbsSendTheAdminTokenFromTheEnvironment(String verb) {
-    Run run = withEnv(server.getAddress().getPort(),
-        Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token", "GATEWAY_TOKEN", "env-caller-token"), verb.split(" "));
+    Run run =
+        withEnv(
+            server.getAddress().getPort(),
+            Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token", "GATEWAY_TOKEN", "env-caller-token"),
+            verb.split(" "));
 
     assertEquals(0, run.exit(), run.err());
     assertEquals("Bearer env-admin-token", requests.get(0).authorization());
@@ -199,23 +267,36 @@ class GatewayAdminWriteTest {
 
   @Test
   void theAdminTokenFlagOverridesTheEnvironment() {
-    Run run = withEnv(server.getAddress().getPort(), Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token"),
-        credit("--admin-token", "flag-admin-token"));
+    Run run =
+        withEnv(
+            server.getAddress().getPort(),
+            Map.of("GATEWAY_ADMIN_TOKEN", "env-admin-token"),
+            credit("--admin-token", "flag-admin-token"));
 
     assertEquals(0, run.exit(), run.err());
     assertEquals("Bearer flag-admin-token", requests.get(0).authorization());
   }
 
-  @ParameterizedTest(name = "GATEWAY_ADMIN_TOKEN [{0}] with only the caller token set: one clear line, nothing sent")
+  @ParameterizedTest(
+      name =
+          "GATEWAY_ADMIN_TOKEN [{0}] with only the caller token set: one clear line, nothing sent")
   @ValueSource(strings = {"", "   "})
   void withoutAnAdminTokenAWriteSaysSoInOneLineAndSendsNothing(String adminToken) {
-    Run run = withEnv(server.getAddress().getPort(),
-        Map.of("GATEWAY_TOKEN", "env-caller-token", "GATEWAY_ADMIN_TOKEN", adminToken), credit());
+    Run run =
+        withEnv(
+            server.getAddress().getPort(),
+            Map.of("GATEWAY_TOKEN", "env-caller-token", "GATEWAY_ADMIN_TOKEN", adminToken),
+            credit());
 
     assertEquals(2, run.exit(), run.err());
-    assertEquals("gateway-admin: no admin token: set GATEWAY_ADMIN_TOKEN (the operator's token, not GATEWAY_TOKEN) "
-        + "or pass --admin-token", run.err().lines().filter(l -> l.startsWith("gateway-admin:")).findFirst()
-        .orElseThrow(() -> new AssertionError(run.err())));
+    assertEquals(
+        "gateway-admin: no admin token: set GATEWAY_ADMIN_TOKEN (the operator's token, not GATEWAY_TOKEN) "
+            + "or pass --admin-token",
+        run.err()
+            .lines()
+            .filter(l -> l.startsWith("gateway-admin:"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError(run.err())));
     assertTrue(requests.isEmpty(), requests::toString);
   }
 
@@ -229,9 +310,12 @@ class GatewayAdminWriteTest {
   }
 
   @ParameterizedTest(name = "{0} without --window or --scope is a usage error and sends nothing")
-  @ValueSource(strings = {"credit --brand b1 --usd 1 --scope grant --reason r",
-      "credit --brand b1 --usd 1 --window 2026-11-29 --reason r",
-      "adjust --lane free --usd 1 --scope refund --reason r"})
+  @ValueSource(
+      strings = {
+        "credit --brand b1 --usd 1 --scope grant --reason r",
+        "credit --brand b1 --usd 1 --window 2026-11-29 --reason r",
+        "adjust --lane free --usd 1 --scope refund --reason r"
+      })
   void anAdjustmentMustNameItsWindowAndScope(String verb) {
     Run run = admin(verb.split(" "));
 

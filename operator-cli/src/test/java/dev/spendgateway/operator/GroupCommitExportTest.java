@@ -41,17 +41,24 @@ class GroupCommitExportTest {
     // compare the books with it only after that row's last fact.
     try (TestLedger ledger = TestLedger.start(dataDir, Map.of("ledger.snapshot-every", 2))) {
       workload(ledger.client);
-      facts = new JournalReader(ledger.system).current(1).runWith(Sink.seq(), ledger.system)
-          .toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS).size();
+      facts =
+          new JournalReader(ledger.system)
+              .current(1)
+              .runWith(Sink.seq(), ledger.system)
+              .toCompletableFuture()
+              .get(WAIT_SECONDS, TimeUnit.SECONDS)
+              .size();
 
       Cli.Run export = Cli.onJournal(dataDir, "export", "--format", "jsonl");
       assertEquals(0, export.exit(), export.err());
       JsonlEvents jsonl = new JsonlEvents();
       List<Journaled> lines = export.out().lines().map(jsonl::parse).toList();
       assertEquals(facts, lines.size(), "one line per fact");
-      assertFalse(lines.stream().anyMatch(j -> j.event() instanceof GroupCommit),
+      assertFalse(
+          lines.stream().anyMatch(j -> j.event() instanceof GroupCommit),
           "no envelope in an export");
-      assertTrue(lines.stream().map(Journaled::sequenceNr).distinct().count() < lines.size(),
+      assertTrue(
+          lines.stream().map(Journaled::sequenceNr).distinct().count() < lines.size(),
           "facts of one group commit share their row's sequence number");
       assertTrue(lines.stream().anyMatch(j -> j.event() instanceof ReservationSettled));
 
@@ -66,21 +73,33 @@ class GroupCommitExportTest {
   static void workload(LedgerClient client) throws Exception {
     List<CompletionStage<?>> calls = new ArrayList<>();
     for (int i = 0; i < 120; i++) {
-      calls.add(client.reserve(
-          new ReserveRequest("r-" + i, Lane.APP, "b" + (i % 3), 10_000, 1_000_000, 10_000_000)));
+      calls.add(
+          client.reserve(
+              new ReserveRequest(
+                  "r-" + i, Lane.APP, "b" + (i % 3), 10_000, 1_000_000, 10_000_000)));
     }
     awaitAll(calls);
     calls.clear();
     for (int i = 0; i < 80; i++) {
       calls.add(i % 4 == 0 ? client.voidReservation("r-" + i) : client.settle("r-" + i, 7_000 + i));
     }
-    calls.add(client.reserve(
-        new ReserveRequest("big", Lane.APP, "b0", 2_000_000, 1_000_000, 10_000_000)));
+    calls.add(
+        client.reserve(
+            new ReserveRequest("big", Lane.APP, "b0", 2_000_000, 1_000_000, 10_000_000)));
     calls.add(client.reserve(new ReserveRequest("free-1", Lane.FREE, null, 40_000, 0, 0)));
     awaitAll(calls);
-    client.adjust("adj-1", "alice", "refund", Lane.APP, "b1", -30_000,
-            CapWindows.dayKey(Instant.now()), AdjustmentScope.REFUND)
-        .toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
+    client
+        .adjust(
+            "adj-1",
+            "alice",
+            "refund",
+            Lane.APP,
+            "b1",
+            -30_000,
+            CapWindows.dayKey(Instant.now()),
+            AdjustmentScope.REFUND)
+        .toCompletableFuture()
+        .get(WAIT_SECONDS, TimeUnit.SECONDS);
   }
 
   private static void awaitAll(List<CompletionStage<?>> calls) throws Exception {

@@ -31,6 +31,7 @@ class ImportVerbTest {
   /** The PostgreSQL server the tests use; test databases are created and dropped on it. */
   private static final String PG_SERVER =
       System.getProperty("test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/postgres");
+
   private static final String PG_USER = System.getProperty("test.postgres.user", "postgres");
 
   @TempDir static Path work;
@@ -59,8 +60,8 @@ class ImportVerbTest {
     long rows = rows(exported);
     Cli.Run imported = Cli.onJournal(target, "import", "--input", export.toString());
     assertEquals(0, imported.exit(), imported.out() + imported.err());
-    assertEquals("OK: imported " + exported.size() + " events in " + rows + " rows",
-        imported.out().trim());
+    assertEquals(
+        "OK: imported " + exported.size() + " events in " + rows + " rows", imported.out().trim());
 
     Cli.Run replaySource = Cli.onJournal(source, "replay", "--json");
     Cli.Run replayTarget = Cli.onJournal(target, "replay", "--json");
@@ -69,8 +70,13 @@ class ImportVerbTest {
 
     Cli.Run verify = Cli.onJournal(target, "verify");
     assertEquals(0, verify.exit(), verify.out() + verify.err());
-    assertEquals("OK: " + exported.size() + " events verified (last sequence number " + rows
-        + "); no snapshot", verify.out().trim());
+    assertEquals(
+        "OK: "
+            + exported.size()
+            + " events verified (last sequence number "
+            + rows
+            + "); no snapshot",
+        verify.out().trim());
 
     Cli.Run again = Cli.onJournal(target, "export", "--format", "jsonl");
     assertEquals(0, again.exit(), again.err());
@@ -84,10 +90,13 @@ class ImportVerbTest {
     // A second import into the journal, now holding rows, is refused and writes nothing.
     Cli.Run twice = Cli.onJournal(target, "import", "--input", export.toString());
     assertEquals(GatewayAdmin.FAILED, twice.exit(), twice.out() + twice.err());
-    assertEquals("gateway-admin: the target journal already holds " + rows
-        + " rows; import writes only into an empty journal", twice.err().trim());
-    assertEquals(exported, Cli.onJournal(target, "export", "--format", "jsonl").out().lines()
-        .toList());
+    assertEquals(
+        "gateway-admin: the target journal already holds "
+            + rows
+            + " rows; import writes only into an empty journal",
+        twice.err().trim());
+    assertEquals(
+        exported, Cli.onJournal(target, "export", "--format", "jsonl").out().lines().toList());
   }
 
   @Test
@@ -99,7 +108,8 @@ class ImportVerbTest {
       long rows = rows(exported);
       Cli.Run imported = onPostgres(url, "import", "--input", export.toString());
       assertEquals(0, imported.exit(), imported.out() + imported.err());
-      assertEquals("OK: imported " + exported.size() + " events in " + rows + " rows",
+      assertEquals(
+          "OK: imported " + exported.size() + " events in " + rows + " rows",
           imported.out().trim());
 
       Cli.Run replay = onPostgres(url, "replay", "--json");
@@ -107,8 +117,8 @@ class ImportVerbTest {
       assertEquals(Cli.onJournal(source, "replay", "--json").out(), replay.out());
       Cli.Run verify = onPostgres(url, "verify");
       assertEquals(0, verify.exit(), verify.out() + verify.err());
-      assertTrue(verify.out().startsWith("OK: " + exported.size() + " events verified"),
-          verify.out());
+      assertTrue(
+          verify.out().startsWith("OK: " + exported.size() + " events verified"), verify.out());
       assertEquals(exported, onPostgres(url, "export", "--format", "jsonl").out().lines().toList());
 
       Cli.Run twice = onPostgres(url, "import", "--input", export.toString());
@@ -122,8 +132,16 @@ class ImportVerbTest {
   /** {@code verb} on the PostgreSQL journal at {@code url} (an empty data dir: no H2 involved). */
   private Cli.Run onPostgres(String url, String verb, String... more) throws Exception {
     Path noH2 = Files.createDirectories(work.resolve("no-h2"));
-    List<String> args = new java.util.ArrayList<>(List.of(verb, "--config", postgresConfig(),
-        "--data-dir", noH2.toString(), "--journal-url", url));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                verb,
+                "--config",
+                postgresConfig(),
+                "--data-dir",
+                noH2.toString(),
+                "--journal-url",
+                url));
     args.addAll(List.of(more));
     return Cli.run(args.toArray(String[]::new));
   }
@@ -147,7 +165,7 @@ class ImportVerbTest {
   }
 
   private static String usage(TestLedger ledger) throws Exception {
-    return UsageReport.json(ledger.client.usage(Optional.empty()).toCompletableFuture()
-        .get(30, TimeUnit.SECONDS));
+    return UsageReport.json(
+        ledger.client.usage(Optional.empty()).toCompletableFuture().get(30, TimeUnit.SECONDS));
   }
 }

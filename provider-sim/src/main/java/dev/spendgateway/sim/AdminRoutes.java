@@ -31,17 +31,26 @@ final class AdminRoutes extends AllDirectives {
   }
 
   Route route() {
-    return pathPrefix("_sim", () -> concat(
-        path("health", () -> get(() -> complete(json(mapper.createObjectNode().put("status", "ok"))))),
-        path("script", this::script),
-        path("received", this::received),
-        path("reset", () -> post(this::reset)),
-        path("defaults", this::defaults),
-        path("streams", () -> get(() -> complete(json(streams())))),
-        path("release", () -> post(() -> {
-          state.streams().releaseHeld();
-          return complete(json(streams()));
-        }))));
+    return pathPrefix(
+        "_sim",
+        () ->
+            concat(
+                path(
+                    "health",
+                    () -> get(() -> complete(json(mapper.createObjectNode().put("status", "ok"))))),
+                path("script", this::script),
+                path("received", this::received),
+                path("reset", () -> post(this::reset)),
+                path("defaults", this::defaults),
+                path("streams", () -> get(() -> complete(json(streams())))),
+                path(
+                    "release",
+                    () ->
+                        post(
+                            () -> {
+                              state.streams().releaseHeld();
+                              return complete(json(streams()));
+                            }))));
   }
 
   // ---------------- /_sim/streams ----------------
@@ -49,8 +58,12 @@ final class AdminRoutes extends AllDirectives {
   /** {@code {"open":N,"peak":N,"finished":N,"cut":N}}: streamed answers now, at most, and ended. */
   private ObjectNode streams() {
     OpenStreams.Snapshot s = state.streams().snapshot();
-    return mapper.createObjectNode()
-        .put("open", s.open()).put("peak", s.peak()).put("finished", s.finished()).put("cut", s.cut());
+    return mapper
+        .createObjectNode()
+        .put("open", s.open())
+        .put("peak", s.peak())
+        .put("finished", s.finished())
+        .put("cut", s.cut());
   }
 
   // ---------------- /_sim/script ----------------
@@ -59,10 +72,11 @@ final class AdminRoutes extends AllDirectives {
     return concat(
         post(() -> jsonBody(this::addScript)),
         get(() -> complete(json(pending()))),
-        delete(() -> {
-          state.clearScripts();
-          return complete(json(pending()));
-        }));
+        delete(
+            () -> {
+              state.clearScripts();
+              return complete(json(pending()));
+            }));
   }
 
   /** {@code {"route":"openai.chat","faults":[{...},…]}} or {@code {"route":…,"fault":{…}}}. */
@@ -95,31 +109,41 @@ final class AdminRoutes extends AllDirectives {
 
   private Route received() {
     return concat(
-        get(() -> parameterOptional("route", route -> parameterOptional("limit", limit -> {
-          Optional<SimRoute> filter = route.map(SimRoute::parse);
-          int max = limit.map(Integer::parseInt).orElse(Integer.MAX_VALUE);
-          List<ReceivedCall> calls = state.received();
-          ArrayNode array = mapper.createArrayNode();
-          List<ReceivedCall> matching = new ArrayList<>();
-          for (ReceivedCall c : calls) {
-            if (filter.isEmpty() || filter.get() == c.route()) {
-              matching.add(c);
-            }
-          }
-          // The newest `limit` calls, still oldest first.
-          for (ReceivedCall c : matching.subList(Math.max(0, matching.size() - max), matching.size())) {
-            array.add(FaultJson.callJson(c));
-          }
-          ObjectNode out = mapper.createObjectNode();
-          out.put("total", state.recorder().total());
-          out.put("count", array.size());
-          out.set("calls", array);
-          return complete(json(out));
-        }))),
-        delete(() -> {
-          state.recorder().clear();
-          return complete(json(mapper.createObjectNode().put("total", 0)));
-        }));
+        get(
+            () ->
+                parameterOptional(
+                    "route",
+                    route ->
+                        parameterOptional(
+                            "limit",
+                            limit -> {
+                              Optional<SimRoute> filter = route.map(SimRoute::parse);
+                              int max = limit.map(Integer::parseInt).orElse(Integer.MAX_VALUE);
+                              List<ReceivedCall> calls = state.received();
+                              ArrayNode array = mapper.createArrayNode();
+                              List<ReceivedCall> matching = new ArrayList<>();
+                              for (ReceivedCall c : calls) {
+                                if (filter.isEmpty() || filter.get() == c.route()) {
+                                  matching.add(c);
+                                }
+                              }
+                              // The newest `limit` calls, still oldest first.
+                              for (ReceivedCall c :
+                                  matching.subList(
+                                      Math.max(0, matching.size() - max), matching.size())) {
+                                array.add(FaultJson.callJson(c));
+                              }
+                              ObjectNode out = mapper.createObjectNode();
+                              out.put("total", state.recorder().total());
+                              out.put("count", array.size());
+                              out.set("calls", array);
+                              return complete(json(out));
+                            }))),
+        delete(
+            () -> {
+              state.recorder().clear();
+              return complete(json(mapper.createObjectNode().put("total", 0)));
+            }));
   }
 
   // ---------------- /_sim/reset and /_sim/defaults ----------------
@@ -132,16 +156,25 @@ final class AdminRoutes extends AllDirectives {
   private Route defaults() {
     return concat(
         get(() -> complete(json(defaultsJson()))),
-        post(() -> jsonBody(body -> {
-          SimState.Defaults d = state.defaults();
-          Usage usage = body.has("usage") ? FaultJson.usage(body.get("usage"), d.usage()) : d.usage();
-          Duration latency = body.has("latencyMs") ? Duration.ofMillis(body.get("latencyMs").asLong()) : d.latency();
-          if (latency.isNegative()) {
-            throw new FaultJson.BadScript("'latencyMs' must be >= 0");
-          }
-          state.setDefaults(new SimState.Defaults(usage, latency));
-          return json(defaultsJson());
-        })));
+        post(
+            () ->
+                jsonBody(
+                    body -> {
+                      SimState.Defaults d = state.defaults();
+                      Usage usage =
+                          body.has("usage")
+                              ? FaultJson.usage(body.get("usage"), d.usage())
+                              : d.usage();
+                      Duration latency =
+                          body.has("latencyMs")
+                              ? Duration.ofMillis(body.get("latencyMs").asLong())
+                              : d.latency();
+                      if (latency.isNegative()) {
+                        throw new FaultJson.BadScript("'latencyMs' must be >= 0");
+                      }
+                      state.setDefaults(new SimState.Defaults(usage, latency));
+                      return json(defaultsJson());
+                    })));
   }
 
   private ObjectNode defaultsJson() {
@@ -156,19 +189,21 @@ final class AdminRoutes extends AllDirectives {
 
   /** Parses the body as JSON and maps script errors to a 400 naming the field. */
   private Route jsonBody(java.util.function.Function<JsonNode, HttpResponse> handler) {
-    return entity(Unmarshaller.entityToByteString(), (ByteString bytes) -> {
-      try {
-        JsonNode body = mapper.readTree(bytes.toArrayUnsafe());
-        if (body == null || !body.isObject()) {
-          return complete(badRequest("body must be a JSON object"));
-        }
-        return complete(handler.apply(body));
-      } catch (IOException e) {
-        return complete(badRequest("body is not valid JSON"));
-      } catch (FaultJson.BadScript | IllegalArgumentException e) {
-        return complete(badRequest(e.getMessage()));
-      }
-    });
+    return entity(
+        Unmarshaller.entityToByteString(),
+        (ByteString bytes) -> {
+          try {
+            JsonNode body = mapper.readTree(bytes.toArrayUnsafe());
+            if (body == null || !body.isObject()) {
+              return complete(badRequest("body must be a JSON object"));
+            }
+            return complete(handler.apply(body));
+          } catch (IOException e) {
+            return complete(badRequest("body is not valid JSON"));
+          } catch (FaultJson.BadScript | IllegalArgumentException e) {
+            return complete(badRequest(e.getMessage()));
+          }
+        });
   }
 
   private static JsonNode field(JsonNode body, String name) {
@@ -187,7 +222,8 @@ final class AdminRoutes extends AllDirectives {
 
   private HttpResponse json(JsonNode node) {
     try {
-      return HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(node));
+      return HttpResponse.create()
+          .withEntity(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(node));
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }

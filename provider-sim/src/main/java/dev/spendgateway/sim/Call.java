@@ -23,7 +23,9 @@ record Call(SimRoute route, JsonNode body, boolean stream, Optional<ConnectionCo
     if (m.isTextual() && !m.asText().isEmpty()) {
       return m.asText();
     }
-    return route.provider() == SimRoute.Provider.ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL;
+    return route.provider() == SimRoute.Provider.ANTHROPIC
+        ? DEFAULT_ANTHROPIC_MODEL
+        : DEFAULT_OPENAI_MODEL;
   }
 
   /** {@code stream_options.include_usage} on a chat completion request. */

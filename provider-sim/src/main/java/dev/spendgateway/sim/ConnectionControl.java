@@ -10,7 +10,8 @@ import org.apache.pekko.http.javadsl.model.AttributeKey;
  */
 @FunctionalInterface
 interface ConnectionControl {
-  AttributeKey<ConnectionControl> KEY = AttributeKey.create("provider-sim-connection", ConnectionControl.class);
+  AttributeKey<ConnectionControl> KEY =
+      AttributeKey.create("provider-sim-connection", ConnectionControl.class);
 
   /** Aborts the connection at once; the client sees a reset / end of stream (an IOException). */
   void abort();

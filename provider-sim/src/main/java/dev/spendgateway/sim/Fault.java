@@ -58,8 +58,8 @@ public sealed interface Fault {
   /**
    * A 200 whose body stops after {@code afterEvents} SSE events (for a JSON answer: after half its
    * bytes). {@code abort=true} resets the connection (a network cut: the client sees an IO error);
-   * {@code abort=false} ends the body cleanly but without the final events (no {@code
-   * message_stop} / {@code [DONE]}), which only a careful reader notices.
+   * {@code abort=false} ends the body cleanly but without the final events (no {@code message_stop}
+   * / {@code [DONE]}), which only a careful reader notices.
    */
   record StreamCut(int afterEvents, boolean abort) implements Fault {
     public StreamCut {
@@ -248,11 +248,11 @@ public sealed interface Fault {
   }
 
   /**
-   * A complete, cleanly ended answer in which the provider never reports the final usage: Anthropic's
-   * {@code message_delta} has no {@code usage} (only {@code message_start} had any), a chat stream
-   * ends with {@code [DONE]} but no usage chunk although {@code include_usage} was asked, the
-   * Responses API's {@code response.completed} carries {@code usage: null}. A JSON answer has no
-   * {@code usage} field. A gateway can only keep its worst case for such an answer.
+   * A complete, cleanly ended answer in which the provider never reports the final usage:
+   * Anthropic's {@code message_delta} has no {@code usage} (only {@code message_start} had any), a
+   * chat stream ends with {@code [DONE]} but no usage chunk although {@code include_usage} was
+   * asked, the Responses API's {@code response.completed} carries {@code usage: null}. A JSON
+   * answer has no {@code usage} field. A gateway can only keep its worst case for such an answer.
    */
   record UsageMissing() implements Fault {
     @Override
@@ -264,9 +264,9 @@ public sealed interface Fault {
   /**
    * A normal stream that goes silent after its first {@code afterEvents} events until the held
    * streams are released ({@code ProviderSimulator.releaseHeld()}, {@code POST /_sim/release}) or
-   * {@code maxHold} passes, then sends the rest. For capacity tests: hold N streams open however long
-   * it takes to open them all on a loaded machine, check they are all open at once, then let them
-   * finish. For a JSON request the hold comes before the response headers.
+   * {@code maxHold} passes, then sends the rest. For capacity tests: hold N streams open however
+   * long it takes to open them all on a loaded machine, check they are all open at once, then let
+   * them finish. For a JSON request the hold comes before the response headers.
    */
   record StreamHold(int afterEvents, Duration maxHold) implements Fault {
     public StreamHold {

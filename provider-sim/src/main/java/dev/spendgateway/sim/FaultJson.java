@@ -49,30 +49,42 @@ final class FaultJson {
     String kind = text(n, "kind");
     try {
       return switch (kind) {
-        case "normal" -> new Fault.Normal(
-            n.has("usage") ? Optional.of(usage(n.get("usage"), Usage.defaults())) : Optional.empty(),
-            Duration.ofMillis(n.path("latencyMs").asLong(0)));
-        case "status" -> new Fault.Status(
-            requiredInt(n, "status"), headers(n.path("headers")), body(n.get("body")));
+        case "normal" ->
+            new Fault.Normal(
+                n.has("usage")
+                    ? Optional.of(usage(n.get("usage"), Usage.defaults()))
+                    : Optional.empty(),
+                Duration.ofMillis(n.path("latencyMs").asLong(0)));
+        case "status" ->
+            new Fault.Status(
+                requiredInt(n, "status"), headers(n.path("headers")), body(n.get("body")));
         case "rateLimited" -> Fault.rateLimited(n.path("retryAfter").asInt(1));
         case "creditBalanceTooLow" -> Fault.creditBalanceTooLow();
         case "overloaded" -> Fault.overloaded();
         case "reset" -> Fault.connectionReset();
-        case "streamCut" -> new Fault.StreamCut(requiredInt(n, "afterEvents"), n.path("abort").asBoolean(true));
+        case "streamCut" ->
+            new Fault.StreamCut(requiredInt(n, "afterEvents"), n.path("abort").asBoolean(true));
         case "slowDrip" -> Fault.slowDrip(Duration.ofMillis(requiredInt(n, "intervalMs")));
         case "malformedSse" -> Fault.malformedSse(n.path("afterEvents").asInt(0));
-        case "streamError" -> Fault.streamError(n.path("afterEvents").asInt(0), n.path("status").asInt(529));
+        case "streamError" ->
+            Fault.streamError(n.path("afterEvents").asInt(0), n.path("status").asInt(529));
         case "invalidJson" -> Fault.invalidJson();
         case "gzip" -> Fault.gzip();
-        case "streamPause" -> Fault.streamPause(
-            requiredInt(n, "afterEvents"), Duration.ofMillis(requiredLong(n, "pauseMs")));
+        case "streamPause" ->
+            Fault.streamPause(
+                requiredInt(n, "afterEvents"), Duration.ofMillis(requiredLong(n, "pauseMs")));
         case "usageMissing" -> Fault.usageMissing();
-        case "streamHold" -> Fault.streamHold(
-            requiredInt(n, "afterEvents"), Duration.ofMillis(n.path("maxHoldMs").asLong(600_000)));
-        default -> throw new BadScript(
-            "unknown 'kind' '" + kind + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
-                + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson,"
-                + " streamPause, streamHold, usageMissing, gzip");
+        case "streamHold" ->
+            Fault.streamHold(
+                requiredInt(n, "afterEvents"),
+                Duration.ofMillis(n.path("maxHoldMs").asLong(600_000)));
+        default ->
+            throw new BadScript(
+                "unknown 'kind' '"
+                    + kind
+                    + "'; expected normal, status, rateLimited, creditBalanceTooLow,"
+                    + " overloaded, reset, streamCut, slowDrip, malformedSse, streamError, invalidJson,"
+                    + " streamPause, streamHold, usageMissing, gzip");
       };
     } catch (IllegalArgumentException e) {
       throw new BadScript(e.getMessage());
@@ -130,7 +142,12 @@ final class FaultJson {
       throw new BadScript("'headers' must be an object of name to string value");
     }
     Map<String, String> out = new LinkedHashMap<>();
-    n.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
+    n.fields()
+        .forEachRemaining(
+            e ->
+                out.put(
+                    e.getKey(),
+                    e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
     return out;
   }
 

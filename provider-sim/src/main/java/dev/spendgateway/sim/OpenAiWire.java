@@ -57,10 +57,12 @@ final class OpenAiWire {
     String id = Ids.base62("chatcmpl-", 29);
     long created = nowSeconds();
     List<SseEvent> events = new ArrayList<>();
-    ObjectNode roleDelta = F.objectNode().put("role", "assistant").put("content", "").putNull("refusal");
+    ObjectNode roleDelta =
+        F.objectNode().put("role", "assistant").put("content", "").putNull("refusal");
     events.add(chunk(id, created, model, roleDelta, null, includeUsage));
     for (String piece : Words.split(text)) {
-      events.add(chunk(id, created, model, F.objectNode().put("content", piece), null, includeUsage));
+      events.add(
+          chunk(id, created, model, F.objectNode().put("content", piece), null, includeUsage));
     }
     events.add(chunk(id, created, model, F.objectNode(), "stop", includeUsage));
     if (includeUsage) {
@@ -74,7 +76,12 @@ final class OpenAiWire {
   }
 
   private SseEvent chunk(
-      String id, long created, String model, ObjectNode delta, String finishReason, boolean usageNull) {
+      String id,
+      long created,
+      String model,
+      ObjectNode delta,
+      String finishReason,
+      boolean usageNull) {
     ObjectNode c = chunkBase(id, created, model);
     ObjectNode choice = c.putArray("choices").addObject();
     choice.put("index", 0);
@@ -108,7 +115,10 @@ final class OpenAiWire {
     usage.put("prompt_tokens", u.openAiPromptTokens());
     usage.put("completion_tokens", u.outputTokens());
     usage.put("total_tokens", u.openAiPromptTokens() + u.outputTokens());
-    usage.putObject("prompt_tokens_details").put("cached_tokens", u.cacheReadTokens()).put("audio_tokens", 0);
+    usage
+        .putObject("prompt_tokens_details")
+        .put("cached_tokens", u.cacheReadTokens())
+        .put("audio_tokens", 0);
     usage
         .putObject("completion_tokens_details")
         .put("reasoning_tokens", 0)
@@ -144,7 +154,8 @@ final class OpenAiWire {
   }
 
   /** The Responses streaming event sequence, each with its {@code sequence_number}. */
-  List<SseEvent> responseEvents(ResponseIds ids, JsonNode request, String model, String text, Usage usage) {
+  List<SseEvent> responseEvents(
+      ResponseIds ids, JsonNode request, String model, String text, Usage usage) {
     List<ObjectNode> evs = new ArrayList<>();
     ObjectNode inProgress = responseBase(ids, request, model, "in_progress");
     inProgress.putArray("output");
@@ -154,7 +165,9 @@ final class OpenAiWire {
     String query = searchQuery(request);
     int index = 0;
     for (String wsId : ids.searchIds()) {
-      evs.add(itemEvent("response.output_item.added", index, webSearchCall(wsId, "in_progress", query)));
+      evs.add(
+          itemEvent(
+              "response.output_item.added", index, webSearchCall(wsId, "in_progress", query)));
       for (String phase : List.of("in_progress", "searching", "completed")) {
         evs.add(
             F.objectNode()
@@ -162,7 +175,8 @@ final class OpenAiWire {
                 .put("output_index", index)
                 .put("item_id", wsId));
       }
-      evs.add(itemEvent("response.output_item.done", index, webSearchCall(wsId, "completed", query)));
+      evs.add(
+          itemEvent("response.output_item.done", index, webSearchCall(wsId, "completed", query)));
       index++;
     }
     ObjectNode emptyMessage = outputMessage(ids.messageId(), "in_progress", "");
@@ -180,7 +194,9 @@ final class OpenAiWire {
     textDone.putArray("logprobs");
     evs.add(textDone);
     evs.add(partEvent("response.content_part.done", ids.messageId(), index, outputText(text)));
-    evs.add(itemEvent("response.output_item.done", index, outputMessage(ids.messageId(), "completed", text)));
+    evs.add(
+        itemEvent(
+            "response.output_item.done", index, outputMessage(ids.messageId(), "completed", text)));
     evs.add(
         F.objectNode()
             .put("type", "response.completed")
@@ -204,8 +220,14 @@ final class OpenAiWire {
     r.put("background", false);
     r.putNull("error");
     r.putNull("incomplete_details");
-    r.set("instructions", request.path("instructions").isTextual() ? request.get("instructions") : F.nullNode());
-    r.set("max_output_tokens", request.path("max_output_tokens").isNumber() ? request.get("max_output_tokens") : F.nullNode());
+    r.set(
+        "instructions",
+        request.path("instructions").isTextual() ? request.get("instructions") : F.nullNode());
+    r.set(
+        "max_output_tokens",
+        request.path("max_output_tokens").isNumber()
+            ? request.get("max_output_tokens")
+            : F.nullNode());
     r.put("model", model);
     r.put("parallel_tool_calls", true);
     r.putNull("previous_response_id");
@@ -267,7 +289,8 @@ final class OpenAiWire {
         .put("content_index", 0);
   }
 
-  private static ObjectNode partEvent(String type, String itemId, int outputIndex, ObjectNode part) {
+  private static ObjectNode partEvent(
+      String type, String itemId, int outputIndex, ObjectNode part) {
     ObjectNode e = partBase(type, itemId, outputIndex);
     e.set("part", part);
     return e;
@@ -336,7 +359,9 @@ final class OpenAiWire {
 
   // ---------------- errors ----------------
 
-  /** {@code {"error":{"message","type","param","code"}}} with the type/code OpenAI uses per status. */
+  /**
+   * {@code {"error":{"message","type","param","code"}}} with the type/code OpenAI uses per status.
+   */
   static ObjectNode error(int status, String message) {
     return error(status, message, defaultCode(status));
   }
@@ -356,17 +381,41 @@ final class OpenAiWire {
     String type;
     String defaultMessage;
     switch (status) {
-      case 400 -> { type = "invalid_request_error"; defaultMessage = "Invalid request."; }
-      case 401 -> { type = "invalid_request_error"; defaultMessage = "Incorrect API key provided."; }
-      case 403 -> { type = "invalid_request_error"; defaultMessage = "Country, region, or territory not supported"; }
-      case 404 -> { type = "invalid_request_error"; defaultMessage = "The model does not exist or you do not have access to it."; }
-      case 410 -> { type = "invalid_request_error"; defaultMessage = "The model has been deprecated and is no longer available."; }
-      case 429 -> { type = "requests"; defaultMessage = "Rate limit reached for requests. Please try again later."; }
-      case 503 -> { type = "server_error"; defaultMessage = "The engine is currently overloaded, please try again later"; }
+      case 400 -> {
+        type = "invalid_request_error";
+        defaultMessage = "Invalid request.";
+      }
+      case 401 -> {
+        type = "invalid_request_error";
+        defaultMessage = "Incorrect API key provided.";
+      }
+      case 403 -> {
+        type = "invalid_request_error";
+        defaultMessage = "Country, region, or territory not supported";
+      }
+      case 404 -> {
+        type = "invalid_request_error";
+        defaultMessage = "The model does not exist or you do not have access to it.";
+      }
+      case 410 -> {
+        type = "invalid_request_error";
+        defaultMessage = "The model has been deprecated and is no longer available.";
+      }
+      case 429 -> {
+        type = "requests";
+        defaultMessage = "Rate limit reached for requests. Please try again later.";
+      }
+      case 503 -> {
+        type = "server_error";
+        defaultMessage = "The engine is currently overloaded, please try again later";
+      }
       default -> {
         type = status >= 500 ? "server_error" : "invalid_request_error";
-       
-        defaultMessage = status >= 500 ? "The server had an error while processing your request. Sorry about that!" : "Request failed.";
+
+        defaultMessage =
+            status >= 500
+                ? "The server had an error while processing your request. Sorry about that!"
+                : "Request failed.";
       }
     }
     ObjectNode root = F.objectNode();

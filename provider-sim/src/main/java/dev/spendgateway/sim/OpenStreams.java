@@ -3,8 +3,8 @@ package dev.spendgateway.sim;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.javadsl.Source;
@@ -20,25 +20,29 @@ final class OpenStreams {
   private final AtomicInteger peak = new AtomicInteger();
   private final AtomicLong finished = new AtomicLong();
   private final AtomicLong cut = new AtomicLong();
+
   /** What held streams ({@link Fault.StreamHold}) wait for; replaced by a fresh one on release. */
-  private final AtomicReference<CompletableFuture<Done>> held = new AtomicReference<>(new CompletableFuture<>());
+  private final AtomicReference<CompletableFuture<Done>> held =
+      new AtomicReference<>(new CompletableFuture<>());
 
   /** What the counters say now. */
   record Snapshot(int open, int peak, long finished, long cut) {}
 
   /**
-   * {@code body}, counted as open from its first pull until it ends: {@code finished} when all of it
-   * was sent, {@code cut} when it failed or the client went away first.
+   * {@code body}, counted as open from its first pull until it ends: {@code finished} when all of
+   * it was sent, {@code cut} when it failed or the client went away first.
    */
   Source<ByteString, NotUsed> counted(Source<ByteString, NotUsed> body) {
-    return body.watchTermination((mat, done) -> {
-      peak.accumulateAndGet(open.incrementAndGet(), Math::max);
-      done.whenComplete((d, failure) -> {
-        open.decrementAndGet();
-        (failure == null ? finished : cut).incrementAndGet();
-      });
-      return NotUsed.getInstance();
-    });
+    return body.watchTermination(
+        (mat, done) -> {
+          peak.accumulateAndGet(open.incrementAndGet(), Math::max);
+          done.whenComplete(
+              (d, failure) -> {
+                open.decrementAndGet();
+                (failure == null ? finished : cut).incrementAndGet();
+              });
+          return NotUsed.getInstance();
+        });
   }
 
   /** Completes when the streams held now are released. */

@@ -33,6 +33,7 @@ import org.apache.pekko.util.ByteString;
 final class ProviderRoutes extends AllDirectives {
   /** Upload cap: well above the gateway's 4 MiB JSON cap, big enough for test audio files. */
   static final long MAX_BODY_BYTES = 64L * 1024 * 1024;
+
   private static final int MAX_FORM_VALUE_CHARS = 1024;
   private static final Fault NORMAL = Fault.normal();
 
@@ -41,7 +42,8 @@ final class ProviderRoutes extends AllDirectives {
   private final ObjectMapper mapper;
   private final Materializer materializer;
 
-  ProviderRoutes(SimState state, Responder responder, ObjectMapper mapper, ClassicActorSystemProvider system) {
+  ProviderRoutes(
+      SimState state, Responder responder, ObjectMapper mapper, ClassicActorSystemProvider system) {
     this.state = state;
     this.responder = responder;
     this.mapper = mapper;
@@ -49,32 +51,58 @@ final class ProviderRoutes extends AllDirectives {
   }
 
   Route route() {
-    return pathPrefix("v1", () -> concat(
-        path(segment("chat").slash("completions"), () -> jsonEndpoint(SimRoute.OPENAI_CHAT)),
-        path("responses", () -> jsonEndpoint(SimRoute.OPENAI_RESPONSES)),
-        path(segment("audio").slash("transcriptions"), () -> formEndpoint(SimRoute.OPENAI_TRANSCRIPTIONS)),
-        path("messages", () -> jsonEndpoint(SimRoute.ANTHROPIC_MESSAGES))));
+    return pathPrefix(
+        "v1",
+        () ->
+            concat(
+                path(
+                    segment("chat").slash("completions"), () -> jsonEndpoint(SimRoute.OPENAI_CHAT)),
+                path("responses", () -> jsonEndpoint(SimRoute.OPENAI_RESPONSES)),
+                path(
+                    segment("audio").slash("transcriptions"),
+                    () -> formEndpoint(SimRoute.OPENAI_TRANSCRIPTIONS)),
+                path("messages", () -> jsonEndpoint(SimRoute.ANTHROPIC_MESSAGES))));
   }
 
   private Route jsonEndpoint(SimRoute route) {
-    return post(() -> withSizeLimit(MAX_BODY_BYTES, () -> extractRequest(request ->
-        entity(Unmarshaller.entityToByteString(), bytes ->
-            completeWithFuture(onJson(route, request, bytes))))));
+    return post(
+        () ->
+            withSizeLimit(
+                MAX_BODY_BYTES,
+                () ->
+                    extractRequest(
+                        request ->
+                            entity(
+                                Unmarshaller.entityToByteString(),
+                                bytes -> completeWithFuture(onJson(route, request, bytes))))));
   }
 
   private Route formEndpoint(SimRoute route) {
-    return post(() -> withSizeLimit(MAX_BODY_BYTES, () -> extractRequest(request -> {
-      if (!request.entity().getContentType().mediaType().isMultipart()) {
-        return complete(responder.error(route, 400, "Content-Type must be multipart/form-data."));
-      }
-      return entity(Unmarshaller.entityToMultipartFormData(), form ->
-          completeWithFuture(readForm(form).thenCompose(parts -> onForm(route, request, parts))));
-    })));
+    return post(
+        () ->
+            withSizeLimit(
+                MAX_BODY_BYTES,
+                () ->
+                    extractRequest(
+                        request -> {
+                          if (!request.entity().getContentType().mediaType().isMultipart()) {
+                            return complete(
+                                responder.error(
+                                    route, 400, "Content-Type must be multipart/form-data."));
+                          }
+                          return entity(
+                              Unmarshaller.entityToMultipartFormData(),
+                              form ->
+                                  completeWithFuture(
+                                      readForm(form)
+                                          .thenCompose(parts -> onForm(route, request, parts))));
+                        })));
   }
 
   // ---------------- JSON calls ----------------
 
-  private CompletionStage<HttpResponse> onJson(SimRoute route, HttpRequest request, ByteString bytes) {
+  private CompletionStage<HttpResponse> onJson(
+      SimRoute route, HttpRequest request, ByteString bytes) {
     Map<String, String> headers = headers(request);
     Optional<JsonNode> body = parse(bytes);
     if (!authorized(route, headers)) {
@@ -87,7 +115,9 @@ final class ProviderRoutes extends AllDirectives {
     }
     Fault fault = state.nextFault(route).orElse(NORMAL);
     record(route, headers, body, List.of(), Map.of(), Map.of(), fault.kind());
-    Call call = new Call(route, body.get(), body.get().path("stream").asBoolean(false), connection(request));
+    Call call =
+        new Call(
+            route, body.get(), body.get().path("stream").asBoolean(false), connection(request));
     return responder.respond(call, fault, state.defaults());
   }
 
@@ -106,9 +136,7 @@ final class ProviderRoutes extends AllDirectives {
 
   private CompletionStage<List<Part>> readForm(Multipart.FormData form) {
     // Parts of one form must be consumed in order; mapAsync(1) does exactly that.
-    return form.getParts()
-        .mapAsync(1, this::readPart)
-        .runWith(Sink.seq(), materializer);
+    return form.getParts().mapAsync(1, this::readPart).runWith(Sink.seq(), materializer);
   }
 
   private CompletionStage<Part> readPart(Multipart.FormData.BodyPart part) {
@@ -118,10 +146,12 @@ final class ProviderRoutes extends AllDirectives {
           .runFold(0L, (size, chunk) -> size + chunk.size(), materializer)
           .thenApply(size -> new Part(part.getName(), true, size, null));
     }
-    return part.toStrict(10_000, materializer).thenApply(strict -> {
-      String value = strict.getEntity().getData().utf8String();
-      return new Part(part.getName(), false, value.length(), value);
-    });
+    return part.toStrict(10_000, materializer)
+        .thenApply(
+            strict -> {
+              String value = strict.getEntity().getData().utf8String();
+              return new Part(part.getName(), false, value.length(), value);
+            });
   }
 
   /**
@@ -134,7 +164,8 @@ final class ProviderRoutes extends AllDirectives {
         || !part.getEntity().getContentType().mediaType().isText();
   }
 
-  private CompletionStage<HttpResponse> onForm(SimRoute route, HttpRequest request, List<Part> parts) {
+  private CompletionStage<HttpResponse> onForm(
+      SimRoute route, HttpRequest request, List<Part> parts) {
     Map<String, String> headers = headers(request);
     List<String> names = new ArrayList<>();
     Map<String, String> values = new LinkedHashMap<>();
@@ -158,7 +189,8 @@ final class ProviderRoutes extends AllDirectives {
     if (!files.containsKey("file")) {
       return done(responder.error(route, 400, "Missing required parameter: 'file'."));
     }
-    Call call = new Call(route, mirror, "true".equalsIgnoreCase(values.get("stream")), connection(request));
+    Call call =
+        new Call(route, mirror, "true".equalsIgnoreCase(values.get("stream")), connection(request));
     return responder.respond(call, fault, state.defaults());
   }
 
@@ -173,10 +205,12 @@ final class ProviderRoutes extends AllDirectives {
     if (expected.isEmpty()) {
       return true;
     }
-    Optional<String> bearer = Optional.ofNullable(headers.get("authorization"))
-        .filter(a -> a.regionMatches(true, 0, "Bearer ", 0, 7))
-        .map(a -> a.substring(7));
-    // Anthropic takes x-api-key, and a bearer token (which its Java SDK 3.x sends); OpenAI only bearer.
+    Optional<String> bearer =
+        Optional.ofNullable(headers.get("authorization"))
+            .filter(a -> a.regionMatches(true, 0, "Bearer ", 0, 7))
+            .map(a -> a.substring(7));
+    // Anthropic takes x-api-key, and a bearer token (which its Java SDK 3.x sends); OpenAI only
+    // bearer.
     if (route.provider() == SimRoute.Provider.ANTHROPIC && headers.containsKey("x-api-key")) {
       return expected.get().equals(headers.get("x-api-key"));
     }
@@ -193,8 +227,17 @@ final class ProviderRoutes extends AllDirectives {
       String fault) {
     CallRecorder recorder = state.recorder();
     long seq = recorder.nextSeq();
-    recorder.record(new ReceivedCall(
-        seq, System.currentTimeMillis(), route, headers, body, formFields, formValues, fileSizes, fault));
+    recorder.record(
+        new ReceivedCall(
+            seq,
+            System.currentTimeMillis(),
+            route,
+            headers,
+            body,
+            formFields,
+            formValues,
+            fileSizes,
+            fault));
   }
 
   private static Map<String, String> headers(HttpRequest request) {

@@ -28,15 +28,18 @@ public final class ProviderSimMain {
       return;
     }
     if (argList.contains("--version")) {
-      System.out.println("provider-sim " + Optional.ofNullable(ProviderSimMain.class.getPackage().getImplementationVersion())
-          .orElse("dev"));
+      System.out.println(
+          "provider-sim "
+              + Optional.ofNullable(ProviderSimMain.class.getPackage().getImplementationVersion())
+                  .orElse("dev"));
       return;
     }
     SimConfig config;
     try {
       config = parse(args);
     } catch (IllegalArgumentException e) {
-      System.err.println("provider-sim: " + e.getMessage() + " (provider-sim --help lists the options)");
+      System.err.println(
+          "provider-sim: " + e.getMessage() + " (provider-sim --help lists the options)");
       System.exit(2);
       return;
     }
@@ -44,22 +47,33 @@ public final class ProviderSimMain {
     try {
       sim = ProviderSimulator.start(config);
     } catch (RuntimeException e) {
-      System.err.println("provider-sim: could not listen on " + config.host() + ":" + config.port() + " ("
-          + rootMessage(e) + "); another process may use the port: choose another --port, or --port 0 for any free one");
+      System.err.println(
+          "provider-sim: could not listen on "
+              + config.host()
+              + ":"
+              + config.port()
+              + " ("
+              + rootMessage(e)
+              + "); another process may use the port: choose another --port, or --port 0 for any free one");
       System.exit(1);
       return;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      sim.close();
-      stopped.countDown();
-    }, "provider-sim-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  sim.close();
+                  stopped.countDown();
+                },
+                "provider-sim-shutdown"));
     System.out.println("provider-sim listening on " + sim.baseUrl());
     System.out.flush();
     stopped.await();
   }
 
-  static final String USAGE = """
+  static final String USAGE =
+      """
       usage: provider-sim --port N [--host 127.0.0.1] [--latency-ms M] [--api-key KEY]
         --port N         port to listen on (required; 0 = any free port, printed once bound)
         --host H         interface (default 127.0.0.1)
@@ -82,14 +96,17 @@ public final class ProviderSimMain {
           portGiven = true;
         }
         case "--host" -> config = config.withHost(value(args, ++i, arg));
-        case "--latency-ms" -> config = config.withLatency(Duration.ofMillis(intValue(arg, value(args, ++i, arg))));
+        case "--latency-ms" ->
+            config = config.withLatency(Duration.ofMillis(intValue(arg, value(args, ++i, arg))));
         case "--api-key" -> config = config.withExpectedApiKey(value(args, ++i, arg));
-        default -> throw new IllegalArgumentException("unknown " + (arg.startsWith("-") ? "option" : "argument")
-            + " '" + arg + "'");
+        default ->
+            throw new IllegalArgumentException(
+                "unknown " + (arg.startsWith("-") ? "option" : "argument") + " '" + arg + "'");
       }
     }
     if (!portGiven) {
-      throw new IllegalArgumentException("--port is required (--port 0 picks any free port and prints it)");
+      throw new IllegalArgumentException(
+          "--port is required (--port 0 picks any free port and prints it)");
     }
     return config;
   }
@@ -99,7 +116,8 @@ public final class ProviderSimMain {
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    String message =
+        root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     return message.lines().findFirst().orElse(message).strip();
   }
 

@@ -45,8 +45,8 @@ import org.apache.pekko.util.ByteString;
  * }</pre>
  *
  * <p>It binds TCP itself and runs Pekko HTTP's server layer per connection (what {@code
- * Http.newServerAt(...).bind(...)} does inside), so that a scripted fault can reset the
- * connection before any response byte — something the routing layer cannot do.
+ * Http.newServerAt(...).bind(...)} does inside), so that a scripted fault can reset the connection
+ * before any response byte — something the routing layer cannot do.
  */
 public final class ProviderSimulator implements AutoCloseable {
   private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(15);
@@ -98,15 +98,21 @@ public final class ProviderSimulator implements AutoCloseable {
   }
 
   /** {@link #start(ActorSystem, SimConfig)}, waiting up to {@code timeout} for the bind. */
-  public static ProviderSimulator startBlocking(ActorSystem<?> system, SimConfig config, Duration timeout) {
+  public static ProviderSimulator startBlocking(
+      ActorSystem<?> system, SimConfig config, Duration timeout) {
     return await(start(system, config, false), timeout);
   }
 
-  private static CompletionStage<ProviderSimulator> start(ActorSystem<?> system, SimConfig config, boolean owns) {
+  private static CompletionStage<ProviderSimulator> start(
+      ActorSystem<?> system, SimConfig config, boolean owns) {
     ObjectMapper mapper = new ObjectMapper();
     SimState state = new SimState(config);
     Responder responder = new Responder(system, mapper, config.replyText(), state.streams());
-    Route route = new SimRoutes(new ProviderRoutes(state, responder, mapper, system), new AdminRoutes(state, mapper)).route();
+    Route route =
+        new SimRoutes(
+                new ProviderRoutes(state, responder, mapper, system),
+                new AdminRoutes(state, mapper))
+            .route();
     Flow<HttpRequest, HttpResponse, NotUsed> routeFlow = route.flow(system);
     ServerSettings settings = serverSettings(system);
     SharedKillSwitch all = KillSwitches.shared("provider-sim-connections");
@@ -118,7 +124,9 @@ public final class ProviderSimulator implements AutoCloseable {
         .thenApply(binding -> new ProviderSimulator(system, owns, state, binding, all));
   }
 
-  /** One connection: TCP bytes through Pekko HTTP's server layer into the route, with a kill switch. */
+  /**
+   * One connection: TCP bytes through Pekko HTTP's server layer into the route, with a kill switch.
+   */
   private static void serve(
       Tcp.IncomingConnection connection,
       Flow<HttpRequest, HttpResponse, NotUsed> routeFlow,
@@ -128,48 +136,64 @@ public final class ProviderSimulator implements AutoCloseable {
     SharedKillSwitch own = KillSwitches.shared("provider-sim-connection");
     ConnectionControl control = () -> own.abort(new IOException("provider-sim: connection reset"));
     Flow<HttpRequest, HttpResponse, NotUsed> handler =
-        Flow.of(HttpRequest.class).map(r -> (HttpRequest) r.addAttribute(ConnectionControl.KEY, control)).via(routeFlow);
+        Flow.of(HttpRequest.class)
+            .map(r -> (HttpRequest) r.addAttribute(ConnectionControl.KEY, control))
+            .via(routeFlow);
     Flow<ByteString, ByteString, NotUsed> http =
         handler.join(
             Http.get(mat.system())
                 .serverLayer(settings, Optional.of(connection.remoteAddress()))
                 .atop(placebo()));
     Flow<ByteString, ByteString, NotUsed> guarded =
-        Flow.of(ByteString.class).via(all.flow()).via(own.flow()).via(http).via(own.flow()).via(all.flow());
+        Flow.of(ByteString.class)
+            .via(all.flow())
+            .via(own.flow())
+            .via(http)
+            .via(own.flow())
+            .via(all.flow());
     connection.handleWith(guarded, mat);
   }
 
   /** TLSPlacebo speaks SessionBytes, a subtype of SslTlsInbound that Java generics cannot widen. */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private static BidiFlow<TLSProtocol.SslTlsOutbound, ByteString, ByteString, TLSProtocol.SslTlsInbound, NotUsed> placebo() {
+  private static BidiFlow<
+          TLSProtocol.SslTlsOutbound, ByteString, ByteString, TLSProtocol.SslTlsInbound, NotUsed>
+      placebo() {
     return (BidiFlow) TLSPlacebo.getInstance();
   }
 
   private static ServerSettings serverSettings(ActorSystem<?> system) {
     ServerSettings base = ServerSettings.create(system.classicSystem());
-    // Slow drips and long latencies are the point of some scripts: don't let Pekko answer 503 first.
-    return base.withTimeouts(base.getTimeouts()
-            .withRequestTimeout(scala.concurrent.duration.Duration.create(10, TimeUnit.MINUTES)))
-        .withParserSettings(base.getParserSettings().withMaxContentLength(ProviderRoutes.MAX_BODY_BYTES));
+    // Slow drips and long latencies are the point of some scripts: don't let Pekko answer 503
+    // first.
+    return base.withTimeouts(
+            base.getTimeouts()
+                .withRequestTimeout(
+                    scala.concurrent.duration.Duration.create(10, TimeUnit.MINUTES)))
+        .withParserSettings(
+            base.getParserSettings().withMaxContentLength(ProviderRoutes.MAX_BODY_BYTES));
   }
 
   /** Settings for a simulator's own ActorSystem: quiet, no banner, Slf4j logging. */
   private static Config ownConfig() {
-    return ConfigFactory.parseMap(Map.of(
-            "pekko.loggers", List.of("org.apache.pekko.event.slf4j.Slf4jLogger"),
-            "pekko.logging-filter", "org.apache.pekko.event.slf4j.Slf4jLoggingFilter",
-            "pekko.loglevel", "INFO",
-            "pekko.stdout-loglevel", "OFF",
-            "pekko.log-dead-letters", "off",
-            // An accepted connection not handled within this is reset by Pekko (default 5 s). A
-            // capacity run accepts thousands in a burst on saturated CPUs; a reset there would look
-            // like the gateway losing calls.
-            "pekko.stream.materializer.subscription-timeout.timeout", "60s",
-            "pekko.coordinated-shutdown.exit-jvm", "off"))
+    return ConfigFactory.parseMap(
+            Map.of(
+                "pekko.loggers", List.of("org.apache.pekko.event.slf4j.Slf4jLogger"),
+                "pekko.logging-filter", "org.apache.pekko.event.slf4j.Slf4jLoggingFilter",
+                "pekko.loglevel", "INFO",
+                "pekko.stdout-loglevel", "OFF",
+                "pekko.log-dead-letters", "off",
+                // An accepted connection not handled within this is reset by Pekko (default 5 s). A
+                // capacity run accepts thousands in a burst on saturated CPUs; a reset there would
+                // look
+                // like the gateway losing calls.
+                "pekko.stream.materializer.subscription-timeout.timeout", "60s",
+                "pekko.coordinated-shutdown.exit-jvm", "off"))
         .withFallback(ConfigFactory.load());
   }
 
-  private static ProviderSimulator await(CompletionStage<ProviderSimulator> stage, Duration timeout) {
+  private static ProviderSimulator await(
+      CompletionStage<ProviderSimulator> stage, Duration timeout) {
     try {
       return stage.toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -177,21 +201,23 @@ public final class ProviderSimulator implements AutoCloseable {
       throw new IllegalStateException("interrupted while starting the provider simulator", e);
     } catch (Exception e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
-      throw new IllegalStateException("provider simulator failed to start: " + cause.getMessage(), cause);
+      throw new IllegalStateException(
+          "provider simulator failed to start: " + cause.getMessage(), cause);
     }
   }
 
   /** Unbinds, drops open connections and, when it owns its ActorSystem, stops it. */
   public CompletionStage<Done> closeAsync() {
     CompletionStage<Done> unbound = binding.unbind().thenApply(u -> Done.getInstance());
-    return unbound.thenCompose(d -> {
-      allConnections.abort(new IOException("provider-sim closed"));
-      if (!ownsSystem) {
-        return CompletableFuture.completedFuture(Done.getInstance());
-      }
-      system.terminate();
-      return system.getWhenTerminated();
-    });
+    return unbound.thenCompose(
+        d -> {
+          allConnections.abort(new IOException("provider-sim closed"));
+          if (!ownsSystem) {
+            return CompletableFuture.completedFuture(Done.getInstance());
+          }
+          system.terminate();
+          return system.getWhenTerminated();
+        });
   }
 
   @Override
@@ -207,7 +233,9 @@ public final class ProviderSimulator implements AutoCloseable {
 
   // ---------------- where it is ----------------
 
-  /** {@code http://127.0.0.1:PORT} — both SDKs take it as their base URL (OpenAI adds {@code /v1}). */
+  /**
+   * {@code http://127.0.0.1:PORT} — both SDKs take it as their base URL (OpenAI adds {@code /v1}).
+   */
   public String baseUrl() {
     return "http://" + hostForUrl() + ":" + port();
   }
@@ -327,7 +355,9 @@ public final class ProviderSimulator implements AutoCloseable {
     return state.streams().snapshot().finished();
   }
 
-  /** Streamed answers that ended early (cut, or the client went away) since start or the last reset. */
+  /**
+   * Streamed answers that ended early (cut, or the client went away) since start or the last reset.
+   */
   public long cutStreams() {
     return state.streams().snapshot().cut();
   }

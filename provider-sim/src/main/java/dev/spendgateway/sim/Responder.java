@@ -32,7 +32,10 @@ import org.apache.pekko.util.ByteString;
  */
 final class Responder {
   private static final ContentType SSE = ContentTypes.create(MediaTypes.TEXT_EVENT_STREAM);
-  /** How long a cut stream waits before resetting, so the events before the cut reach the client. */
+
+  /**
+   * How long a cut stream waits before resetting, so the events before the cut reach the client.
+   */
   private static final Duration CUT_GRACE = Duration.ofMillis(50);
 
   private final ClassicActorSystemProvider system;
@@ -47,8 +50,14 @@ final class Responder {
     this(system, mapper, replyText, new OpenStreams());
   }
 
-  /** @param streams counts the streamed answers this responder sends */
-  Responder(ClassicActorSystemProvider system, ObjectMapper mapper, String replyText, OpenStreams streams) {
+  /**
+   * @param streams counts the streamed answers this responder sends
+   */
+  Responder(
+      ClassicActorSystemProvider system,
+      ObjectMapper mapper,
+      String replyText,
+      OpenStreams streams) {
     this.streams = streams;
     this.system = system;
     this.replyText = replyText;
@@ -72,8 +81,9 @@ final class Responder {
     if (fault instanceof Fault.StreamHold h && !call.stream()) {
       // A JSON answer has nothing to hold between events; the hold comes before the headers.
       Duration before = delay;
-      return untilReleased(h).thenCompose(released ->
-          Patterns.after(before, system, () -> render(call, fault, defaults)));
+      return untilReleased(h)
+          .thenCompose(
+              released -> Patterns.after(before, system, () -> render(call, fault, defaults)));
     }
     if (delay.isZero()) {
       return render(call, fault, defaults);
@@ -95,8 +105,12 @@ final class Responder {
     if (fault instanceof Fault.StreamError se && !call.stream()) {
       return done(statusResponse(call.route(), Fault.status(se.status()), requestId));
     }
-    Usage usage = fault instanceof Fault.Normal n ? n.usage().orElse(defaults.usage()) : defaults.usage();
-    HttpResponse answer = call.stream() ? streamAnswer(call, fault, usage, requestId) : jsonAnswer(call, fault, usage, requestId);
+    Usage usage =
+        fault instanceof Fault.Normal n ? n.usage().orElse(defaults.usage()) : defaults.usage();
+    HttpResponse answer =
+        call.stream()
+            ? streamAnswer(call, fault, usage, requestId)
+            : jsonAnswer(call, fault, usage, requestId);
     // Pekko's gzip coder flushes after every chunk, so a compressed stream still streams.
     return done(fault instanceof Fault.Gzip ? Coder.Gzip.encodeMessage(answer) : answer);
   }
@@ -111,43 +125,64 @@ final class Responder {
     JsonNode body =
         switch (call.route()) {
           case OPENAI_CHAT -> openAi.chatCompletion(call.model(), text, usage);
-          case OPENAI_RESPONSES -> openAi.response(
-              OpenAiWire.ResponseIds.fresh(usage.webSearches()), call.body(), call.model(), text, usage);
+          case OPENAI_RESPONSES ->
+              openAi.response(
+                  OpenAiWire.ResponseIds.fresh(usage.webSearches()),
+                  call.body(),
+                  call.model(),
+                  text,
+                  usage);
           case OPENAI_TRANSCRIPTIONS -> openAi.transcription(text, usage);
-          case ANTHROPIC_MESSAGES -> anthropic.message(
-              call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
+          case ANTHROPIC_MESSAGES ->
+              anthropic.message(
+                  call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
         };
-    if (fault instanceof Fault.UsageMissing && body instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+    if (fault instanceof Fault.UsageMissing
+        && body instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
       o.remove("usage");
     }
     byte[] bytes = write(body);
     if (call.route() == SimRoute.OPENAI_TRANSCRIPTIONS
         && "text".equals(call.body().path("response_format").asText(""))) {
       bytes = (text + "\n").getBytes(StandardCharsets.UTF_8);
-      return withRequestId(HttpResponse.create().withEntity(ContentTypes.TEXT_PLAIN_UTF8, bytes), call.route(), requestId);
+      return withRequestId(
+          HttpResponse.create().withEntity(ContentTypes.TEXT_PLAIN_UTF8, bytes),
+          call.route(),
+          requestId);
     }
     if (fault instanceof Fault.StreamCut cut) {
       // A JSON body cut half way: sent chunked so no Content-Length promises the rest.
       List<ByteString> half = List.of(ByteString.fromArray(bytes, 0, bytes.length / 2));
       return withRequestId(
-          HttpResponse.create().withEntity(HttpEntities.createChunked(ContentTypes.APPLICATION_JSON, cutSource(call, half, cut.abort()))),
+          HttpResponse.create()
+              .withEntity(
+                  HttpEntities.createChunked(
+                      ContentTypes.APPLICATION_JSON, cutSource(call, half, cut.abort()))),
           call.route(),
           requestId);
     }
-    return withRequestId(HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, bytes), call.route(), requestId);
+    return withRequestId(
+        HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, bytes),
+        call.route(),
+        requestId);
   }
 
   private HttpResponse streamAnswer(Call call, Fault fault, Usage usage, String requestId) {
     List<SseEvent> events = events(call, usage);
     Source<ByteString, NotUsed> body;
     if (fault instanceof Fault.StreamCut cut) {
-      body = cutSource(call, toBytes(events.subList(0, Math.min(cut.afterEvents(), events.size()))), cut.abort());
+      body =
+          cutSource(
+              call,
+              toBytes(events.subList(0, Math.min(cut.afterEvents(), events.size()))),
+              cut.abort());
     } else if (fault instanceof Fault.MalformedSse m) {
       List<ByteString> bytes = toBytes(events.subList(0, Math.min(m.afterEvents(), events.size())));
       bytes.add(malformedEvent(call.route()));
       body = Source.from(bytes);
     } else if (fault instanceof Fault.StreamError se) {
-      List<ByteString> bytes = toBytes(events.subList(0, Math.min(se.afterEvents(), events.size())));
+      List<ByteString> bytes =
+          toBytes(events.subList(0, Math.min(se.afterEvents(), events.size())));
       bytes.add(errorEvent(call.route(), se.status(), requestId));
       body = Source.from(bytes);
     } else if (fault instanceof Fault.SlowDrip drip) {
@@ -172,11 +207,17 @@ final class Responder {
     String text = replyText;
     return switch (call.route()) {
       case OPENAI_CHAT -> openAi.chatChunks(call.model(), text, usage, call.includeUsage());
-      case OPENAI_RESPONSES -> openAi.responseEvents(
-          OpenAiWire.ResponseIds.fresh(usage.webSearches()), call.body(), call.model(), text, usage);
+      case OPENAI_RESPONSES ->
+          openAi.responseEvents(
+              OpenAiWire.ResponseIds.fresh(usage.webSearches()),
+              call.body(),
+              call.model(),
+              text,
+              usage);
       case OPENAI_TRANSCRIPTIONS -> openAi.transcriptionEvents(text, usage);
-      case ANTHROPIC_MESSAGES -> anthropic.messageEvents(
-          call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
+      case ANTHROPIC_MESSAGES ->
+          anthropic.messageEvents(
+              call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
     };
   }
 
@@ -195,31 +236,44 @@ final class Responder {
                 ctl ->
                     Source.lazySource(
                             () -> {
-                              Patterns.after(CUT_GRACE, system, () -> {
-                                ctl.abort();
-                                return CompletableFuture.completedFuture(NotUsed.getInstance());
-                              });
+                              Patterns.after(
+                                  CUT_GRACE,
+                                  system,
+                                  () -> {
+                                    ctl.abort();
+                                    return CompletableFuture.completedFuture(NotUsed.getInstance());
+                                  });
                               return Source.<ByteString>never();
                             })
                         .mapMaterializedValue(m -> NotUsed.getInstance()))
             // Without a connection hook, failing the entity makes Pekko HTTP abort the connection.
-            .orElseGet(() -> Source.<ByteString>failed(new IOException("provider-sim: stream cut")).initialDelay(CUT_GRACE));
+            .orElseGet(
+                () ->
+                    Source.<ByteString>failed(new IOException("provider-sim: stream cut"))
+                        .initialDelay(CUT_GRACE));
     return head.concat(tail);
   }
 
   private static ByteString malformedEvent(SimRoute route) {
     String text =
         switch (route) {
-          case ANTHROPIC_MESSAGES -> "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\n\n";
-          case OPENAI_RESPONSES -> "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n";
-          default -> "data: {\"id\":\"chatcmpl-malformed\",\"object\":\"chat.completion.chunk\",\"choices\":[{\n\n";
+          case ANTHROPIC_MESSAGES ->
+              "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\n\n";
+          case OPENAI_RESPONSES ->
+              "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n";
+          default ->
+              "data: {\"id\":\"chatcmpl-malformed\",\"object\":\"chat.completion.chunk\",\"choices\":[{\n\n";
         };
     return ByteString.fromString(text);
   }
 
-  /** The provider's in-stream error: Anthropic's {@code event: error}, OpenAI's {@code data: {"error":…}}. */
+  /**
+   * The provider's in-stream error: Anthropic's {@code event: error}, OpenAI's {@code data:
+   * {"error":…}}.
+   */
   private ByteString errorEvent(SimRoute route, int status, String requestId) {
-    String json = new String(write(errorBody(route, status, null, requestId)), StandardCharsets.UTF_8);
+    String json =
+        new String(write(errorBody(route, status, null, requestId)), StandardCharsets.UTF_8);
     SseEvent event =
         switch (route) {
           case ANTHROPIC_MESSAGES -> SseEvent.named("error", json);
@@ -229,7 +283,9 @@ final class Responder {
     return event.toBytes();
   }
 
-  /** The Responses API streams errors as a flat {@code {"type":"error","code","message","param"}}. */
+  /**
+   * The Responses API streams errors as a flat {@code {"type":"error","code","message","param"}}.
+   */
   private String responsesError(int status) {
     JsonNode err = OpenAiWire.error(status, null).get("error");
     com.fasterxml.jackson.databind.node.ObjectNode e = mapper.createObjectNode();
@@ -266,7 +322,9 @@ final class Responder {
         s.body()
             .map(b -> b.getBytes(StandardCharsets.UTF_8))
             .orElseGet(() -> write(errorBody(route, s.status(), null, requestId)));
-    if (s.body().isPresent() && !looksLikeJson(s.body().get()) && contentType == ContentTypes.APPLICATION_JSON) {
+    if (s.body().isPresent()
+        && !looksLikeJson(s.body().get())
+        && contentType == ContentTypes.APPLICATION_JSON) {
       contentType = ContentTypes.TEXT_PLAIN_UTF8;
     }
     HttpResponse response =
@@ -274,13 +332,17 @@ final class Responder {
             .withStatus(statusCode(s.status()))
             .withEntity(contentType, body)
             .addHeaders(headers);
-    boolean ownRequestId = s.headers().keySet().stream().anyMatch(k -> k.equalsIgnoreCase(requestIdHeader(route)));
+    boolean ownRequestId =
+        s.headers().keySet().stream().anyMatch(k -> k.equalsIgnoreCase(requestIdHeader(route)));
     return ownRequestId ? response : withRequestId(response, route, requestId);
   }
 
   private HttpResponse invalidJson(SimRoute route, String requestId) {
-    byte[] body = "{\"id\":\"sim-invalid\",\"object\":\"chat.completion\",\"choices\":[{\"message\":".getBytes(StandardCharsets.UTF_8);
-    return withRequestId(HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, body), route, requestId);
+    byte[] body =
+        "{\"id\":\"sim-invalid\",\"object\":\"chat.completion\",\"choices\":[{\"message\":"
+            .getBytes(StandardCharsets.UTF_8);
+    return withRequestId(
+        HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, body), route, requestId);
   }
 
   private CompletionStage<HttpResponse> reset(Call call) {
@@ -290,8 +352,12 @@ final class Responder {
       return new CompletableFuture<>();
     }
     // Served without a connection hook (e.g. a route test): a failing entity is the closest thing.
-    return done(HttpResponse.create().withEntity(HttpEntities.createChunked(
-        ContentTypes.APPLICATION_JSON, Source.failed(new IOException("provider-sim: connection reset")))));
+    return done(
+        HttpResponse.create()
+            .withEntity(
+                HttpEntities.createChunked(
+                    ContentTypes.APPLICATION_JSON,
+                    Source.failed(new IOException("provider-sim: connection reset")))));
   }
 
   /** The provider-shaped error body for a status. */
@@ -307,7 +373,8 @@ final class Responder {
     return withRequestId(
         HttpResponse.create()
             .withStatus(statusCode(status))
-            .withEntity(ContentTypes.APPLICATION_JSON, write(errorBody(route, status, message, requestId))),
+            .withEntity(
+                ContentTypes.APPLICATION_JSON, write(errorBody(route, status, message, requestId))),
         route,
         requestId);
   }
@@ -317,7 +384,10 @@ final class Responder {
   /** Pekko knows the IANA codes only; provider codes like Anthropic's 529 are registered ad hoc. */
   static StatusCode statusCode(int status) {
     return StatusCodes.lookup(status)
-        .orElseGet(() -> StatusCodes.custom(status, status == 529 ? "Overloaded" : "Status " + status, "", false, true));
+        .orElseGet(
+            () ->
+                StatusCodes.custom(
+                    status, status == 529 ? "Overloaded" : "Status " + status, "", false, true));
   }
 
   private static boolean looksLikeJson(String body) {
@@ -326,7 +396,9 @@ final class Responder {
   }
 
   private static String requestId(SimRoute route) {
-    return route.provider() == SimRoute.Provider.ANTHROPIC ? AnthropicWire.requestId() : OpenAiWire.requestId();
+    return route.provider() == SimRoute.Provider.ANTHROPIC
+        ? AnthropicWire.requestId()
+        : OpenAiWire.requestId();
   }
 
   private static String requestIdHeader(SimRoute route) {
@@ -358,12 +430,14 @@ final class Responder {
    * the head is sent, so the pause starts after the last event before it, not when the answer
    * starts.
    */
-  private static Source<ByteString, NotUsed> pausedSource(List<SseEvent> events, Fault.StreamPause pause) {
+  private static Source<ByteString, NotUsed> pausedSource(
+      List<SseEvent> events, Fault.StreamPause pause) {
     int split = Math.min(pause.afterEvents(), events.size());
     Source<ByteString, NotUsed> head = Source.from(toBytes(events.subList(0, split)));
     List<ByteString> rest = toBytes(events.subList(split, events.size()));
-    return head.concatLazy(Source.lazySource(() -> Source.from(rest).initialDelay(pause.pause()))
-        .mapMaterializedValue(m -> NotUsed.getInstance()));
+    return head.concatLazy(
+        Source.lazySource(() -> Source.from(rest).initialDelay(pause.pause()))
+            .mapMaterializedValue(m -> NotUsed.getInstance()));
   }
 
   /**
@@ -374,15 +448,21 @@ final class Responder {
     int split = Math.min(hold.afterEvents(), events.size());
     Source<ByteString, NotUsed> head = Source.from(toBytes(events.subList(0, split)));
     List<ByteString> rest = toBytes(events.subList(split, events.size()));
-    return head.concatLazy(Source.lazySource(() -> Source.completionStage(untilReleased(hold))
-            .mapConcat(released -> rest))
-        .mapMaterializedValue(m -> NotUsed.getInstance()));
+    return head.concatLazy(
+        Source.lazySource(
+                () -> Source.completionStage(untilReleased(hold)).mapConcat(released -> rest))
+            .mapMaterializedValue(m -> NotUsed.getInstance()));
   }
 
   /** Completes on the next release, or after the hold's maximum, whichever comes first. */
   private CompletionStage<org.apache.pekko.Done> untilReleased(Fault.StreamHold hold) {
-    CompletionStage<org.apache.pekko.Done> timeout = Patterns.after(hold.maxHold(), system,
-        () -> java.util.concurrent.CompletableFuture.completedFuture(org.apache.pekko.Done.getInstance()));
+    CompletionStage<org.apache.pekko.Done> timeout =
+        Patterns.after(
+            hold.maxHold(),
+            system,
+            () ->
+                java.util.concurrent.CompletableFuture.completedFuture(
+                    org.apache.pekko.Done.getInstance()));
     return streams.released().applyToEither(timeout, d -> d);
   }
 
@@ -407,7 +487,9 @@ final class Responder {
         continue;
       }
       String type = o.path("type").asText("");
-      if (o.path("choices").isArray() && o.path("choices").isEmpty() && o.path("usage").isObject()) {
+      if (o.path("choices").isArray()
+          && o.path("choices").isEmpty()
+          && o.path("usage").isObject()) {
         continue;
       }
       if (type.equals("message_delta") || type.equals("transcript.text.done")) {

@@ -2,7 +2,9 @@ package dev.spendgateway.sim;
 
 import java.util.Locale;
 
-/** The provider endpoints the simulator serves; faults are scripted and calls recorded per route. */
+/**
+ * The provider endpoints the simulator serves; faults are scripted and calls recorded per route.
+ */
 public enum SimRoute {
   OPENAI_CHAT("openai.chat", Provider.OPENAI, "/v1/chat/completions"),
   OPENAI_RESPONSES("openai.responses", Provider.OPENAI, "/v1/responses"),
@@ -47,7 +49,9 @@ public enum SimRoute {
       }
     }
     throw new IllegalArgumentException(
-        "unknown route '" + name + "'; expected one of openai.chat, openai.responses,"
+        "unknown route '"
+            + name
+            + "'; expected one of openai.chat, openai.responses,"
             + " openai.transcriptions, anthropic.messages");
   }
 

@@ -21,7 +21,8 @@ record SseEvent(String event, String data) {
   }
 
   ByteString toBytes() {
-    String text = event == null ? "data: " + data + "\n\n" : "event: " + event + "\ndata: " + data + "\n\n";
+    String text =
+        event == null ? "data: " + data + "\n\n" : "event: " + event + "\ndata: " + data + "\n\n";
     return ByteString.fromArrayUnsafe(text.getBytes(StandardCharsets.UTF_8));
   }
 }

@@ -19,10 +19,18 @@ package dev.spendgateway.sim;
  * </ul>
  */
 public record Usage(
-    long inputTokens, long outputTokens, long cacheReadTokens, long cacheWriteTokens, int webSearches) {
+    long inputTokens,
+    long outputTokens,
+    long cacheReadTokens,
+    long cacheWriteTokens,
+    int webSearches) {
 
   public Usage {
-    if (inputTokens < 0 || outputTokens < 0 || cacheReadTokens < 0 || cacheWriteTokens < 0 || webSearches < 0) {
+    if (inputTokens < 0
+        || outputTokens < 0
+        || cacheReadTokens < 0
+        || cacheWriteTokens < 0
+        || webSearches < 0) {
       throw new IllegalArgumentException("usage numbers must be >= 0");
     }
   }

@@ -45,12 +45,13 @@ class AnthropicSdkTest extends SimulatorPerClass {
 
   @BeforeAll
   void startTheClient() {
-    client = AnthropicOkHttpClient.builder()
-        .baseUrl(sim.baseUrl())
-        .apiKey("sk-ant-test")
-        .maxRetries(0)
-        .timeout(Duration.ofSeconds(10))
-        .build();
+    client =
+        AnthropicOkHttpClient.builder()
+            .baseUrl(sim.baseUrl())
+            .apiKey("sk-ant-test")
+            .maxRetries(0)
+            .timeout(Duration.ofSeconds(10))
+            .build();
   }
 
   @AfterAll
@@ -88,9 +89,8 @@ class AnthropicSdkTest extends SimulatorPerClass {
   @Test
   void scriptedUsageIncludesCacheAndWebSearchCounts() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usage(new Usage(10, 300, 2000, 500, 3)));
-    MessageCreateParams withSearch = message().toBuilder()
-        .addTool(WebSearchTool20250305.builder().maxUses(5).build())
-        .build();
+    MessageCreateParams withSearch =
+        message().toBuilder().addTool(WebSearchTool20250305.builder().maxUses(5).build()).build();
 
     Message m = client.messages().create(withSearch);
 
@@ -106,17 +106,22 @@ class AnthropicSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usage(new Usage(40, 9, 5, 6, 0)));
     MessageAccumulator acc = MessageAccumulator.create();
     List<String> types = new ArrayList<>();
-    try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
-      stream.stream().forEach(e -> {
-        acc.accumulate(e);
-        types.add(type(e));
-      });
+    try (StreamResponse<RawMessageStreamEvent> stream =
+        client.messages().createStreaming(message())) {
+      stream.stream()
+          .forEach(
+              e -> {
+                acc.accumulate(e);
+                types.add(type(e));
+              });
     }
 
     assertEquals("message_start", types.get(0));
     assertEquals("content_block_start", types.get(1));
     assertEquals("content_block_delta", types.get(2));
-    assertEquals(List.of("content_block_stop", "message_delta", "message_stop"), types.subList(types.size() - 3, types.size()));
+    assertEquals(
+        List.of("content_block_stop", "message_delta", "message_stop"),
+        types.subList(types.size() - 3, types.size()));
     Message m = acc.message();
     assertEquals(SimConfig.DEFAULT_REPLY, m.content().get(0).asText().text());
     assertEquals(40, m.usage().inputTokens());
@@ -178,7 +183,8 @@ class AnthropicSdkTest extends SimulatorPerClass {
   void rateLimitCarriesRetryAfter() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.rateLimited(7));
 
-    RateLimitException e = assertThrows(RateLimitException.class, () -> client.messages().create(message()));
+    RateLimitException e =
+        assertThrows(RateLimitException.class, () -> client.messages().create(message()));
 
     assertEquals(List.of("7"), e.headers().values("retry-after"));
   }
@@ -187,25 +193,37 @@ class AnthropicSdkTest extends SimulatorPerClass {
   void creditBalanceTooLowIsABadRequestWithThatMessage() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.creditBalanceTooLow());
 
-    BadRequestException e = assertThrows(BadRequestException.class, () -> client.messages().create(message()));
+    BadRequestException e =
+        assertThrows(BadRequestException.class, () -> client.messages().create(message()));
 
-    assertTrue(e.getMessage().contains("Your credit balance is too low to access the Anthropic API"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("Your credit balance is too low to access the Anthropic API"),
+        e.getMessage());
   }
 
   @Test
   void stickyFaultAppliesForItsCountThenDefaultsReturn() {
     sim.scriptTimes(SimRoute.ANTHROPIC_MESSAGES, Fault.overloaded(), 2);
 
-    assertEquals(529, assertThrows(InternalServerException.class, () -> client.messages().create(message())).statusCode());
-    assertEquals(529, assertThrows(InternalServerException.class, () -> client.messages().create(message())).statusCode());
+    assertEquals(
+        529,
+        assertThrows(InternalServerException.class, () -> client.messages().create(message()))
+            .statusCode());
+    assertEquals(
+        529,
+        assertThrows(InternalServerException.class, () -> client.messages().create(message()))
+            .statusCode());
     assertEquals(25, client.messages().create(message()).usage().inputTokens());
   }
 
   @Test
   void customStatusHeadersAndBodyPassThrough() {
-    sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(500, Map.of("request-id", "req_fixed", "x-extra", "1"), "upstream exploded"));
+    sim.script(
+        SimRoute.ANTHROPIC_MESSAGES,
+        Fault.status(500, Map.of("request-id", "req_fixed", "x-extra", "1"), "upstream exploded"));
 
-    InternalServerException e = assertThrows(InternalServerException.class, () -> client.messages().create(message()));
+    InternalServerException e =
+        assertThrows(InternalServerException.class, () -> client.messages().create(message()));
 
     assertEquals(List.of("req_fixed"), e.headers().values("request-id"));
     assertEquals(List.of("1"), e.headers().values("x-extra"));
@@ -225,12 +243,16 @@ class AnthropicSdkTest extends SimulatorPerClass {
   void aStreamWithoutFinalUsageStillReadsToMessageStop() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usageMissing());
     List<RawMessageStreamEvent> got = new ArrayList<>();
-    try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
+    try (StreamResponse<RawMessageStreamEvent> stream =
+        client.messages().createStreaming(message())) {
       stream.stream().forEach(got::add);
     }
     assertTrue(got.get(got.size() - 1).isMessageStop());
-    assertTrue(got.stream().filter(RawMessageStreamEvent::isMessageDelta)
-        .allMatch(e -> e.asMessageDelta()._usage().isMissing()), "message_delta has no usage");
+    assertTrue(
+        got.stream()
+            .filter(RawMessageStreamEvent::isMessageDelta)
+            .allMatch(e -> e.asMessageDelta()._usage().isMissing()),
+        "message_delta has no usage");
   }
 
   @Test
@@ -238,11 +260,14 @@ class AnthropicSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.streamCut(4));
     List<RawMessageStreamEvent> got = new ArrayList<>();
 
-    assertThrows(AnthropicException.class, () -> {
-      try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
-        stream.stream().forEach(got::add);
-      }
-    });
+    assertThrows(
+        AnthropicException.class,
+        () -> {
+          try (StreamResponse<RawMessageStreamEvent> stream =
+              client.messages().createStreaming(message())) {
+            stream.stream().forEach(got::add);
+          }
+        });
     // message_start, content_block_start, (ping dropped by the SDK), one delta.
     assertEquals(3, got.size());
     assertTrue(got.stream().noneMatch(RawMessageStreamEvent::isMessageStop));
@@ -252,11 +277,14 @@ class AnthropicSdkTest extends SimulatorPerClass {
   void malformedSseFailsTheStream() {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.malformedSse(3));
 
-    assertThrows(AnthropicException.class, () -> {
-      try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
-        stream.stream().forEach(e -> { });
-      }
-    });
+    assertThrows(
+        AnthropicException.class,
+        () -> {
+          try (StreamResponse<RawMessageStreamEvent> stream =
+              client.messages().createStreaming(message())) {
+            stream.stream().forEach(e -> {});
+          }
+        });
   }
 
   @Test
@@ -264,11 +292,15 @@ class AnthropicSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.streamError(3, 529));
     List<RawMessageStreamEvent> got = new ArrayList<>();
 
-    AnthropicException e = assertThrows(AnthropicException.class, () -> {
-      try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message())) {
-        stream.stream().forEach(got::add);
-      }
-    });
+    AnthropicException e =
+        assertThrows(
+            AnthropicException.class,
+            () -> {
+              try (StreamResponse<RawMessageStreamEvent> stream =
+                  client.messages().createStreaming(message())) {
+                stream.stream().forEach(got::add);
+              }
+            });
     assertTrue(e.getMessage().contains("overloaded_error"), e.getMessage());
     assertEquals(2, got.size());
   }
@@ -294,7 +326,10 @@ class AnthropicSdkTest extends SimulatorPerClass {
 
     ReceivedCall call = sim.lastReceived(SimRoute.ANTHROPIC_MESSAGES).orElseThrow();
     // SDK 3.14 sends its key as a bearer token; older ones used x-api-key. Either reaches us.
-    String key = call.header("X-Api-Key").orElseGet(() -> call.header("authorization").orElseThrow().substring("Bearer ".length()));
+    String key =
+        call.header("X-Api-Key")
+            .orElseGet(
+                () -> call.header("authorization").orElseThrow().substring("Bearer ".length()));
     assertEquals("sk-ant-test", key);
     assertTrue(call.header("anthropic-version").isPresent());
     assertEquals("claude-opus-5-5", call.body().orElseThrow().get("model").asText());

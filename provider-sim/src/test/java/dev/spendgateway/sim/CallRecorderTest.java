@@ -11,7 +11,16 @@ import org.junit.jupiter.api.Test;
 class CallRecorderTest {
 
   private static ReceivedCall call(long seq) {
-    return new ReceivedCall(seq, 0, SimRoute.OPENAI_CHAT, Map.of(), Optional.empty(), List.of(), Map.of(), Map.of(), "normal");
+    return new ReceivedCall(
+        seq,
+        0,
+        SimRoute.OPENAI_CHAT,
+        Map.of(),
+        Optional.empty(),
+        List.of(),
+        Map.of(),
+        Map.of(),
+        "normal");
   }
 
   @Test

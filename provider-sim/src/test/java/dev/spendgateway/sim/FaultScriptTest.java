@@ -59,7 +59,9 @@ class FaultScriptTest {
 
   @Test
   void zeroOrNegativeCountsOtherThanForeverAreRefused() {
-    assertThrows(IllegalArgumentException.class, () -> script.add(SimRoute.OPENAI_CHAT, Fault.normal(), 0));
-    assertThrows(IllegalArgumentException.class, () -> script.add(SimRoute.OPENAI_CHAT, Fault.normal(), -2));
+    assertThrows(
+        IllegalArgumentException.class, () -> script.add(SimRoute.OPENAI_CHAT, Fault.normal(), 0));
+    assertThrows(
+        IllegalArgumentException.class, () -> script.add(SimRoute.OPENAI_CHAT, Fault.normal(), -2));
   }
 }

@@ -29,15 +29,23 @@ class HeldStreamsTest {
   void streams_stay_open_until_released_and_are_counted() throws Exception {
     try (ProviderSimulator sim = ProviderSimulator.start(SimConfig.defaults())) {
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-      HttpResponse<String> scripted = post(http, sim, "/_sim/script",
-          "{\"route\":\"openai.chat\",\"fault\":{\"kind\":\"streamHold\",\"afterEvents\":2,\"forever\":true}}");
+      HttpResponse<String> scripted =
+          post(
+              http,
+              sim,
+              "/_sim/script",
+              "{\"route\":\"openai.chat\",\"fault\":{\"kind\":\"streamHold\",\"afterEvents\":2,\"forever\":true}}");
       assertEquals(200, scripted.statusCode(), scripted.body());
 
       List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
       for (int i = 0; i < STREAMS; i++) {
-        calls.add(http.sendAsync(request(sim, "/v1/chat/completions",
-            "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
-            HttpResponse.BodyHandlers.ofString()));
+        calls.add(
+            http.sendAsync(
+                request(
+                    sim,
+                    "/v1/chat/completions",
+                    "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
+                HttpResponse.BodyHandlers.ofString()));
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (streams(http, sim).get("open").asInt() < STREAMS && System.nanoTime() < deadline) {
@@ -66,9 +74,13 @@ class HeldStreamsTest {
     try (ProviderSimulator sim = ProviderSimulator.start(SimConfig.defaults())) {
       sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.streamHold(4, Duration.ofMillis(300)));
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-      HttpResponse<String> r = http.send(request(sim, "/v1/messages",
-          "{\"model\":\"m\",\"max_tokens\":8,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              request(
+                  sim,
+                  "/v1/messages",
+                  "{\"model\":\"m\",\"max_tokens\":8,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
+              HttpResponse.BodyHandlers.ofString());
       assertTrue(r.body().contains("event: message_stop"), r.body());
       // The simulator counts the stream finished as its side ends, which can be just after the
       // client has read the last byte: wait for the count rather than race it.
@@ -90,13 +102,16 @@ class HeldStreamsTest {
         .build();
   }
 
-  private static HttpResponse<String> post(HttpClient http, ProviderSimulator sim, String path, String body)
-      throws Exception {
+  private static HttpResponse<String> post(
+      HttpClient http, ProviderSimulator sim, String path, String body) throws Exception {
     return http.send(request(sim, path, body), HttpResponse.BodyHandlers.ofString());
   }
 
   private static JsonNode streams(HttpClient http, ProviderSimulator sim) throws Exception {
-    return MAPPER.readTree(http.send(HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/streams")).GET().build(),
-        HttpResponse.BodyHandlers.ofString()).body());
+    return MAPPER.readTree(
+        http.send(
+                HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/streams")).GET().build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body());
   }
 }

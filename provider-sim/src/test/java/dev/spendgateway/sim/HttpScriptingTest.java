@@ -21,14 +21,16 @@ import org.junit.jupiter.api.Test;
 /** The {@code /_sim} scripting API, driven the way another process (a load test) would. */
 class HttpScriptingTest extends SimulatorPerClass {
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeEach
   void reset() throws Exception {
     assertEquals(200, post("/_sim/reset", "").statusCode());
   }
 
-  private HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
+  private HttpResponse<String> post(String path, String body)
+      throws IOException, InterruptedException {
     return http.send(
         HttpRequest.newBuilder(URI.create(sim.baseUrl() + path))
             .header("content-type", "application/json")
@@ -39,7 +41,9 @@ class HttpScriptingTest extends SimulatorPerClass {
   }
 
   private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create(sim.baseUrl() + path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(
+        HttpRequest.newBuilder(URI.create(sim.baseUrl() + path)).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private static JsonNode json(HttpResponse<String> r) throws IOException {
@@ -53,7 +57,10 @@ class HttpScriptingTest extends SimulatorPerClass {
 
   @Test
   void scriptedFaultsApplyInOrderThenDefaultsReturn() throws Exception {
-    HttpResponse<String> scripted = post("/_sim/script", """
+    HttpResponse<String> scripted =
+        post(
+            "/_sim/script",
+            """
         {"route":"openai.chat","faults":[
           {"kind":"status","status":429,"headers":{"retry-after":"2"}},
           {"kind":"status","status":503,"body":"{\\"error\\":{\\"message\\":\\"down\\",\\"type\\":\\"server_error\\",\\"param\\":null,\\"code\\":null}}"}
@@ -78,34 +85,47 @@ class HttpScriptingTest extends SimulatorPerClass {
 
   @Test
   void stickyFaultOverHttpRepeatsUntilScriptIsCleared() throws Exception {
-    post("/_sim/script", "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"overloaded\",\"forever\":true}}");
+    post(
+        "/_sim/script",
+        "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"overloaded\",\"forever\":true}}");
     for (int i = 0; i < 3; i++) {
-      HttpResponse<String> r = post("/v1/messages", "{\"model\":\"claude-opus-5-5\",\"max_tokens\":5}");
+      HttpResponse<String> r =
+          post("/v1/messages", "{\"model\":\"claude-opus-5-5\",\"max_tokens\":5}");
       assertEquals(529, r.statusCode());
       JsonNode body = json(r);
       assertEquals("error", body.get("type").asText());
       assertEquals("overloaded_error", body.get("error").get("type").asText());
       assertTrue(r.headers().firstValue("request-id").orElseThrow().startsWith("req_"));
     }
-    http.send(HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/script")).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+    http.send(
+        HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/script")).DELETE().build(),
+        HttpResponse.BodyHandlers.ofString());
     assertEquals(200, post("/v1/messages", "{}").statusCode());
   }
 
   @Test
   void gzipFaultCompressesJsonAndStreamsWhateverTheCallerAccepts() throws Exception {
-    post("/_sim/script", "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"gzip\",\"times\":2}}");
+    post(
+        "/_sim/script",
+        "{\"route\":\"anthropic.messages\",\"fault\":{\"kind\":\"gzip\",\"times\":2}}");
     for (boolean stream : new boolean[] {false, true}) {
-      HttpResponse<byte[]> r = http.send(
-          HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/messages"))
-              .header("content-type", "application/json")
-              .header("accept-encoding", "identity")
-              .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"claude-opus-5-5\",\"max_tokens\":5,\"stream\":" + stream + "}"))
-              .build(),
-          HttpResponse.BodyHandlers.ofByteArray());
+      HttpResponse<byte[]> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/messages"))
+                  .header("content-type", "application/json")
+                  .header("accept-encoding", "identity")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"model\":\"claude-opus-5-5\",\"max_tokens\":5,\"stream\":"
+                              + stream
+                              + "}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray());
       assertEquals(200, r.statusCode());
       assertEquals("gzip", r.headers().firstValue("content-encoding").orElseThrow());
       String text;
-      try (java.util.zip.GZIPInputStream in = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(r.body()))) {
+      try (java.util.zip.GZIPInputStream in =
+          new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(r.body()))) {
         text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       }
       if (stream) {
@@ -114,7 +134,13 @@ class HttpScriptingTest extends SimulatorPerClass {
         assertEquals("message", MAPPER.readTree(text).get("type").asText(), text);
       }
     }
-    assertEquals("gzip", json(get("/_sim/received?route=anthropic.messages&limit=1")).get("calls").get(0).get("fault").asText());
+    assertEquals(
+        "gzip",
+        json(get("/_sim/received?route=anthropic.messages&limit=1"))
+            .get("calls")
+            .get(0)
+            .get("fault")
+            .asText());
   }
 
   @Test
@@ -136,7 +162,10 @@ class HttpScriptingTest extends SimulatorPerClass {
 
   @Test
   void defaultsChangeUsageForLaterCalls() throws Exception {
-    HttpResponse<String> set = post("/_sim/defaults", "{\"usage\":{\"inputTokens\":1000,\"outputTokens\":2,\"cacheReadTokens\":24}}");
+    HttpResponse<String> set =
+        post(
+            "/_sim/defaults",
+            "{\"usage\":{\"inputTokens\":1000,\"outputTokens\":2,\"cacheReadTokens\":24}}");
     assertEquals(200, set.statusCode(), set.body());
 
     JsonNode usage = json(post("/v1/chat/completions", "{}")).get("usage");
@@ -145,7 +174,8 @@ class HttpScriptingTest extends SimulatorPerClass {
     assertEquals(2, usage.get("completion_tokens").asInt());
 
     post("/_sim/reset", "");
-    assertEquals(25, json(post("/v1/chat/completions", "{}")).get("usage").get("prompt_tokens").asInt());
+    assertEquals(
+        25, json(post("/v1/chat/completions", "{}")).get("usage").get("prompt_tokens").asInt());
   }
 
   @Test
@@ -154,12 +184,16 @@ class HttpScriptingTest extends SimulatorPerClass {
     assertEquals(400, noRoute.statusCode());
     assertTrue(json(noRoute).get("error").asText().contains("'route'"));
 
-    HttpResponse<String> badRoute = post("/_sim/script", "{\"route\":\"gemini\",\"fault\":{\"kind\":\"reset\"}}");
+    HttpResponse<String> badRoute =
+        post("/_sim/script", "{\"route\":\"gemini\",\"fault\":{\"kind\":\"reset\"}}");
     assertEquals(400, badRoute.statusCode());
     assertTrue(json(badRoute).get("error").asText().contains("unknown route"));
 
     // A bad entry in a list adds nothing at all.
-    HttpResponse<String> half = post("/_sim/script", "{\"route\":\"openai.chat\",\"faults\":[{\"kind\":\"reset\"},{\"kind\":\"nope\"}]}");
+    HttpResponse<String> half =
+        post(
+            "/_sim/script",
+            "{\"route\":\"openai.chat\",\"faults\":[{\"kind\":\"reset\"},{\"kind\":\"nope\"}]}");
     assertEquals(400, half.statusCode());
     assertEquals(0, sim.pending(SimRoute.OPENAI_CHAT));
 
@@ -171,9 +205,14 @@ class HttpScriptingTest extends SimulatorPerClass {
     post("/_sim/script", "{\"route\":\"openai.responses\",\"fault\":{\"kind\":\"reset\"}}");
     // A fresh client so no pooled connection can hide the reset behind a retry.
     HttpClient fresh = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    assertThrows(IOException.class, () -> fresh.send(
-        HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/responses")).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
-        HttpResponse.BodyHandlers.ofString()));
+    assertThrows(
+        IOException.class,
+        () ->
+            fresh.send(
+                HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/responses"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString()));
   }
 
   @Test
@@ -196,9 +235,12 @@ class HttpScriptingTest extends SimulatorPerClass {
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 300; i++) {
       String path = i % 2 == 0 ? "/v1/chat/completions" : "/v1/messages";
-      calls.add(http.sendAsync(
-          HttpRequest.newBuilder(URI.create(sim.baseUrl() + path)).POST(HttpRequest.BodyPublishers.ofString("{\"stream\":" + (i % 3 == 0) + "}")).build(),
-          HttpResponse.BodyHandlers.ofString()));
+      calls.add(
+          http.sendAsync(
+              HttpRequest.newBuilder(URI.create(sim.baseUrl() + path))
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"stream\":" + (i % 3 == 0) + "}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
     }
     for (CompletableFuture<HttpResponse<String>> c : calls) {
       assertEquals(200, c.get().statusCode());

@@ -17,10 +17,14 @@ import org.junit.jupiter.api.Test;
 
 /** Starting on a caller's ActorSystem, binding, config, key checking and the main's arguments. */
 class LifecycleTest {
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  private int post(ProviderSimulator sim, String path, String headerName, String headerValue) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(sim.baseUrl() + path)).POST(HttpRequest.BodyPublishers.ofString("{}"));
+  private int post(ProviderSimulator sim, String path, String headerName, String headerValue)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(sim.baseUrl() + path))
+            .POST(HttpRequest.BodyPublishers.ofString("{}"));
     if (headerName != null) {
       b.header(headerName, headerValue);
     }
@@ -31,7 +35,8 @@ class LifecycleTest {
   void startsOnAnExistingActorSystemAndLeavesItRunningOnClose() throws Exception {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "gateway-like");
     try {
-      ProviderSimulator sim = ProviderSimulator.start(system, SimConfig.defaults()).toCompletableFuture().get();
+      ProviderSimulator sim =
+          ProviderSimulator.start(system, SimConfig.defaults()).toCompletableFuture().get();
       assertTrue(sim.baseUrl().startsWith("http://127.0.0.1:"));
       assertTrue(sim.port() > 0);
       assertEquals(sim.baseUrl() + "/v1", sim.openAiBaseUrl());
@@ -39,7 +44,8 @@ class LifecycleTest {
       sim.close();
 
       assertFalse(system.getWhenTerminated().toCompletableFuture().isDone());
-      ProviderSimulator again = ProviderSimulator.startBlocking(system, SimConfig.defaults(), Duration.ofSeconds(5));
+      ProviderSimulator again =
+          ProviderSimulator.startBlocking(system, SimConfig.defaults(), Duration.ofSeconds(5));
       assertEquals(200, post(again, "/v1/chat/completions", null, null));
       again.close();
     } finally {
@@ -50,15 +56,18 @@ class LifecycleTest {
   @Test
   void aTakenPortFailsTheStartWithAClearError() {
     try (ProviderSimulator first = ProviderSimulator.start(SimConfig.defaults())) {
-      IllegalStateException e = assertThrows(IllegalStateException.class,
-          () -> ProviderSimulator.start(SimConfig.defaults().withPort(first.port())));
+      IllegalStateException e =
+          assertThrows(
+              IllegalStateException.class,
+              () -> ProviderSimulator.start(SimConfig.defaults().withPort(first.port())));
       assertTrue(e.getMessage().contains("failed to start"), e.getMessage());
     }
   }
 
   @Test
   void expectedApiKeyIsEnforcedPerProviderConvention() throws Exception {
-    try (ProviderSimulator sim = ProviderSimulator.start(SimConfig.defaults().withExpectedApiKey("right"))) {
+    try (ProviderSimulator sim =
+        ProviderSimulator.start(SimConfig.defaults().withExpectedApiKey("right"))) {
       assertEquals(401, post(sim, "/v1/chat/completions", null, null));
       assertEquals(401, post(sim, "/v1/chat/completions", "authorization", "Bearer wrong"));
       assertEquals(200, post(sim, "/v1/chat/completions", "authorization", "Bearer right"));
@@ -71,11 +80,20 @@ class LifecycleTest {
 
   @Test
   void configuredLatencyAndUsageApplyToEveryCall() throws Exception {
-    SimConfig config = SimConfig.defaults().withLatency(Duration.ofMillis(200)).withUsage(Usage.of(3, 4)).withRecordLimit(2);
+    SimConfig config =
+        SimConfig.defaults()
+            .withLatency(Duration.ofMillis(200))
+            .withUsage(Usage.of(3, 4))
+            .withRecordLimit(2);
     try (ProviderSimulator sim = ProviderSimulator.start(config)) {
       long start = System.nanoTime();
-      String body = http.send(HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/messages"))
-          .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString()).body();
+      String body =
+          http.send(
+                  HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/v1/messages"))
+                      .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
       assertTrue((System.nanoTime() - start) / 1_000_000 >= 190);
       assertTrue(body.contains("\"input_tokens\":3"), body);
       sim.setLatency(Duration.ZERO);
@@ -88,13 +106,25 @@ class LifecycleTest {
 
   @Test
   void mainParsesItsArguments() {
-    SimConfig c = ProviderSimMain.parse(new String[] {"--port", "9001", "--host", "127.0.0.2", "--latency-ms", "15"});
+    SimConfig c =
+        ProviderSimMain.parse(
+            new String[] {"--port", "9001", "--host", "127.0.0.2", "--latency-ms", "15"});
     assertEquals(9001, c.port());
     assertEquals("127.0.0.2", c.host());
     assertEquals(Duration.ofMillis(15), c.latency());
-    assertEquals(SimConfig.defaults().withPort(0), ProviderSimMain.parse(new String[] {"--port", "0"}));
-    for (List<String> bad : List.of(List.of("--port"), List.of("--port", "x"), List.of("--bogus"), List.of("--port", "70000"), List.of("--host", "127.0.0.1"))) {
-      assertThrows(IllegalArgumentException.class, () -> ProviderSimMain.parse(bad.toArray(String[]::new)), bad.toString());
+    assertEquals(
+        SimConfig.defaults().withPort(0), ProviderSimMain.parse(new String[] {"--port", "0"}));
+    for (List<String> bad :
+        List.of(
+            List.of("--port"),
+            List.of("--port", "x"),
+            List.of("--bogus"),
+            List.of("--port", "70000"),
+            List.of("--host", "127.0.0.1"))) {
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> ProviderSimMain.parse(bad.toArray(String[]::new)),
+          bad.toString());
     }
   }
 }

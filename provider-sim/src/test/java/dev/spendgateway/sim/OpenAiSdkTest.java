@@ -49,12 +49,13 @@ class OpenAiSdkTest extends SimulatorPerClass {
 
   @BeforeAll
   void startTheClient() {
-    client = OpenAIOkHttpClient.builder()
-        .baseUrl(sim.openAiBaseUrl())
-        .apiKey("sk-test")
-        .maxRetries(0)
-        .timeout(Duration.ofSeconds(10))
-        .build();
+    client =
+        OpenAIOkHttpClient.builder()
+            .baseUrl(sim.openAiBaseUrl())
+            .apiKey("sk-test")
+            .maxRetries(0)
+            .timeout(Duration.ofSeconds(10))
+            .build();
   }
 
   @AfterAll
@@ -68,7 +69,10 @@ class OpenAiSdkTest extends SimulatorPerClass {
   }
 
   private static ChatCompletionCreateParams chat() {
-    return ChatCompletionCreateParams.builder().model("gpt-6.1-sol").addUserMessage("Say hello").build();
+    return ChatCompletionCreateParams.builder()
+        .model("gpt-6.1-sol")
+        .addUserMessage("Say hello")
+        .build();
   }
 
   private static ChatCompletionCreateParams streamingChat() {
@@ -84,8 +88,10 @@ class OpenAiSdkTest extends SimulatorPerClass {
     ChatCompletion completion = client.chat().completions().create(chat());
 
     assertEquals("gpt-6.1-sol", completion.model());
-    assertEquals(SimConfig.DEFAULT_REPLY, completion.choices().get(0).message().content().orElseThrow());
-    assertEquals(ChatCompletion.Choice.FinishReason.STOP, completion.choices().get(0).finishReason());
+    assertEquals(
+        SimConfig.DEFAULT_REPLY, completion.choices().get(0).message().content().orElseThrow());
+    assertEquals(
+        ChatCompletion.Choice.FinishReason.STOP, completion.choices().get(0).finishReason());
     CompletionUsage usage = completion.usage().orElseThrow();
     assertEquals(25, usage.promptTokens());
     assertEquals(15, usage.completionTokens());
@@ -104,13 +110,15 @@ class OpenAiSdkTest extends SimulatorPerClass {
     assertEquals(7, usage.completionTokens());
     assertEquals(147, usage.totalTokens());
     // The script is consumed: the next call is back to the defaults.
-    assertEquals(25, client.chat().completions().create(chat()).usage().orElseThrow().promptTokens());
+    assertEquals(
+        25, client.chat().completions().create(chat()).usage().orElseThrow().promptTokens());
   }
 
   @Test
   void chatStreamSendsDeltasThenAFinalUsageChunk() {
     List<ChatCompletionChunk> chunks = new ArrayList<>();
-    try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(streamingChat())) {
       stream.stream().forEach(chunks::add);
     }
 
@@ -127,7 +135,8 @@ class OpenAiSdkTest extends SimulatorPerClass {
   @Test
   void chatStreamWithoutIncludeUsageHasNoUsageChunk() {
     List<ChatCompletionChunk> chunks = new ArrayList<>();
-    try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(chat())) {
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(chat())) {
       stream.stream().forEach(chunks::add);
     }
     assertFalse(chunks.isEmpty());
@@ -158,8 +167,7 @@ class OpenAiSdkTest extends SimulatorPerClass {
     assertTrue(output.get(1).isWebSearchCall());
     assertTrue(output.get(2).isMessage());
     assertEquals(
-        SimConfig.DEFAULT_REPLY,
-        output.get(2).asMessage().content().get(0).asOutputText().text());
+        SimConfig.DEFAULT_REPLY, output.get(2).asMessage().content().get(0).asOutputText().text());
     assertEquals(300, response.usage().orElseThrow().inputTokens());
     assertEquals(120, response.usage().orElseThrow().outputTokens());
     assertEquals(420, response.usage().orElseThrow().totalTokens());
@@ -169,14 +177,17 @@ class OpenAiSdkTest extends SimulatorPerClass {
   @Test
   void responsesStreamEndsWithCompletedResponseCarryingUsage() {
     List<ResponseStreamEvent> events = new ArrayList<>();
-    try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(webSearch())) {
+    try (StreamResponse<ResponseStreamEvent> stream =
+        client.responses().createStreaming(webSearch())) {
       stream.stream().forEach(events::add);
     }
 
     assertTrue(events.get(0).isCreated());
     assertTrue(events.stream().anyMatch(ResponseStreamEvent::isWebSearchCallSearching));
     StringBuilder text = new StringBuilder();
-    events.stream().filter(ResponseStreamEvent::isOutputTextDelta).forEach(e -> text.append(e.asOutputTextDelta().delta()));
+    events.stream()
+        .filter(ResponseStreamEvent::isOutputTextDelta)
+        .forEach(e -> text.append(e.asOutputTextDelta().delta()));
     assertEquals(SimConfig.DEFAULT_REPLY, text.toString());
     ResponseStreamEvent last = events.get(events.size() - 1);
     assertTrue(last.isCompleted());
@@ -204,7 +215,9 @@ class OpenAiSdkTest extends SimulatorPerClass {
     // Per-minute billing shape: the configured input tokens read as seconds of audio.
     assertEquals(25.0, t.usage().orElseThrow().asDuration().seconds());
     ReceivedCall call = sim.lastReceived(SimRoute.OPENAI_TRANSCRIPTIONS).orElseThrow();
-    assertTrue(call.formFields().containsAll(List.of("file", "model", "language")), call.formFields().toString());
+    assertTrue(
+        call.formFields().containsAll(List.of("file", "model", "language")),
+        call.formFields().toString());
     assertEquals(3000L, call.fileSizes().get("file"));
     assertEquals("gpt-4o-transcribe", call.formValues().get("model"));
     assertTrue(call.body().isEmpty());
@@ -218,11 +231,14 @@ class OpenAiSdkTest extends SimulatorPerClass {
       stream.stream().forEach(events::add);
     }
     StringBuilder text = new StringBuilder();
-    events.stream().filter(TranscriptionStreamEvent::isTranscriptTextDelta)
+    events.stream()
+        .filter(TranscriptionStreamEvent::isTranscriptTextDelta)
         .forEach(e -> text.append(e.asTranscriptTextDelta().delta()));
     assertEquals(SimConfig.DEFAULT_REPLY, text.toString());
     assertTrue(events.get(events.size() - 1).isTranscriptTextDone());
-    assertEquals("true", sim.lastReceived(SimRoute.OPENAI_TRANSCRIPTIONS).orElseThrow().formValues().get("stream"));
+    assertEquals(
+        "true",
+        sim.lastReceived(SimRoute.OPENAI_TRANSCRIPTIONS).orElseThrow().formValues().get("stream"));
   }
 
   // ---------------- faults ----------------
@@ -241,10 +257,13 @@ class OpenAiSdkTest extends SimulatorPerClass {
 
   @ParameterizedTest(name = "status {0} surfaces as {1}")
   @MethodSource("statusFaults")
-  void statusFaultsSurfaceAsTheMatchingSdkError(int status, Class<? extends OpenAIServiceException> expected) {
+  void statusFaultsSurfaceAsTheMatchingSdkError(
+      int status, Class<? extends OpenAIServiceException> expected) {
     sim.script(SimRoute.OPENAI_CHAT, Fault.status(status));
 
-    OpenAIServiceException e = assertThrows(OpenAIServiceException.class, () -> client.chat().completions().create(chat()));
+    OpenAIServiceException e =
+        assertThrows(
+            OpenAIServiceException.class, () -> client.chat().completions().create(chat()));
 
     assertInstanceOf(expected, e);
     assertEquals(status, e.statusCode());
@@ -254,10 +273,12 @@ class OpenAiSdkTest extends SimulatorPerClass {
 
   @Test
   void rateLimitCarriesRetryAfterAndCustomBody() {
-    String body = "{\"error\":{\"message\":\"You exceeded your current quota\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}";
+    String body =
+        "{\"error\":{\"message\":\"You exceeded your current quota\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}";
     sim.script(SimRoute.OPENAI_CHAT, Fault.status(429, Map.of("retry-after", "2"), body));
 
-    RateLimitException e = assertThrows(RateLimitException.class, () -> client.chat().completions().create(chat()));
+    RateLimitException e =
+        assertThrows(RateLimitException.class, () -> client.chat().completions().create(chat()));
 
     assertEquals(List.of("2"), e.headers().values("retry-after"));
     assertEquals("insufficient_quota", e.code().orElseThrow());
@@ -272,7 +293,8 @@ class OpenAiSdkTest extends SimulatorPerClass {
     assertThrows(OpenAIIoException.class, () -> client.chat().completions().create(chat()));
     sim.clearScripts();
     // The next call is served normally on a fresh connection.
-    assertEquals(25, client.chat().completions().create(chat()).usage().orElseThrow().promptTokens());
+    assertEquals(
+        25, client.chat().completions().create(chat()).usage().orElseThrow().promptTokens());
   }
 
   @Test
@@ -280,11 +302,14 @@ class OpenAiSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.OPENAI_CHAT, Fault.streamCut(2));
     List<ChatCompletionChunk> got = new ArrayList<>();
 
-    assertThrows(OpenAIException.class, () -> {
-      try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
-        stream.stream().forEach(got::add);
-      }
-    });
+    assertThrows(
+        OpenAIException.class,
+        () -> {
+          try (StreamResponse<ChatCompletionChunk> stream =
+              client.chat().completions().createStreaming(streamingChat())) {
+            stream.stream().forEach(got::add);
+          }
+        });
     assertEquals(2, got.size());
   }
 
@@ -292,7 +317,8 @@ class OpenAiSdkTest extends SimulatorPerClass {
   void truncatedStreamEndsCleanlyWithoutTheUsageChunk() {
     sim.script(SimRoute.OPENAI_CHAT, Fault.streamTruncated(3));
     List<ChatCompletionChunk> got = new ArrayList<>();
-    try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(streamingChat())) {
       stream.stream().forEach(got::add);
     }
     assertEquals(3, got.size());
@@ -304,11 +330,14 @@ class OpenAiSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.OPENAI_CHAT, Fault.malformedSse(1));
     List<ChatCompletionChunk> got = new ArrayList<>();
 
-    assertThrows(OpenAIException.class, () -> {
-      try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
-        stream.stream().forEach(got::add);
-      }
-    });
+    assertThrows(
+        OpenAIException.class,
+        () -> {
+          try (StreamResponse<ChatCompletionChunk> stream =
+              client.chat().completions().createStreaming(streamingChat())) {
+            stream.stream().forEach(got::add);
+          }
+        });
     assertEquals(1, got.size());
   }
 
@@ -317,11 +346,14 @@ class OpenAiSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.OPENAI_CHAT, Fault.streamError(2, 500));
     List<ChatCompletionChunk> got = new ArrayList<>();
 
-    assertThrows(OpenAIException.class, () -> {
-      try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
-        stream.stream().forEach(got::add);
-      }
-    });
+    assertThrows(
+        OpenAIException.class,
+        () -> {
+          try (StreamResponse<ChatCompletionChunk> stream =
+              client.chat().completions().createStreaming(streamingChat())) {
+            stream.stream().forEach(got::add);
+          }
+        });
     assertEquals(2, got.size());
   }
 
@@ -329,7 +361,8 @@ class OpenAiSdkTest extends SimulatorPerClass {
   void responsesInStreamErrorArrivesAsAnErrorEvent() {
     sim.script(SimRoute.OPENAI_RESPONSES, Fault.streamError(3, 500));
     List<ResponseStreamEvent> events = new ArrayList<>();
-    try (StreamResponse<ResponseStreamEvent> stream = client.responses().createStreaming(webSearch())) {
+    try (StreamResponse<ResponseStreamEvent> stream =
+        client.responses().createStreaming(webSearch())) {
       stream.stream().forEach(events::add);
     }
     // The Responses stream reports errors as a typed event, which the SDK hands over as such.
@@ -352,7 +385,8 @@ class OpenAiSdkTest extends SimulatorPerClass {
     sim.script(SimRoute.OPENAI_CHAT, Fault.slowDrip(Duration.ofMillis(60)));
     long start = System.nanoTime();
     int count = 0;
-    try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(streamingChat())) {
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(streamingChat())) {
       count = (int) stream.stream().count();
     }
     long elapsedMs = (System.nanoTime() - start) / 1_000_000;

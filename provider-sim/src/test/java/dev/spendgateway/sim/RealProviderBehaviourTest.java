@@ -36,7 +36,8 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
       "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":64,\"stream\":true,"
           + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeEach
   void reset() {
@@ -48,11 +49,19 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
 
   private record Answer(int status, long headersAtMs, List<Line> lines) {
     List<String> dataLines() {
-      return lines.stream().map(Line::text).filter(t -> t.startsWith("data: ")).map(t -> t.substring(6)).toList();
+      return lines.stream()
+          .map(Line::text)
+          .filter(t -> t.startsWith("data: "))
+          .map(t -> t.substring(6))
+          .toList();
     }
 
     long arrivalOf(String fragment) {
-      return lines.stream().filter(l -> l.text().contains(fragment)).findFirst().orElseThrow().atMs();
+      return lines.stream()
+          .filter(l -> l.text().contains(fragment))
+          .findFirst()
+          .orElseThrow()
+          .atMs();
     }
   }
 
@@ -67,7 +76,8 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
             HttpResponse.BodyHandlers.ofInputStream());
     long headersAt = msSince(start);
     List<Line> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
       for (String line = in.readLine(); line != null; line = in.readLine()) {
         lines.add(new Line(line, msSince(start)));
       }
@@ -103,7 +113,12 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
     Answer a = call("/v1/messages", MESSAGES_STREAM);
     long firstDelta = a.arrivalOf("\"text_delta\"");
     long afterPause = a.arrivalOf("content_block_stop");
-    long lastDelta = a.lines().stream().filter(l -> l.text().contains("text_delta")).mapToLong(Line::atMs).max().orElseThrow();
+    long lastDelta =
+        a.lines().stream()
+            .filter(l -> l.text().contains("text_delta"))
+            .mapToLong(Line::atMs)
+            .max()
+            .orElseThrow();
     assertTrue(a.headersAtMs() < 500, "headers came at once: " + a.headersAtMs());
     assertTrue(lastDelta - firstDelta >= 700, "silence of " + (lastDelta - firstDelta) + " ms");
     assertTrue(afterPause >= lastDelta);
@@ -117,10 +132,14 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
     sim.script(SimRoute.OPENAI_CHAT, Fault.streamPause(2, Duration.ofMillis(800)));
     Answer a = call("/v1/chat/completions", CHAT_STREAM);
     List<Line> data = a.lines().stream().filter(l -> l.text().startsWith("data: ")).toList();
-    assertTrue(data.get(2).atMs() - data.get(1).atMs() >= 700, "silence of " + (data.get(2).atMs() - data.get(1).atMs()) + " ms");
+    assertTrue(
+        data.get(2).atMs() - data.get(1).atMs() >= 700,
+        "silence of " + (data.get(2).atMs() - data.get(1).atMs()) + " ms");
     assertTrue(data.get(1).atMs() - data.get(0).atMs() < 500, "no pause before the cut point");
     assertEquals("data: [DONE]", data.get(data.size() - 1).text());
-    assertTrue(a.dataLines().stream().anyMatch(d -> d.contains("\"choices\":[]")), "usage chunk still sent");
+    assertTrue(
+        a.dataLines().stream().anyMatch(d -> d.contains("\"choices\":[]")),
+        "usage chunk still sent");
   }
 
   @Test
@@ -136,9 +155,19 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
     sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usageMissing());
     Answer a = call("/v1/messages", MESSAGES_STREAM);
     List<JsonNode> events = json(a.dataLines());
-    JsonNode start = events.stream().filter(e -> e.path("type").asText().equals("message_start")).findFirst().orElseThrow();
-    JsonNode delta = events.stream().filter(e -> e.path("type").asText().equals("message_delta")).findFirst().orElseThrow();
-    assertEquals(sim.defaultUsage().inputTokens(), start.path("message").path("usage").path("input_tokens").asLong());
+    JsonNode start =
+        events.stream()
+            .filter(e -> e.path("type").asText().equals("message_start"))
+            .findFirst()
+            .orElseThrow();
+    JsonNode delta =
+        events.stream()
+            .filter(e -> e.path("type").asText().equals("message_delta"))
+            .findFirst()
+            .orElseThrow();
+    assertEquals(
+        sim.defaultUsage().inputTokens(),
+        start.path("message").path("usage").path("input_tokens").asLong());
     assertFalse(delta.has("usage"), delta.toString());
     assertEquals("end_turn", delta.path("delta").path("stop_reason").asText());
     assertEquals("message_stop", events.get(events.size() - 1).path("type").asText());
@@ -153,15 +182,21 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
     List<JsonNode> chunks = json(data.subList(0, data.size() - 1));
     assertTrue(chunks.stream().noneMatch(c -> c.path("usage").isObject()), "no usage anywhere");
     assertTrue(chunks.stream().allMatch(c -> c.path("choices").size() == 1), "no usage-only chunk");
-    assertEquals("stop", chunks.get(chunks.size() - 1).path("choices").get(0).path("finish_reason").asText());
+    assertEquals(
+        "stop",
+        chunks.get(chunks.size() - 1).path("choices").get(0).path("finish_reason").asText());
   }
 
   @Test
   void aResponsesStreamWithoutUsageCompletesWithNullUsage() throws Exception {
     sim.script(SimRoute.OPENAI_RESPONSES, Fault.usageMissing());
-    Answer a = call("/v1/responses", "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"input\":\"hi\"}");
-    JsonNode completed = json(a.dataLines()).stream()
-        .filter(e -> e.path("type").asText().equals("response.completed")).findFirst().orElseThrow();
+    Answer a =
+        call("/v1/responses", "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"input\":\"hi\"}");
+    JsonNode completed =
+        json(a.dataLines()).stream()
+            .filter(e -> e.path("type").asText().equals("response.completed"))
+            .findFirst()
+            .orElseThrow();
     assertTrue(completed.path("response").path("usage").isNull(), completed.toString());
   }
 
@@ -171,28 +206,36 @@ class RealProviderBehaviourTest extends SimulatorPerClass {
     Answer a = call("/v1/chat/completions", CHAT_JSON);
     JsonNode body = MAPPER.readTree(String.join("\n", a.lines().stream().map(Line::text).toList()));
     assertFalse(body.has("usage"), body.toString());
-    assertEquals(sim.config().replyText(), body.path("choices").get(0).path("message").path("content").asText());
+    assertEquals(
+        sim.config().replyText(),
+        body.path("choices").get(0).path("message").path("content").asText());
   }
 
   @Test
   void bothAreScriptableOverHttp() throws Exception {
-    HttpResponse<String> scripted = http.send(
-        HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/script"))
-            .POST(HttpRequest.BodyPublishers.ofString("""
+    HttpResponse<String> scripted =
+        http.send(
+            HttpRequest.newBuilder(URI.create(sim.baseUrl() + "/_sim/script"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        """
                 {"route":"anthropic.messages","faults":[
                   {"kind":"streamPause","afterEvents":4,"pauseMs":600},
                   {"kind":"usageMissing"}]}"""))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, scripted.statusCode(), scripted.body());
 
     Answer paused = call("/v1/messages", MESSAGES_STREAM);
     long silence = paused.arrivalOf("content_block_stop") - paused.arrivalOf("\"text_delta\"");
     assertTrue(silence >= 500, "silence of " + silence + " ms");
     Answer missing = call("/v1/messages", MESSAGES_STREAM);
-    assertTrue(json(missing.dataLines()).stream()
-        .filter(e -> e.path("type").asText().equals("message_delta")).noneMatch(e -> e.has("usage")));
-    assertEquals(List.of("streamPause", "usageMissing"),
+    assertTrue(
+        json(missing.dataLines()).stream()
+            .filter(e -> e.path("type").asText().equals("message_delta"))
+            .noneMatch(e -> e.has("usage")));
+    assertEquals(
+        List.of("streamPause", "usageMissing"),
         sim.received(SimRoute.ANTHROPIC_MESSAGES).stream().map(ReceivedCall::fault).toList());
   }
 

@@ -5,9 +5,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * A test class with one simulator (default answers) for all its tests, started before the first
- * and closed after the last (after the subclass's own clean-up, e.g. its SDK client). Each test
- * class resets it as it needs: in process, or over {@code /_sim/reset} as another process would.
+ * A test class with one simulator (default answers) for all its tests, started before the first and
+ * closed after the last (after the subclass's own clean-up, e.g. its SDK client). Each test class
+ * resets it as it needs: in process, or over {@code /_sim/reset} as another process would.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class SimulatorPerClass {

@@ -124,18 +124,23 @@ public final class RawUpstream implements AutoCloseable {
     return true;
   }
 
-  private static void answer(OutputStream out, Script script) throws IOException, InterruptedException {
+  private static void answer(OutputStream out, Script script)
+      throws IOException, InterruptedException {
     Thread.sleep(script.headerDelay().toMillis());
     if (script.events() == 0) {
       byte[] body = "{\"ok\":true}".getBytes(StandardCharsets.UTF_8);
-      out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
-          .getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                  + body.length
+                  + "\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
       out.write(body);
       out.flush();
       return;
     }
-    out.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-        .getBytes(StandardCharsets.US_ASCII));
+    out.write(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .getBytes(StandardCharsets.US_ASCII));
     out.flush();
     for (int i = 0; i < script.events(); i++) {
       Thread.sleep(script.eventInterval().toMillis());

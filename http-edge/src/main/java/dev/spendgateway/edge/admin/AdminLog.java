@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  */
 final class AdminLog {
   private static final Logger ADMIN = LoggerFactory.getLogger("admin");
-  private static final JsonMapper JSON = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
+  private static final JsonMapper JSON =
+      JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
 
   private AdminLog() {}
 
@@ -25,14 +26,24 @@ final class AdminLog {
    *
    * @param action {@code credit}, {@code adjust}, {@code settle} or {@code void}
    * @param id the adjustment id (credit, adjust) or the reservation id (settle, void)
-   * @param idChosenBy {@code client} or {@code server} for an adjustment id; null for a reservation id
+   * @param idChosenBy {@code client} or {@code server} for an adjustment id; null for a reservation
+   *     id
    * @param lane the lane of a credit or adjustment; null for settle and void
    * @param brand brand or preview id; null when none
    * @param usd signed delta of a credit or adjustment, actual cost of a settle; null for a void
    * @param status the HTTP status answered ({@code 503} when the ledger did not answer in time)
    */
-  record Entry(Instant time, String action, String id, String idChosenBy, String lane, String brand, BigDecimal usd,
-      String operator, String reason, int status) {}
+  record Entry(
+      Instant time,
+      String action,
+      String id,
+      String idChosenBy,
+      String lane,
+      String brand,
+      BigDecimal usd,
+      String operator,
+      String reason,
+      int status) {}
 
   static void write(Entry entry) {
     if (ADMIN.isInfoEnabled()) {
@@ -56,7 +67,8 @@ final class AdminLog {
     try {
       return JSON.writeValueAsString(n);
     } catch (com.fasterxml.jackson.core.JsonProcessingException impossible) {
-      throw new IllegalStateException("an ObjectNode of strings and numbers always writes", impossible);
+      throw new IllegalStateException(
+          "an ObjectNode of strings and numbers always writes", impossible);
     }
   }
 }

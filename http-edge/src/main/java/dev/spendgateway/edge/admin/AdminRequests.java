@@ -44,7 +44,8 @@ final class AdminRequests {
    * lands in a window its author did not name.
    *
    * @param window the UTC day ({@code 2026-11-29}) or month ({@code 2026-11}) corrected
-   * @param scope {@code grant}: the brand's own caps only; {@code refund}: the lane's and global too
+   * @param scope {@code grant}: the brand's own caps only; {@code refund}: the lane's and global
+   *     too
    */
   record Target(String window, AdjustmentScope scope) {}
 
@@ -55,8 +56,16 @@ final class AdminRequests {
    */
   record Credit(Optional<String> adjustmentId, long usdMicros, Who who, Target target) {}
 
-  /** {@code adjustments}: a signed amount on a lane's caps (positive = charge); id as in {@link Credit}. */
-  record Adjustment(Optional<String> adjustmentId, Lane lane, String subject, long deltaMicros, Who who,
+  /**
+   * {@code adjustments}: a signed amount on a lane's caps (positive = charge); id as in {@link
+   * Credit}.
+   */
+  record Adjustment(
+      Optional<String> adjustmentId,
+      Lane lane,
+      String subject,
+      long deltaMicros,
+      Who who,
       Target target) {}
 
   record Settle(long actualMicros, Who who) {}
@@ -94,8 +103,9 @@ final class AdminRequests {
   }
 
   /**
-   * The optional {@code adjustmentId}: absent means the server chooses one. An explicit {@code null}
-   * is refused rather than read as absent: a client that meant to send an id would lose its safe retry.
+   * The optional {@code adjustmentId}: absent means the server chooses one. An explicit {@code
+   * null} is refused rather than read as absent: a client that meant to send an id would lose its
+   * safe retry.
    */
   private static Optional<String> adjustmentId(JsonNode json) {
     JsonNode node = json.get("adjustmentId");
@@ -103,8 +113,11 @@ final class AdminRequests {
       return Optional.empty();
     }
     if (!node.isTextual() || !ADJUSTMENT_ID.matcher(node.textValue()).matches()) {
-      throw new BadRequest("adjustmentId", "adjustmentId must be 1-" + GlobalBudget.MAX_ADJUSTMENT_ID_LENGTH
-          + " characters of [A-Za-z0-9._:-] (leave it out to let the gateway choose one)");
+      throw new BadRequest(
+          "adjustmentId",
+          "adjustmentId must be 1-"
+              + GlobalBudget.MAX_ADJUSTMENT_ID_LENGTH
+              + " characters of [A-Za-z0-9._:-] (leave it out to let the gateway choose one)");
     }
     return Optional.of(node.textValue());
   }
@@ -116,17 +129,26 @@ final class AdminRequests {
   private static Target target(JsonNode json) {
     String window = text(json.get("window"), "window");
     if (!AdjustmentWindow.isValid(window)) {
-      throw new BadRequest("window", "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment "
-          + "corrects, e.g. \"2026-11-29\" for a refund of that day's calls");
+      throw new BadRequest(
+          "window",
+          "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment "
+              + "corrects, e.g. \"2026-11-29\" for a refund of that day's calls");
     }
     String scope = text(json.get("scope"), "scope");
-    return new Target(window, AdjustmentScope.fromWireName(scope).orElseThrow(() -> new BadRequest("scope",
-        "scope must be grant (only the brand's own caps) or refund (the provider gave money back: the lane's and "
-            + "the global caps too)")));
+    return new Target(
+        window,
+        AdjustmentScope.fromWireName(scope)
+            .orElseThrow(
+                () ->
+                    new BadRequest(
+                        "scope",
+                        "scope must be grant (only the brand's own caps) or refund (the provider gave money back: the lane's and "
+                            + "the global caps too)")));
   }
 
   private static Who who(JsonNode json) {
-    return new Who(limited(text(json.get("operator"), "operator"), "operator"),
+    return new Who(
+        limited(text(json.get("operator"), "operator"), "operator"),
         limited(text(json.get("reason"), "reason"), "reason"));
   }
 
@@ -138,8 +160,11 @@ final class AdminRequests {
       throw new BadRequest(field, field + " must be at most " + MAX_TEXT + " characters");
     }
     if (!value.codePoints().allMatch(AdminRequests::isPlainPrintable)) {
-      throw new BadRequest(field, field + " must be plain printable text: no line breaks, tabs or other "
-          + "control or formatting characters");
+      throw new BadRequest(
+          field,
+          field
+              + " must be plain printable text: no line breaks, tabs or other "
+              + "control or formatting characters");
     }
     return value;
   }
@@ -151,8 +176,14 @@ final class AdminRequests {
    */
   static boolean isPlainPrintable(int codePoint) {
     return switch (Character.getType(codePoint)) {
-      case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
-          Character.SURROGATE, Character.UNASSIGNED, Character.PRIVATE_USE -> false;
+      case Character.CONTROL,
+          Character.FORMAT,
+          Character.LINE_SEPARATOR,
+          Character.PARAGRAPH_SEPARATOR,
+          Character.SURROGATE,
+          Character.UNASSIGNED,
+          Character.PRIVATE_USE ->
+          false;
       default -> true;
     };
   }

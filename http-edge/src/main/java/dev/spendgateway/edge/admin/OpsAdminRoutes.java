@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * Behind the admin token like every {@code /admin} route; anything else under {@code /admin} is
- * left to {@link AdminRoutes} (which answers 401/404). {@code bin/gateway-admin status} and
- * {@code reset-circuit} call these.
+ * left to {@link AdminRoutes} (which answers 401/404). {@code bin/gateway-admin status} and {@code
+ * reset-circuit} call these.
  */
 public final class OpsAdminRoutes extends AllDirectives {
   private static final Logger admin = LoggerFactory.getLogger("admin");
@@ -49,8 +49,12 @@ public final class OpsAdminRoutes extends AllDirectives {
   private final Optional<ModelCircuits> circuits;
   private final ObjectMapper mapper = new ObjectMapper();
 
-  public OpsAdminRoutes(LedgerClient ledger, GatewayAuth adminAuth, Supplier<CompletionStage<Boolean>> ready,
-      Optional<ProviderBreakers> breakers, Optional<ModelCircuits> circuits) {
+  public OpsAdminRoutes(
+      LedgerClient ledger,
+      GatewayAuth adminAuth,
+      Supplier<CompletionStage<Boolean>> ready,
+      Optional<ProviderBreakers> breakers,
+      Optional<ModelCircuits> circuits) {
     this.ledger = ledger;
     this.adminAuth = adminAuth;
     this.ready = ready;
@@ -61,31 +65,53 @@ public final class OpsAdminRoutes extends AllDirectives {
   /** Rejects (falls through) without the admin token or on another path. */
   public Route route() {
     Route status = get(() -> completeWithFuture(status()));
-    return pathPrefix("admin", () -> adminAuth.authorized(reject(), concat(
-        path("status", () -> status),
-        path(segment("circuits").slash(segment()).slash("reset"), model -> post(() -> complete(reset(model)))))));
+    return pathPrefix(
+        "admin",
+        () ->
+            adminAuth.authorized(
+                reject(),
+                concat(
+                    path("status", () -> status),
+                    path(
+                        segment("circuits").slash(segment()).slash("reset"),
+                        model -> post(() -> complete(reset(model)))))));
   }
 
   private CompletionStage<HttpResponse> status() {
-    return ready.get().thenCompose(isReady -> ledger.usage(Optional.empty(), 0).handle((usage, failure) -> {
-      Map<String, Object> body = new LinkedHashMap<>();
-      body.put("ready", isReady && failure == null);
-      if (usage != null) {
-        body.put("openReservations", usage.openReservations());
-        body.put("caps", usage.caps().stream().map(OpsAdminRoutes::cap).toList());
-      } else {
-        body.put("ledger", "no answer from the ledger: " + failure.getClass().getSimpleName());
-      }
-      Map<String, String> providers = new LinkedHashMap<>();
-      breakers.ifPresent(b -> {
-        for (Provider p : Provider.values()) {
-          providers.put(p.wireName(), b.state(p).name().toLowerCase(java.util.Locale.ROOT));
-        }
-      });
-      body.put("providerCircuits", providers);
-      body.put("openModelCircuits", circuits.map(c -> List.copyOf(c.openModels())).orElse(List.of()));
-      return json(body);
-    }));
+    return ready
+        .get()
+        .thenCompose(
+            isReady ->
+                ledger
+                    .usage(Optional.empty(), 0)
+                    .handle(
+                        (usage, failure) -> {
+                          Map<String, Object> body = new LinkedHashMap<>();
+                          body.put("ready", isReady && failure == null);
+                          if (usage != null) {
+                            body.put("openReservations", usage.openReservations());
+                            body.put(
+                                "caps", usage.caps().stream().map(OpsAdminRoutes::cap).toList());
+                          } else {
+                            body.put(
+                                "ledger",
+                                "no answer from the ledger: " + failure.getClass().getSimpleName());
+                          }
+                          Map<String, String> providers = new LinkedHashMap<>();
+                          breakers.ifPresent(
+                              b -> {
+                                for (Provider p : Provider.values()) {
+                                  providers.put(
+                                      p.wireName(),
+                                      b.state(p).name().toLowerCase(java.util.Locale.ROOT));
+                                }
+                              });
+                          body.put("providerCircuits", providers);
+                          body.put(
+                              "openModelCircuits",
+                              circuits.map(c -> List.copyOf(c.openModels())).orElse(List.of()));
+                          return json(body);
+                        }));
   }
 
   private static Map<String, Object> cap(CapUsage c) {
@@ -102,8 +128,16 @@ public final class OpsAdminRoutes extends AllDirectives {
 
   private HttpResponse reset(String model) {
     if (!model.matches("[A-Za-z0-9._:-]{1,128}")) {
-      Map<String, Object> error = Map.of("error", Map.of("type", "invalid_request", "field", "model",
-          "message", "model must be 1-128 characters of [A-Za-z0-9._:-]"));
+      Map<String, Object> error =
+          Map.of(
+              "error",
+              Map.of(
+                  "type",
+                  "invalid_request",
+                  "field",
+                  "model",
+                  "message",
+                  "model must be 1-128 characters of [A-Za-z0-9._:-]"));
       return json(error).withStatus(StatusCodes.BAD_REQUEST);
     }
     boolean wasOpen = circuits.map(c -> c.isOpen(model)).orElse(false);
@@ -118,7 +152,8 @@ public final class OpsAdminRoutes extends AllDirectives {
 
   private HttpResponse json(Object body) {
     try {
-      return HttpResponse.create().withEntity(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body));
+      return HttpResponse.create()
+          .withEntity(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body));
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw new IllegalStateException(e);
     }

@@ -10,12 +10,12 @@ import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * Checks the gateway token where the official SDKs put their API key: {@code x-api-key}
- * (Anthropic) or {@code Authorization: Bearer} (OpenAI).
+ * Checks the gateway token where the official SDKs put their API key: {@code x-api-key} (Anthropic)
+ * or {@code Authorization: Bearer} (OpenAI).
  *
  * <p>The comparison hashes both sides first and compares the digests with {@link
- * MessageDigest#isEqual}: constant time, and independent of the presented token's length or
- * prefix, so timing reveals nothing about the secret.
+ * MessageDigest#isEqual}: constant time, and independent of the presented token's length or prefix,
+ * so timing reveals nothing about the secret.
  */
 public final class GatewayAuth {
   private static final String BEARER = "bearer ";

@@ -10,26 +10,33 @@ import org.apache.pekko.http.javadsl.model.MediaTypes;
  * before a byte of the body is read.
  *
  * <p>JSON routes read the body as strict JSON whatever text type it was declared as, and refuse
- * only a {@code multipart/*} body — the one framing that cannot be JSON. Why not insist on
- * {@code application/json}: raw clients and load tools send JSON under their own defaults (none
- * with Python's {@code data=}, {@code application/x-www-form-urlencoded} with {@code curl -d},
- * {@code text/plain} with a string body in {@code fetch}), and refusing those would break callers
- * without protecting anything: the body is still parsed strictly, so anything that is not valid
- * JSON is a 400 naming the problem. The transcription route reads a multipart form and refuses
- * anything else, since its body cannot be parsed without the form's boundary.
+ * only a {@code multipart/*} body — the one framing that cannot be JSON. Why not insist on {@code
+ * application/json}: raw clients and load tools send JSON under their own defaults (none with
+ * Python's {@code data=}, {@code application/x-www-form-urlencoded} with {@code curl -d}, {@code
+ * text/plain} with a string body in {@code fetch}), and refusing those would break callers without
+ * protecting anything: the body is still parsed strictly, so anything that is not valid JSON is a
+ * 400 naming the problem. The transcription route reads a multipart form and refuses anything else,
+ * since its body cannot be parsed without the form's boundary.
  *
- * <p>Parameters are ignored ({@code application/json; charset=utf-8}); an empty body has no type
- * to check and the route answers it as it answers any missing body (400).
+ * <p>Parameters are ignored ({@code application/json; charset=utf-8}); an empty body has no type to
+ * check and the route answers it as it answers any missing body (400).
  */
 public enum BodyType {
   JSON(MediaTypes.APPLICATION_JSON, "application/json", "the request body as JSON"),
-  FORM_DATA(MediaTypes.MULTIPART_FORM_DATA, "multipart/form-data; boundary=…", "the upload as a multipart form");
+  FORM_DATA(
+      MediaTypes.MULTIPART_FORM_DATA,
+      "multipart/form-data; boundary=…",
+      "the upload as a multipart form");
 
   /** The header a refusal names (an OpenAI {@code param}, a gateway {@code field}). */
   public static final String HEADER = "content-type";
 
-  /** A media type echoed back only when it looks like one (it is caller text, bounded by the parser). */
-  private static final Pattern SHOWABLE = Pattern.compile("[A-Za-z0-9!#$&^_.+-]{1,64}/[A-Za-z0-9!#$&^_.+-]{1,64}");
+  /**
+   * A media type echoed back only when it looks like one (it is caller text, bounded by the
+   * parser).
+   */
+  private static final Pattern SHOWABLE =
+      Pattern.compile("[A-Za-z0-9!#$&^_.+-]{1,64}/[A-Za-z0-9!#$&^_.+-]{1,64}");
 
   private final MediaType mediaType;
   private final String headerValue;
@@ -41,7 +48,9 @@ public enum BodyType {
     this.what = what;
   }
 
-  /** Whether {@code entity} may be read as this type (see the class comment); an empty one always. */
+  /**
+   * Whether {@code entity} may be read as this type (see the class comment); an empty one always.
+   */
   public boolean accepts(HttpEntity entity) {
     if (entity.isKnownEmpty()) {
       return true;
@@ -56,19 +65,26 @@ public enum BodyType {
 
   /** Why {@code entity} is refused (415), naming the header and what to send. */
   public String refusal(HttpEntity entity) {
-    return "Unsupported content-type: send " + what + " with the header `content-type: " + headerValue + "`; this request "
-        + sent(entity.getContentType().mediaType()) + ".";
+    return "Unsupported content-type: send "
+        + what
+        + " with the header `content-type: "
+        + headerValue
+        + "`; this request "
+        + sent(entity.getContentType().mediaType())
+        + ".";
   }
 
   /**
-   * Pekko reads a request without a {@code Content-Type} header as {@code application/octet-stream},
-   * so the two cannot be told apart: the message names both.
+   * Pekko reads a request without a {@code Content-Type} header as {@code
+   * application/octet-stream}, so the two cannot be told apart: the message names both.
    */
   private static String sent(MediaType sent) {
     String value = sent.mainType() + "/" + sent.subType();
     if (value.equalsIgnoreCase("application/octet-stream")) {
       return "has no content-type (or application/octet-stream)";
     }
-    return SHOWABLE.matcher(value).matches() ? "has `" + value.toLowerCase(java.util.Locale.ROOT) + "`" : "has another one";
+    return SHOWABLE.matcher(value).matches()
+        ? "has `" + value.toLowerCase(java.util.Locale.ROOT) + "`"
+        : "has another one";
   }
 }

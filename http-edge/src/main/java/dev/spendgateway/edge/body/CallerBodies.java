@@ -11,10 +11,10 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * Reads a caller's request body into memory with a hard limit (the route's own: JSON 4 MiB, a
- * transcription form the policy's file limit plus its framing) and a deadline, so a body the gateway
- * cannot take is refused in the caller's error shape (not Pekko's plain text, not a 500): over the
- * limit a 413 before it is buffered, broken framing a 400, not finished in time a 408. Shared by the
- * pass-through routes, the failover router and the gateway's own API.
+ * transcription form the policy's file limit plus its framing) and a deadline, so a body the
+ * gateway cannot take is refused in the caller's error shape (not Pekko's plain text, not a 500):
+ * over the limit a 413 before it is buffered, broken framing a 400, not finished in time a 408.
+ * Shared by the pass-through routes, the failover router and the gateway's own API.
  */
 public final class CallerBodies {
   private CallerBodies() {}
@@ -33,14 +33,20 @@ public final class CallerBodies {
   public record Unreadable(int status, String rule, String message) implements Body {
     /** A chunk size that is not hex, a chunk longer than announced, a connection cut mid-body. */
     static Unreadable malformed() {
-      return new Unreadable(400, "body_framing",
+      return new Unreadable(
+          400,
+          "body_framing",
           "The request body could not be read to its end: its framing (Content-Length or chunked encoding) is malformed or it was cut off.");
     }
 
     /** Still arriving when the body-read timeout ran out: a stalled or trickling client. */
     static Unreadable tooSlow(long timeoutMillis) {
-      return new Unreadable(408, "body_read_timeout",
-          "The request body did not arrive within the gateway's limit of " + seconds(timeoutMillis) + ".");
+      return new Unreadable(
+          408,
+          "body_read_timeout",
+          "The request body did not arrive within the gateway's limit of "
+              + seconds(timeoutMillis)
+              + ".");
     }
 
     private static String seconds(long millis) {
@@ -52,7 +58,8 @@ public final class CallerBodies {
       RequestEntity entity, long limitBytes, long timeoutMillis, Materializer materializer) {
     if (entity.getContentLengthOption().isPresent()
         && entity.getContentLengthOption().getAsLong() > limitBytes) {
-      // Read and drop what the client sends (bounded by pekko.http.server.parsing.max-content-length),
+      // Read and drop what the client sends (bounded by
+      // pekko.http.server.parsing.max-content-length),
       // then refuse: answering while the client is still uploading makes some clients see a reset
       // instead of the 413.
       return entity
@@ -70,10 +77,10 @@ public final class CallerBodies {
   }
 
   /**
-   * Reads and drops the body of a request that is refused before its body is read (a wrong
-   * content type), completing when it is gone, failed or not: as with a body that is too large,
-   * answering while the client is still uploading makes some clients see a reset instead of the
-   * answer. Bounded by {@code pekko.http.server.parsing.max-content-length}.
+   * Reads and drops the body of a request that is refused before its body is read (a wrong content
+   * type), completing when it is gone, failed or not: as with a body that is too large, answering
+   * while the client is still uploading makes some clients see a reset instead of the answer.
+   * Bounded by {@code pekko.http.server.parsing.max-content-length}.
    */
   public static CompletionStage<Void> discard(RequestEntity entity, Materializer materializer) {
     if (entity.isKnownEmpty() || entity.isStrict()) {
@@ -84,13 +91,15 @@ public final class CallerBodies {
 
   /**
    * The caller's faults become answers; anything else is the gateway's own failure and stays one.
-   * Pekko fails the read with an {@link EntityStreamException} when the HTTP parser cannot frame the
-   * body (or the client hangs up inside it) and with a {@link TimeoutException} when {@code
+   * Pekko fails the read with an {@link EntityStreamException} when the HTTP parser cannot frame
+   * the body (or the client hangs up inside it) and with a {@link TimeoutException} when {@code
    * toStrict}'s deadline passes.
    */
   private static Body refusalOrRethrow(Throwable failure, long limitBytes, long timeoutMillis) {
     Throwable cause =
-        failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
     if (cause instanceof EntityStreamSizeException) {
       return new TooLarge(limitBytes);
     }

@@ -11,10 +11,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Parses caller JSON strictly (pass-through routes and the failover router alike): duplicate keys are an error (two parsers could read different
- * values of the same key — a policy bypass), and so is anything but whitespace after the value ({@code
- * {"a":1} {"b":2}}: a parser that reads on would see a second request the policy never vetted);
- * nesting and string sizes are bounded so a hostile body costs little to refuse.
+ * Parses caller JSON strictly (pass-through routes and the failover router alike): duplicate keys
+ * are an error (two parsers could read different values of the same key — a policy bypass), and so
+ * is anything but whitespace after the value ({@code {"a":1} {"b":2}}: a parser that reads on would
+ * see a second request the policy never vetted); nesting and string sizes are bounded so a hostile
+ * body costs little to refuse.
  */
 public final class CallerJson {
   /** Real API bodies nest a few levels (messages → content → blocks → schema); 128 is generous. */
@@ -22,11 +23,11 @@ public final class CallerJson {
 
   private static final ObjectMapper JSON =
       new ObjectMapper(
-          JsonFactory.builder()
-              .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-              .streamReadConstraints(
-                  StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
-              .build())
+              JsonFactory.builder()
+                  .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                  .streamReadConstraints(
+                      StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
+                  .build())
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private CallerJson() {}

@@ -14,9 +14,9 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 /**
  * A reservation the ledger did not hold, as the caller and the access line see it, in one wording
  * for every route: 402 when a cap would be exceeded (naming the cap, its headroom and the call's
- * worst case), 503 when the ledger did not answer in time or its queue was full (with
- * {@code retry-after}: nothing was decided, the caller may simply retry), 500 when it rejected the
- * request itself.
+ * worst case), 503 when the ledger did not answer in time or its queue was full (with {@code
+ * retry-after}: nothing was decided, the caller may simply retry), 500 when it rejected the request
+ * itself.
  *
  * @param response the answer in the caller's error shape
  * @param status its HTTP status
@@ -28,30 +28,46 @@ public record BudgetRefusal(HttpResponse response, int status, String errorClass
    * @param reply the ledger's answer, null when it gave none (timeout, unavailable)
    * @param worstCaseMicros the amount the call asked to reserve: what the 402 says it needs
    */
-  public static BudgetRefusal of(Shape shape, GlobalBudget.ReserveReply reply, long worstCaseMicros) {
+  public static BudgetRefusal of(
+      Shape shape, GlobalBudget.ReserveReply reply, long worstCaseMicros) {
     if (reply instanceof GlobalBudget.Refused refused) {
       return overCap(shape, refused, worstCaseMicros);
     }
     if (reply instanceof GlobalBudget.Busy busy) {
       return new BudgetRefusal(
-          GatewayErrors.error(shape, 503, "ledger_busy",
+          GatewayErrors.error(
+              shape,
+              503,
+              "ledger_busy",
               "The budget ledger is busy; nothing was reserved or billed, retry after "
-                  + busy.retryAfterSeconds() + " s.",
-              CallerJson.object(), List.of(RawHeader.create("retry-after", Integer.toString(busy.retryAfterSeconds())))),
-          503, "ledger_busy");
+                  + busy.retryAfterSeconds()
+                  + " s.",
+              CallerJson.object(),
+              List.of(RawHeader.create("retry-after", Integer.toString(busy.retryAfterSeconds())))),
+          503,
+          "ledger_busy");
     }
     if (reply == null) {
       return new BudgetRefusal(
-          GatewayErrors.error(shape, 503, "ledger_unavailable", "The budget ledger did not answer in time; try again shortly.",
-              CallerJson.object(), List.of(RawHeader.create("retry-after", JsonApi.LEDGER_UNAVAILABLE_RETRY_AFTER))),
-          503, "ledger_unavailable");
+          GatewayErrors.error(
+              shape,
+              503,
+              "ledger_unavailable",
+              "The budget ledger did not answer in time; try again shortly.",
+              CallerJson.object(),
+              List.of(RawHeader.create("retry-after", JsonApi.LEDGER_UNAVAILABLE_RETRY_AFTER))),
+          503,
+          "ledger_unavailable");
     }
     return new BudgetRefusal(
-        GatewayErrors.error(shape, 500, "ledger_rejected", "The budget ledger rejected the reservation."),
-        500, "ledger_rejected");
+        GatewayErrors.error(
+            shape, 500, "ledger_rejected", "The budget ledger rejected the reservation."),
+        500,
+        "ledger_rejected");
   }
 
-  private static BudgetRefusal overCap(Shape shape, GlobalBudget.Refused refused, long worstCaseMicros) {
+  private static BudgetRefusal overCap(
+      Shape shape, GlobalBudget.Refused refused, long worstCaseMicros) {
     String cap = refused.cap().wireName();
     ObjectNode extra = CallerJson.object();
     extra.put("cap", cap);
@@ -61,10 +77,18 @@ public record BudgetRefusal(HttpResponse response, int status, String errorClass
       extra.put("subject", refused.subject());
     }
     extra.put("headroom_usd", Micros.toUsd(refused.headroomMicros()));
-    String message = "Budget cap " + cap + (refused.subject() == null ? "" : " for " + refused.subject())
-        + " would be exceeded: $" + Micros.toUsd(refused.headroomMicros()).toPlainString()
-        + " of headroom left, this call needs up to $" + Micros.toUsd(worstCaseMicros).toPlainString() + ".";
+    String message =
+        "Budget cap "
+            + cap
+            + (refused.subject() == null ? "" : " for " + refused.subject())
+            + " would be exceeded: $"
+            + Micros.toUsd(refused.headroomMicros()).toPlainString()
+            + " of headroom left, this call needs up to $"
+            + Micros.toUsd(worstCaseMicros).toPlainString()
+            + ".";
     return new BudgetRefusal(
-        GatewayErrors.error(shape, 402, "budget_exceeded", message, extra, List.of()), 402, "budget_exceeded");
+        GatewayErrors.error(shape, 402, "budget_exceeded", message, extra, List.of()),
+        402,
+        "budget_exceeded");
   }
 }

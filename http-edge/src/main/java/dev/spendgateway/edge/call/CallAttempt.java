@@ -13,11 +13,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One provider attempt holding a reservation, from the ledger's yes to its access line. It ends once
- * ({@link #end}): the settlement rule decides, the reservation closes, and the attempt's access line
- * is written when the ledger has answered, saying what the ledger did. Every path — answer, error
- * status, cut, hang-up, breaker, timeout — ends the attempt through the same method; a second end is
- * ignored, so a late path cannot close twice or log twice.
+ * One provider attempt holding a reservation, from the ledger's yes to its access line. It ends
+ * once ({@link #end}): the settlement rule decides, the reservation closes, and the attempt's
+ * access line is written when the ledger has answered, saying what the ledger did. Every path —
+ * answer, error status, cut, hang-up, breaker, timeout — ends the attempt through the same method;
+ * a second end is ignored, so a late path cannot close twice or log twice.
  */
 public final class CallAttempt {
   private static final Logger log = LoggerFactory.getLogger(CallAttempt.class);
@@ -36,8 +36,13 @@ public final class CallAttempt {
    * @param line the attempt's line so far (route, request id, spend, provider, model, reserved)
    * @param closeStarted run once the close has started (the shutdown's "settle expected" ticket)
    */
-  CallAttempt(HeldReservation reservation, Settlement.Pricing pricing, AccessLine line, CallMetrics metrics,
-      LongSupplier nanoTime, Runnable closeStarted) {
+  CallAttempt(
+      HeldReservation reservation,
+      Settlement.Pricing pricing,
+      AccessLine line,
+      CallMetrics metrics,
+      LongSupplier nanoTime,
+      Runnable closeStarted) {
     this.reservation = reservation;
     this.pricing = pricing;
     this.line = line;
@@ -72,14 +77,20 @@ public final class CallAttempt {
     warnIfAboveReserve(decision);
     AccessLine endedLine = line.withStatus(status).withError(decision.outcomeWord());
     try {
-      reservation.close(decision.closing()).whenComplete((closed, failure) -> {
-        AccessLine truthful = failure != null
-            ? endedLine.withError(joined(decision.outcomeWord(), "settle_failed"))
-            : endedLine.withSettled(closed.settledMicros()).withError(joined(decision.outcomeWord(), closed.problem()));
-        AccessRecord record = truthful.record(nanoTime.getAsLong());
-        AccessLog.write(record);
-        written.complete(record);
-      });
+      reservation
+          .close(decision.closing())
+          .whenComplete(
+              (closed, failure) -> {
+                AccessLine truthful =
+                    failure != null
+                        ? endedLine.withError(joined(decision.outcomeWord(), "settle_failed"))
+                        : endedLine
+                            .withSettled(closed.settledMicros())
+                            .withError(joined(decision.outcomeWord(), closed.problem()));
+                AccessRecord record = truthful.record(nanoTime.getAsLong());
+                AccessLog.write(record);
+                written.complete(record);
+              });
     } finally {
       closeStarted.run();
     }
@@ -100,13 +111,18 @@ public final class CallAttempt {
   }
 
   private void warnIfAboveReserve(Settlement.Decision decision) {
-    if (decision.closing() instanceof Settlement.Closing.AtCost cost && cost.micros() > reservation.heldMicros()) {
+    if (decision.closing() instanceof Settlement.Closing.AtCost cost
+        && cost.micros() > reservation.heldMicros()) {
       long over = cost.micros() - reservation.heldMicros();
       metrics.settledAboveReserve(line.provider(), line.model(), over);
       // The request id, not the reservation's: it is what an operator searches the access log by,
       // and a provider call's reservation id appears in no caller-visible answer or other log line.
-      log.warn("settled above reserve: request {} reserved {} actual {} (model {})",
-          line.requestId(), Micros.toUsd(reservation.heldMicros()), Micros.toUsd(cost.micros()), line.model());
+      log.warn(
+          "settled above reserve: request {} reserved {} actual {} (model {})",
+          line.requestId(),
+          Micros.toUsd(reservation.heldMicros()),
+          Micros.toUsd(cost.micros()),
+          line.model());
     }
   }
 

@@ -48,7 +48,8 @@ public final class CallLine {
     if (!written.compareAndSet(false, true)) {
       return Optional.empty();
     }
-    AccessRecord record = known.get().withStatus(status).withError(errorClass).record(nanoTime.getAsLong());
+    AccessRecord record =
+        known.get().withStatus(status).withError(errorClass).record(nanoTime.getAsLong());
     dev.spendgateway.edge.log.AccessLog.write(record);
     return Optional.of(record);
   }

@@ -21,7 +21,9 @@ public final class CallerJsonBody {
   /** What reading gave. */
   public sealed interface Read {}
 
-  /** @param bytes the body as received (its size is what policy limits) */
+  /**
+   * @param bytes the body as received (its size is what policy limits)
+   */
   public record Json(ObjectNode object, ByteString bytes) implements Read {}
 
   /**
@@ -29,23 +31,29 @@ public final class CallerJsonBody {
    * @param field the request part at fault ({@code body})
    * @param errorClass the access line's word
    */
-  public record Refused(int status, String field, String message, String errorClass) implements Read {}
+  public record Refused(int status, String field, String message, String errorClass)
+      implements Read {}
 
   /** Reads the body within {@code policy}'s body limit and the body-read timeout. */
   public static CompletionStage<Read> read(RequestEntity entity, CallServices services) {
     long limit = services.policy().limits().maxBodyBytes();
-    return CallerBodies.readStrict(entity, limit, services.bodyReadTimeout().toMillis(), services.materializer())
+    return CallerBodies.readStrict(
+            entity, limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenApply(CallerJsonBody::parsed);
   }
 
   /** The body read, parsed; pure. */
   public static Read parsed(CallerBodies.Body body) {
     if (body instanceof CallerBodies.TooLarge tooLarge) {
-      return new Refused(413, "body",
-          "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.", "policy:max_body_bytes");
+      return new Refused(
+          413,
+          "body",
+          "Request body is larger than the gateway's limit of " + tooLarge.limitBytes() + " bytes.",
+          "policy:max_body_bytes");
     }
     if (body instanceof CallerBodies.Unreadable unreadable) {
-      // The caller's framing or pace, not a policy rule: named by the rule alone, as the pass-through routes do.
+      // The caller's framing or pace, not a policy rule: named by the rule alone, as the
+      // pass-through routes do.
       return new Refused(unreadable.status(), "body", unreadable.message(), unreadable.rule());
     }
     ByteString bytes = ((CallerBodies.Read) body).bytes();
@@ -53,7 +61,11 @@ public final class CallerJsonBody {
     try {
       json = CallerJson.parse(bytes);
     } catch (JsonProcessingException e) {
-      return new Refused(400, "body", "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".", "policy:json");
+      return new Refused(
+          400,
+          "body",
+          "The request body is not valid JSON: " + CallerJson.safeReason(e) + ".",
+          "policy:json");
     }
     if (!(json instanceof ObjectNode object)) {
       return new Refused(400, "body", "The request body must be a JSON object.", "policy:json");

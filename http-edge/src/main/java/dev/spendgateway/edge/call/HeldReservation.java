@@ -50,7 +50,8 @@ public final class HeldReservation {
    * @param requestId the call's request id, for the give-up warning
    * @param inFlight counts the close until answered, so a shutdown waits for it
    */
-  public HeldReservation(String id, long heldMicros, String requestId, LedgerClient ledger, InFlightCalls inFlight) {
+  public HeldReservation(
+      String id, long heldMicros, String requestId, LedgerClient ledger, InFlightCalls inFlight) {
     this.id = id;
     this.heldMicros = heldMicros;
     this.requestId = requestId;
@@ -83,7 +84,11 @@ public final class HeldReservation {
     return mine;
   }
 
-  private void ask(Supplier<CompletionStage<GlobalBudget.CloseReply>> close, Status asked, long micros, int attempt,
+  private void ask(
+      Supplier<CompletionStage<GlobalBudget.CloseReply>> close,
+      Status asked,
+      long micros,
+      int attempt,
       CompletableFuture<LedgerClose> result) {
     CompletionStage<GlobalBudget.CloseReply> answer;
     try {
@@ -91,24 +96,32 @@ public final class HeldReservation {
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
-    answer.whenComplete((reply, failure) -> {
-      // A full ledger queue decided nothing: like an unanswered ask, worth asking again after a wait.
-      if (failure == null && reply instanceof GlobalBudget.Busy) {
-        failure = new LedgerBusyException();
-      }
-      if (failure == null) {
-        result.complete(LedgerClose.of(reply, asked, micros, heldMicros));
-      } else if (attempt < MAX_ASKS) {
-        // Only on an unanswered ask (rare): the JDK's delayed executor needs no scheduler handed in.
-        Executor later = CompletableFuture.delayedExecutor(backoff(attempt).toMillis(), TimeUnit.MILLISECONDS);
-        later.execute(() -> ask(close, asked, micros, attempt + 1, result));
-      } else {
-        String why = causeOf(failure).getClass().getSimpleName();
-        log.warn("could not close the reservation of request {} after {} asks ({}); it will expire at its worst case",
-            requestId, MAX_ASKS, why);
-        result.complete(new LedgerClose.GaveUp(why));
-      }
-    });
+    answer.whenComplete(
+        (reply, failure) -> {
+          // A full ledger queue decided nothing: like an unanswered ask, worth asking again after a
+          // wait.
+          if (failure == null && reply instanceof GlobalBudget.Busy) {
+            failure = new LedgerBusyException();
+          }
+          if (failure == null) {
+            result.complete(LedgerClose.of(reply, asked, micros, heldMicros));
+          } else if (attempt < MAX_ASKS) {
+            // Only on an unanswered ask (rare): the JDK's delayed executor needs no scheduler
+            // handed in.
+            Executor later =
+                CompletableFuture.delayedExecutor(
+                    backoff(attempt).toMillis(), TimeUnit.MILLISECONDS);
+            later.execute(() -> ask(close, asked, micros, attempt + 1, result));
+          } else {
+            String why = causeOf(failure).getClass().getSimpleName();
+            log.warn(
+                "could not close the reservation of request {} after {} asks ({}); it will expire at its worst case",
+                requestId,
+                MAX_ASKS,
+                why);
+            result.complete(new LedgerClose.GaveUp(why));
+          }
+        });
   }
 
   /** The ledger's queue was full when the close was asked (it decided nothing). */
@@ -124,6 +137,8 @@ public final class HeldReservation {
   }
 
   private static Throwable causeOf(Throwable failure) {
-    return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    return failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
   }
 }

@@ -4,9 +4,9 @@ import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.Reservation.Status;
 
 /**
- * What the ledger did with a close the gateway asked for, as the access line must tell it: closed as
- * asked, found already closed another way (expired at its worst case), not open, refused, or never
- * answered. Only the first is "settled" as the gateway meant it.
+ * What the ledger did with a close the gateway asked for, as the access line must tell it: closed
+ * as asked, found already closed another way (expired at its worst case), not open, refused, or
+ * never answered. Only the first is "settled" as the gateway meant it.
  */
 public sealed interface LedgerClose {
 
@@ -61,7 +61,9 @@ public sealed interface LedgerClose {
     }
   }
 
-  /** The ledger refused the close itself (unknown id, not the owner, a bad amount): nothing changed. */
+  /**
+   * The ledger refused the close itself (unknown id, not the owner, a bad amount): nothing changed.
+   */
   record Refused(String word) implements LedgerClose {
     @Override
     public Long settledMicros() {
@@ -92,7 +94,8 @@ public sealed interface LedgerClose {
    *
    * @param heldMicros what the reservation holds (what an expiry charges)
    */
-  static LedgerClose of(GlobalBudget.CloseReply reply, Status askedStatus, long askedMicros, long heldMicros) {
+  static LedgerClose of(
+      GlobalBudget.CloseReply reply, Status askedStatus, long askedMicros, long heldMicros) {
     if (reply instanceof GlobalBudget.Closed closed) {
       return closed.status() == askedStatus && closed.actualMicros() == askedMicros
           ? new AsAsked(askedMicros)

@@ -9,8 +9,8 @@ import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -44,10 +44,11 @@ public record ProviderGuards(
 
   /**
    * Waits for {@code provider}'s turn under its rate limits, counting the call at {@code
-   * worstCaseTokens}: completes with empty when the call may go, or with the refusal (nothing taken)
-   * when its turn is further away than the limits' maximum wait.
+   * worstCaseTokens}: completes with empty when the call may go, or with the refusal (nothing
+   * taken) when its turn is further away than the limits' maximum wait.
    */
-  public CompletionStage<Optional<ProviderRateLimits.Turn.Refused>> turn(Provider provider, long worstCaseTokens) {
+  public CompletionStage<Optional<ProviderRateLimits.Turn.Refused>> turn(
+      Provider provider, long worstCaseTokens) {
     ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
       listener.rateLimited(provider);
@@ -74,7 +75,8 @@ public record ProviderGuards(
       }
 
       @Override
-      public <T> CompletionStage<T> around(Provider provider, Supplier<CompletionStage<T>> call, Predicate<T> isFailure) {
+      public <T> CompletionStage<T> around(
+          Provider provider, Supplier<CompletionStage<T>> call, Predicate<T> isFailure) {
         return breakers.withBreaker(provider, call, isFailure);
       }
 

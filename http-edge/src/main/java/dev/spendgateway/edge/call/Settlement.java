@@ -44,7 +44,10 @@ public final class Settlement {
     }
   }
 
-  /** Prices a usage report for the attempt's model and worst case ({@link CostCalculator#settlement}). */
+  /**
+   * Prices a usage report for the attempt's model and worst case ({@link
+   * CostCalculator#settlement}).
+   */
   @FunctionalInterface
   public interface Pricing {
     CostCalculator.Settlement price(UsageReport usage);
@@ -83,7 +86,10 @@ public final class Settlement {
     return Decision.worstCase(why == null ? "usage_missing" : "usage_missing:" + why);
   }
 
-  /** A usage missing or one no real call can have (too many tokens, an overflow) keeps the worst case. */
+  /**
+   * A usage missing or one no real call can have (too many tokens, an overflow) keeps the worst
+   * case.
+   */
   private static Decision priced(UsageReport usage, Pricing pricing) {
     CostCalculator.Settlement settlement = pricing.price(usage);
     if (settlement instanceof CostCalculator.Settlement.Billed billed) {

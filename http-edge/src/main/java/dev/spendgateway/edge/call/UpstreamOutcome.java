@@ -1,9 +1,9 @@
 package dev.spendgateway.edge.call;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.upstream.stream.StreamOutcome;
 import java.util.function.Function;
-import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * How one provider attempt ended, as far as the bill is concerned. The caller of the core maps what
@@ -13,10 +13,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 public sealed interface UpstreamOutcome {
 
   /**
-   * Nothing can have reached the provider (the connection failed before the request was written,
-   * or a breaker refused the call): the provider bills nothing.
+   * Nothing can have reached the provider (the connection failed before the request was written, or
+   * a breaker refused the call): the provider bills nothing.
    *
-   * @param errorClass the safe class of why, e.g. {@code upstream_connect_failed}, {@code breaker_open}
+   * @param errorClass the safe class of why, e.g. {@code upstream_connect_failed}, {@code
+   *     breaker_open}
    */
   record NeverSent(String errorClass) implements UpstreamOutcome {}
 
@@ -44,5 +45,6 @@ public sealed interface UpstreamOutcome {
    * @param outcome what the counting branch learned
    * @param usageOf the provider's usage parser for the stream's usage document
    */
-  record StreamEnded(StreamOutcome outcome, Function<JsonNode, UsageReport> usageOf) implements UpstreamOutcome {}
+  record StreamEnded(StreamOutcome outcome, Function<JsonNode, UsageReport> usageOf)
+      implements UpstreamOutcome {}
 }

@@ -9,7 +9,8 @@ package dev.spendgateway.edge.demo;
 public final class DemoBanner {
   private DemoBanner() {}
 
-  public static String render(String baseUrl, String token, String adminToken, String simulatorUrl) {
+  public static String render(
+      String baseUrl, String token, String adminToken, String simulatorUrl) {
     return """
 
         ==== spend gateway demo ====

@@ -12,8 +12,8 @@ import java.util.Properties;
 /**
  * The pair {@code --demo} uses: a caller token and, different, an operator (admin) token. Kept in
  * the demo's data dir ({@code demo-tokens.properties}, readable by its owner only) and reused on
- * every demo start, so a token exported from the banner — and the README's examples using it —
- * keep working after a restart. A {@code GATEWAY_TOKEN} / {@code GATEWAY_ADMIN_TOKEN} set in the
+ * every demo start, so a token exported from the banner — and the README's examples using it — keep
+ * working after a restart. A {@code GATEWAY_TOKEN} / {@code GATEWAY_ADMIN_TOKEN} set in the
  * environment wins over the kept one.
  *
  * @param caller the callers' token
@@ -28,10 +28,11 @@ public record DemoTokens(String caller, String admin) {
   }
 
   /**
-   * The pair kept in {@code demoDir}, made and kept on first use; a non-blank {@code callerOverride}
-   * or {@code adminOverride} (the environment's) replaces its half.
+   * The pair kept in {@code demoDir}, made and kept on first use; a non-blank {@code
+   * callerOverride} or {@code adminOverride} (the environment's) replaces its half.
    */
-  public static DemoTokens keptIn(Path demoDir, String callerOverride, String adminOverride) throws IOException {
+  public static DemoTokens keptIn(Path demoDir, String callerOverride, String adminOverride)
+      throws IOException {
     Path file = demoDir.resolve(FILE);
     DemoTokens kept;
     if (Files.exists(file)) {
@@ -41,7 +42,10 @@ public record DemoTokens(String caller, String admin) {
       }
       String caller = p.getProperty("caller", "");
       String admin = p.getProperty("admin", "");
-      kept = caller.isBlank() || admin.isBlank() || caller.equals(admin) ? write(file) : new DemoTokens(caller, admin);
+      kept =
+          caller.isBlank() || admin.isBlank() || caller.equals(admin)
+              ? write(file)
+              : new DemoTokens(caller, admin);
     } else {
       Files.createDirectories(demoDir);
       kept = write(file);
@@ -53,8 +57,13 @@ public record DemoTokens(String caller, String admin) {
 
   private static DemoTokens write(Path file) throws IOException {
     DemoTokens fresh = generate();
-    String text = "# bin/gateway --demo's tokens, reused on every demo start. Delete this file for new ones.\n"
-        + "caller=" + fresh.caller() + "\nadmin=" + fresh.admin() + "\n";
+    String text =
+        "# bin/gateway --demo's tokens, reused on every demo start. Delete this file for new ones.\n"
+            + "caller="
+            + fresh.caller()
+            + "\nadmin="
+            + fresh.admin()
+            + "\n";
     Files.writeString(file, text, StandardCharsets.UTF_8);
     try {
       Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));

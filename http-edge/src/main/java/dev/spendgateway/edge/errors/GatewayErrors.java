@@ -12,8 +12,8 @@ import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 
 /**
  * Errors the gateway itself makes, in the JSON shape of the API the caller is speaking, so the
- * official SDKs surface them as their normal error types. Every one carries {@code
- * x-gateway-error: true} so a caller (and an operator) can tell them from upstream errors.
+ * official SDKs surface them as their normal error types. Every one carries {@code x-gateway-error:
+ * true} so a caller (and an operator) can tell them from upstream errors.
  */
 public final class GatewayErrors {
   /** Marks an error made by the gateway rather than passed through from a provider. */
@@ -39,7 +39,14 @@ public final class GatewayErrors {
    */
   public static org.apache.pekko.http.javadsl.model.StatusCode status(int code) {
     return StatusCodes.lookup(code)
-        .orElseGet(() -> StatusCodes.custom(code, code == 529 ? "Overloaded" : "Provider Status " + code, "", code < 400, true));
+        .orElseGet(
+            () ->
+                StatusCodes.custom(
+                    code,
+                    code == 529 ? "Overloaded" : "Provider Status " + code,
+                    "",
+                    code < 400,
+                    true));
   }
 
   public static HttpResponse error(Shape shape, int status, String type, String message) {
@@ -52,7 +59,12 @@ public final class GatewayErrors {
    * @param headers extra response headers (e.g. {@code retry-after})
    */
   public static HttpResponse error(
-      Shape shape, int status, String type, String message, ObjectNode extra, List<HttpHeader> headers) {
+      Shape shape,
+      int status,
+      String type,
+      String message,
+      ObjectNode extra,
+      List<HttpHeader> headers) {
     ObjectNode body = JSON.createObjectNode();
     ObjectNode error = JSON.createObjectNode();
     switch (shape) {

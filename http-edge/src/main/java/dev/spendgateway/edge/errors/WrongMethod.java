@@ -31,7 +31,8 @@ public final class WrongMethod {
   public static Route answered(Route inner, Function<List<HttpMethod>, Route> wrongMethod) {
     RejectionHandler handler =
         RejectionHandler.newBuilder()
-            .handleAll(MethodRejection.class, rejections -> wrongMethod.apply(supported(rejections)))
+            .handleAll(
+                MethodRejection.class, rejections -> wrongMethod.apply(supported(rejections)))
             .build();
     return handleRejections(handler, () -> inner);
   }
@@ -39,7 +40,10 @@ public final class WrongMethod {
   /** The 405 in {@code shape} with {@code Allow: <allowed>}. */
   public static HttpResponse answer(Shape shape, List<HttpMethod> allowed) {
     String names = String.join(", ", allowed.stream().map(HttpMethod::name).toList());
-    return GatewayErrors.error(shape, 405, shape == Shape.GATEWAY ? "method_not_allowed" : "invalid_request_error",
+    return GatewayErrors.error(
+            shape,
+            405,
+            shape == Shape.GATEWAY ? "method_not_allowed" : "invalid_request_error",
             "This path does not take that method; it takes " + names + ".")
         .addHeader(Allow.create(allowed.toArray(HttpMethod[]::new)));
   }

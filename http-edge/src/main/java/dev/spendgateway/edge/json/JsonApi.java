@@ -2,7 +2,6 @@ package dev.spendgateway.edge.json;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
-import static org.apache.pekko.http.javadsl.server.Directives.extractActorSystem;
 import static org.apache.pekko.http.javadsl.server.Directives.extractMaterializer;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequestEntity;
 import static org.apache.pekko.http.javadsl.server.Directives.onSuccess;
@@ -20,10 +19,10 @@ import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
@@ -67,36 +66,55 @@ public final class JsonApi {
    * framing a 400 and one not finished within the body-read timeout a 408.
    */
   public Route body(Function<String, Route> inner) {
-    return extractRequestEntity(sent -> extractMaterializer(materializer -> {
-      if (!BodyType.JSON.accepts(sent)) {
-        return completeWithFuture(CallerBodies.discard(sent, materializer).thenApply(drained -> unsupported(sent)));
-      }
-      CompletionStage<CallerBodies.Body> read = CallerBodies
-          .readStrict(sent, MAX_BODY_BYTES, bodyReadTimeout.toMillis(), materializer)
-          .exceptionally(failure -> null);
-      return onSuccess(read, body -> {
-        if (body instanceof CallerBodies.Read text) {
-          return validated(() -> inner.apply(text.bytes().utf8String()));
-        }
-        return complete(refusal(body));
-      });
-    }));
+    return extractRequestEntity(
+        sent ->
+            extractMaterializer(
+                materializer -> {
+                  if (!BodyType.JSON.accepts(sent)) {
+                    return completeWithFuture(
+                        CallerBodies.discard(sent, materializer)
+                            .thenApply(drained -> unsupported(sent)));
+                  }
+                  CompletionStage<CallerBodies.Body> read =
+                      CallerBodies.readStrict(
+                              sent, MAX_BODY_BYTES, bodyReadTimeout.toMillis(), materializer)
+                          .exceptionally(failure -> null);
+                  return onSuccess(
+                      read,
+                      body -> {
+                        if (body instanceof CallerBodies.Read text) {
+                          return validated(() -> inner.apply(text.bytes().utf8String()));
+                        }
+                        return complete(refusal(body));
+                      });
+                }));
   }
 
   private HttpResponse refusal(CallerBodies.Body body) {
     if (body instanceof CallerBodies.TooLarge) {
-      return simpleError(StatusCodes.PAYLOAD_TOO_LARGE, "request_too_large", "body",
+      return simpleError(
+          StatusCodes.PAYLOAD_TOO_LARGE,
+          "request_too_large",
+          "body",
           "body is larger than the gateway API's limit of " + MAX_BODY_BYTES + " bytes");
     }
     if (body instanceof CallerBodies.Unreadable unreadable) {
-      return simpleError(StatusCodes.get(unreadable.status()),
-          unreadable.status() == 408 ? "request_timeout" : "invalid_request", "body", unreadable.message());
+      return simpleError(
+          StatusCodes.get(unreadable.status()),
+          unreadable.status() == 408 ? "request_timeout" : "invalid_request",
+          "body",
+          unreadable.message());
     }
-    return simpleError(StatusCodes.BAD_REQUEST, "invalid_request", "body", "body could not be read to its end");
+    return simpleError(
+        StatusCodes.BAD_REQUEST, "invalid_request", "body", "body could not be read to its end");
   }
 
   private HttpResponse unsupported(RequestEntity sent) {
-    return simpleError(StatusCodes.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", BodyType.HEADER, BodyType.JSON.refusal(sent));
+    return simpleError(
+        StatusCodes.UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        BodyType.HEADER,
+        BodyType.JSON.refusal(sent));
   }
 
   /** Runs {@code inner}; a {@link BadRequest} becomes a 400 naming the field. */
@@ -104,20 +122,29 @@ public final class JsonApi {
     try {
       return inner.get();
     } catch (BadRequest bad) {
-      return complete(simpleError(StatusCodes.BAD_REQUEST, "invalid_request", bad.field, bad.getMessage()));
+      return complete(
+          simpleError(StatusCodes.BAD_REQUEST, "invalid_request", bad.field, bad.getMessage()));
     }
   }
 
   /**
-   * Completes with the mapped answer, or 503 {@code ledger_unavailable} with {@code retryHint}
-   * when the ledger does not answer in time.
+   * Completes with the mapped answer, or 503 {@code ledger_unavailable} with {@code retryHint} when
+   * the ledger does not answer in time.
    */
-  public <R> Route answer(CompletionStage<R> reply, Function<R, HttpResponse> toResponse, String retryHint) {
-    return completeWithFuture(reply.handle((r, failure) -> failure == null
-        ? toResponse.apply(r)
-        : simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_unavailable", null,
-            "the ledger did not answer in time; " + retryHint)
-            .addHeader(RawHeader.create("retry-after", LEDGER_UNAVAILABLE_RETRY_AFTER))));
+  public <R> Route answer(
+      CompletionStage<R> reply, Function<R, HttpResponse> toResponse, String retryHint) {
+    return completeWithFuture(
+        reply.handle(
+            (r, failure) ->
+                failure == null
+                    ? toResponse.apply(r)
+                    : simpleError(
+                            StatusCodes.SERVICE_UNAVAILABLE,
+                            "ledger_unavailable",
+                            null,
+                            "the ledger did not answer in time; " + retryHint)
+                        .addHeader(
+                            RawHeader.create("retry-after", LEDGER_UNAVAILABLE_RETRY_AFTER))));
   }
 
   /**
@@ -128,8 +155,10 @@ public final class JsonApi {
 
   public HttpResponse json(StatusCode status, Object body) {
     try {
-      return HttpResponse.create().withStatus(status)
-          .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body)));
+      return HttpResponse.create()
+          .withStatus(status)
+          .withEntity(
+              HttpEntities.create(ContentTypes.APPLICATION_JSON, mapper.writeValueAsBytes(body)));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot write " + body.getClass().getSimpleName(), e);
     }

@@ -32,10 +32,13 @@ public final class JsonFields {
 
   public JsonFields(ObjectMapper mapper) {
     // Exact decimals: 0.30 stays 0.30, never the double 0.29999…; a key given twice is refused, not
-    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different parsers);
-    // nothing but whitespace may follow the object ({"id":"a"} {"id":"b"} is two requests, not one).
+    // read as its last value ({"amountUsd":5,"amountUsd":0.01} means different things to different
+    // parsers);
+    // nothing but whitespace may follow the object ({"id":"a"} {"id":"b"} is two requests, not
+    // one).
     this.reader =
-        mapper.reader()
+        mapper
+            .reader()
             .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
@@ -75,9 +78,11 @@ public final class JsonFields {
 
   /** An id (from a body or a path) obeying {@link dev.spendgateway.policy.access.LedgerId}. */
   public static String id(String value, String field) {
-    // The same rule as x-spend-brand on the provider routes: a brand that can spend can be looked up.
+    // The same rule as x-spend-brand on the provider routes: a brand that can spend can be looked
+    // up.
     if (!dev.spendgateway.policy.access.LedgerId.isValid(value)) {
-      throw new BadRequest(field, field + " must be " + dev.spendgateway.policy.access.LedgerId.DESCRIPTION);
+      throw new BadRequest(
+          field, field + " must be " + dev.spendgateway.policy.access.LedgerId.DESCRIPTION);
     }
     return value;
   }
@@ -109,7 +114,9 @@ public final class JsonFields {
       throw new BadRequest(field, field + " must not be negative");
     }
     if (usd.abs().compareTo(MAX_USD) > 0) {
-      throw new BadRequest(field, field + " must be at most " + MAX_USD.toPlainString() + (signed ? " in size" : ""));
+      throw new BadRequest(
+          field,
+          field + " must be at most " + MAX_USD.toPlainString() + (signed ? " in size" : ""));
     }
     try {
       return Micros.ofUsdExact(usd);

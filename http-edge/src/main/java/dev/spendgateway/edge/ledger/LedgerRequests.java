@@ -32,8 +32,11 @@ final class LedgerRequests {
     JsonNode json = fields.object(body);
     String id = id(text(json.get("id"), "id"), "id");
     if (Owner.impliedBy(id) == Owner.GATEWAY) {
-      throw new JsonFields.BadRequest("id",
-          "ids starting with " + Owner.GATEWAY_ID_PREFIX + " are the gateway's own; choose another id");
+      throw new JsonFields.BadRequest(
+          "id",
+          "ids starting with "
+              + Owner.GATEWAY_ID_PREFIX
+              + " are the gateway's own; choose another id");
     }
     Lane lane = lane(json.get("lane"));
     String brand = lane.needsSubject() ? id(text(json.get("brand"), "brand"), "brand") : null;

@@ -3,19 +3,20 @@ package dev.spendgateway.edge.ledger;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.json.JsonApi;
+import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.edge.ledger.LedgerJson.BudgetError;
 import dev.spendgateway.edge.ledger.LedgerJson.BudgetErrorBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ClosedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservationBody;
 import dev.spendgateway.edge.ledger.LedgerJson.ReservedBody;
 import dev.spendgateway.edge.ledger.LedgerJson.UsageBody;
-import dev.spendgateway.edge.body.CallerBodies;
-import dev.spendgateway.edge.json.JsonApi;
-import dev.spendgateway.edge.json.JsonFields;
-import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
-import dev.spendgateway.ledger.LedgerProtocol.Busy;
-import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol;
+import dev.spendgateway.ledger.LedgerProtocol.Busy;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
 import dev.spendgateway.ledger.LedgerProtocol.Invalid;
@@ -26,7 +27,6 @@ import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
-import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.money.Micros;
@@ -46,22 +46,23 @@ import org.apache.pekko.http.javadsl.server.Route;
  * route wraps this one with the gateway-token check.
  *
  * <p>Bodies are validated before the ledger sees them (400 naming the field); the ledger's answers
- * map to statuses in {@link #reserved}, {@link #closed} and {@link #reservation}. A ledger that does
- * not answer within the ask timeout gives 503 {@code ledger_unavailable}; one whose queue is full
- * answers at once, 503 {@code ledger_busy} with {@code retry-after} (see {@link #busy}).
+ * map to statuses in {@link #reserved}, {@link #closed} and {@link #reservation}. A ledger that
+ * does not answer within the ask timeout gives 503 {@code ledger_unavailable}; one whose queue is
+ * full answers at once, 503 {@code ledger_busy} with {@code retry-after} (see {@link #busy}).
  *
  * <p>Rules of this API, which every token holder can call, so that no call here can move spend it
  * did not first hold against the caps:
+ *
  * <ul>
  *   <li>{@code amountUsd} must be greater than 0 (400 naming {@code amountUsd}).
  *   <li>A settle is at most the reserved amount (400 naming {@code actualUsd}; nothing changes). An
  *       operator who must book more uses the admin API's settle, which records who and why.
- *   <li>Reservations made by the provider routes belong to the gateway: settling or voiding one here
- *       is 403 and leaves it open for the call that holds it. Their ids ({@code gw-} followed by a
- *       UUID) are the gateway's namespace: reserving such an id here is 400, settling or voiding
- *       one is 403 whether or not it exists, and looking one up is 404, the answer for any
- *       reservation this API cannot see — so none of these answers tells a caller whether a provider
- *       call holds that id.
+ *   <li>Reservations made by the provider routes belong to the gateway: settling or voiding one
+ *       here is 403 and leaves it open for the call that holds it. Their ids ({@code gw-} followed
+ *       by a UUID) are the gateway's namespace: reserving such an id here is 400, settling or
+ *       voiding one is 403 whether or not it exists, and looking one up is 404, the answer for any
+ *       reservation this API cannot see — so none of these answers tells a caller whether a
+ *       provider call holds that id.
  *   <li>Every reservation this API makes is recorded as the ledger API's own; the provider routes
  *       cannot close it either.
  * </ul>
@@ -69,13 +70,18 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class LedgerRoutes extends AllDirectives {
 
   private final LedgerClient ledger;
-  /** What a caller should do when the ledger did not answer: retrying a reserve with its id is safe. */
+
+  /**
+   * What a caller should do when the ledger did not answer: retrying a reserve with its id is safe.
+   */
   private static final String RETRY_HINT = "the request may be retried with the same id";
 
   private final JsonApi api;
   private final LedgerRequests requests;
 
-  /** @param ledger any client of the ledger: this API always acts as {@link Owner#LEDGER_API} */
+  /**
+   * @param ledger any client of the ledger: this API always acts as {@link Owner#LEDGER_API}
+   */
   private final int usageTopSubjects;
 
   /**
@@ -93,73 +99,107 @@ public final class LedgerRoutes extends AllDirectives {
 
   public Route route() {
     return concat(
-        pathPrefix("ledger", () -> pathPrefix("reservations", () -> concat(
-            pathEnd(() -> post(this::reserve)),
-            path(segment(), id -> get(() -> reservation(id))),
-            path(segment().slash("settle"), id -> post(() -> settle(id))),
-            path(segment().slash("void"), id -> post(() -> voidReservation(id)))))),
+        pathPrefix(
+            "ledger",
+            () ->
+                pathPrefix(
+                    "reservations",
+                    () ->
+                        concat(
+                            pathEnd(() -> post(this::reserve)),
+                            path(segment(), id -> get(() -> reservation(id))),
+                            path(segment().slash("settle"), id -> post(() -> settle(id))),
+                            path(segment().slash("void"), id -> post(() -> voidReservation(id)))))),
         path("usage", () -> get(() -> parameterOptional("brand", this::usage))));
   }
 
   // --- routes ----------------------------------------------------------------------------------
 
   private Route reserve() {
-    return api.body(text -> {
-      ReserveRequest request = requests.reserve(text);
-      return answer(ledger.reserve(request), reply -> reserved(request, reply));
-    });
+    return api.body(
+        text -> {
+          ReserveRequest request = requests.reserve(text);
+          return answer(ledger.reserve(request), reply -> reserved(request, reply));
+        });
   }
 
   private Route settle(String id) {
-    return api.body(text -> {
-      String checkedId = JsonFields.id(id, "id");
-      long actual = requests.settle(text);
-      return answer(ledger.settle(checkedId, actual), this::closed);
-    });
+    return api.body(
+        text -> {
+          String checkedId = JsonFields.id(id, "id");
+          long actual = requests.settle(text);
+          return answer(ledger.settle(checkedId, actual), this::closed);
+        });
   }
 
   private Route voidReservation(String id) {
     // A void needs no body, but callers often send one ({}): read it to its end before answering.
     // Answered earlier, Pekko warns "Sending an 2xx 'early' response" and closes the connection, so
     // every void cost the caller a new connection.
-    return extractRequestEntity(sent -> extractMaterializer(materializer -> onSuccess(
-        CallerBodies.discard(sent, materializer).thenApply(ignored -> Boolean.TRUE),
-        drained -> api.validated(() -> answer(ledger.voidReservation(JsonFields.id(id, "id")), this::closed)))));
+    return extractRequestEntity(
+        sent ->
+            extractMaterializer(
+                materializer ->
+                    onSuccess(
+                        CallerBodies.discard(sent, materializer).thenApply(ignored -> Boolean.TRUE),
+                        drained ->
+                            api.validated(
+                                () ->
+                                    answer(
+                                        ledger.voidReservation(JsonFields.id(id, "id")),
+                                        this::closed)))));
   }
 
   private Route reservation(String id) {
-    return api.validated(() -> {
-      String checkedId = JsonFields.id(id, "id");
-      if (Owner.impliedBy(checkedId) == Owner.GATEWAY) {
-        return complete(notVisible(checkedId));
-      }
-      return answer(ledger.get(checkedId), this::reservation);
-    });
+    return api.validated(
+        () -> {
+          String checkedId = JsonFields.id(id, "id");
+          if (Owner.impliedBy(checkedId) == Owner.GATEWAY) {
+            return complete(notVisible(checkedId));
+          }
+          return answer(ledger.get(checkedId), this::reservation);
+        });
   }
 
   private Route usage(Optional<String> brand) {
-    return api.validated(() -> {
-      brand.ifPresent(b -> JsonFields.id(b, "brand"));
-      return answer(ledger.usage(brand, usageTopSubjects), usage -> api.json(StatusCodes.OK, UsageBody.of(usage)));
-    });
+    return api.validated(
+        () -> {
+          brand.ifPresent(b -> JsonFields.id(b, "brand"));
+          return answer(
+              ledger.usage(brand, usageTopSubjects),
+              usage -> api.json(StatusCodes.OK, UsageBody.of(usage)));
+        });
   }
 
   // --- the ledger's answers as HTTP ------------------------------------------------------------
 
   private HttpResponse reserved(ReserveRequest request, ReserveReply reply) {
     if (reply instanceof Reserved r) {
-      return api.json(StatusCodes.CREATED, new ReservedBody(r.id(), "reserved", Micros.toUsd(r.amountMicros())));
+      return api.json(
+          StatusCodes.CREATED,
+          new ReservedBody(r.id(), "reserved", Micros.toUsd(r.amountMicros())));
     } else if (reply instanceof Refused r) {
-      String message = String.format("%s cap%s reached: $%s headroom left, $%s requested",
-          r.cap().wireName(), r.subject() == null ? "" : " for " + r.subject(),
-          Micros.toUsd(r.headroomMicros()).toPlainString(), Micros.toUsd(request.amountMicros()).toPlainString());
-      return api.error(StatusCodes.PAYMENT_REQUIRED,
-          new BudgetErrorBody(new BudgetError("budget_exceeded", r.cap().wireName(), r.subject(), message)));
+      String message =
+          String.format(
+              "%s cap%s reached: $%s headroom left, $%s requested",
+              r.cap().wireName(),
+              r.subject() == null ? "" : " for " + r.subject(),
+              Micros.toUsd(r.headroomMicros()).toPlainString(),
+              Micros.toUsd(request.amountMicros()).toPlainString());
+      return api.error(
+          StatusCodes.PAYMENT_REQUIRED,
+          new BudgetErrorBody(
+              new BudgetError("budget_exceeded", r.cap().wireName(), r.subject(), message)));
     } else if (reply instanceof Conflict c) {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof LedgerProtocol.IdReused u) {
-      return api.simpleError(StatusCodes.CONFLICT, "id_reused", null, "reservation id " + u.id()
-          + " was used before the idempotency window (or matches a remembered past id); use a new id");
+      return api.simpleError(
+          StatusCodes.CONFLICT,
+          "id_reused",
+          null,
+          "reservation id "
+              + u.id()
+              + " was used before the idempotency window (or matches a remembered past id); use a new id");
     } else if (reply instanceof Invalid i) {
       return api.simpleError(StatusCodes.BAD_REQUEST, "invalid_request", i.field(), i.message());
     } else if (reply instanceof Busy b) {
@@ -173,8 +213,8 @@ public final class LedgerRoutes extends AllDirectives {
   }
 
   /**
-   * A settle or void answer as HTTP: the ledger API's shapes, shared with the admin API's
-   * operator settle and void so both answer alike.
+   * A settle or void answer as HTTP: the ledger API's shapes, shared with the admin API's operator
+   * settle and void so both answer alike.
    */
   public static HttpResponse closeAnswer(JsonApi api, CloseReply reply) {
     if (reply instanceof Closed c) {
@@ -184,8 +224,15 @@ public final class LedgerRoutes extends AllDirectives {
     } else if (reply instanceof Forbidden f) {
       return api.simpleError(StatusCodes.FORBIDDEN, "forbidden", null, f.message());
     } else if (reply instanceof NotOpen n) {
-      return api.simpleError(StatusCodes.CONFLICT, "conflict", null,
-          "reservation " + n.id() + " was " + n.status().wireName() + "; there is nothing to close");
+      return api.simpleError(
+          StatusCodes.CONFLICT,
+          "conflict",
+          null,
+          "reservation "
+              + n.id()
+              + " was "
+              + n.status().wireName()
+              + "; there is nothing to close");
     } else if (reply instanceof Conflict c) {
       return api.simpleError(StatusCodes.CONFLICT, "conflict", null, c.message());
     } else if (reply instanceof Invalid i) {
@@ -201,15 +248,22 @@ public final class LedgerRoutes extends AllDirectives {
    * was decided, so the same request (same id) may simply be sent again.
    */
   public static HttpResponse busy(JsonApi api, Busy busy) {
-    return api.simpleError(StatusCodes.SERVICE_UNAVAILABLE, "ledger_busy", null,
+    return api.simpleError(
+            StatusCodes.SERVICE_UNAVAILABLE,
+            "ledger_busy",
+            null,
             "the ledger has more requests waiting than it takes (ledger.max-queued-commands); nothing was done: "
-                + "retry the same request after " + busy.retryAfterSeconds() + " s")
+                + "retry the same request after "
+                + busy.retryAfterSeconds()
+                + " s")
         .addHeader(RawHeader.create("retry-after", String.valueOf(busy.retryAfterSeconds())));
   }
 
   private HttpResponse reservation(ReservationReply reply) {
     if (reply instanceof ReservationView v) {
-      return v.owner() == Owner.LEDGER_API ? api.json(StatusCodes.OK, ReservationBody.of(v)) : notVisible(v.id());
+      return v.owner() == Owner.LEDGER_API
+          ? api.json(StatusCodes.OK, ReservationBody.of(v))
+          : notVisible(v.id());
     } else if (reply instanceof NotFound n) {
       return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null, "no reservation " + n.id());
     }
@@ -217,12 +271,17 @@ public final class LedgerRoutes extends AllDirectives {
   }
 
   /**
-   * A reservation of the provider routes, or any id of their namespace: answered as unknown, without
-   * repeating the id, so the answer is the same whether a provider call holds it or not.
+   * A reservation of the provider routes, or any id of their namespace: answered as unknown,
+   * without repeating the id, so the answer is the same whether a provider call holds it or not.
    */
   private HttpResponse notVisible(String id) {
-    return api.simpleError(StatusCodes.NOT_FOUND, "not_found", null,
-        Owner.impliedBy(id) == Owner.GATEWAY ? "no such reservation through the ledger API" : "no reservation " + id);
+    return api.simpleError(
+        StatusCodes.NOT_FOUND,
+        "not_found",
+        null,
+        Owner.impliedBy(id) == Owner.GATEWAY
+            ? "no such reservation through the ledger API"
+            : "no reservation " + id);
   }
 
   // --- helpers ---------------------------------------------------------------------------------

@@ -42,10 +42,35 @@ public record AccessRecord(
     String dataClass) {
 
   /** A line without profile or data class (a call refused before either was read). */
-  public AccessRecord(Instant time, String requestId, String route, String provider, String lane, String brand,
-      String model, int status, String reservedUsd, String settledUsd, long durationMs, String errorClass,
+  public AccessRecord(
+      Instant time,
+      String requestId,
+      String route,
+      String provider,
+      String lane,
+      String brand,
+      String model,
+      int status,
+      String reservedUsd,
+      String settledUsd,
+      long durationMs,
+      String errorClass,
       boolean failover) {
-    this(time, requestId, route, provider, lane, brand, model, status, reservedUsd, settledUsd, durationMs, errorClass,
-        failover, null, null);
+    this(
+        time,
+        requestId,
+        route,
+        provider,
+        lane,
+        brand,
+        model,
+        status,
+        reservedUsd,
+        settledUsd,
+        durationMs,
+        errorClass,
+        failover,
+        null,
+        null);
   }
 }

@@ -16,7 +16,10 @@ public interface CallMetrics {
   /** An upstream answered with {@code status} (each attempt, failovers included). */
   default void upstreamStatus(String provider, String model, int status) {}
 
-  /** An attempt could not get an HTTP answer (connect error, timeout, reset): {@code cause} is a short class. */
+  /**
+   * An attempt could not get an HTTP answer (connect error, timeout, reset): {@code cause} is a
+   * short class.
+   */
   default void upstreamFailure(String provider, String model, String cause) {}
 
   /** From sending the upstream request to the end of its response (last byte of a stream). */
@@ -26,53 +29,65 @@ public interface CallMetrics {
   default void timeToFirstByte(String provider, String model, Duration ttfb) {}
 
   /**
-   * The gateway's own time on a call: total time minus the upstream time (policy, reserve,
-   * settle, queueing aside from admission). {@code route} is the route family ({@code chat}, {@code messages}, …).
+   * The gateway's own time on a call: total time minus the upstream time (policy, reserve, settle,
+   * queueing aside from admission). {@code route} is the route family ({@code chat}, {@code
+   * messages}, …).
    */
   default void gatewayOverhead(String route, Duration overhead) {}
 
-  /** A streamed answer started flowing to the caller. Pair every call with {@link #streamClosed}. */
+  /**
+   * A streamed answer started flowing to the caller. Pair every call with {@link #streamClosed}.
+   */
   default void streamOpened(String provider) {}
 
   /** A stream ended (completed, cut, or cancelled by the caller). */
   default void streamClosed(String provider) {}
 
-  /** The edge settled a call above its reservation (the real usage exceeded the worst case estimate). */
+  /**
+   * The edge settled a call above its reservation (the real usage exceeded the worst case
+   * estimate).
+   */
   default void settledAboveReserve(String provider, String model, long overMicros) {}
 
   /**
-   * A request named a model whose lifecycle needs attention: {@code lifecycle} is
-   * {@code deprecated} (served, callers should move), {@code retired} (refused) or {@code gone}
-   * (the provider answered that the model no longer exists: its circuit opened).
+   * A request named a model whose lifecycle needs attention: {@code lifecycle} is {@code
+   * deprecated} (served, callers should move), {@code retired} (refused) or {@code gone} (the
+   * provider answered that the model no longer exists: its circuit opened).
    */
   default void modelLifecycleAlarm(String model, String lifecycle) {}
 
   /**
    * A call was refused at once because this node is at a capacity limit: {@code kind} is {@code
-   * open_calls} (gateway.max-open-calls), {@code upstream_busy} (every connection to the provider in
-   * use) or {@code pool_overflow} (the pool's queue full).
+   * open_calls} (gateway.max-open-calls), {@code upstream_busy} (every connection to the provider
+   * in use) or {@code pool_overflow} (the pool's queue full).
    */
   default void overloadRefused(String kind) {}
 
   /**
-   * A call carried data class {@code dataClass} (its name, never content): {@code outcome} is {@code
-   * allowed}, {@code forbidden} (403 on a provider route, or no provider of the profile allowed) or
-   * {@code fallback_not_permitted} (the router could not fail over outside the class).
+   * A call carried data class {@code dataClass} (its name, never content): {@code outcome} is
+   * {@code allowed}, {@code forbidden} (403 on a provider route, or no provider of the profile
+   * allowed) or {@code fallback_not_permitted} (the router could not fail over outside the class).
    */
   default void dataClass(String dataClass, String outcome) {}
 
-  /** An upstream 429, told apart: {@code kind} is {@code quota} (billing; never retried) or {@code rate_limit}. */
+  /**
+   * An upstream 429, told apart: {@code kind} is {@code quota} (billing; never retried) or {@code
+   * rate_limit}.
+   */
   default void upstreamTooManyRequests(String provider, String model, String kind) {}
 
   /** The provider's rate-limit headers on one answer: what is left of its window, and its size. */
   default void upstreamRateLimits(String provider, RateLimitHeaders.Reading reading) {}
 
   /**
-   * Tokens a provider reported for one attempt that was billed from its usage; {@code profile} is the
-   * routing profile of a router call, empty on the provider routes.
+   * Tokens a provider reported for one attempt that was billed from its usage; {@code profile} is
+   * the routing profile of a router call, empty on the provider routes.
    */
   default void tokensUsed(String provider, String model, String profile, TokenUsage usage) {}
 
-  /** What the ledger closed one attempt at (settled, worst case kept, or 0), same labels as {@link #tokensUsed}. */
+  /**
+   * What the ledger closed one attempt at (settled, worst case kept, or 0), same labels as {@link
+   * #tokensUsed}.
+   */
   default void spent(String provider, String model, String profile, long micros) {}
 }

@@ -10,9 +10,9 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Supplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * The gateway's one Prometheus registry and what feeds it: the ledger observer (durable writes),
@@ -21,7 +21,8 @@ import java.util.concurrent.CompletionStage;
  * ledger observer is needed before the ledger exists and the usage gauges need the ledger.
  */
 public final class GatewayMetrics {
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final MicrometerLedgerObserver ledgerObserver = new MicrometerLedgerObserver(registry);
   private final MicrometerCallMetrics calls = new MicrometerCallMetrics(registry);
   private volatile LedgerUsageGauges usage;
@@ -54,19 +55,29 @@ public final class GatewayMetrics {
 
   /**
    * Queue depth/age, circuit states and model lifecycle gauges; each source optional. With the
-   * failover router: {@code withFailover(Optional.of(router::laneStats), Optional.of(router.breakers()),
-   * Optional.of(router.modelCircuits()), Optional.of(catalog))}.
+   * failover router: {@code withFailover(Optional.of(router::laneStats),
+   * Optional.of(router.breakers()), Optional.of(router.modelCircuits()), Optional.of(catalog))}.
    */
-  public GatewayMetrics withFailover(Optional<Supplier<List<AdmissionPools.LaneStats>>> lanes,
-      Optional<ProviderBreakers> breakers, Optional<ModelCircuits> circuits, Optional<ModelCatalog> catalog) {
+  public GatewayMetrics withFailover(
+      Optional<Supplier<List<AdmissionPools.LaneStats>>> lanes,
+      Optional<ProviderBreakers> breakers,
+      Optional<ModelCircuits> circuits,
+      Optional<ModelCatalog> catalog) {
     this.failover = new FailoverGauges(registry, lanes, breakers, circuits, catalog);
     return this;
   }
 
   /** As above, reading the pools' own {@link AdmissionPools#stats()}. */
-  public GatewayMetrics withFailover(AdmissionPools pools, ProviderBreakers breakers, ModelCircuits circuits,
+  public GatewayMetrics withFailover(
+      AdmissionPools pools,
+      ProviderBreakers breakers,
+      ModelCircuits circuits,
       ModelCatalog catalog) {
-    return withFailover(Optional.of(pools::stats), Optional.of(breakers), Optional.of(circuits), Optional.of(catalog));
+    return withFailover(
+        Optional.of(pools::stats),
+        Optional.of(breakers),
+        Optional.of(circuits),
+        Optional.of(catalog));
   }
 
   /** Refreshes the scrape-time gauges, then renders the Prometheus text format. */
@@ -76,7 +87,8 @@ public final class GatewayMetrics {
       f.refresh();
     }
     LedgerUsageGauges u = usage;
-    CompletionStage<Void> refreshed = u == null ? CompletableFuture.completedFuture(null) : u.refresh();
+    CompletionStage<Void> refreshed =
+        u == null ? CompletableFuture.completedFuture(null) : u.refresh();
     return refreshed.thenApply(done -> registry.scrape());
   }
 }

@@ -1,5 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.policy.cost.TokenUsage;
+import dev.spendgateway.upstream.client.RateLimitHeaders;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -10,55 +12,60 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import dev.spendgateway.policy.cost.TokenUsage;
-import dev.spendgateway.upstream.client.RateLimitHeaders;
 
 /**
- * {@link CallMetrics} on Micrometer. Series (Prometheus names):
- * {@code gateway_upstream_responses_total{provider,model,status}},
- * {@code gateway_upstream_failures_total{provider,model,cause}},
- * {@code gateway_upstream_latency_seconds{provider,model}} (histogram),
- * {@code gateway_upstream_ttfb_seconds{provider,model}} (histogram),
- * {@code gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}},
- * {@code gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}},
- * {@code gateway_model_lifecycle_alarms_total{model,lifecycle}},
- * {@code gateway_overload_refusals_total{kind}},
- * {@code gateway_data_class_calls_total{class,outcome}},
- * {@code gateway_upstream_too_many_requests_total{provider,model,kind}} (kind {@code quota} or {@code rate_limit}),
- * {@code gateway_upstream_ratelimit_remaining{provider,resource}} and {@code gateway_upstream_ratelimit_limit{provider,resource}}
- * (from the providers' {@code x-ratelimit-*} / {@code anthropic-ratelimit-*} headers, last answer wins),
- * {@code gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output},
- * {@code cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
+ * {@link CallMetrics} on Micrometer. Series (Prometheus names): {@code
+ * gateway_upstream_responses_total{provider,model,status}}, {@code
+ * gateway_upstream_failures_total{provider,model,cause}}, {@code
+ * gateway_upstream_latency_seconds{provider,model}} (histogram), {@code
+ * gateway_upstream_ttfb_seconds{provider,model}} (histogram), {@code
+ * gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}}, {@code
+ * gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}}, {@code
+ * gateway_model_lifecycle_alarms_total{model,lifecycle}}, {@code
+ * gateway_overload_refusals_total{kind}}, {@code gateway_data_class_calls_total{class,outcome}},
+ * {@code gateway_upstream_too_many_requests_total{provider,model,kind}} (kind {@code quota} or
+ * {@code rate_limit}), {@code gateway_upstream_ratelimit_remaining{provider,resource}} and {@code
+ * gateway_upstream_ratelimit_limit{provider,resource}} (from the providers' {@code x-ratelimit-*} /
+ * {@code anthropic-ratelimit-*} headers, last answer wins), {@code
+ * gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output}, {@code
+ * cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
-    Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100),
-    Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5),
+    Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
+        Duration.ofMillis(100),
+    Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500),
+        Duration.ofSeconds(5),
     Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60), Duration.ofSeconds(120)
   };
   private static final Duration[] OVERHEAD_BUCKETS = {
-    Duration.ofNanos(250_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
-    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofSeconds(1)
+    Duration.ofNanos(250_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5),
+        Duration.ofMillis(10),
+    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+        Duration.ofSeconds(1)
   };
 
   private final MeterRegistry registry;
   private final Map<String, AtomicInteger> openStreams = new ConcurrentHashMap<>();
+
   /**
    * Meters of the per-call hot path, by name and tag values. Building and registering a meter on
    * every call (builder, tag sorting, registry lookup) showed up in the gateway's CPU profile; the
    * label sets are small (providers × models × statuses), so each meter is built once.
    */
   private final Map<java.util.List<String>, Timer> timers = new ConcurrentHashMap<>();
+
   private final Map<java.util.List<String>, Counter> counters = new ConcurrentHashMap<>();
 
   private final Map<java.util.List<String>, AtomicLong> rateLimitGauges = new ConcurrentHashMap<>();
 
   /**
    * Every kind of overload refusal (the gateway's open-calls limit, a provider's connections all
-   * busy, Pekko's pool queue full): a closed set, so each series is there at 0 from the start and an
-   * alert's rate sees 0 rather than "no data".
+   * busy, Pekko's pool queue full): a closed set, so each series is there at 0 from the start and
+   * an alert's rate sees 0 rather than "no data".
    */
-  private static final java.util.List<String> OVERLOAD_KINDS = java.util.List.of("open_calls", "upstream_busy", "pool_overflow");
+  private static final java.util.List<String> OVERLOAD_KINDS =
+      java.util.List.of("open_calls", "upstream_busy", "pool_overflow");
 
   public MicrometerCallMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -67,41 +74,66 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   @Override
   public void upstreamStatus(String provider, String model, int status) {
-    counters.computeIfAbsent(java.util.List.of("responses", provider, model, Integer.toString(status)), k ->
-        Counter.builder("gateway.upstream.responses").description("Upstream HTTP answers by status, every attempt")
-            .tags("provider", provider, "model", model, "status", k.get(3))
-            .register(registry)).increment();
+    counters
+        .computeIfAbsent(
+            java.util.List.of("responses", provider, model, Integer.toString(status)),
+            k ->
+                Counter.builder("gateway.upstream.responses")
+                    .description("Upstream HTTP answers by status, every attempt")
+                    .tags("provider", provider, "model", model, "status", k.get(3))
+                    .register(registry))
+        .increment();
   }
 
   @Override
   public void upstreamFailure(String provider, String model, String cause) {
-    Counter.builder("gateway.upstream.failures").description("Upstream attempts without an HTTP answer")
+    Counter.builder("gateway.upstream.failures")
+        .description("Upstream attempts without an HTTP answer")
         .tags("provider", provider, "model", model, "cause", cause)
-        .register(registry).increment();
+        .register(registry)
+        .increment();
   }
 
   @Override
   public void upstreamLatency(String provider, String model, Duration latency) {
-    timers.computeIfAbsent(java.util.List.of("latency", provider, model), k ->
-        Timer.builder("gateway.upstream.latency").description("Upstream request to last response byte")
-            .tags("provider", provider, "model", model).serviceLevelObjectives(LATENCY_BUCKETS)
-            .register(registry)).record(latency);
+    timers
+        .computeIfAbsent(
+            java.util.List.of("latency", provider, model),
+            k ->
+                Timer.builder("gateway.upstream.latency")
+                    .description("Upstream request to last response byte")
+                    .tags("provider", provider, "model", model)
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry))
+        .record(latency);
   }
 
   @Override
   public void timeToFirstByte(String provider, String model, Duration ttfb) {
-    timers.computeIfAbsent(java.util.List.of("ttfb", provider, model), k ->
-        Timer.builder("gateway.upstream.ttfb").description("Upstream request to first response byte")
-            .tags("provider", provider, "model", model).serviceLevelObjectives(LATENCY_BUCKETS)
-            .register(registry)).record(ttfb);
+    timers
+        .computeIfAbsent(
+            java.util.List.of("ttfb", provider, model),
+            k ->
+                Timer.builder("gateway.upstream.ttfb")
+                    .description("Upstream request to first response byte")
+                    .tags("provider", provider, "model", model)
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry))
+        .record(ttfb);
   }
 
   @Override
   public void gatewayOverhead(String route, Duration overhead) {
-    timers.computeIfAbsent(java.util.List.of("overhead", route), k ->
-        Timer.builder("gateway.overhead").description("Time a call spends in the gateway itself (total minus upstream)")
-            .tags("route", route).serviceLevelObjectives(OVERHEAD_BUCKETS)
-            .register(registry)).record(overhead);
+    timers
+        .computeIfAbsent(
+            java.util.List.of("overhead", route),
+            k ->
+                Timer.builder("gateway.overhead")
+                    .description("Time a call spends in the gateway itself (total minus upstream)")
+                    .tags("route", route)
+                    .serviceLevelObjectives(OVERHEAD_BUCKETS)
+                    .register(registry))
+        .record(overhead);
   }
 
   @Override
@@ -115,27 +147,40 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   private AtomicInteger streams(String provider) {
-    return openStreams.computeIfAbsent(provider, p -> {
-      AtomicInteger count = new AtomicInteger();
-      Gauge.builder("gateway.open.streams", count, AtomicInteger::get).description("Streams flowing to callers now")
-          .tag("provider", p).register(registry);
-      return count;
-    });
+    return openStreams.computeIfAbsent(
+        provider,
+        p -> {
+          AtomicInteger count = new AtomicInteger();
+          Gauge.builder("gateway.open.streams", count, AtomicInteger::get)
+              .description("Streams flowing to callers now")
+              .tag("provider", p)
+              .register(registry);
+          return count;
+        });
   }
 
   @Override
   public void settledAboveReserve(String provider, String model, long overMicros) {
-    Counter.builder("gateway.edge.settled.above.reserve").description("Calls settled above their reservation")
-        .tags("provider", provider, "model", model).register(registry).increment();
-    DistributionSummary.builder("gateway.edge.settled.above.reserve.usd").baseUnit("usd")
+    Counter.builder("gateway.edge.settled.above.reserve")
+        .description("Calls settled above their reservation")
+        .tags("provider", provider, "model", model)
+        .register(registry)
+        .increment();
+    DistributionSummary.builder("gateway.edge.settled.above.reserve.usd")
+        .baseUnit("usd")
         .description("By how much calls were settled above their reservation")
-        .tags("provider", provider, "model", model).register(registry).record(overMicros / 1_000_000.0);
+        .tags("provider", provider, "model", model)
+        .register(registry)
+        .record(overMicros / 1_000_000.0);
   }
 
   @Override
   public void modelLifecycleAlarm(String model, String lifecycle) {
-    Counter.builder("gateway.model.lifecycle.alarms").description("Requests for deprecated, retired or gone models")
-        .tags("model", model, "lifecycle", lifecycle).register(registry).increment();
+    Counter.builder("gateway.model.lifecycle.alarms")
+        .description("Requests for deprecated, retired or gone models")
+        .tags("model", model, "lifecycle", lifecycle)
+        .register(registry)
+        .increment();
   }
 
   @Override
@@ -144,39 +189,63 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   private Counter overloadCounter(String kind) {
-    return counters.computeIfAbsent(java.util.List.of("overload", kind), k ->
-        Counter.builder("gateway.overload.refusals")
-            .description("Calls answered 503 at once because the node was at a capacity limit, by kind")
-            .tag("kind", kind).register(registry));
+    return counters.computeIfAbsent(
+        java.util.List.of("overload", kind),
+        k ->
+            Counter.builder("gateway.overload.refusals")
+                .description(
+                    "Calls answered 503 at once because the node was at a capacity limit, by kind")
+                .tag("kind", kind)
+                .register(registry));
   }
 
   @Override
   public void dataClass(String dataClass, String outcome) {
-    counter(java.util.List.of("dataclass", dataClass, outcome), "gateway.data.class.calls",
-        "Calls by data class and what the class allowed", "class", dataClass, "outcome", outcome).increment();
+    counter(
+            java.util.List.of("dataclass", dataClass, outcome),
+            "gateway.data.class.calls",
+            "Calls by data class and what the class allowed",
+            "class",
+            dataClass,
+            "outcome",
+            outcome)
+        .increment();
   }
 
   @Override
   public void upstreamTooManyRequests(String provider, String model, String kind) {
-    counter(java.util.List.of("429", provider, model, kind), "gateway.upstream.too.many.requests",
-        "Upstream 429s by kind: quota (billing, not retried) or rate_limit", "provider", provider, "model", model,
-        "kind", kind).increment();
+    counter(
+            java.util.List.of("429", provider, model, kind),
+            "gateway.upstream.too.many.requests",
+            "Upstream 429s by kind: quota (billing, not retried) or rate_limit",
+            "provider",
+            provider,
+            "model",
+            model,
+            "kind",
+            kind)
+        .increment();
   }
 
   @Override
   public void upstreamRateLimits(String provider, RateLimitHeaders.Reading reading) {
-    reading.remaining().forEach((resource, n) -> rateLimitGauge("remaining", provider, resource).set(n));
+    reading
+        .remaining()
+        .forEach((resource, n) -> rateLimitGauge("remaining", provider, resource).set(n));
     reading.limit().forEach((resource, n) -> rateLimitGauge("limit", provider, resource).set(n));
   }
 
   private AtomicLong rateLimitGauge(String side, String provider, String resource) {
-    return rateLimitGauges.computeIfAbsent(java.util.List.of(side, provider, resource), k -> {
-      AtomicLong value = new AtomicLong();
-      Gauge.builder("gateway.upstream.ratelimit." + side, value, AtomicLong::get)
-          .description("The provider's rate-limit header: " + side + " in its current window")
-          .tags("provider", provider, "resource", resource).register(registry);
-      return value;
-    });
+    return rateLimitGauges.computeIfAbsent(
+        java.util.List.of(side, provider, resource),
+        k -> {
+          AtomicLong value = new AtomicLong();
+          Gauge.builder("gateway.upstream.ratelimit." + side, value, AtomicLong::get)
+              .description("The provider's rate-limit header: " + side + " in its current window")
+              .tags("provider", provider, "resource", resource)
+              .register(registry);
+          return value;
+        });
   }
 
   @Override
@@ -189,22 +258,41 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   private void tokens(String provider, String model, String profile, String kind, long n) {
     if (n > 0) {
-      counter(java.util.List.of("tokens", provider, model, profile, kind), "gateway.tokens",
-          "Tokens the providers reported, per provider, model and routing profile", "provider", provider,
-          "model", model, "profile", profile, "kind", kind).increment(n);
+      counter(
+              java.util.List.of("tokens", provider, model, profile, kind),
+              "gateway.tokens",
+              "Tokens the providers reported, per provider, model and routing profile",
+              "provider",
+              provider,
+              "model",
+              model,
+              "profile",
+              profile,
+              "kind",
+              kind)
+          .increment(n);
     }
   }
 
   @Override
   public void spent(String provider, String model, String profile, long micros) {
     // Micro-dollars summed as a double: exact up to 2^53 micros ($9 billion), far beyond any cap.
-    counter(java.util.List.of("spend", provider, model, profile), "gateway.spend.usd",
-        "What the ledger closed attempts at, per provider, model and routing profile", "provider", provider,
-        "model", model, "profile", profile).increment(micros / 1_000_000.0);
+    counter(
+            java.util.List.of("spend", provider, model, profile),
+            "gateway.spend.usd",
+            "What the ledger closed attempts at, per provider, model and routing profile",
+            "provider",
+            provider,
+            "model",
+            model,
+            "profile",
+            profile)
+        .increment(micros / 1_000_000.0);
   }
 
-  private Counter counter(java.util.List<String> key, String name, String description, String... tags) {
-    return counters.computeIfAbsent(key, k ->
-        Counter.builder(name).description(description).tags(tags).register(registry));
+  private Counter counter(
+      java.util.List<String> key, String name, String description, String... tags) {
+    return counters.computeIfAbsent(
+        key, k -> Counter.builder(name).description(description).tags(tags).register(registry));
   }
 }

@@ -20,21 +20,25 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The ledger's durable writes as Micrometer series (Prometheus names):
- * {@code gateway_ledger_reservations_total{lane}} (accepted),
- * {@code gateway_ledger_refusals_total{lane,cap}}, {@code gateway_ledger_closes_total{status,by}}
- * (settled/voided/expired, by caller/operator/timeout), {@code gateway_ledger_settled_above_reserve_total{lane}}
- * and {@code gateway_ledger_settled_above_reserve_usd_total{lane}},
- * {@code gateway_ledger_adjustments_total{lane}}, {@code gateway_ledger_journal_batch_events} (summary),
- * {@code gateway_ledger_journal_write_seconds} (histogram), {@code gateway_ledger_recovery_seconds},
- * {@code gateway_ledger_dropped_past_deadline_total} (commands whose callers had given up, never
- * written) and {@code gateway_ledger_shed_total} (answered busy at once: the queue was full). The last
- * two exist at 0 from the start so an alert on them sees a value, not "no data".
+ * The ledger's durable writes as Micrometer series (Prometheus names): {@code
+ * gateway_ledger_reservations_total{lane}} (accepted), {@code
+ * gateway_ledger_refusals_total{lane,cap}}, {@code gateway_ledger_closes_total{status,by}}
+ * (settled/voided/expired, by caller/operator/timeout), {@code
+ * gateway_ledger_settled_above_reserve_total{lane}} and {@code
+ * gateway_ledger_settled_above_reserve_usd_total{lane}}, {@code
+ * gateway_ledger_adjustments_total{lane}}, {@code gateway_ledger_journal_batch_events} (summary),
+ * {@code gateway_ledger_journal_write_seconds} (histogram), {@code
+ * gateway_ledger_recovery_seconds}, {@code gateway_ledger_dropped_past_deadline_total} (commands
+ * whose callers had given up, never written) and {@code gateway_ledger_shed_total} (answered busy
+ * at once: the queue was full). The last two exist at 0 from the start so an alert on them sees a
+ * value, not "no data".
  */
 public final class MicrometerLedgerObserver implements LedgerObserver {
   private static final Duration[] WRITE_BUCKETS = {
-    Duration.ofNanos(500_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10),
-    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofSeconds(1)
+    Duration.ofNanos(500_000), Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5),
+        Duration.ofMillis(10),
+    Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+        Duration.ofSeconds(1)
   };
 
   private final MeterRegistry registry;
@@ -46,38 +50,59 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
 
   public MicrometerLedgerObserver(MeterRegistry registry) {
     this.registry = registry;
-    this.batchSize = DistributionSummary.builder("gateway.ledger.journal.batch.events")
-        .description("Events per journal write (group commit)")
-        .serviceLevelObjectives(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000)
+    this.batchSize =
+        DistributionSummary.builder("gateway.ledger.journal.batch.events")
+            .description("Events per journal write (group commit)")
+            .serviceLevelObjectives(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2000)
+            .register(registry);
+    this.writeTime =
+        Timer.builder("gateway.ledger.journal.write")
+            .description("From asking the journal to write a batch to its confirmation")
+            .serviceLevelObjectives(WRITE_BUCKETS)
+            .register(registry);
+    Gauge.builder(
+            "gateway.ledger.recovery",
+            recoveryMillis,
+            m -> m.get() < 0 ? Double.NaN : m.get() / 1000.0)
+        .baseUnit("seconds")
+        .description("How long the last ledger recovery (snapshot + journal) took")
         .register(registry);
-    this.writeTime = Timer.builder("gateway.ledger.journal.write")
-        .description("From asking the journal to write a batch to its confirmation")
-        .serviceLevelObjectives(WRITE_BUCKETS)
-        .register(registry);
-    Gauge.builder("gateway.ledger.recovery", recoveryMillis, m -> m.get() < 0 ? Double.NaN : m.get() / 1000.0)
-        .baseUnit("seconds").description("How long the last ledger recovery (snapshot + journal) took")
-        .register(registry);
-    this.droppedPastDeadline = counter("gateway.ledger.dropped.past.deadline",
-        "Ledger commands dropped unwritten because their caller's deadline had passed");
-    this.shed = counter("gateway.ledger.shed", "Ledger commands answered busy at once because the queue was full");
+    this.droppedPastDeadline =
+        counter(
+            "gateway.ledger.dropped.past.deadline",
+            "Ledger commands dropped unwritten because their caller's deadline had passed");
+    this.shed =
+        counter(
+            "gateway.ledger.shed",
+            "Ledger commands answered busy at once because the queue was full");
     registerAtZero();
   }
 
   /**
    * Every ledger counter series that can occur, at 0 from the start: an alert on a rate then sees
-   * 0, not "no data", before the first refusal or expiry. (Labels here are small closed sets:
-   * three lanes, the caps a lane can hit, two closers.)
+   * 0, not "no data", before the first refusal or expiry. (Labels here are small closed sets: three
+   * lanes, the caps a lane can hit, two closers.)
    */
   private void registerAtZero() {
     for (Lane lane : Lane.values()) {
       String l = lane.wireName();
       counter("gateway.ledger.reservations", "Reservations accepted", "lane", l);
-      counter("gateway.ledger.settled.above.reserve", "Reservations settled above their amount", "lane", l);
-      counter("gateway.ledger.settled.above.reserve.usd", "USD settled above reservations", "lane", l);
+      counter(
+          "gateway.ledger.settled.above.reserve",
+          "Reservations settled above their amount",
+          "lane",
+          l);
+      counter(
+          "gateway.ledger.settled.above.reserve.usd", "USD settled above reservations", "lane", l);
       counter("gateway.ledger.adjustments", "Operator adjustments", "lane", l);
       for (CapName cap : capsOf(lane)) {
-        counter("gateway.ledger.refusals", "Reservations refused, by the first cap that refused",
-            "lane", l, "cap", cap.wireName());
+        counter(
+            "gateway.ledger.refusals",
+            "Reservations refused, by the first cap that refused",
+            "lane",
+            l,
+            "cap",
+            cap.wireName());
       }
     }
     for (String status : List.of("settled", "voided")) {
@@ -91,8 +116,18 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
   /** The caps a reservation on {@code lane} is held against (and so may be refused by). */
   private static List<CapName> capsOf(Lane lane) {
     return switch (lane) {
-      case APP -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.BRAND_DAILY, CapName.BRAND_MONTHLY);
-      case TRIAL -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.TRIAL_DAILY, CapName.PREVIEW_LIFETIME);
+      case APP ->
+          List.of(
+              CapName.GLOBAL_DAILY,
+              CapName.GLOBAL_MONTHLY,
+              CapName.BRAND_DAILY,
+              CapName.BRAND_MONTHLY);
+      case TRIAL ->
+          List.of(
+              CapName.GLOBAL_DAILY,
+              CapName.GLOBAL_MONTHLY,
+              CapName.TRIAL_DAILY,
+              CapName.PREVIEW_LIFETIME);
       case FREE -> List.of(CapName.GLOBAL_DAILY, CapName.GLOBAL_MONTHLY, CapName.FREE_DAILY);
     };
   }
@@ -123,29 +158,52 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
 
   private void count(Event event) {
     if (event instanceof ReservationMade m) {
-      counter("gateway.ledger.reservations", "Reservations accepted", "lane", m.lane().wireName()).increment();
+      counter("gateway.ledger.reservations", "Reservations accepted", "lane", m.lane().wireName())
+          .increment();
     } else if (event instanceof ReservationRefused r) {
-      counter("gateway.ledger.refusals", "Reservations refused, by the first cap that refused",
-          "lane", r.lane().wireName(), "cap", r.cap().wireName()).increment();
+      counter(
+              "gateway.ledger.refusals",
+              "Reservations refused, by the first cap that refused",
+              "lane",
+              r.lane().wireName(),
+              "cap",
+              r.cap().wireName())
+          .increment();
     } else if (event instanceof ReservationSettled s) {
       closed("settled", s.operator());
       if (s.overReserve()) {
-        counter("gateway.ledger.settled.above.reserve", "Reservations settled above their amount",
-            "lane", s.lane().wireName()).increment();
-        counter("gateway.ledger.settled.above.reserve.usd", "USD settled above reservations",
-            "lane", s.lane().wireName()).increment((s.actualMicros() - s.reservedMicros()) / 1_000_000.0);
+        counter(
+                "gateway.ledger.settled.above.reserve",
+                "Reservations settled above their amount",
+                "lane",
+                s.lane().wireName())
+            .increment();
+        counter(
+                "gateway.ledger.settled.above.reserve.usd",
+                "USD settled above reservations",
+                "lane",
+                s.lane().wireName())
+            .increment((s.actualMicros() - s.reservedMicros()) / 1_000_000.0);
       }
     } else if (event instanceof ReservationVoided v) {
       closed("voided", v.operator());
     } else if (event instanceof ReservationExpired) {
-      counter("gateway.ledger.closes", "Reservations closed", "status", "expired", "by", "timeout").increment();
+      counter("gateway.ledger.closes", "Reservations closed", "status", "expired", "by", "timeout")
+          .increment();
     } else if (event instanceof SpendAdjusted a) {
-      counter("gateway.ledger.adjustments", "Operator adjustments", "lane", a.lane().wireName()).increment();
+      counter("gateway.ledger.adjustments", "Operator adjustments", "lane", a.lane().wireName())
+          .increment();
     }
   }
 
   private void closed(String status, String operator) {
-    counter("gateway.ledger.closes", "Reservations closed", "status", status, "by", operator == null ? "caller" : "operator")
+    counter(
+            "gateway.ledger.closes",
+            "Reservations closed",
+            "status",
+            status,
+            "by",
+            operator == null ? "caller" : "operator")
         .increment();
   }
 

@@ -16,9 +16,11 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The failover router's {@link RouterListener} on Micrometer, under the series names the router
  * documents: {@code gateway_model_retired_total{model}} (a 410 opened the model's circuit; also
- * counted as a {@code gone} lifecycle alarm), {@code gateway_model_end_of_support_days{profile,model}}
- * (-1 when the date is unknown), {@code gateway_router_attempts_total{provider,outcome}},
- * {@code gateway_router_failovers_total{profile,to}}, {@code gateway_router_pool_full_total{pool,provider}}.
+ * counted as a {@code gone} lifecycle alarm), {@code
+ * gateway_model_end_of_support_days{profile,model}} (-1 when the date is unknown), {@code
+ * gateway_router_attempts_total{provider,outcome}}, {@code
+ * gateway_router_failovers_total{profile,to}}, {@code
+ * gateway_router_pool_full_total{pool,provider}}.
  */
 public final class MicrometerRouterListener implements RouterListener {
   private final MeterRegistry registry;
@@ -29,14 +31,19 @@ public final class MicrometerRouterListener implements RouterListener {
   public MicrometerRouterListener(MeterRegistry registry, CallMetrics calls) {
     this.registry = registry;
     this.calls = calls;
-    this.endOfSupport = MultiGauge.builder("gateway.model.end.of.support.days")
-        .description("Days until a deprecated profile model's end of support (-1: unknown)").register(registry);
+    this.endOfSupport =
+        MultiGauge.builder("gateway.model.end.of.support.days")
+            .description("Days until a deprecated profile model's end of support (-1: unknown)")
+            .register(registry);
   }
 
   @Override
   public void modelRetired(String model) {
-    Counter.builder("gateway.model.retired").description("Times a provider said a model is gone (410)")
-        .tag("model", model).register(registry).increment();
+    Counter.builder("gateway.model.retired")
+        .description("Times a provider said a model is gone (410)")
+        .tag("model", model)
+        .register(registry)
+        .increment();
     calls.modelLifecycleAlarm(model, "gone");
   }
 
@@ -44,32 +51,45 @@ public final class MicrometerRouterListener implements RouterListener {
   public void modelDeprecated(String profile, String model, Optional<Long> daysLeft) {
     endOfSupportDays.put(List.of(profile, model), daysLeft.orElse(-1L));
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
-    endOfSupportDays.forEach((k, days) ->
-        rows.add(MultiGauge.Row.of(Tags.of("profile", k.get(0), "model", k.get(1)), days)));
+    endOfSupportDays.forEach(
+        (k, days) ->
+            rows.add(MultiGauge.Row.of(Tags.of("profile", k.get(0), "model", k.get(1)), days)));
     endOfSupport.register(rows, true);
   }
 
   @Override
   public void attempt(Provider provider, String outcome) {
-    Counter.builder("gateway.router.attempts").description("Upstream attempts of routed calls, by outcome")
-        .tags("provider", provider.wireName(), "outcome", outcome).register(registry).increment();
+    Counter.builder("gateway.router.attempts")
+        .description("Upstream attempts of routed calls, by outcome")
+        .tags("provider", provider.wireName(), "outcome", outcome)
+        .register(registry)
+        .increment();
   }
 
   @Override
   public void failover(String profile, Provider to) {
-    Counter.builder("gateway.router.failovers").description("Routed calls that switched to their fallback")
-        .tags("profile", profile, "to", to.wireName()).register(registry).increment();
+    Counter.builder("gateway.router.failovers")
+        .description("Routed calls that switched to their fallback")
+        .tags("profile", profile, "to", to.wireName())
+        .register(registry)
+        .increment();
   }
 
   @Override
   public void poolFull(Pool pool, Provider provider) {
-    Counter.builder("gateway.router.pool.full").description("Routed calls refused at admission (queue full)")
-        .tags("pool", pool.wireName(), "provider", provider.wireName()).register(registry).increment();
+    Counter.builder("gateway.router.pool.full")
+        .description("Routed calls refused at admission (queue full)")
+        .tags("pool", pool.wireName(), "provider", provider.wireName())
+        .register(registry)
+        .increment();
   }
 
   @Override
   public void rateLimited(Provider provider) {
-    Counter.builder("gateway.rate.limited").description("Calls refused by a provider's rate limit (429 with Retry-After)")
-        .tags("provider", provider.wireName()).register(registry).increment();
+    Counter.builder("gateway.rate.limited")
+        .description("Calls refused by a provider's rate limit (429 with Retry-After)")
+        .tags("provider", provider.wireName())
+        .register(registry)
+        .increment();
   }
 }

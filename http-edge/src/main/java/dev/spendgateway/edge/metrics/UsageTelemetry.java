@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Per provider, model and routing profile: the tokens each attempt was billed for and what the
- * ledger closed it at ({@link CallMetrics#tokensUsed}, {@link CallMetrics#spent}). Hooked in where a
- * call prices its usage and where its access line is written, so the numbers are exactly the ones
+ * ledger closed it at ({@link CallMetrics#tokensUsed}, {@link CallMetrics#spent}). Hooked in where
+ * a call prices its usage and where its access line is written, so the numbers are exactly the ones
  * the ledger and the log saw.
  */
 public final class UsageTelemetry {
@@ -25,7 +25,11 @@ public final class UsageTelemetry {
    * first: a settlement is decided once per attempt, and a repeated end must not count twice.
    */
   public static Settlement.Pricing counting(
-      Settlement.Pricing pricing, CallMetrics metrics, String provider, String model, String profile) {
+      Settlement.Pricing pricing,
+      CallMetrics metrics,
+      String provider,
+      String model,
+      String profile) {
     AtomicBoolean counted = new AtomicBoolean();
     return usage -> {
       CostCalculator.Settlement settlement = pricing.price(usage);
@@ -39,11 +43,19 @@ public final class UsageTelemetry {
   }
 
   /** Counts what the ledger closed {@code attempt} at, once its line is written. */
-  public static void countSpend(CallAttempt attempt, CallMetrics metrics, String provider, String model, String profile) {
-    attempt.written().thenAccept(record -> {
-      if (record.settledUsd() != null) {
-        metrics.spent(provider, model, profile, Micros.ofUsdExact(new BigDecimal(record.settledUsd())));
-      }
-    });
+  public static void countSpend(
+      CallAttempt attempt, CallMetrics metrics, String provider, String model, String profile) {
+    attempt
+        .written()
+        .thenAccept(
+            record -> {
+              if (record.settledUsd() != null) {
+                metrics.spent(
+                    provider,
+                    model,
+                    profile,
+                    Micros.ofUsdExact(new BigDecimal(record.settledUsd())));
+              }
+            });
   }
 }

@@ -19,12 +19,12 @@ import java.util.function.LongSupplier;
  *
  * <p>A failure is no answer, or an answer {@link ErrorClassifier#isProviderFailure} counts (what
  * the provider's side got wrong: 408, 410, 429, 5xx); a caller's other 4xx says nothing about the
- * provider's health. The window is made
- * of samples of the cumulative counts, taken at most every {@code sampleEvery} when the screen asks;
- * the rate is the difference between now and the newest sample taken at or before the window's
- * start (so it covers at least the window; since start while the gateway is younger than it). A
- * screen that was closed for a while thus shows the rate since it last looked, never an empty
- * window. Memory: at most one sample per {@code sampleEvery} within the window, plus that one.
+ * provider's health. The window is made of samples of the cumulative counts, taken at most every
+ * {@code sampleEvery} when the screen asks; the rate is the difference between now and the newest
+ * sample taken at or before the window's start (so it covers at least the window; since start while
+ * the gateway is younger than it). A screen that was closed for a while thus shows the rate since
+ * it last looked, never an empty window. Memory: at most one sample per {@code sampleEvery} within
+ * the window, plus that one.
  */
 public final class FailureRates {
   private final MeterRegistry registry;
@@ -43,7 +43,8 @@ public final class FailureRates {
 
   private record Sample(long nanos, Map<List<String>, long[]> counts) {}
 
-  public FailureRates(MeterRegistry registry, Duration window, Duration sampleEvery, LongSupplier nanoTime) {
+  public FailureRates(
+      MeterRegistry registry, Duration window, Duration sampleEvery, LongSupplier nanoTime) {
     this.registry = registry;
     this.nanoTime = nanoTime;
     this.windowNanos = window.toNanos();
@@ -65,13 +66,14 @@ public final class FailureRates {
     }
     Map<List<String>, long[]> base = samples.peekFirst().counts();
     List<Rate> out = new ArrayList<>();
-    current.forEach((key, c) -> {
-      long[] b = base.getOrDefault(key, new long[2]);
-      long attempts = c[0] - b[0];
-      if (attempts > 0) {
-        out.add(new Rate(key.get(0), key.get(1), attempts, c[1] - b[1]));
-      }
-    });
+    current.forEach(
+        (key, c) -> {
+          long[] b = base.getOrDefault(key, new long[2]);
+          long attempts = c[0] - b[0];
+          if (attempts > 0) {
+            out.add(new Rate(key.get(0), key.get(1), attempts, c[1] - b[1]));
+          }
+        });
     return out;
   }
 
@@ -83,7 +85,8 @@ public final class FailureRates {
 
   /** Cumulative (attempts, failures) per (provider, model) from the meters. */
   private Map<List<String>, long[]> counts() {
-    Map<List<String>, long[]> out = new TreeMap<>((a, b) -> String.join("\u0000", a).compareTo(String.join("\u0000", b)));
+    Map<List<String>, long[]> out =
+        new TreeMap<>((a, b) -> String.join("\u0000", a).compareTo(String.join("\u0000", b)));
     for (Counter c : registry.find("gateway.upstream.responses").counters()) {
       long[] n = out.computeIfAbsent(key(c), k -> new long[2]);
       long count = (long) c.count();
@@ -102,7 +105,8 @@ public final class FailureRates {
   }
 
   private static List<String> key(Counter c) {
-    return List.of(String.valueOf(c.getId().getTag("provider")), String.valueOf(c.getId().getTag("model")));
+    return List.of(
+        String.valueOf(c.getId().getTag("provider")), String.valueOf(c.getId().getTag("model")));
   }
 
   static boolean isProviderFailure(String status) {

@@ -43,7 +43,10 @@ public final class HealthRoutes {
 
   private Route readyz() {
     CompletableFuture<Boolean> ready =
-        readiness.isReady().toCompletableFuture().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        readiness
+            .isReady()
+            .toCompletableFuture()
+            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
     return onComplete(
         ready,
         result ->

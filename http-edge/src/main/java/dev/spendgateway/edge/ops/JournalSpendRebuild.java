@@ -29,20 +29,30 @@ public final class JournalSpendRebuild {
     this.materializer = Materializer.matFromSystem(system);
   }
 
-  /** Reads the window's rows into {@code series}; completes when done (failures are logged, not thrown). */
+  /**
+   * Reads the window's rows into {@code series}; completes when done (failures are logged, not
+   * thrown).
+   */
   public CompletionStage<Void> run(SpendPerHour series) {
     Instant cutoff = series.cutoff();
-    return journal.lastSequenceNr()
+    return journal
+        .lastSequenceNr()
         .thenCompose(last -> firstRowAtOrAfter(cutoff, 1, last))
-        .thenCompose(from -> journal.current(from).runWith(Sink.foreach(j -> series.rebuild(j.event())), materializer))
-        .handle((done, failure) -> {
-          if (failure != null) {
-            log.warn("the spend-per-hour series could not be rebuilt from the journal ({}); it shows spend from now on",
-                failure.toString());
-          }
-          series.rebuildDone();
-          return null;
-        });
+        .thenCompose(
+            from ->
+                journal
+                    .current(from)
+                    .runWith(Sink.foreach(j -> series.rebuild(j.event())), materializer))
+        .handle(
+            (done, failure) -> {
+              if (failure != null) {
+                log.warn(
+                    "the spend-per-hour series could not be rebuilt from the journal ({}); it shows spend from now on",
+                    failure.toString());
+              }
+              series.rebuildDone();
+              return null;
+            });
   }
 
   /**
@@ -54,17 +64,20 @@ public final class JournalSpendRebuild {
       return CompletableFuture.completedFuture(lo);
     }
     long mid = lo + (hi - lo) / 2;
-    return rowTime(mid).thenCompose(at -> {
-      if (at.isEmpty() || !at.get().isBefore(cutoff)) {
-        return firstRowAtOrAfter(cutoff, lo, mid - 1);
-      }
-      return firstRowAtOrAfter(cutoff, mid + 1, hi);
-    });
+    return rowTime(mid)
+        .thenCompose(
+            at -> {
+              if (at.isEmpty() || !at.get().isBefore(cutoff)) {
+                return firstRowAtOrAfter(cutoff, lo, mid - 1);
+              }
+              return firstRowAtOrAfter(cutoff, mid + 1, hi);
+            });
   }
 
   /** When row {@code sequenceNr} (or the next one present, when it was deleted) happened. */
   private CompletionStage<Optional<Instant>> rowTime(long sequenceNr) {
-    return journal.current(sequenceNr)
+    return journal
+        .current(sequenceNr)
         .take(1)
         .runWith(Sink.headOption(), materializer)
         .thenApply(first -> first.map(Journaled::event).map(e -> e.at()));

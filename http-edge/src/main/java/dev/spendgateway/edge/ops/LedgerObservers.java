@@ -5,7 +5,9 @@ import dev.spendgateway.ledger.LedgerObserver;
 import java.time.Duration;
 import java.util.List;
 
-/** The ledger takes one observer; the gateway has two listeners (metrics, the screen's spend trend). */
+/**
+ * The ledger takes one observer; the gateway has two listeners (metrics, the screen's spend trend).
+ */
 public final class LedgerObservers {
   private LedgerObservers() {}
 

@@ -31,25 +31,27 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
- * What {@code GET /ops/data} answers: the operations screen's numbers, computed from the ledger (the
- * same usage {@code /usage} reports) and from the gateway's own meters and failover state. One JSON
- * object:
+ * What {@code GET /ops/data} answers: the operations screen's numbers, computed from the ledger
+ * (the same usage {@code /usage} reports) and from the gateway's own meters and failover state. One
+ * JSON object:
  *
  * <ul>
- *   <li>{@code caps}: every cap window with (money as exact decimal strings) {@code limitUsd}, {@code spentUsd}, {@code reservedUsd}
- *       (held by open reservations), {@code remainingUsd}; brand caps for the top spenders only;
- *       {@code openReservations};
+ *   <li>{@code caps}: every cap window with (money as exact decimal strings) {@code limitUsd},
+ *       {@code spentUsd}, {@code reservedUsd} (held by open reservations), {@code remainingUsd};
+ *       brand caps for the top spenders only; {@code openReservations};
  *   <li>{@code spendPerHour}: the last 24 UTC hours, oldest first ({@code hour}, {@code usd});
- *       {@code spendSeriesComplete} false while the series is still being read back from the journal;
- *   <li>{@code failures}: per provider and model, {@code attempts}, {@code failures} and {@code rate}
- *       over the failure window;
+ *       {@code spendSeriesComplete} false while the series is still being read back from the
+ *       journal;
+ *   <li>{@code failures}: per provider and model, {@code attempts}, {@code failures} and {@code
+ *       rate} over the failure window;
  *   <li>{@code pools}: per admission pool and provider, {@code depth}, {@code oldestWaitSeconds},
  *       {@code inFlight}, {@code limit};
- *   <li>{@code circuits}: each provider breaker's state; {@code openModels}: models whose 410 circuit is open;
+ *   <li>{@code circuits}: each provider breaker's state; {@code openModels}: models whose 410
+ *       circuit is open;
  *   <li>{@code alarms}: what needs an operator — an open or half-open provider breaker ({@code
- *       circuit_open}), a model the provider said is gone ({@code model_gone}), and each deprecated,
- *       retired or soon-ending catalog model in use (named by a profile, or requested since start)
- *       with its days to end of support ({@code lifecycle}).
+ *       circuit_open}), a model the provider said is gone ({@code model_gone}), and each
+ *       deprecated, retired or soon-ending catalog model in use (named by a profile, or requested
+ *       since start) with its days to end of support ({@code lifecycle}).
  * </ul>
  */
 public final class OpsData {
@@ -78,8 +80,15 @@ public final class OpsData {
       Optional<ModelCircuits> circuits,
       Supplier<Collection<RoutingProfile>> profiles) {}
 
-  public OpsData(LedgerClient ledger, int topBrands, SpendPerHour spend, FailureRates failures, Sources sources,
-      ModelCatalog catalog, MeterRegistry registry, Clock clock) {
+  public OpsData(
+      LedgerClient ledger,
+      int topBrands,
+      SpendPerHour spend,
+      FailureRates failures,
+      Sources sources,
+      ModelCatalog catalog,
+      MeterRegistry registry,
+      Clock clock) {
     this.ledger = ledger;
     this.topBrands = topBrands;
     this.spend = spend;
@@ -118,39 +127,77 @@ public final class OpsData {
     out.put("spendSeriesComplete", spend.isRebuilt());
     ArrayNode failing = out.putArray("failures");
     for (FailureRates.Rate r : failures.rates()) {
-      failing.addObject().put("provider", r.provider()).put("model", r.model()).put("attempts", r.attempts())
-          .put("failures", r.failures()).put("rate", Math.round(r.ratio() * 10_000) / 10_000.0);
+      failing
+          .addObject()
+          .put("provider", r.provider())
+          .put("model", r.model())
+          .put("attempts", r.attempts())
+          .put("failures", r.failures())
+          .put("rate", Math.round(r.ratio() * 10_000) / 10_000.0);
     }
     ArrayNode pools = out.putArray("pools");
-    sources.lanes().ifPresent(lanes -> {
-      for (AdmissionPools.LaneStats s : lanes.get()) {
-        pools.addObject().put("pool", s.pool().wireName()).put("provider", s.provider().wireName())
-            .put("depth", s.depth()).put("oldestWaitSeconds", s.oldestWait().toMillis() / 1000.0)
-            .put("inFlight", s.inFlight()).put("limit", s.limit());
-      }
-    });
+    sources
+        .lanes()
+        .ifPresent(
+            lanes -> {
+              for (AdmissionPools.LaneStats s : lanes.get()) {
+                pools
+                    .addObject()
+                    .put("pool", s.pool().wireName())
+                    .put("provider", s.provider().wireName())
+                    .put("depth", s.depth())
+                    .put("oldestWaitSeconds", s.oldestWait().toMillis() / 1000.0)
+                    .put("inFlight", s.inFlight())
+                    .put("limit", s.limit());
+              }
+            });
     ArrayNode circuits = out.putArray("circuits");
     ArrayNode alarms = out.putArray("alarms");
-    sources.breakers().ifPresent(b -> {
-      for (Provider p : Provider.values()) {
-        ProviderBreakers.State state = b.state(p);
-        circuits.addObject().put("provider", p.wireName()).put("state", state.name().toLowerCase(java.util.Locale.ROOT));
-        if (state != ProviderBreakers.State.CLOSED) {
-          alarms.addObject().put("kind", "circuit_open").put("subject", p.wireName())
-              .put("state", state.name().toLowerCase(java.util.Locale.ROOT))
-              .put("message", "provider circuit breaker for " + p.wireName() + " is "
-                  + state.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + ": calls fail over or are refused");
-        }
-      }
-    });
+    sources
+        .breakers()
+        .ifPresent(
+            b -> {
+              for (Provider p : Provider.values()) {
+                ProviderBreakers.State state = b.state(p);
+                circuits
+                    .addObject()
+                    .put("provider", p.wireName())
+                    .put("state", state.name().toLowerCase(java.util.Locale.ROOT));
+                if (state != ProviderBreakers.State.CLOSED) {
+                  alarms
+                      .addObject()
+                      .put("kind", "circuit_open")
+                      .put("subject", p.wireName())
+                      .put("state", state.name().toLowerCase(java.util.Locale.ROOT))
+                      .put(
+                          "message",
+                          "provider circuit breaker for "
+                              + p.wireName()
+                              + " is "
+                              + state.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
+                              + ": calls fail over or are refused");
+                }
+              }
+            });
     ArrayNode open = out.putArray("openModels");
-    sources.circuits().ifPresent(c -> {
-      for (String model : new TreeSet<>(c.openModels())) {
-        open.add(model);
-        alarms.addObject().put("kind", "model_gone").put("subject", model).put("model", model)
-            .put("message", "the provider answered 410 Gone for " + model + "; its circuit is open until the catalog is fixed");
-      }
-    });
+    sources
+        .circuits()
+        .ifPresent(
+            c -> {
+              for (String model : new TreeSet<>(c.openModels())) {
+                open.add(model);
+                alarms
+                    .addObject()
+                    .put("kind", "model_gone")
+                    .put("subject", model)
+                    .put("model", model)
+                    .put(
+                        "message",
+                        "the provider answered 410 Gone for "
+                            + model
+                            + "; its circuit is open until the catalog is fixed");
+              }
+            });
     lifecycleAlarms(LocalDate.ofInstant(now, ZoneOffset.UTC), alarms);
     return out;
   }
@@ -163,30 +210,39 @@ public final class OpsData {
     return Micros.toUsd(micros).toPlainString();
   }
 
-  /** Deprecated, retired or soon-ending models that are in use: named by a profile, or requested. */
+  /**
+   * Deprecated, retired or soon-ending models that are in use: named by a profile, or requested.
+   */
   private void lifecycleAlarms(LocalDate today, ArrayNode alarms) {
     Map<String, Set<String>> profilesByModel = new TreeMap<>();
     for (RoutingProfile p : sources.profiles().get()) {
       profilesByModel.computeIfAbsent(p.primary().name(), k -> new TreeSet<>()).add(p.name());
-      p.fallback().ifPresent(f -> profilesByModel.computeIfAbsent(f.name(), k -> new TreeSet<>()).add(p.name()));
+      p.fallback()
+          .ifPresent(
+              f -> profilesByModel.computeIfAbsent(f.name(), k -> new TreeSet<>()).add(p.name()));
     }
     Map<String, Long> requested = new TreeMap<>();
     for (Counter c : registry.find("gateway.model.lifecycle.alarms").counters()) {
       requested.merge(String.valueOf(c.getId().getTag("model")), (long) c.count(), Long::sum);
     }
     for (ModelInfo m : catalog.all()) {
-      String state = m.isRetiredOn(today) ? "retired"
-          : m.isDeprecatedOn(today) ? "deprecated"
-          : catalog.needsWarning(m, today) ? "ending"
-          : null;
+      String state =
+          m.isRetiredOn(today)
+              ? "retired"
+              : m.isDeprecatedOn(today)
+                  ? "deprecated"
+                  : catalog.needsWarning(m, today) ? "ending" : null;
       Set<String> profiles = profilesByModel.getOrDefault(m.name(), Set.of());
       long calls = requested.getOrDefault(m.name(), 0L);
       if (state == null || (profiles.isEmpty() && calls == 0)) {
         continue;
       }
       ObjectNode a = alarms.addObject();
-      a.put("kind", "lifecycle").put("subject", m.name()).put("model", m.name())
-          .put("provider", m.provider().wireName()).put("lifecycle", state);
+      a.put("kind", "lifecycle")
+          .put("subject", m.name())
+          .put("model", m.name())
+          .put("provider", m.provider().wireName())
+          .put("lifecycle", state);
       Optional<Long> days = m.daysOfSupportLeft(today);
       if (days.isPresent()) {
         a.put("daysLeft", days.get());
@@ -198,10 +254,21 @@ public final class OpsData {
       a.put("requests", calls);
       ArrayNode by = a.putArray("profiles");
       profiles.forEach(by::add);
-      a.put("message", m.name() + " is " + state
-          + days.map(d -> d >= 0 ? " (" + d + " days to end of support)" : " (ended " + m.endOfSupport() + ")").orElse("")
-          + (profiles.isEmpty() ? "" : "; used by " + String.join(", ", profiles))
-          + (calls == 0 ? "" : "; requested " + (calls == 1 ? "once" : calls + " times") + " since start"));
+      a.put(
+          "message",
+          m.name()
+              + " is "
+              + state
+              + days.map(
+                      d ->
+                          d >= 0
+                              ? " (" + d + " days to end of support)"
+                              : " (ended " + m.endOfSupport() + ")")
+                  .orElse("")
+              + (profiles.isEmpty() ? "" : "; used by " + String.join(", ", profiles))
+              + (calls == 0
+                  ? ""
+                  : "; requested " + (calls == 1 ? "once" : calls + " times") + " since start"));
     }
   }
 }

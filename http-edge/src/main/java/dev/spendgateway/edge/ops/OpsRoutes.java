@@ -37,13 +37,15 @@ public final class OpsRoutes {
    * The page may run only its own inline script and talk only to this gateway; no frame may embed
    * it (an operator's token is typed into it).
    */
-  private static final List<HttpHeader> PAGE_HEADERS = List.of(
-      RawHeader.create("content-security-policy",
-          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self';"
-              + " img-src 'self' data:; frame-ancestors 'none'; form-action 'none'; base-uri 'none'"),
-      RawHeader.create("cache-control", "no-store"),
-      RawHeader.create("referrer-policy", "no-referrer"),
-      RawHeader.create("x-content-type-options", "nosniff"));
+  private static final List<HttpHeader> PAGE_HEADERS =
+      List.of(
+          RawHeader.create(
+              "content-security-policy",
+              "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self';"
+                  + " img-src 'self' data:; frame-ancestors 'none'; form-action 'none'; base-uri 'none'"),
+          RawHeader.create("cache-control", "no-store"),
+          RawHeader.create("referrer-policy", "no-referrer"),
+          RawHeader.create("x-content-type-options", "nosniff"));
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -51,17 +53,28 @@ public final class OpsRoutes {
   private final Route data;
 
   public OpsRoutes(OpsData opsData) {
-    HttpResponse pageResponse = HttpResponse.create()
-        .withStatus(StatusCodes.OK)
-        .addHeaders(PAGE_HEADERS)
-        .withEntity(HttpEntities.create(ContentTypes.TEXT_HTML_UTF8, readPage()));
+    HttpResponse pageResponse =
+        HttpResponse.create()
+            .withStatus(StatusCodes.OK)
+            .addHeaders(PAGE_HEADERS)
+            .withEntity(HttpEntities.create(ContentTypes.TEXT_HTML_UTF8, readPage()));
     // Built once: the directives' suppliers run on every request.
     Route pageGet = get(() -> complete(pageResponse));
     this.page = path("ops", () -> pageGet);
-    Route dataGet = get(() -> completeWithFuture(opsData.read().thenApply(json -> HttpResponse.create()
-        .withStatus(StatusCodes.OK)
-        .addHeader(RawHeader.create("cache-control", "no-store"))
-        .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, toBytes(json))))));
+    Route dataGet =
+        get(
+            () ->
+                completeWithFuture(
+                    opsData
+                        .read()
+                        .thenApply(
+                            json ->
+                                HttpResponse.create()
+                                    .withStatus(StatusCodes.OK)
+                                    .addHeader(RawHeader.create("cache-control", "no-store"))
+                                    .withEntity(
+                                        HttpEntities.create(
+                                            ContentTypes.APPLICATION_JSON, toBytes(json))))));
     this.data = path(segment("ops").slash("data"), () -> dataGet);
   }
 
@@ -86,7 +99,8 @@ public final class OpsRoutes {
   private static byte[] readPage() {
     try (InputStream in = OpsRoutes.class.getResourceAsStream(PAGE_RESOURCE)) {
       if (in == null) {
-        throw new IllegalStateException("the operations page " + PAGE_RESOURCE + " is missing from the jar");
+        throw new IllegalStateException(
+            "the operations page " + PAGE_RESOURCE + " is missing from the jar");
       }
       return in.readAllBytes();
     } catch (IOException e) {

@@ -22,16 +22,19 @@ import java.util.function.Consumer;
  * the hours before ({@link #rebuild}); the two never overlap because the ledger only reports writes
  * made after its recovery, and the rebuild only counts facts from before it.
  *
- * <p>Spend is what the books count: a settle at its actual cost, an expiry at the worst case it kept,
- * an operator adjustment at its delta (a refund is negative). Voids and reservations count nothing.
+ * <p>Spend is what the books count: a settle at its actual cost, an expiry at the worst case it
+ * kept, an operator adjustment at its delta (a refund is negative). Voids and reservations count
+ * nothing.
  */
 public final class SpendPerHour implements LedgerObserver {
   private static final long HOUR_SECONDS = 3600;
 
   private final Clock clock;
   private final int hours;
+
   /** Micro-dollars per hour slot; {@link #slotHour} says which hour a slot holds now. */
   private final AtomicLongArray micros;
+
   private final long[] slotHour;
   private final Consumer<SpendPerHour> onRecovered;
   private volatile Instant recoveredAt;
@@ -87,7 +90,9 @@ public final class SpendPerHour implements LedgerObserver {
     }
   }
 
-  /** The rebuild from the journal has ended (or failed: the series then shows only what followed). */
+  /**
+   * The rebuild from the journal has ended (or failed: the series then shows only what followed).
+   */
   public void rebuildDone() {
     rebuilt = true;
   }
@@ -101,7 +106,9 @@ public final class SpendPerHour implements LedgerObserver {
     return currentHourStart().minus(hours - 1L, ChronoUnit.HOURS);
   }
 
-  /** The last {@code hours} hours, oldest first, the current hour last (an hour without spend is 0). */
+  /**
+   * The last {@code hours} hours, oldest first, the current hour last (an hour without spend is 0).
+   */
   public List<Hour> series() {
     long current = hourOf(clock.instant());
     List<Hour> out = new ArrayList<>(hours);

@@ -40,10 +40,28 @@ public record CallServices(
     DataClasses dataClasses) {
 
   /** Services whose calls may carry their data to every provider. */
-  public CallServices(RequestPolicy policy, CostCalculator cost, LedgerClient ledger, UpstreamClient upstream,
-      StreamMeter meter, Clock clock, Materializer materializer, Duration bodyReadTimeout, CallMetrics metrics,
+  public CallServices(
+      RequestPolicy policy,
+      CostCalculator cost,
+      LedgerClient ledger,
+      UpstreamClient upstream,
+      StreamMeter meter,
+      Clock clock,
+      Materializer materializer,
+      Duration bodyReadTimeout,
+      CallMetrics metrics,
       InFlightCalls inFlight) {
-    this(policy, cost, ledger, upstream, meter, clock, materializer, bodyReadTimeout, metrics, inFlight,
+    this(
+        policy,
+        cost,
+        ledger,
+        upstream,
+        meter,
+        clock,
+        materializer,
+        bodyReadTimeout,
+        metrics,
+        inFlight,
         DataClasses.permissive());
   }
 }

@@ -20,7 +20,8 @@ public final class DataClassHeader {
   public static Read read(HttpRequest request, DataClasses classes) {
     List<String> values = SpendHeaders.valuesOf(request.getHeaders(), DataClasses.HEADER);
     if (values.size() > 1) {
-      return new Read(Optional.empty(),
+      return new Read(
+          Optional.empty(),
           Optional.of(DataClasses.HEADER + " was sent " + values.size() + " times; send it once"));
     }
     DataClasses.Resolution r = classes.resolve(values.stream().findFirst());

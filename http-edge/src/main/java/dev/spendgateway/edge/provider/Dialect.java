@@ -1,11 +1,10 @@
 package dev.spendgateway.edge.provider;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerJson;
 import dev.spendgateway.edge.call.CallerJsonBody;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamBody;
@@ -82,12 +81,14 @@ enum Dialect implements CallKind {
   }
 
   @Override
-  public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
+  public CompletionStage<Preparation> prepare(
+      HttpRequest request, CallServices services, LocalDate today) {
     return CallerJsonBody.read(request.entity(), services)
         .thenApply(read -> prepareBody(request, read, services.policy(), today));
   }
 
-  private Preparation prepareBody(HttpRequest request, CallerJsonBody.Read read, RequestPolicy policy, LocalDate today) {
+  private Preparation prepareBody(
+      HttpRequest request, CallerJsonBody.Read read, RequestPolicy policy, LocalDate today) {
     if (read instanceof CallerJsonBody.Refused refused) {
       return refusal(refused);
     }
@@ -104,18 +105,25 @@ enum Dialect implements CallKind {
       return new Preparation.Rejected(v, model);
     }
     PolicyDecision.Allowed allowed = (PolicyDecision.Allowed) decision;
-    UpstreamBody upstreamBody = new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, upstreamBytes(bytes, json, allowed.upstreamBody()));
+    UpstreamBody upstreamBody =
+        new UpstreamBody.Strict(
+            ContentTypes.APPLICATION_JSON, upstreamBytes(bytes, json, allowed.upstreamBody()));
     return new Preparation.Prepared(
-        allowed.model(), allowed.modelInfo(), allowed.worstCase(), allowed.warnings(), upstreamBody,
+        allowed.model(),
+        allowed.modelInfo(),
+        allowed.worstCase(),
+        allowed.warnings(),
+        upstreamBody,
         this != OPENAI_CHAT || UsageChunkFilter.callerAskedForUsage(json));
   }
 
   /**
-   * The bytes sent upstream. When the policy changed nothing (the tree it allows equals the one read),
-   * the caller's own bytes go out: serializing an equal tree again costs CPU on every call and says
-   * the same. The read was strict (no duplicate keys, nothing after the object), so the provider
-   * reads exactly the tree the policy vetted. Any rewrite (a forced stream usage, a written-in output
-   * limit, store off) makes the trees differ, and then the rewritten tree is what is sent.
+   * The bytes sent upstream. When the policy changed nothing (the tree it allows equals the one
+   * read), the caller's own bytes go out: serializing an equal tree again costs CPU on every call
+   * and says the same. The read was strict (no duplicate keys, nothing after the object), so the
+   * provider reads exactly the tree the policy vetted. Any rewrite (a forced stream usage, a
+   * written-in output limit, store off) makes the trees differ, and then the rewritten tree is what
+   * is sent.
    */
   static ByteString upstreamBytes(ByteString read, JsonNode vetted, JsonNode upstream) {
     return upstream.equals(vetted) ? read : ByteString.fromArray(CallerJson.bytes(upstream));
@@ -128,13 +136,19 @@ enum Dialect implements CallKind {
   static Preparation refusal(CallerJsonBody.Refused refused) {
     String policyPrefix = "policy:";
     if (refused.errorClass().startsWith(policyPrefix)) {
-      return rejected(refused.errorClass().substring(policyPrefix.length()), refused.field(), refused.message(),
-          refused.status(), null);
+      return rejected(
+          refused.errorClass().substring(policyPrefix.length()),
+          refused.field(),
+          refused.message(),
+          refused.status(),
+          null);
     }
     return new Preparation.Unreadable(refused.status(), refused.message(), refused.errorClass());
   }
 
-  static Preparation.Rejected rejected(String rule, String field, String message, int status, String model) {
-    return new Preparation.Rejected(new PolicyDecision.Violation(rule, field, message, status), model);
+  static Preparation.Rejected rejected(
+      String rule, String field, String message, int status, String model) {
+    return new Preparation.Rejected(
+        new PolicyDecision.Violation(rule, field, message, status), model);
   }
 }

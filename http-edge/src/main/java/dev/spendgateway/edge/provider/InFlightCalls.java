@@ -47,23 +47,24 @@ public final class InFlightCalls {
   }
 
   /**
-   * {@link #tracking(Supplier)}, and a provider or router call that arrives while {@code maxOpenCalls}
-   * answers are open gets {@code whenFull} instead (answered at once, not counted): the node's limit
-   * on calls held open, reached before Pekko's connection limit, which would leave a caller
-   * unanswered in the kernel's backlog. Other routes (health, metrics, the ledger API) are always
-   * served.
+   * {@link #tracking(Supplier)}, and a provider or router call that arrives while {@code
+   * maxOpenCalls} answers are open gets {@code whenFull} instead (answered at once, not counted):
+   * the node's limit on calls held open, reached before Pekko's connection limit, which would leave
+   * a caller unanswered in the kernel's backlog. Other routes (health, metrics, the ledger API) are
+   * always served.
    */
   public Route tracking(Supplier<Route> inner, int maxOpenCalls, Route whenFull) {
     // Built once: the per-request lambda only counts and hands back this route.
     Route sealed = inner.get().seal();
     Route counted = Directives.mapRouteResult(this::endWithEntity, () -> sealed);
-    return Directives.extractRequest(request -> {
-      if (answers.incrementAndGet() > maxOpenCalls && Overload.isProviderCall(request)) {
-        answers.decrementAndGet();
-        return whenFull;
-      }
-      return counted;
-    });
+    return Directives.extractRequest(
+        request -> {
+          if (answers.incrementAndGet() > maxOpenCalls && Overload.isProviderCall(request)) {
+            answers.decrementAndGet();
+            return whenFull;
+          }
+          return counted;
+        });
   }
 
   /** Open answers right now (for tests and the drain log). */
@@ -73,7 +74,8 @@ public final class InFlightCalls {
 
   private RouteResult endWithEntity(RouteResult routed) {
     if (!(routed instanceof Complete complete)) {
-      answers.decrementAndGet(); // a rejection: cannot come out of a sealed route, but never leak a count
+      answers.decrementAndGet(); // a rejection: cannot come out of a sealed route, but never leak a
+      // count
       return routed;
     }
     HttpResponse response = complete.getResponse();
@@ -87,22 +89,27 @@ public final class InFlightCalls {
     // Every javadsl entity is a scaladsl one; only the latter can wrap its bytes and keep its kind
     // (chunked stays chunked, a known length stays known).
     ResponseEntity watched =
-        ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity).transformDataBytes(
-            Flow.<ByteString>create()
-                .watchTermination(Keep.right())
-                .<Object>mapMaterializedValue(done -> {
-                  done.whenComplete((ok, error) -> {
-                    if (ended.compareAndSet(false, true)) {
-                      answers.decrementAndGet();
-                    }
-                  });
-                  return NotUsed.getInstance();
-                })
-                .asScala());
+        ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity)
+            .transformDataBytes(
+                Flow.<ByteString>create()
+                    .watchTermination(Keep.right())
+                    .<Object>mapMaterializedValue(
+                        done -> {
+                          done.whenComplete(
+                              (ok, error) -> {
+                                if (ended.compareAndSet(false, true)) {
+                                  answers.decrementAndGet();
+                                }
+                              });
+                          return NotUsed.getInstance();
+                        })
+                    .asScala());
     return RouteResults.complete(response.withEntity(watched));
   }
 
-  /** Counts {@code close} (a settle or void) until it completes, either way; returns it unchanged. */
+  /**
+   * Counts {@code close} (a settle or void) until it completes, either way; returns it unchanged.
+   */
   public <T> CompletionStage<T> track(CompletionStage<T> close) {
     settlements.incrementAndGet();
     close.whenComplete((reply, failure) -> settlements.decrementAndGet());
@@ -134,21 +141,25 @@ public final class InFlightCalls {
     return awaitZero(settlements, max, "settlements-drain");
   }
 
-  private static CompletionStage<Integer> awaitZero(AtomicInteger counter, Duration max, String name) {
+  private static CompletionStage<Integer> awaitZero(
+      AtomicInteger counter, Duration max, String name) {
     CompletableFuture<Integer> idle = new CompletableFuture<>();
     long deadline = System.nanoTime() + max.toNanos();
     // Shutdown only: a plain polling thread keeps this independent of the actor system stopping.
-    Thread waiter = new Thread(() -> {
-      while (counter.get() > 0 && System.nanoTime() < deadline) {
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          break;
-        }
-      }
-      idle.complete(counter.get());
-    }, name);
+    Thread waiter =
+        new Thread(
+            () -> {
+              while (counter.get() > 0 && System.nanoTime() < deadline) {
+                try {
+                  Thread.sleep(20);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  break;
+                }
+              }
+              idle.complete(counter.get());
+            },
+            name);
     waiter.setDaemon(true);
     waiter.start();
     return idle;

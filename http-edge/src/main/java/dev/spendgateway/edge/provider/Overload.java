@@ -24,9 +24,9 @@ import org.apache.pekko.http.javadsl.server.Route;
  * billed; a call that already held a reservation has it voided by its attempt. Every refusal is
  * counted by kind on {@code /metrics} ({@code gateway_overload_refusals_total{kind}}).
  *
- * <p>Why 503 and not a reset or a wait: an SDK retries a 503 after {@code retry-after}, while a call
- * queued behind busy connections could wait until an idle timeout reset it, and the SDK would then
- * retry a call whose reservation was still held.
+ * <p>Why 503 and not a reset or a wait: an SDK retries a 503 after {@code retry-after}, while a
+ * call queued behind busy connections could wait until an idle timeout reset it, and the SDK would
+ * then retry a call whose reservation was still held.
  */
 public final class Overload {
   /** Kinds, as the metric's label and the access line's error word. */
@@ -43,7 +43,8 @@ public final class Overload {
   /**
    * The caller's answer for a refusal of {@code kind}.
    *
-   * @param kind {@link #OPEN_CALLS}, or the upstream's {@code upstream_busy} / {@code pool_overflow}
+   * @param kind {@link #OPEN_CALLS}, or the upstream's {@code upstream_busy} / {@code
+   *     pool_overflow}
    */
   public static HttpResponse refusal(Shape shape, String kind, CallMetrics metrics) {
     metrics.overloadRefused(kind);
@@ -52,16 +53,25 @@ public final class Overload {
     if (shape == Shape.OPENAI) {
       extra.put("code", "gateway_overloaded");
     }
-    String message = "The gateway is at capacity (" + kind + "); nothing was sent or billed, retry after "
-        + RETRY_AFTER_SECONDS + " s.";
-    return GatewayErrors.error(shape, 503, type, message, extra,
+    String message =
+        "The gateway is at capacity ("
+            + kind
+            + "); nothing was sent or billed, retry after "
+            + RETRY_AFTER_SECONDS
+            + " s.";
+    return GatewayErrors.error(
+        shape,
+        503,
+        type,
+        message,
+        extra,
         List.of(RawHeader.create("retry-after", Integer.toString(RETRY_AFTER_SECONDS))));
   }
 
   /**
    * Whether {@code request} is a provider or router call, the kind of answer {@code
-   * gateway.max-open-calls} limits. The ops and ledger routes are short and must stay reachable
-   * on a full node.
+   * gateway.max-open-calls} limits. The ops and ledger routes are short and must stay reachable on
+   * a full node.
    */
   public static boolean isProviderCall(HttpRequest request) {
     String path = request.getUri().path();
@@ -70,19 +80,36 @@ public final class Overload {
 
   /**
    * The route answering a call refused because {@code gateway.max-open-calls} are open: the 503 in
-   * the shape of the path's provider (the router speaks OpenAI's), with the request id echoed and one
-   * access line naming only the route family, as for any call refused before a route ran.
+   * the shape of the path's provider (the router speaks OpenAI's), with the request id echoed and
+   * one access line naming only the route family, as for any call refused before a route ran.
    */
   public static Route openCallsRefused(CallMetrics metrics, Clock clock) {
-    return extractRequest(request -> {
-      String path = request.getUri().path();
-      boolean anthropic = path.startsWith("/anthropic/");
-      String family = anthropic ? "/anthropic/*" : path.startsWith("/openai/") ? "/openai/*" : "/v1/*";
-      String requestId = SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
-      HttpResponse response = refusal(anthropic ? Shape.ANTHROPIC : Shape.OPENAI, OPEN_CALLS, metrics);
-      AccessLog.write(new AccessRecord(clock.instant(), requestId, family, anthropic ? "anthropic" : "openai",
-          null, null, null, 503, null, null, 0, OPEN_CALLS, false));
-      return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
-    });
+    return extractRequest(
+        request -> {
+          String path = request.getUri().path();
+          boolean anthropic = path.startsWith("/anthropic/");
+          String family =
+              anthropic ? "/anthropic/*" : path.startsWith("/openai/") ? "/openai/*" : "/v1/*";
+          String requestId =
+              SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
+          HttpResponse response =
+              refusal(anthropic ? Shape.ANTHROPIC : Shape.OPENAI, OPEN_CALLS, metrics);
+          AccessLog.write(
+              new AccessRecord(
+                  clock.instant(),
+                  requestId,
+                  family,
+                  anthropic ? "anthropic" : "openai",
+                  null,
+                  null,
+                  null,
+                  503,
+                  null,
+                  null,
+                  0,
+                  OPEN_CALLS,
+                  false));
+          return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
+        });
   }
 }

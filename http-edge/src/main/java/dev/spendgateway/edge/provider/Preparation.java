@@ -8,8 +8,8 @@ import dev.spendgateway.upstream.client.UpstreamBody;
 import java.util.List;
 
 /**
- * What vetting a caller's request gave: a call ready to reserve and send, a violation, or a body that
- * could not be read at all.
+ * What vetting a caller's request gave: a call ready to reserve and send, a violation, or a body
+ * that could not be read at all.
  */
 sealed interface Preparation {
 
@@ -32,12 +32,19 @@ sealed interface Preparation {
       implements Preparation {
 
     /** A call whose stream reaches the caller as the provider sent it. */
-    Prepared(String model, ModelInfo modelInfo, WorstCase worstCase, List<String> warnings, UpstreamBody upstreamBody) {
+    Prepared(
+        String model,
+        ModelInfo modelInfo,
+        WorstCase worstCase,
+        List<String> warnings,
+        UpstreamBody upstreamBody) {
       this(model, modelInfo, worstCase, warnings, upstreamBody, true);
     }
   }
 
-  /** @param model the model the caller asked for, when known (for the log) */
+  /**
+   * @param model the model the caller asked for, when known (for the log)
+   */
   record Rejected(PolicyDecision.Violation violation, String model) implements Preparation {}
 
   /**

@@ -12,8 +12,8 @@ import dev.spendgateway.edge.call.Settlement;
 import dev.spendgateway.edge.call.UpstreamExchange;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.log.AccessLine;
-import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.edge.metrics.UsageTelemetry;
+import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;
@@ -49,10 +49,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One pass-through provider call: spend headers, body type, body, policy, then one attempt through
- * the {@link CallCore} (reserve the worst case, call the provider, close the reservation once, write
- * the line). How the reservation closes is {@link Settlement}'s rule, the same for the failover
- * router: a reported usage → its cost; an error status or nothing sent → 0; a cut, a lost answer or
- * a missing usage → the worst case.
+ * the {@link CallCore} (reserve the worst case, call the provider, close the reservation once,
+ * write the line). How the reservation closes is {@link Settlement}'s rule, the same for the
+ * failover router: a reported usage → its cost; an error status or nothing sent → 0; a cut, a lost
+ * answer or a missing usage → the worst case.
  *
  * <p>What the call learns before it reserves (request id, spend, model) goes into its {@link
  * CallLine}, one immutable line swapped atomically; once an attempt holds a reservation, the
@@ -83,16 +83,23 @@ final class ProviderCall {
     this.request = request;
     this.started = services.clock().instant();
     this.core = new CallCore(services, System::nanoTime);
-    this.line = new CallLine(
-        AccessLine.arrived(started, startedNanos, kind.route()).withProvider(kind.provider().wireName()),
-        System::nanoTime);
+    this.line =
+        new CallLine(
+            AccessLine.arrived(started, startedNanos, kind.route())
+                .withProvider(kind.provider().wireName()),
+            System::nanoTime);
   }
 
   /** Runs the call; the returned response is what the caller gets (never a failed stage). */
   CompletionStage<HttpResponse> run() {
     SpendHeaders.Result headers = SpendHeaders.readAll(this::headerValues);
-    String requestId = headers.context().map(SpendContext::requestId)
-        .orElseGet(() -> SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value)));
+    String requestId =
+        headers
+            .context()
+            .map(SpendContext::requestId)
+            .orElseGet(
+                () ->
+                    SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value)));
     line.learn(l -> l.withRequestId(requestId));
     if (headers.violation().isPresent()) {
       SpendHeaders.HeaderViolation v = headers.violation().get();
@@ -103,7 +110,9 @@ final class ProviderCall {
     line.learn(l -> l.withSpend(spend.lane().wireName(), spend.subject()));
     Optional<HttpResponse> classRefusal = checkDataClass();
     if (classRefusal.isPresent()) {
-      return refuse(classRefusal.get(), classRefusal.get().status().intValue() == 403 ? DataClasses.FORBIDDEN : "bad_header")
+      return refuse(
+              classRefusal.get(),
+              classRefusal.get().status().intValue() == 403 ? DataClasses.FORBIDDEN : "bad_header")
           .thenApply(r -> withRequestId(r, requestId));
     }
     if (!kind.bodyType().accepts(request.entity())) {
@@ -124,32 +133,41 @@ final class ProviderCall {
   private Optional<HttpResponse> checkDataClass() {
     DataClassHeader.Read read = DataClassHeader.read(request, services.dataClasses());
     if (read.refusal().isPresent()) {
-      return Optional.of(error(400, "invalid_request_error", read.refusal().get(), DataClasses.HEADER));
+      return Optional.of(
+          error(400, "invalid_request_error", read.refusal().get(), DataClasses.HEADER));
     }
     DataClass dataClass = read.dataClass().get();
     line.learn(l -> l.withDataClass(dataClass.name()));
     if (DataClasses.direct(dataClass, kind.provider()) instanceof DataClasses.Forbidden forbidden) {
       services.metrics().dataClass(dataClass.name(), "forbidden");
-      return Optional.of(error(403, DataClasses.FORBIDDEN, forbidden.message(), DataClasses.HEADER));
+      return Optional.of(
+          error(403, DataClasses.FORBIDDEN, forbidden.message(), DataClasses.HEADER));
     }
     services.metrics().dataClass(dataClass.name(), "allowed");
     return Optional.empty();
   }
 
   /**
-   * 415: the body is not in the type this route reads. Checked after the token and the spend headers
-   * and before the body is read, so nothing is reserved and nothing is sent upstream.
+   * 415: the body is not in the type this route reads. Checked after the token and the spend
+   * headers and before the body is read, so nothing is reserved and nothing is sent upstream.
    */
   private CompletionStage<HttpResponse> unsupportedBody() {
     HttpResponse refused =
-        error(415, "invalid_request_error", kind.bodyType().refusal(request.entity()), BodyType.HEADER);
+        error(
+            415,
+            "invalid_request_error",
+            kind.bodyType().refusal(request.entity()),
+            BodyType.HEADER);
     return CallerBodies.discard(request.entity(), services.materializer())
         .thenCompose(drained -> refuse(refused, "unsupported_media_type"));
   }
 
-  private CompletionStage<HttpResponse> withPreparation(Preparation preparation, SpendContext spend) {
+  private CompletionStage<HttpResponse> withPreparation(
+      Preparation preparation, SpendContext spend) {
     if (preparation instanceof Preparation.Unreadable unreadable) {
-      return refuse(error(unreadable.status(), "invalid_request_error", unreadable.message(), "body"), unreadable.rule());
+      return refuse(
+          error(unreadable.status(), "invalid_request_error", unreadable.message(), "body"),
+          unreadable.rule());
     }
     if (preparation instanceof Preparation.Rejected rejected) {
       String model = loggableModel(rejected.model());
@@ -163,84 +181,135 @@ final class ProviderCall {
   }
 
   /**
-   * The guards every provider call passes, in the router's order: a model whose circuit a 410 opened
-   * is refused; the call waits for its admission pool ({@code x-priority}) before it holds money;
-   * then it reserves and goes out through the provider's breaker.
+   * The guards every provider call passes, in the router's order: a model whose circuit a 410
+   * opened is refused; the call waits for its admission pool ({@code x-priority}) before it holds
+   * money; then it reserves and goes out through the provider's breaker.
    */
-  private CompletionStage<HttpResponse> reserveAndCall(Preparation.Prepared prepared, SpendContext spend) {
+  private CompletionStage<HttpResponse> reserveAndCall(
+      Preparation.Prepared prepared, SpendContext spend) {
     AccessLine known = line.learn(l -> l.withModel(prepared.model()));
     // Deprecated, or active and near its end of support: the same alarm either way.
-    if (services.policy().catalog().needsWarning(prepared.modelInfo(), LocalDate.ofInstant(started, ZoneOffset.UTC))) {
+    if (services
+        .policy()
+        .catalog()
+        .needsWarning(prepared.modelInfo(), LocalDate.ofInstant(started, ZoneOffset.UTC))) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
     }
     if (guards.circuits().isOpen(prepared.model())) {
-      return refuse(error(410, "invalid_request_error",
-          "Model '" + prepared.model() + "' answered 410 Gone: " + provider() + " retired it. Calls to it are refused"
-              + " without reaching the provider until its circuit closes or an operator resets it.", "model"),
+      return refuse(
+          error(
+              410,
+              "invalid_request_error",
+              "Model '"
+                  + prepared.model()
+                  + "' answered 410 Gone: "
+                  + provider()
+                  + " retired it. Calls to it are refused"
+                  + " without reaching the provider until its circuit closes or an operator resets it.",
+              "model"),
           "model_circuit_open");
     }
     Pool pool = spend.priority() == SpendHeaders.Priority.BATCH ? Pool.BATCH : Pool.INTERACTIVE;
-    long tokens = prepared.worstCase().inputTokensAssumed() + prepared.worstCase().outputTokensAssumed();
-    return guards.turn(kind.provider(), tokens)
-        .thenCompose(refused -> refused.isPresent()
-            ? rateLimited(refused.get())
-            : guards.pools().admit(pool, kind.provider())
-                .handle((permit, failure) -> failure == null
-                    ? reserve(prepared, spend, known, permit)
-                    : admissionRefused(failure))
-                .thenCompose(s -> s));
+    long tokens =
+        prepared.worstCase().inputTokensAssumed() + prepared.worstCase().outputTokensAssumed();
+    return guards
+        .turn(kind.provider(), tokens)
+        .thenCompose(
+            refused ->
+                refused.isPresent()
+                    ? rateLimited(refused.get())
+                    : guards
+                        .pools()
+                        .admit(pool, kind.provider())
+                        .handle(
+                            (permit, failure) ->
+                                failure == null
+                                    ? reserve(prepared, spend, known, permit)
+                                    : admissionRefused(failure))
+                        .thenCompose(s -> s));
   }
 
   private CompletionStage<HttpResponse> rateLimited(ProviderRateLimits.Turn.Refused refused) {
     long retryAfter = ProviderGuards.retryAfterSeconds(refused.retryAfter());
-    HttpResponse response = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
-        provider() + " is over this gateway's " + refused.limit() + "; nothing was sent or reserved, retry after "
-            + retryAfter + " s.", null)
-        .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
+    HttpResponse response =
+        error(
+                429,
+                kind.errorShape() == GatewayErrors.Shape.ANTHROPIC
+                    ? "rate_limit_error"
+                    : "rate_limited",
+                provider()
+                    + " is over this gateway's "
+                    + refused.limit()
+                    + "; nothing was sent or reserved, retry after "
+                    + retryAfter
+                    + " s.",
+                null)
+            .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
     return refuse(response, "rate_limited");
   }
 
   private CompletionStage<HttpResponse> admissionRefused(Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause =
+        failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
     if (!(cause instanceof PoolFull full)) {
       throw new CompletionException(cause);
     }
     guards.listener().poolFull(full.pool(), full.provider());
-    HttpResponse refused = error(429, kind.errorShape() == GatewayErrors.Shape.ANTHROPIC ? "rate_limit_error" : "rate_limited",
-        full.getMessage(), null)
-        .addHeader(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())));
+    HttpResponse refused =
+        error(
+                429,
+                kind.errorShape() == GatewayErrors.Shape.ANTHROPIC
+                    ? "rate_limit_error"
+                    : "rate_limited",
+                full.getMessage(),
+                null)
+            .addHeader(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())));
     return refuse(refused, "pool_full");
   }
 
   private CompletionStage<HttpResponse> reserve(
       Preparation.Prepared prepared, SpendContext spend, AccessLine known, Permit permit) {
-    ReserveRequest reserve = new ReserveRequest(
-        dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
-        spend.lane(),
-        spend.subject(),
-        prepared.worstCase().micros(),
-        spend.brandDailyMicros(),
-        spend.brandMonthlyMicros());
+    ReserveRequest reserve =
+        new ReserveRequest(
+            dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
+            spend.lane(),
+            spend.subject(),
+            prepared.worstCase().micros(),
+            spend.brandDailyMicros(),
+            spend.brandMonthlyMicros());
     // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
     // the worst case, never the call (which holds the request) or the prepared body.
     var cost = services.cost();
     var modelInfo = prepared.modelInfo();
     var worstCase = prepared.worstCase();
-    Settlement.Pricing pricing = UsageTelemetry.counting(
-        usage -> cost.settlement(modelInfo, worstCase, usage),
-        services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
+    Settlement.Pricing pricing =
+        UsageTelemetry.counting(
+            usage -> cost.settlement(modelInfo, worstCase, usage),
+            services.metrics(),
+            provider(),
+            prepared.model(),
+            UsageTelemetry.NO_PROFILE);
     return core.reserve(reserve, kind.errorShape(), pricing, known)
-        .thenCompose(reserving -> {
-          if (reserving instanceof CallCore.Reserving.Held held) {
-            line.handOver();
-            UsageTelemetry.countSpend(held.attempt(), services.metrics(), provider(), prepared.model(), UsageTelemetry.NO_PROFILE);
-            return new Attempt(held.attempt(), prepared, permit).call()
-                .thenApply(r -> withWarnings(r, prepared.warnings()));
-          }
-          permit.close();
-          var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
-          return refuse(refusal.response(), refusal.errorClass());
-        });
+        .thenCompose(
+            reserving -> {
+              if (reserving instanceof CallCore.Reserving.Held held) {
+                line.handOver();
+                UsageTelemetry.countSpend(
+                    held.attempt(),
+                    services.metrics(),
+                    provider(),
+                    prepared.model(),
+                    UsageTelemetry.NO_PROFILE);
+                return new Attempt(held.attempt(), prepared, permit)
+                    .call()
+                    .thenApply(r -> withWarnings(r, prepared.warnings()));
+              }
+              permit.close();
+              var refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
+              return refuse(refusal.response(), refusal.errorClass());
+            });
   }
 
   /** The one attempt a pass-through call makes, holding its reservation. */
@@ -252,22 +321,42 @@ final class ProviderCall {
     Attempt(CallAttempt held, Preparation.Prepared prepared, Permit permit) {
       this.prepared = prepared;
       this.permit = permit;
-      this.exchange = new UpstreamExchange(services, held, new UpstreamExchange.Target(
-          kind.provider(), prepared.model(), kind.upstreamPath(), kind.streamKind(), kind::usageOfAnswer,
-          kind::usageOfStream, false, true), System::nanoTime);
+      this.exchange =
+          new UpstreamExchange(
+              services,
+              held,
+              new UpstreamExchange.Target(
+                  kind.provider(),
+                  prepared.model(),
+                  kind.upstreamPath(),
+                  kind.streamKind(),
+                  kind::usageOfAnswer,
+                  kind::usageOfStream,
+                  false,
+                  true),
+              System::nanoTime);
       // The gateway's own share of the call, once its line is written (at the stream's end): the
       // callback keeps what it needs, not this attempt, which holds the prepared request body.
       var metrics = services.metrics();
       String route = kind.route();
       long callStarted = startedNanos;
       UpstreamExchange upstream = exchange;
-      held.written().thenAccept(record -> metrics.gatewayOverhead(route, Duration.ofNanos(
-          Math.max(0, (System.nanoTime() - callStarted) - upstream.upstreamNanos()))));
+      held.written()
+          .thenAccept(
+              record ->
+                  metrics.gatewayOverhead(
+                      route,
+                      Duration.ofNanos(
+                          Math.max(
+                              0, (System.nanoTime() - callStarted) - upstream.upstreamNanos()))));
     }
 
     CompletionStage<HttpResponse> call() {
-      UpstreamRequest upstreamRequest = new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
-      return exchange.send(upstreamRequest, guards.breaker(), permit::close).thenApply(this::answer);
+      UpstreamRequest upstreamRequest =
+          new UpstreamRequest(HttpMethods.POST, headerList(), prepared.upstreamBody());
+      return exchange
+          .send(upstreamRequest, guards.breaker(), permit::close)
+          .thenApply(this::answer);
     }
 
     /** What the caller gets: the provider's answer as it is, or a gateway 502. */
@@ -277,19 +366,35 @@ final class ProviderCall {
         // Refused for capacity before anything was sent (the attempt voided it): retry shortly.
         return Overload.refusal(kind.errorShape(), none.errorClass(), services.metrics());
       }
-      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none && none.errorClass().equals("breaker_open")) {
+      if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none
+          && none.errorClass().equals("breaker_open")) {
         long retryAfter = Math.max(1, guards.breakerRetryAfter().toSeconds());
-        return error(503, "upstream_unavailable", provider() + " has been failing: the gateway's circuit breaker for it is"
-            + " open, nothing was sent or billed; retry after " + retryAfter + " s.", null)
+        return error(
+                503,
+                "upstream_unavailable",
+                provider()
+                    + " has been failing: the gateway's circuit breaker for it is"
+                    + " open, nothing was sent or billed; retry after "
+                    + retryAfter
+                    + " s.",
+                null)
             .addHeader(RawHeader.create("retry-after", Long.toString(retryAfter)));
       }
       if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer none) {
-        return error(502, "upstream_unavailable", "The provider could not be reached (" + none.errorClass() + ").", null);
+        return error(
+            502,
+            "upstream_unavailable",
+            "The provider could not be reached (" + none.errorClass() + ").",
+            null);
       }
       if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
-        if (refused.responded().status() == 410 && guards.circuits().onModelGone(prepared.model())) {
-          log.error("ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, calls to it are"
-              + " refused until it closes or an operator resets it", provider(), prepared.model());
+        if (refused.responded().status() == 410
+            && guards.circuits().onModelGone(prepared.model())) {
+          log.error(
+              "ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, calls to it are"
+                  + " refused until it closes or an operator resets it",
+              provider(),
+              prepared.model());
         }
         return passThrough(refused.responded(), refused.body());
       }
@@ -299,10 +404,17 @@ final class ProviderCall {
       if (exchanged instanceof UpstreamExchange.Exchanged.Streaming streaming) {
         streaming.delivered();
         // The usage chunk the gateway asked for is counted; the caller sees it only if it asked.
-        return passThrough(streaming.responded(), streaming.metered().toClient().via(UsageChunkFilter.forCaller(
-            prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
+        return passThrough(
+            streaming.responded(),
+            streaming
+                .metered()
+                .toClient()
+                .via(
+                    UsageChunkFilter.forCaller(
+                        prepared.forwardUsageChunk(), services.upstream().settings().sseLimits())));
       }
-      return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
+      return error(
+          502, "upstream_unreadable", "The provider's answer could not be read to its end.", null);
     }
   }
 
@@ -338,7 +450,8 @@ final class ProviderCall {
 
   private HttpResponse internalError(Throwable failure) {
     log.error("provider call failed inside the gateway: {}", failure.getClass().getName());
-    HttpResponse response = error(500, "internal_error", "The gateway failed to handle this call.", null);
+    HttpResponse response =
+        error(500, "internal_error", "The gateway failed to handle this call.", null);
     written(response, "internal");
     return response;
   }
@@ -350,8 +463,14 @@ final class ProviderCall {
   }
 
   private void written(HttpResponse response, String errorClass) {
-    line.write(response.status().intValue(), errorClass).ifPresent(record ->
-        services.metrics().gatewayOverhead(kind.route(), Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos))));
+    line.write(response.status().intValue(), errorClass)
+        .ifPresent(
+            record ->
+                services
+                    .metrics()
+                    .gatewayOverhead(
+                        kind.route(),
+                        Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos))));
   }
 
   private HttpResponse withWarnings(HttpResponse response, List<String> warnings) {

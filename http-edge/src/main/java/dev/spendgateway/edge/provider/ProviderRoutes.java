@@ -37,14 +37,17 @@ public final class ProviderRoutes {
   private final CallServices services;
   private final GatewayAuth auth;
   private final ProviderGuards guards;
+
   /**
-   * Built once in the constructor. Pekko's Java directives call their inner route's supplier on every
-   * request, so a supplier that builds routes rebuilds the whole tree per call; every supplier here
-   * hands back a route built beforehand.
+   * Built once in the constructor. Pekko's Java directives call their inner route's supplier on
+   * every request, so a supplier that builds routes rebuilds the whole tree per call; every
+   * supplier here hands back a route built beforehand.
    */
   private final Route route;
 
-  /** @param guards the pools, breakers and model circuits every provider call goes through */
+  /**
+   * @param guards the pools, breakers and model circuits every provider call goes through
+   */
   public ProviderRoutes(CallServices services, GatewayAuth auth, ProviderGuards guards) {
     this.services = services;
     this.auth = auth;
@@ -55,13 +58,14 @@ public final class ProviderRoutes {
       for (ApiKind api : ApiKind.values()) {
         if (api.provider() == provider) {
           // The upstream path below the provider's prefix, e.g. v1/chat/completions.
-          calls.add(path(separateOnSlashes(api.path().substring(1)),
-              once(postOnly(call(CallKind.of(api))))));
+          calls.add(
+              path(
+                  separateOnSlashes(api.path().substring(1)),
+                  once(postOnly(call(CallKind.of(api))))));
         }
       }
       if (!calls.isEmpty()) {
-        prefixes.add(pathPrefix(provider.wireName(),
-            once(underPrefix(provider, anyOf(calls)))));
+        prefixes.add(pathPrefix(provider.wireName(), once(underPrefix(provider, anyOf(calls)))));
       }
     }
     this.route = anyOf(prefixes);
@@ -85,9 +89,13 @@ public final class ProviderRoutes {
     return auth.authorized(
         refused(provider, GatewayErrors.unauthorized(shape), "unauthorized"),
         concat(
-            WrongMethod.answered(routes, allowed ->
-                refused(provider, WrongMethod.answer(shape, allowed), "method_not_allowed")),
-            refused(provider, GatewayErrors.notFound(shape, "No such route on this gateway."),
+            WrongMethod.answered(
+                routes,
+                allowed ->
+                    refused(provider, WrongMethod.answer(shape, allowed), "method_not_allowed")),
+            refused(
+                provider,
+                GatewayErrors.notFound(shape, "No such route on this gateway."),
                 "not_found")));
   }
 
@@ -109,16 +117,29 @@ public final class ProviderRoutes {
     String provider = prefix.wireName();
     return extractRequest(
         request -> {
-          String requestId = SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
+          String requestId =
+              SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
           AccessLog.write(
               new AccessRecord(
-                  services.clock().instant(), requestId, "/" + provider + "/*", provider, null, null, null,
-                  response.status().intValue(), null, null, 0, errorClass, false));
+                  services.clock().instant(),
+                  requestId,
+                  "/" + provider + "/*",
+                  provider,
+                  null,
+                  null,
+                  null,
+                  response.status().intValue(),
+                  null,
+                  null,
+                  0,
+                  errorClass,
+                  false));
           return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
         });
   }
 
   private Route call(CallKind kind) {
-    return extractRequest(request -> completeWithFuture(new ProviderCall(services, guards, kind, request).run()));
+    return extractRequest(
+        request -> completeWithFuture(new ProviderCall(services, guards, kind, request).run()));
   }
 }

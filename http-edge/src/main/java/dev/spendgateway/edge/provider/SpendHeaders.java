@@ -14,8 +14,8 @@ import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 
 /**
- * Reads the spend headers every provider call carries (docs/ARCHITECTURE.md, "The contract") into
- * a {@link SpendContext}, or names the first header that is missing or malformed. Pure: the caller
+ * Reads the spend headers every provider call carries (docs/ARCHITECTURE.md, "The contract") into a
+ * {@link SpendContext}, or names the first header that is missing or malformed. Pure: the caller
  * passes a header lookup.
  *
  * <p>Two id rules, on purpose. The brand or preview id is a ledger key: it must obey {@link
@@ -81,14 +81,16 @@ public final class SpendHeaders {
    * for its spend headers is echoed and logged under an id.
    */
   public static String requestId(Function<String, Optional<String>> header) {
-    return header.apply(REQUEST_ID)
+    return header
+        .apply(REQUEST_ID)
         .filter(id -> SAFE_ID.matcher(id).matches())
         .orElseGet(() -> UUID.randomUUID().toString());
   }
 
   /** The headers that decide who pays and how much: each must come at most once. */
   static final java.util.List<String> SPEND_HEADERS =
-      java.util.List.of(LANE, BRAND, BRAND_MONTHLY, BRAND_DAILY, REQUEST_ID, CONVERSATION_ID, PRIORITY);
+      java.util.List.of(
+          LANE, BRAND, BRAND_MONTHLY, BRAND_DAILY, REQUEST_ID, CONVERSATION_ID, PRIORITY);
 
   /**
    * Like {@link #read(Function)}, from every value of each header: a spend header sent twice is

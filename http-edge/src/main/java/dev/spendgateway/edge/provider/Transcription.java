@@ -2,8 +2,6 @@ package dev.spendgateway.edge.provider;
 
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
-import dev.spendgateway.edge.body.CallerJson;
-
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.TranscriptionDecision;
 import dev.spendgateway.policy.request.TranscriptionForm;
@@ -28,8 +26,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * {@code POST /openai/v1/audio/transcriptions}: the caller's multipart form (anything but {@code
  * multipart/form-data} is a 415 before it is read, see {@link #bodyType}) is read (bounded by the
- * transcription file limit), vetted, and rebuilt from the five vetted fields only — nothing else the
- * caller sent reaches the provider.
+ * transcription file limit), vetted, and rebuilt from the five vetted fields only — nothing else
+ * the caller sent reaches the provider.
  */
 enum Transcription implements CallKind {
   INSTANCE;
@@ -53,9 +51,11 @@ enum Transcription implements CallKind {
   }
 
   @Override
-  public CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today) {
+  public CompletionStage<Preparation> prepare(
+      HttpRequest request, CallServices services, LocalDate today) {
     long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
-    return CallerBodies.readStrict(request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
+    return CallerBodies.readStrict(
+            request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> prepareBody(request, body, services, today));
   }
 
@@ -73,21 +73,34 @@ enum Transcription implements CallKind {
   }
 
   /** The bytes read as a form; fails when they are not one (truncated, a wrong boundary, …). */
-  private CompletionStage<Multipart.FormData.Strict> readForm(HttpRequest request, ByteString bytes, CallServices services) {
+  private CompletionStage<Multipart.FormData.Strict> readForm(
+      HttpRequest request, ByteString bytes, CallServices services) {
     HttpEntity.Strict strict = HttpEntities.create(request.entity().getContentType(), bytes);
     return Unmarshaller.entityToMultipartFormData()
         .unmarshal(strict, services.materializer())
-        .thenCompose(form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()));
+        .thenCompose(
+            form -> form.toStrict(services.bodyReadTimeout().toMillis(), services.materializer()));
   }
 
   private static Preparation tooLarge(long limitBytes) {
     return Dialect.rejected(
-        "max_file_bytes", "file", "The upload is larger than the gateway's limit of " + limitBytes + " bytes.", 413, null);
+        "max_file_bytes",
+        "file",
+        "The upload is larger than the gateway's limit of " + limitBytes + " bytes.",
+        413,
+        null);
   }
 
-  /** Truncated, a wrong boundary, a missing closing delimiter: not a form the gateway can rebuild. */
+  /**
+   * Truncated, a wrong boundary, a missing closing delimiter: not a form the gateway can rebuild.
+   */
   private static Preparation malformed() {
-    return Dialect.rejected("multipart", "body", "The upload is not a well-formed multipart/form-data body.", 400, null);
+    return Dialect.rejected(
+        "multipart",
+        "body",
+        "The upload is not a well-formed multipart/form-data body.",
+        400,
+        null);
   }
 
   private Preparation vet(Multipart.FormData.Strict form, CallServices services, LocalDate today) {
@@ -99,25 +112,33 @@ enum Transcription implements CallKind {
       parts.add(
           file
               ? TranscriptionForm.Part.file(part.getName(), data.size())
-              : TranscriptionForm.Part.text(part.getName(), data.decodeString(StandardCharsets.UTF_8)));
+              : TranscriptionForm.Part.text(
+                  part.getName(), data.decodeString(StandardCharsets.UTF_8)));
       byName.putIfAbsent(part.getName(), part);
     }
     TranscriptionDecision decision;
     try {
       decision = services.policy().openAiTranscription(new TranscriptionForm(parts), today);
     } catch (IllegalArgumentException malformedForm) {
-      return Dialect.rejected("multipart", "body", "The multipart form is malformed: " + malformedForm.getMessage(), 400, null);
+      return Dialect.rejected(
+          "multipart",
+          "body",
+          "The multipart form is malformed: " + malformedForm.getMessage(),
+          400,
+          null);
     }
     if (decision instanceof PolicyDecision.Violation v) {
       return new Preparation.Rejected(v, null);
     }
-    TranscriptionDecision.TranscriptionAllowed allowed = (TranscriptionDecision.TranscriptionAllowed) decision;
+    TranscriptionDecision.TranscriptionAllowed allowed =
+        (TranscriptionDecision.TranscriptionAllowed) decision;
     List<Multipart.FormData.BodyPart.Strict> vetted = new ArrayList<>();
     for (String name : allowed.forwardFields()) {
       vetted.add(rebuilt(byName.get(name)));
     }
     Multipart.FormData.Strict rebuilt =
-        org.apache.pekko.http.javadsl.model.Multiparts.createStrictFormDataFromParts(vetted.toArray(Multipart.FormData.BodyPart.Strict[]::new));
+        org.apache.pekko.http.javadsl.model.Multiparts.createStrictFormDataFromParts(
+            vetted.toArray(Multipart.FormData.BodyPart.Strict[]::new));
     HttpEntity.Strict entity = rebuilt.toEntity();
     UpstreamBody body = new UpstreamBody.Strict(entity.getContentType(), entity.getData());
     return new Preparation.Prepared(
@@ -125,18 +146,22 @@ enum Transcription implements CallKind {
   }
 
   /**
-   * A part is a file when it names a filename or carries a non-text body: the OpenAI Java SDK
-   * sends audio given as bytes or a stream without a filename, as {@code application/octet-stream}.
+   * A part is a file when it names a filename or carries a non-text body: the OpenAI Java SDK sends
+   * audio given as bytes or a stream without a filename, as {@code application/octet-stream}.
    */
   private static boolean isFile(Multipart.FormData.BodyPart.Strict part) {
     return part.getFilename().isPresent()
         || !part.getEntity().getContentType().mediaType().mainType().equalsIgnoreCase("text");
   }
 
-  /** A fresh part carrying only the name, the filename (OpenAI reads the format from it) and data. */
-  private static Multipart.FormData.BodyPart.Strict rebuilt(Multipart.FormData.BodyPart.Strict part) {
+  /**
+   * A fresh part carrying only the name, the filename (OpenAI reads the format from it) and data.
+   */
+  private static Multipart.FormData.BodyPart.Strict rebuilt(
+      Multipart.FormData.BodyPart.Strict part) {
     Map<String, String> disposition =
         part.getFilename().map(f -> Map.of("filename", f)).orElse(Map.of());
-    return org.apache.pekko.http.javadsl.model.Multiparts.createFormDataBodyPartStrict(part.getName(), part.getEntity(), disposition);
+    return org.apache.pekko.http.javadsl.model.Multiparts.createFormDataBodyPartStrict(
+        part.getName(), part.getEntity(), disposition);
   }
 }

@@ -50,6 +50,7 @@ public final class FailoverRouter {
 
   private final RouterContext context;
   private final GatewayAuth auth;
+
   /** Built once: every routed call and every pass-through call uses these. */
   private final ProviderGuards guards;
 
@@ -60,9 +61,9 @@ public final class FailoverRouter {
   }
 
   /**
-   * Reads {@code profiles} and {@code failover} from {@code config} (a bad profile throws, naming it)
-   * and builds the router on {@code system}. Logs (and tells {@code listener}) the lifecycle warnings
-   * of deprecated profile models, at start and once a day.
+   * Reads {@code profiles} and {@code failover} from {@code config} (a bad profile throws, naming
+   * it) and builds the router on {@code system}. Logs (and tells {@code listener}) the lifecycle
+   * warnings of deprecated profile models, at start and once a day.
    */
   public static FailoverRouter create(
       ActorSystem<?> system,
@@ -76,8 +77,14 @@ public final class FailoverRouter {
     for (var p : profiles.all()) {
       for (String className : p.dataClasses().keySet()) {
         if (services.dataClasses().find(className).isEmpty()) {
-          throw new IllegalArgumentException("profile '" + p.name() + "' data-classes." + className
-              + ": no such data class (conf/data-classes.conf has " + services.dataClasses().names() + ")");
+          throw new IllegalArgumentException(
+              "profile '"
+                  + p.name()
+                  + "' data-classes."
+                  + className
+                  + ": no such data class (conf/data-classes.conf has "
+                  + services.dataClasses().names()
+                  + ")");
         }
       }
     }
@@ -92,21 +99,32 @@ public final class FailoverRouter {
             ProviderBreakers.create(
                 system,
                 settings.breaker(),
-                (provider, state) -> log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
-            new ModelCircuits(settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
-            new ConversationStickiness(settings.stickinessMaxEntries(), settings.stickinessTtl(), System::nanoTime),
+                (provider, state) ->
+                    log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
+            new ModelCircuits(
+                settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
+            new ConversationStickiness(
+                settings.stickinessMaxEntries(), settings.stickinessTtl(), System::nanoTime),
             new SchemaModeMemory(settings.schemaMemoryMaxEntries()),
             listener,
             System::nanoTime,
             ThreadLocalRandom::current,
             delay -> {
               CompletableFuture<Void> elapsed = new CompletableFuture<>();
-              system.scheduler().scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
+              system
+                  .scheduler()
+                  .scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
               return elapsed;
             });
     FailoverRouter router = new FailoverRouter(context, auth);
     router.warnLifecycle();
-    system.scheduler().scheduleAtFixedRate(Duration.ofDays(1), Duration.ofDays(1), router::warnLifecycle, system.executionContext());
+    system
+        .scheduler()
+        .scheduleAtFixedRate(
+            Duration.ofDays(1),
+            Duration.ofDays(1),
+            router::warnLifecycle,
+            system.executionContext());
     return router;
   }
 
@@ -130,7 +148,8 @@ public final class FailoverRouter {
   }
 
   private Route call() {
-    return extractRequest(request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
+    return extractRequest(
+        request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
   }
 
   /** Admission lanes' depth, age and in-flight counts, for {@code /metrics}. */
@@ -164,7 +183,10 @@ public final class FailoverRouter {
   private void warnLifecycle() {
     LocalDate today = LocalDate.now(context.services().clock().withZone(ZoneOffset.UTC));
     for (RoutingProfiles.LifecycleWarning w : context.profiles().lifecycleWarnings(today)) {
-      log.warn("profile '{}' uses deprecated model '{}'{}", w.profile(), w.model(),
+      log.warn(
+          "profile '{}' uses deprecated model '{}'{}",
+          w.profile(),
+          w.model(),
           w.daysLeft().map(d -> ", " + d + " days before its end of support").orElse(""));
       context.listener().modelDeprecated(w.profile(), w.model(), w.daysLeft());
     }

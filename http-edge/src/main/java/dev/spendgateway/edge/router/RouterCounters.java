@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * A {@link RouterListener} that counts into a map keyed by Prometheus-style series names, e.g.
  * {@code gateway_model_retired{model="gpt-6.1-sol"}}. A stopgap until {@code /metrics} binds the
- * listener to Micrometer; {@link #snapshot()} is what such a binding (or a test) reads. Thread-safe.
+ * listener to Micrometer; {@link #snapshot()} is what such a binding (or a test) reads.
+ * Thread-safe.
  */
 public final class RouterCounters implements RouterListener {
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
@@ -31,7 +32,12 @@ public final class RouterCounters implements RouterListener {
 
   @Override
   public void attempt(Provider provider, String outcome) {
-    inc("gateway_router_attempts{provider=\"" + provider.wireName() + "\",outcome=\"" + outcome + "\"}");
+    inc(
+        "gateway_router_attempts{provider=\""
+            + provider.wireName()
+            + "\",outcome=\""
+            + outcome
+            + "\"}");
   }
 
   @Override
@@ -41,7 +47,12 @@ public final class RouterCounters implements RouterListener {
 
   @Override
   public void poolFull(Pool pool, Provider provider) {
-    inc("gateway_router_pool_full{pool=\"" + pool.wireName() + "\",provider=\"" + provider.wireName() + "\"}");
+    inc(
+        "gateway_router_pool_full{pool=\""
+            + pool.wireName()
+            + "\",provider=\""
+            + provider.wireName()
+            + "\"}");
   }
 
   /** Counter value of one series, 0 when never counted. */

@@ -11,7 +11,9 @@ import java.util.Optional;
  */
 public interface RouterListener {
 
-  /** A 410 opened {@code model}'s circuit ({@code gateway_model_retired{model}}); once per opening. */
+  /**
+   * A 410 opened {@code model}'s circuit ({@code gateway_model_retired{model}}); once per opening.
+   */
   default void modelRetired(String model) {}
 
   /** A profile model is deprecated ({@code gateway_model_end_of_support_days{profile,model}}). */
@@ -26,7 +28,9 @@ public interface RouterListener {
   /** A call was refused at admission ({@code gateway_router_pool_full{pool,provider}}). */
   default void poolFull(Pool pool, Provider provider) {}
 
-  /** A call refused by a provider's rate limit (its turn was further away than the maximum wait). */
+  /**
+   * A call refused by a provider's rate limit (its turn was further away than the maximum wait).
+   */
   default void rateLimited(Provider provider) {}
 
   /** Listens to nothing. */

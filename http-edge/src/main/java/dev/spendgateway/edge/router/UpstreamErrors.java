@@ -21,10 +21,14 @@ final class UpstreamErrors {
 
   private UpstreamErrors() {}
 
-  /** {@code retry-after-ms} (OpenAI) when present, else {@code retry-after} (seconds or HTTP-date). */
+  /**
+   * {@code retry-after-ms} (OpenAI) when present, else {@code retry-after} (seconds or HTTP-date).
+   */
   static Optional<Duration> retryAfter(List<HttpHeader> headers, Instant now) {
     Optional<Duration> millis = header(headers, "retry-after-ms").flatMap(RetryAfter::parseMillis);
-    return millis.isPresent() ? millis : header(headers, "retry-after").flatMap(h -> RetryAfter.parse(h, now));
+    return millis.isPresent()
+        ? millis
+        : header(headers, "retry-after").flatMap(h -> RetryAfter.parse(h, now));
   }
 
   static Optional<String> header(List<HttpHeader> headers, String name) {
@@ -61,7 +65,8 @@ final class UpstreamErrors {
     JsonNode error = parsed.map(o -> o.path("error")).orElse(RouterJson.object());
     ObjectNode out = RouterJson.object();
     ObjectNode e = out.putObject("error");
-    e.put("message", error.path("message").asText(provider.wireName() + " answered HTTP " + status));
+    e.put(
+        "message", error.path("message").asText(provider.wireName() + " answered HTTP " + status));
     e.put("type", error.path("type").asText("upstream_error"));
     e.putNull("param");
     e.putNull("code");

@@ -35,6 +35,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class AdminCredentialTest {
   /** As set in {@code admin/admin-credential-test.conf}. */
   private static final String CALLER_TOKEN = "gw-caller-token-Hq42";
+
   private static final String ADMIN_TOKEN = "gw-operator-token-Zt97";
 
   private static final TestGateway.Suite SUITE =
@@ -56,9 +57,13 @@ class AdminCredentialTest {
   }
 
   /** A well-formed admin write; {@code header} is {@code "name: value"} or {@code none}. */
-  private static HttpResponse<String> post(TestGateway gw, String path, String body, String header) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(gw.base + path)).timeout(Duration.ofSeconds(20))
-        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+  private static HttpResponse<String> post(TestGateway gw, String path, String body, String header)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(gw.base + path))
+            .timeout(Duration.ofSeconds(20))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
     if (!header.equals("none")) {
       int colon = header.indexOf(':');
       b.header(header.substring(0, colon), header.substring(colon + 2));
@@ -69,19 +74,37 @@ class AdminCredentialTest {
   /** Settled spend of {@code brand} through the ledger API, so there is something to credit. */
   private static void spend(TestGateway gw, String brand) throws Exception {
     String bearer = "authorization: Bearer " + CALLER_TOKEN;
-    assertEquals(201, post(gw, "/ledger/reservations", "{\"id\":\"" + brand + "-r\",\"lane\":\"app\",\"brand\":\""
-        + brand + "\",\"amountUsd\":1,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}", bearer).statusCode());
-    assertEquals(200, post(gw, "/ledger/reservations/" + brand + "-r/settle", "{\"actualUsd\":1}", bearer)
-        .statusCode());
+    assertEquals(
+        201,
+        post(
+                gw,
+                "/ledger/reservations",
+                "{\"id\":\""
+                    + brand
+                    + "-r\",\"lane\":\"app\",\"brand\":\""
+                    + brand
+                    + "\",\"amountUsd\":1,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}",
+                bearer)
+            .statusCode());
+    assertEquals(
+        200,
+        post(gw, "/ledger/reservations/" + brand + "-r/settle", "{\"actualUsd\":1}", bearer)
+            .statusCode());
   }
 
   private static String globalDailySpent(TestGateway gw) throws Exception {
-    return TestGateway.money(TestGateway.cap(TestGateway.JSON.readTree(gw.usageText()), "global_daily"), "spentUsd")
-        .stripTrailingZeros().toPlainString();
+    return TestGateway.money(
+            TestGateway.cap(TestGateway.JSON.readTree(gw.usageText()), "global_daily"), "spentUsd")
+        .stripTrailingZeros()
+        .toPlainString();
   }
 
-  /** Each row: a path and a body the admin token would get through, then how the caller token is sent. */
-  private static final String ROWS = """
+  /**
+   * Each row: a path and a body the admin token would get through, then how the caller token is
+   * sent.
+   */
+  private static final String ROWS =
+      """
       /admin/brands/b1/credit          | {"usd":1000000,"operator":"m","reason":"r"}                   | authorization: Bearer gw-caller-token-Hq42
       /admin/brands/b1/credit          | {"usd":1000000,"operator":"m","reason":"r"}                   | x-api-key: gw-caller-token-Hq42
       /admin/adjustments               | {"lane":"free","deltaUsd":-1000000,"operator":"m","reason":"r"} | authorization: Bearer gw-caller-token-Hq42
@@ -93,7 +116,8 @@ class AdminCredentialTest {
 
   @ParameterizedTest(name = "admin on: {0} with [{2}] → 401, books unchanged")
   @CsvSource(delimiter = '|', textBlock = ROWS)
-  void theCallerTokenGetsA401OnEveryAdminRoute(String path, String body, String header) throws Exception {
+  void theCallerTokenGetsA401OnEveryAdminRoute(String path, String body, String header)
+      throws Exception {
     String before = globalDailySpent(withAdmin);
     HttpResponse<String> refused = post(withAdmin, path, body, header);
     assertEquals(401, refused.statusCode(), refused.body());
@@ -101,9 +125,11 @@ class AdminCredentialTest {
     assertEquals(before, globalDailySpent(withAdmin));
   }
 
-  @ParameterizedTest(name = "admin off: {0} with [{2}] → 404 (401 without a token, as any route), books unchanged")
+  @ParameterizedTest(
+      name = "admin off: {0} with [{2}] → 404 (401 without a token, as any route), books unchanged")
   @CsvSource(delimiter = '|', textBlock = ROWS)
-  void withoutAnAdminTokenTheAdminRoutesAreUnknown(String path, String body, String header) throws Exception {
+  void withoutAnAdminTokenTheAdminRoutesAreUnknown(String path, String body, String header)
+      throws Exception {
     String before = globalDailySpent(withoutAdmin);
     HttpResponse<String> refused = post(withoutAdmin, path, body, header);
     assertEquals(header.equals("none") ? 401 : 404, refused.statusCode(), refused.body());
@@ -116,35 +142,51 @@ class AdminCredentialTest {
   void theAdminTokenOpensTheAdminRoutesInEitherHeader() throws Exception {
     String brand = Brand.fresh("cred").id();
     spend(withAdmin, brand);
-    for (String header : new String[] {"x-api-key: " + ADMIN_TOKEN, "authorization: Bearer " + ADMIN_TOKEN}) {
-      HttpResponse<String> credit = post(withAdmin, "/admin/brands/" + brand + "/credit",
-          "{\"usd\":0.25,\"window\":\"" + dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now())
-              + "\",\"scope\":\"refund\",\"operator\":\"alice\",\"reason\":\"refund\"}", header);
+    for (String header :
+        new String[] {"x-api-key: " + ADMIN_TOKEN, "authorization: Bearer " + ADMIN_TOKEN}) {
+      HttpResponse<String> credit =
+          post(
+              withAdmin,
+              "/admin/brands/" + brand + "/credit",
+              "{\"usd\":0.25,\"window\":\""
+                  + dev.spendgateway.policy.caps.CapWindows.dayKey(java.time.Instant.now())
+                  + "\",\"scope\":\"refund\",\"operator\":\"alice\",\"reason\":\"refund\"}",
+              header);
       assertEquals(200, credit.statusCode(), credit.body());
     }
-    String spent = TestGateway.money(TestGateway.cap(withAdmin.usage(brand), "brand_daily"), "spentUsd")
-        .stripTrailingZeros().toPlainString();
+    String spent =
+        TestGateway.money(TestGateway.cap(withAdmin.usage(brand), "brand_daily"), "spentUsd")
+            .stripTrailingZeros()
+            .toPlainString();
     assertEquals("0.5", spent);
-    assertTrue(withAdmin.logs.allText().stream().noneMatch(l -> l.contains(ADMIN_TOKEN)), "the admin token is never logged");
+    assertTrue(
+        withAdmin.logs.allText().stream().noneMatch(l -> l.contains(ADMIN_TOKEN)),
+        "the admin token is never logged");
   }
 
   @Test
   void theAdminTokenIsNoCallerToken() throws Exception {
-    HttpResponse<String> usage = withAdmin.send(withAdmin.get("/usage").header("x-api-key", ADMIN_TOKEN).build());
+    HttpResponse<String> usage =
+        withAdmin.send(withAdmin.get("/usage").header("x-api-key", ADMIN_TOKEN).build());
     assertEquals(401, usage.statusCode(), usage.body());
   }
 
   @Test
   void aGatewayWhoseAdminTokenEqualsTheCallerTokenDoesNotStart() throws Exception {
-    Config config = ConfigFactory.parseMap(Map.of("gateway.admin-token", CALLER_TOKEN, "gateway.port", 0))
-        .withFallback(ConfigFactory.parseResources(SUITE.confResource()))
-        .withFallback(ConfigFactory.defaultReference())
-        .resolve();
+    Config config =
+        ConfigFactory.parseMap(Map.of("gateway.admin-token", CALLER_TOKEN, "gateway.port", 0))
+            .withFallback(ConfigFactory.parseResources(SUITE.confResource()))
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "admin-cred-same", config);
     try {
-      IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
-          () -> Gateway.start(system, config, Clock.systemUTC()));
-      assertTrue(refused.getMessage().startsWith("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN"), refused.getMessage());
+      IllegalArgumentException refused =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> Gateway.start(system, config, Clock.systemUTC()));
+      assertTrue(
+          refused.getMessage().startsWith("GATEWAY_ADMIN_TOKEN equals GATEWAY_TOKEN"),
+          refused.getMessage());
       assertTrue(!refused.getMessage().contains(CALLER_TOKEN), "the message never holds the token");
     } finally {
       system.terminate();

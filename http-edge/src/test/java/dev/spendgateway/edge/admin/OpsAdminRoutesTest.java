@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * The operator's status and circuit reset through the real composition root: behind the admin
- * token only; a 410 opens a model's circuit, status shows it, the reset closes it.
+ * The operator's status and circuit reset through the real composition root: behind the admin token
+ * only; a 410 opens a model's circuit, status shows it, the reset closes it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OpsAdminRoutesTest {
@@ -40,40 +40,63 @@ class OpsAdminRoutesTest {
 
   @Test
   void statusShowsReadinessCapsAndCircuitsAndOnlyTheAdminTokenSeesIt() throws Exception {
-    assertEquals(401, gateway.send(gateway.get("/admin/status").header("x-api-key", CALLER_TOKEN).build()).statusCode());
+    assertEquals(
+        401,
+        gateway
+            .send(gateway.get("/admin/status").header("x-api-key", CALLER_TOKEN).build())
+            .statusCode());
     JsonNode status = status();
     assertTrue(status.path("ready").asBoolean(), status.toString());
-    assertEquals("global_daily", status.path("caps").get(0).path("cap").asText(), status.toString());
-    assertEquals("closed", status.path("providerCircuits").path("openai").asText(), status.toString());
+    assertEquals(
+        "global_daily", status.path("caps").get(0).path("cap").asText(), status.toString());
+    assertEquals(
+        "closed", status.path("providerCircuits").path("openai").asText(), status.toString());
     assertEquals(0, status.path("openModelCircuits").size(), status.toString());
   }
 
   @Test
   void aModelCircuitOpenedByA410IsShownAndResetByTheOperator() throws Exception {
     gateway.sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
-    HttpResponse<String> routed = gateway.send(HttpRequest.newBuilder(java.net.URI.create(gateway.base + "/v1/chat/completions"))
-        .header("authorization", "Bearer " + CALLER_TOKEN).header("content-type", "application/json")
-        .header("x-spend-lane", "free")
-        .POST(HttpRequest.BodyPublishers.ofString(
-            "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":16}"))
-        .build());
+    HttpResponse<String> routed =
+        gateway.send(
+            HttpRequest.newBuilder(java.net.URI.create(gateway.base + "/v1/chat/completions"))
+                .header("authorization", "Bearer " + CALLER_TOKEN)
+                .header("content-type", "application/json")
+                .header("x-spend-lane", "free")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":16}"))
+                .build());
     assertEquals(200, routed.statusCode(), "answered by the fallback: " + routed.body());
     JsonNode open = status();
     assertEquals(1, open.path("openModelCircuits").size(), open.toString());
     String model = open.path("openModelCircuits").get(0).asText();
 
-    HttpResponse<String> reset = gateway.send(HttpRequest.newBuilder(
-            java.net.URI.create(gateway.base + "/admin/circuits/" + model + "/reset"))
-        .header("x-api-key", ADMIN_TOKEN).POST(HttpRequest.BodyPublishers.noBody()).build());
+    HttpResponse<String> reset =
+        gateway.send(
+            HttpRequest.newBuilder(
+                    java.net.URI.create(gateway.base + "/admin/circuits/" + model + "/reset"))
+                .header("x-api-key", ADMIN_TOKEN)
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build());
     assertEquals(200, reset.statusCode(), reset.body());
     assertTrue(reset.body().contains("\"wasOpen\":true"), reset.body());
     assertEquals(0, status().path("openModelCircuits").size());
-    assertEquals(401, gateway.send(HttpRequest.newBuilder(java.net.URI.create(gateway.base + "/admin/circuits/x/reset"))
-        .header("x-api-key", CALLER_TOKEN).POST(HttpRequest.BodyPublishers.noBody()).build()).statusCode());
+    assertEquals(
+        401,
+        gateway
+            .send(
+                HttpRequest.newBuilder(
+                        java.net.URI.create(gateway.base + "/admin/circuits/x/reset"))
+                    .header("x-api-key", CALLER_TOKEN)
+                    .POST(HttpRequest.BodyPublishers.noBody())
+                    .build())
+            .statusCode());
   }
 
   private JsonNode status() throws Exception {
-    HttpResponse<String> r = gateway.send(gateway.get("/admin/status").header("x-api-key", ADMIN_TOKEN).build());
+    HttpResponse<String> r =
+        gateway.send(gateway.get("/admin/status").header("x-api-key", ADMIN_TOKEN).build());
     assertEquals(200, r.statusCode(), r.body());
     return TestGateway.JSON.readTree(r.body());
   }

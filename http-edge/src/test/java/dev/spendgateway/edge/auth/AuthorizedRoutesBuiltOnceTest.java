@@ -31,30 +31,39 @@ class AuthorizedRoutesBuiltOnceTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', value = {
-      // case          | header        | value               | status
-      "bearer token    | authorization | Bearer right-token  | 200",
-      "x-api-key       | x-api-key     | right-token         | 200",
-      "wrong token     | x-api-key     | wrong-token         | 401",
-      "no token        | x-other       | right-token         | 401",
-  })
-  void answersAsBeforeAndBuildsEachRouteOnce(String ignoredCase, String header, String value, int status) throws Exception {
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // case          | header        | value               | status
+        "bearer token    | authorization | Bearer right-token  | 200",
+        "x-api-key       | x-api-key     | right-token         | 200",
+        "wrong token     | x-api-key     | wrong-token         | 401",
+        "no token        | x-other       | right-token         | 401",
+      })
+  void answersAsBeforeAndBuildsEachRouteOnce(
+      String ignoredCase, String header, String value, int status) throws Exception {
     AtomicInteger builtInner = new AtomicInteger();
     AtomicInteger builtRefusal = new AtomicInteger();
-    Route route = new GatewayAuth("right-token").authorized(
-        () -> {
-          builtRefusal.incrementAndGet();
-          return complete(StatusCodes.UNAUTHORIZED);
-        },
-        () -> {
-          builtInner.incrementAndGet();
-          return complete(StatusCodes.OK);
-        });
-    Function<HttpRequest, CompletionStage<HttpResponse>> handler = route.seal().handler(kit.system());
+    Route route =
+        new GatewayAuth("right-token")
+            .authorized(
+                () -> {
+                  builtRefusal.incrementAndGet();
+                  return complete(StatusCodes.UNAUTHORIZED);
+                },
+                () -> {
+                  builtInner.incrementAndGet();
+                  return complete(StatusCodes.OK);
+                });
+    Function<HttpRequest, CompletionStage<HttpResponse>> handler =
+        route.seal().handler(kit.system());
 
     for (int i = 0; i < 3; i++) {
-      HttpResponse response = handler.apply(HttpRequest.create("/").addHeader(RawHeader.create(header, value)))
-          .toCompletableFuture().get(5, TimeUnit.SECONDS);
+      HttpResponse response =
+          handler
+              .apply(HttpRequest.create("/").addHeader(RawHeader.create(header, value)))
+              .toCompletableFuture()
+              .get(5, TimeUnit.SECONDS);
       assertEquals(status, response.status().intValue());
     }
     assertEquals(1, builtInner.get(), "inner route built once, not per request");

@@ -33,9 +33,10 @@ class UploadLimitTest {
   /** {@code bytes} in 64 KiB chunks, announced with its length or chunked. */
   private static RequestEntity streamed(long bytes, boolean withLength) {
     int chunk = 64 * 1024;
-    Source<ByteString, ?> data = Source.range(1, (int) (bytes / chunk))
-        .map(i -> ByteString.fromArray(new byte[chunk]))
-        .concat(Source.single(ByteString.fromArray(new byte[(int) (bytes % chunk)])));
+    Source<ByteString, ?> data =
+        Source.range(1, (int) (bytes / chunk))
+            .map(i -> ByteString.fromArray(new byte[chunk]))
+            .concat(Source.single(ByteString.fromArray(new byte[(int) (bytes % chunk)])));
     return withLength
         ? HttpEntities.create(ContentTypes.APPLICATION_OCTET_STREAM, bytes, data)
         : HttpEntities.createChunked(ContentTypes.APPLICATION_OCTET_STREAM, data);
@@ -43,22 +44,27 @@ class UploadLimitTest {
 
   @ParameterizedTest(name = "{0} MiB under a {1} MiB limit, length announced {2}: {3}")
   @CsvSource({
-      "10, 25, true,  read",
-      "10, 25, false, read",
-      "25, 25, false, read",
-      "9,  4,  true,  too large",
-      "9,  4,  false, too large"
+    "10, 25, true,  read",
+    "10, 25, false, read",
+    "25, 25, false, read",
+    "9,  4,  true,  too large",
+    "9,  4,  false, too large"
   })
-  void aBodyIsReadUpToTheRoutesOwnLimit(long mib, long limitMib, boolean withLength, String expected) throws Exception {
-    CallerBodies.Body body = CallerBodies
-        .readStrict(streamed(mib * MIB, withLength), limitMib * MIB, 30_000, MAT)
-        .toCompletableFuture()
-        .get(60, TimeUnit.SECONDS);
+  void aBodyIsReadUpToTheRoutesOwnLimit(
+      long mib, long limitMib, boolean withLength, String expected) throws Exception {
+    CallerBodies.Body body =
+        CallerBodies.readStrict(streamed(mib * MIB, withLength), limitMib * MIB, 30_000, MAT)
+            .toCompletableFuture()
+            .get(60, TimeUnit.SECONDS);
 
     if (expected.equals("read")) {
-      assertEquals(mib * MIB, assertInstanceOf(CallerBodies.Read.class, body, body::toString).bytes().size());
+      assertEquals(
+          mib * MIB,
+          assertInstanceOf(CallerBodies.Read.class, body, body::toString).bytes().size());
     } else {
-      assertEquals(limitMib * MIB, assertInstanceOf(CallerBodies.TooLarge.class, body, body::toString).limitBytes());
+      assertEquals(
+          limitMib * MIB,
+          assertInstanceOf(CallerBodies.TooLarge.class, body, body::toString).limitBytes());
     }
   }
 }

@@ -30,7 +30,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The core's reserve: a held attempt, a refusal naming the worst case, and a lost answer voided. */
+/**
+ * The core's reserve: a held attempt, a refusal naming the worst case, and a lost answer voided.
+ */
 @ExtendWith(TestKitJUnit5Extension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CallCoreTest {
@@ -39,22 +41,49 @@ class CallCoreTest {
   /** One actor system for the class: Pekko's JUnit 5 extension stops it after the last test. */
   @JUnit5TestKit final ActorTestKit testKit = new JUnit5TestKitBuilder().build();
 
-  /** A ledger that answers a reserve with {@code reply} after {@code delay}, and every close at once. */
-  private CallCore core(GlobalBudget.ReserveReply reply, Duration delay, List<GlobalBudget.Command> seen) {
-    ActorRef<GlobalBudget.Command> ref = testKit.spawn(Behaviors.<GlobalBudget.Command>setup(ctx ->
-        Behaviors.receiveMessage(command -> {
-          seen.add(command);
-          if (command instanceof GlobalBudget.Reserve r) {
-            ctx.scheduleOnce(delay, r.replyTo(), reply);
-          } else if (command instanceof GlobalBudget.VoidReservation v) {
-            v.replyTo().tell(new GlobalBudget.Closed(v.id(), dev.spendgateway.ledger.Reservation.Status.VOIDED, 0));
-          }
-          return Behaviors.same();
-        })));
-    LedgerClient ledger = new LedgerClient(ref, testKit.system().scheduler(), testKit.system().executionContext(),
-        Duration.ofMillis(200));
-    CallServices services = new CallServices(null, null, ledger, null, null, Clock.systemUTC(), null,
-        Duration.ofSeconds(1), CallMetrics.NONE, new InFlightCalls());
+  /**
+   * A ledger that answers a reserve with {@code reply} after {@code delay}, and every close at
+   * once.
+   */
+  private CallCore core(
+      GlobalBudget.ReserveReply reply, Duration delay, List<GlobalBudget.Command> seen) {
+    ActorRef<GlobalBudget.Command> ref =
+        testKit.spawn(
+            Behaviors.<GlobalBudget.Command>setup(
+                ctx ->
+                    Behaviors.receiveMessage(
+                        command -> {
+                          seen.add(command);
+                          if (command instanceof GlobalBudget.Reserve r) {
+                            ctx.scheduleOnce(delay, r.replyTo(), reply);
+                          } else if (command instanceof GlobalBudget.VoidReservation v) {
+                            v.replyTo()
+                                .tell(
+                                    new GlobalBudget.Closed(
+                                        v.id(),
+                                        dev.spendgateway.ledger.Reservation.Status.VOIDED,
+                                        0));
+                          }
+                          return Behaviors.same();
+                        })));
+    LedgerClient ledger =
+        new LedgerClient(
+            ref,
+            testKit.system().scheduler(),
+            testKit.system().executionContext(),
+            Duration.ofMillis(200));
+    CallServices services =
+        new CallServices(
+            null,
+            null,
+            ledger,
+            null,
+            null,
+            Clock.systemUTC(),
+            null,
+            Duration.ofSeconds(1),
+            CallMetrics.NONE,
+            new InFlightCalls());
     return new CallCore(services, System::nanoTime);
   }
 
@@ -65,14 +94,18 @@ class CallCoreTest {
   private static final Settlement.Pricing UNUSED = usage -> new CostCalculator.Settlement.Billed(0);
 
   private static CallCore.Reserving reserve(CallCore core) throws Exception {
-    AccessLine line = AccessLine.arrived(Instant.now(), System.nanoTime(), "/test").withRequestId("req-1");
-    return core.reserve(request(), Shape.OPENAI, UNUSED, line).toCompletableFuture().get(5, TimeUnit.SECONDS);
+    AccessLine line =
+        AccessLine.arrived(Instant.now(), System.nanoTime(), "/test").withRequestId("req-1");
+    return core.reserve(request(), Shape.OPENAI, UNUSED, line)
+        .toCompletableFuture()
+        .get(5, TimeUnit.SECONDS);
   }
 
   @Test
   void aReservedAnswerHoldsAnAttemptForTheAmountTheLedgerHolds() throws Exception {
     List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
-    CallCore.Reserving r = reserve(core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ZERO, seen));
+    CallCore.Reserving r =
+        reserve(core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ZERO, seen));
     CallAttempt attempt = assertInstanceOf(CallCore.Reserving.Held.class, r).attempt();
     assertEquals(WORST_CASE, attempt.heldMicros());
   }
@@ -80,7 +113,8 @@ class CallCoreTest {
   @Test
   void aReserveTheLedgerDidNotAnswerInTimeIsVoidedByItsOwnId() throws Exception {
     List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
-    CallCore core = core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ofMillis(600), seen);
+    CallCore core =
+        core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ofMillis(600), seen);
 
     CallCore.Reserving r = reserve(core);
 
@@ -88,38 +122,56 @@ class CallCoreTest {
     assertEquals(503, refusal.status());
     assertEquals("ledger_unavailable", refusal.errorClass());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation) && System.nanoTime() < deadline) {
+    while (seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation)
+        && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
-    GlobalBudget.VoidReservation voided = (GlobalBudget.VoidReservation) seen.stream()
-        .filter(c -> c instanceof GlobalBudget.VoidReservation).findFirst().orElseThrow();
-    assertEquals("gw-test-1", voided.id(), "the id the gateway sent, so a late booking is released at once");
+    GlobalBudget.VoidReservation voided =
+        (GlobalBudget.VoidReservation)
+            seen.stream()
+                .filter(c -> c instanceof GlobalBudget.VoidReservation)
+                .findFirst()
+                .orElseThrow();
+    assertEquals(
+        "gw-test-1", voided.id(), "the id the gateway sent, so a late booking is released at once");
   }
 
   @Test
   void aRefusedReserveIsA402NamingTheCallsWorstCase() throws Exception {
     List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
-    CallCore.Reserving r = reserve(core(
-        new GlobalBudget.Refused("gw-test-1", dev.spendgateway.policy.caps.CapName.BRAND_DAILY, "b1", 1), Duration.ZERO, seen));
+    CallCore.Reserving r =
+        reserve(
+            core(
+                new GlobalBudget.Refused(
+                    "gw-test-1", dev.spendgateway.policy.caps.CapName.BRAND_DAILY, "b1", 1),
+                Duration.ZERO,
+                seen));
 
     BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
     assertEquals(402, refusal.status());
     assertEquals("budget_exceeded", refusal.errorClass());
-    String body = ((org.apache.pekko.http.javadsl.model.HttpEntity.Strict) refusal.response().entity()).getData().utf8String();
+    String body =
+        ((org.apache.pekko.http.javadsl.model.HttpEntity.Strict) refusal.response().entity())
+            .getData()
+            .utf8String();
     assertTrue(body.contains("this call needs up to $0.042"), body);
-    assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation), "a refused id holds nothing");
+    assertTrue(
+        seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation),
+        "a refused id holds nothing");
   }
 
   @Test
   void aBusyLedgerIsA503WithRetryAfterAndNothingToVoid() throws Exception {
     List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
-    CallCore.Reserving r = reserve(core(new GlobalBudget.Busy("gw-test-1", 2), Duration.ZERO, seen));
+    CallCore.Reserving r =
+        reserve(core(new GlobalBudget.Busy("gw-test-1", 2), Duration.ZERO, seen));
 
     BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
     assertEquals(503, refusal.status());
     assertEquals("ledger_busy", refusal.errorClass());
     assertEquals("2", refusal.response().getHeader("retry-after").map(h -> h.value()).orElse(null));
-    assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation),
+    assertTrue(
+        seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation),
         "a busy ledger decided nothing: there is no reservation to release");
   }
 }

@@ -38,10 +38,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Long streams through the HTTP/2 cleartext listener ({@code gateway.http2-port}), as a proxy in
- * front of the gateway sends them: a few hundred paused streams multiplexed on two connections,
- * all open upstream at the same moment, all whole, all settled at exactly their real cost. On the
- * same gateway the HTTP/1.1 port still serves callers, and the HTTP/2 port refuses HTTP/1.1 (it
- * has no header-read timeout; that guard stays on the HTTP/1.1 port, tested in SecurityTest).
+ * front of the gateway sends them: a few hundred paused streams multiplexed on two connections, all
+ * open upstream at the same moment, all whole, all settled at exactly their real cost. On the same
+ * gateway the HTTP/1.1 port still serves callers, and the HTTP/2 port refuses HTTP/1.1 (it has no
+ * header-read timeout; that guard stays on the HTTP/1.1 port, tested in SecurityTest).
  */
 class H2cStreamsCapacityTest {
   private static final int STREAMS = 300;
@@ -68,9 +68,11 @@ class H2cStreamsCapacityTest {
         }
         List<CompletableFuture<Answer>> calls = new ArrayList<>();
         for (int i = 0; i < STREAMS; i++) {
-          CompletionStage<Answer> call = connections.get(i % CONNECTIONS)
-              .send(chatStream(h2cPort, brand))
-              .thenCompose(r -> Answer.read(r, client));
+          CompletionStage<Answer> call =
+              connections
+                  .get(i % CONNECTIONS)
+                  .send(chatStream(h2cPort, brand))
+                  .thenCompose(r -> Answer.read(r, client));
           calls.add(call.toCompletableFuture());
         }
 
@@ -78,8 +80,12 @@ class H2cStreamsCapacityTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
         while (gw.sim.openStreams() < STREAMS) {
           if (System.nanoTime() > deadline) {
-            throw new AssertionError("only " + gw.sim.openStreams() + " of " + STREAMS
-                + " streams open upstream at once");
+            throw new AssertionError(
+                "only "
+                    + gw.sim.openStreams()
+                    + " of "
+                    + STREAMS
+                    + " streams open upstream at once");
           }
           Thread.sleep(20);
         }
@@ -99,16 +105,23 @@ class H2cStreamsCapacityTest {
           Answer a = call.get();
           assertEquals("HTTP/2.0", a.protocol());
           assertEquals(200, a.status(), a.body());
-          assertTrue(a.body().contains("Hello")
-              && a.body().stripTrailing().endsWith("data: [DONE]"), "a whole stream: " + a.body());
+          assertTrue(
+              a.body().contains("Hello") && a.body().stripTrailing().endsWith("data: [DONE]"),
+              "a whole stream: " + a.body());
         }
         assertEquals(STREAMS, gw.sim.finishedStreams(), "streams sent to their end");
 
         JsonNode usage = gw.awaitSettled(brand.id());
         JsonNode daily = TestGateway.cap(usage, "brand_daily");
-        assertEquals(0, CapacityGateway.OPENAI_CALL_USD.multiply(BigDecimal.valueOf(STREAMS))
-            .compareTo(TestGateway.money(daily, "spentUsd")), daily.toString());
-        assertEquals(0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")),
+        assertEquals(
+            0,
+            CapacityGateway.OPENAI_CALL_USD
+                .multiply(BigDecimal.valueOf(STREAMS))
+                .compareTo(TestGateway.money(daily, "spentUsd")),
+            daily.toString());
+        assertEquals(
+            0,
+            BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")),
             daily.toString());
       } finally {
         client.terminate();
@@ -131,10 +144,14 @@ class H2cStreamsCapacityTest {
     private final BoundedSourceQueue<HttpRequest> queue;
 
     Connection(ActorSystem system, int port) {
-      queue = Source.<HttpRequest>queue(STREAMS)
-          .via(Http.get(system).connectionTo("127.0.0.1").toPort(port).http2WithPriorKnowledge())
-          .to(Sink.foreach(r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
-          .run(Materializer.matFromSystem(system));
+      queue =
+          Source.<HttpRequest>queue(STREAMS)
+              .via(
+                  Http.get(system).connectionTo("127.0.0.1").toPort(port).http2WithPriorKnowledge())
+              .to(
+                  Sink.foreach(
+                      r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
+              .run(Materializer.matFromSystem(system));
     }
 
     CompletionStage<HttpResponse> send(HttpRequest request) {
@@ -147,10 +164,11 @@ class H2cStreamsCapacityTest {
   private record Answer(String protocol, int status, String body) {
     static CompletionStage<Answer> read(HttpResponse r, ActorSystem system) {
       Materializer mat = Materializer.matFromSystem(system);
-      return r.entity().getDataBytes()
+      return r.entity()
+          .getDataBytes()
           .runFold(ByteString.emptyByteString(), ByteString::concat, mat)
-          .thenApply(bytes ->
-              new Answer(r.protocol().value(), r.status().intValue(), bytes.utf8String()));
+          .thenApply(
+              bytes -> new Answer(r.protocol().value(), r.status().intValue(), bytes.utf8String()));
     }
   }
 
@@ -158,8 +176,10 @@ class H2cStreamsCapacityTest {
   private static String http1On(int port) throws IOException {
     try (Socket s = new Socket("127.0.0.1", port)) {
       s.setSoTimeout(10_000);
-      s.getOutputStream().write(("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-          .getBytes(StandardCharsets.US_ASCII));
+      s.getOutputStream()
+          .write(
+              ("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
       return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     }
   }

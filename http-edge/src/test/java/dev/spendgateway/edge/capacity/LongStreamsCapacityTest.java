@@ -31,8 +31,8 @@ class LongStreamsCapacityTest {
   private static final int STREAMS = 300;
 
   /**
-   * Each stream goes silent after its first content event, as a long generation does, until all
-   * are open (or this long, so a failing run still ends).
+   * Each stream goes silent after its first content event, as a long generation does, until all are
+   * open (or this long, so a failing run still ends).
    */
   private static final Duration MAX_HOLD = Duration.ofSeconds(60);
 
@@ -43,14 +43,20 @@ class LongStreamsCapacityTest {
       // and the usage.
       gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(2, MAX_HOLD));
       Brand brand = Brand.fresh("capacity");
-      HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(10)).build();
+      HttpClient client =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(10))
+              .build();
 
       List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
       for (int i = 0; i < STREAMS; i++) {
-        calls.add(client.sendAsync(
-            gw.postJson(TestGateway.CHAT, CapacityGateway.chatStream(), brand).timeout(Duration.ofSeconds(60)).build(),
-            HttpResponse.BodyHandlers.ofString()));
+        calls.add(
+            client.sendAsync(
+                gw.postJson(TestGateway.CHAT, CapacityGateway.chatStream(), brand)
+                    .timeout(Duration.ofSeconds(60))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString()));
       }
 
       // Served at once: the simulator has every stream open at the same moment, each silent after
@@ -62,7 +68,8 @@ class LongStreamsCapacityTest {
       for (CompletableFuture<HttpResponse<String>> call : calls) {
         HttpResponse<String> r = call.get();
         assertEquals(200, r.statusCode(), r.body());
-        assertTrue(r.body().contains("Hello") && r.body().stripTrailing().endsWith("data: [DONE]"),
+        assertTrue(
+            r.body().contains("Hello") && r.body().stripTrailing().endsWith("data: [DONE]"),
             "a whole stream: " + r.body());
       }
       assertEquals(STREAMS, gw.sim.finishedStreams(), "streams sent to their end");
@@ -70,9 +77,14 @@ class LongStreamsCapacityTest {
       // Settled exactly: every call at its real cost, nothing still held.
       JsonNode usage = gw.awaitSettled(brand.id());
       JsonNode daily = TestGateway.cap(usage, "brand_daily");
-      assertEquals(0, CapacityGateway.OPENAI_CALL_USD.multiply(BigDecimal.valueOf(STREAMS))
-          .compareTo(TestGateway.money(daily, "spentUsd")), daily.toString());
-      assertEquals(0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")), daily.toString());
+      assertEquals(
+          0,
+          CapacityGateway.OPENAI_CALL_USD
+              .multiply(BigDecimal.valueOf(STREAMS))
+              .compareTo(TestGateway.money(daily, "spentUsd")),
+          daily.toString());
+      assertEquals(
+          0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")), daily.toString());
     }
   }
 
@@ -80,7 +92,8 @@ class LongStreamsCapacityTest {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
     while (gw.sim.openStreams() < streams) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("only " + gw.sim.openStreams() + " of " + streams + " streams open upstream at once");
+        throw new AssertionError(
+            "only " + gw.sim.openStreams() + " of " + streams + " streams open upstream at once");
       }
       Thread.sleep(20);
     }

@@ -30,35 +30,44 @@ import org.junit.jupiter.params.provider.CsvSource;
 class OverloadTest {
   private static final int HELD = 3;
   private static final Duration PAUSE = Duration.ofSeconds(4);
+
   /** "At once": far below the pause, which a queued call would have to wait out. */
   private static final Duration PROMPTLY = Duration.ofMillis(1500);
 
   @ParameterizedTest(name = "{0} with {1} = " + HELD + " → 503 {2}, reserved {3}")
   @CsvSource({
-      // route,   limit key,                              kind,          reserves first
-      "openai,    providers.openai.max-connections,      upstream_busy, true",
-      "anthropic, providers.anthropic.max-connections,   upstream_busy, true",
-      "openai,    gateway.max-open-calls,                open_calls,    false",
-      "anthropic, gateway.max-open-calls,                open_calls,    false",
+    // route,   limit key,                              kind,          reserves first
+    "openai,    providers.openai.max-connections,      upstream_busy, true",
+    "anthropic, providers.anthropic.max-connections,   upstream_busy, true",
+    "openai,    gateway.max-open-calls,                open_calls,    false",
+    "anthropic, gateway.max-open-calls,                open_calls,    false",
   })
   void a_call_past_the_limit_is_refused_at_once_and_holds_nothing(
       String route, String limitKey, String kind, boolean reservesFirst) throws Exception {
     boolean anthropic = route.equals("anthropic");
-    try (TestGateway gw = CapacityGateway.start("overload-" + kind + "-" + route, Map.of(limitKey, HELD))) {
-      gw.sim.scriptForever(anthropic ? SimRoute.ANTHROPIC_MESSAGES : SimRoute.OPENAI_CHAT,
+    try (TestGateway gw =
+        CapacityGateway.start("overload-" + kind + "-" + route, Map.of(limitKey, HELD))) {
+      gw.sim.scriptForever(
+          anthropic ? SimRoute.ANTHROPIC_MESSAGES : SimRoute.OPENAI_CHAT,
           Fault.streamPause(anthropic ? 4 : 2, PAUSE));
       Brand brand = Brand.fresh("overload");
-      HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(10)).build();
+      HttpClient client =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(10))
+              .build();
 
       List<CompletableFuture<HttpResponse<String>>> holding = new ArrayList<>();
       for (int i = 0; i < HELD; i++) {
-        holding.add(client.sendAsync(call(gw, anthropic, brand, "held-" + i), HttpResponse.BodyHandlers.ofString()));
+        holding.add(
+            client.sendAsync(
+                call(gw, anthropic, brand, "held-" + i), HttpResponse.BodyHandlers.ofString()));
       }
       awaitOpenUpstream(gw, HELD);
 
       long sent = System.nanoTime();
-      HttpResponse<String> refused = client.send(call(gw, anthropic, brand, "refused"), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> refused =
+          client.send(call(gw, anthropic, brand, "refused"), HttpResponse.BodyHandlers.ofString());
       Duration took = Duration.ofNanos(System.nanoTime() - sent);
 
       // At once, in the provider's shape, with retry-after, marked as the gateway's own.
@@ -71,7 +80,8 @@ class OverloadTest {
         assertEquals("error", error.path("type").asText(), refused.body());
         assertEquals("overloaded_error", error.path("error").path("type").asText(), refused.body());
       } else {
-        assertEquals("gateway_overloaded", error.path("error").path("code").asText(), refused.body());
+        assertEquals(
+            "gateway_overloaded", error.path("error").path("code").asText(), refused.body());
       }
       // The held streams were not disturbed, and nothing more reached the provider.
       assertEquals(HELD, gw.sim.openStreams());
@@ -82,35 +92,52 @@ class OverloadTest {
       assertEquals(kind, line.path("error").asText(), line.toString());
       if (reservesFirst) {
         // Reserved before the upstream refused it, then voided: $0 settled, nothing left held.
-        assertTrue(new BigDecimal(line.path("reserved_usd").asText()).signum() > 0, line.toString());
-        assertEquals(0, BigDecimal.ZERO.compareTo(new BigDecimal(line.path("settled_usd").asText())), line.toString());
+        assertTrue(
+            new BigDecimal(line.path("reserved_usd").asText()).signum() > 0, line.toString());
+        assertEquals(
+            0,
+            BigDecimal.ZERO.compareTo(new BigDecimal(line.path("settled_usd").asText())),
+            line.toString());
       } else {
         assertTrue(line.path("reserved_usd").isNull(), line.toString());
       }
 
       // A full node still answers its operators.
-      HttpResponse<String> metrics = gw.send(gw.get("/metrics").header("x-api-key", CapacityGateway.TOKEN).build());
+      HttpResponse<String> metrics =
+          gw.send(gw.get("/metrics").header("x-api-key", CapacityGateway.TOKEN).build());
       assertEquals(200, metrics.statusCode());
-      assertTrue(metrics.body().contains("gateway_overload_refusals_total{kind=\"" + kind + "\"} 1.0"),
-          "refusal counted: " + metrics.body().lines().filter(l -> l.contains("overload")).toList());
+      assertTrue(
+          metrics.body().contains("gateway_overload_refusals_total{kind=\"" + kind + "\"} 1.0"),
+          "refusal counted: "
+              + metrics.body().lines().filter(l -> l.contains("overload")).toList());
 
       for (CompletableFuture<HttpResponse<String>> call : holding) {
         assertEquals(200, call.get(30, TimeUnit.SECONDS).statusCode());
       }
       // Only the held calls were billed, each at its real cost; the refused one holds nothing.
       JsonNode daily = TestGateway.cap(gw.awaitSettled(brand.id()), "brand_daily");
-      BigDecimal perCall = anthropic ? CapacityGateway.ANTHROPIC_CALL_USD : CapacityGateway.OPENAI_CALL_USD;
-      assertEquals(0, perCall.multiply(BigDecimal.valueOf(HELD)).compareTo(TestGateway.money(daily, "spentUsd")),
+      BigDecimal perCall =
+          anthropic ? CapacityGateway.ANTHROPIC_CALL_USD : CapacityGateway.OPENAI_CALL_USD;
+      assertEquals(
+          0,
+          perCall
+              .multiply(BigDecimal.valueOf(HELD))
+              .compareTo(TestGateway.money(daily, "spentUsd")),
           daily.toString());
-      assertEquals(0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")), daily.toString());
+      assertEquals(
+          0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")), daily.toString());
     }
   }
 
-  private static HttpRequest call(TestGateway gw, boolean anthropic, Brand brand, String requestId) {
-    HttpRequest.Builder b = gw.postJson(anthropic ? TestGateway.ANTHROPIC : TestGateway.CHAT,
-            anthropic ? CapacityGateway.messagesStream() : CapacityGateway.chatStream(), brand)
-        .header("x-request-id", requestId)
-        .timeout(Duration.ofSeconds(30));
+  private static HttpRequest call(
+      TestGateway gw, boolean anthropic, Brand brand, String requestId) {
+    HttpRequest.Builder b =
+        gw.postJson(
+                anthropic ? TestGateway.ANTHROPIC : TestGateway.CHAT,
+                anthropic ? CapacityGateway.messagesStream() : CapacityGateway.chatStream(),
+                brand)
+            .header("x-request-id", requestId)
+            .timeout(Duration.ofSeconds(30));
     if (anthropic) {
       b.header("anthropic-version", "2023-06-01");
     }
@@ -121,7 +148,8 @@ class OverloadTest {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (gw.sim.openStreams() < streams) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("only " + gw.sim.openStreams() + " of " + streams + " streams opened upstream");
+        throw new AssertionError(
+            "only " + gw.sim.openStreams() + " of " + streams + " streams opened upstream");
       }
       Thread.sleep(10);
     }

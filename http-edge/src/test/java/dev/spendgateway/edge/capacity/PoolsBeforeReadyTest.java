@@ -29,9 +29,11 @@ class PoolsBeforeReadyTest {
       HttpResponse<String> chat =
           gw.send(gw.postJson(TestGateway.CHAT, CapacityGateway.chatStream(), brand).build());
       assertEquals(200, chat.statusCode(), chat.body());
-      HttpResponse<String> messages = gw.send(
-          gw.postJson(TestGateway.ANTHROPIC, CapacityGateway.messagesStream(), brand)
-              .header("anthropic-version", "2023-06-01").build());
+      HttpResponse<String> messages =
+          gw.send(
+              gw.postJson(TestGateway.ANTHROPIC, CapacityGateway.messagesStream(), brand)
+                  .header("anthropic-version", "2023-06-01")
+                  .build());
       assertEquals(200, messages.statusCode(), messages.body());
       assertTrue(chat.body().contains("[DONE]"), chat.body());
 

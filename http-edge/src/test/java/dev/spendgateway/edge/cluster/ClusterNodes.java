@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class ClusterNodes implements AutoCloseable {
   static final String TOKEN = "cluster-test-token";
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   private static final String SERVER =
       System.getProperty("test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/postgres");
@@ -56,11 +57,16 @@ final class ClusterNodes implements AutoCloseable {
   private ClusterNodes(Path unused) throws SQLException, IOException {
     this.database = "cluster_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     // Under target/, not a temporary folder: the nodes' logs are what explains a failed run.
-    this.dir = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()
-        .resolve("cluster-it").resolve(database);
+    this.dir =
+        Path.of(System.getProperty("gateway.jar", "target/gateway.jar"))
+            .toAbsolutePath()
+            .getParent()
+            .resolve("cluster-it")
+            .resolve(database);
     Files.createDirectories(dir);
     this.journalUrl = SERVER.substring(0, SERVER.lastIndexOf('/') + 1) + database;
-    try (Connection c = DriverManager.getConnection(SERVER, USER, ""); Statement s = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(SERVER, USER, "");
+        Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE " + database);
     }
   }
@@ -79,13 +85,15 @@ final class ClusterNodes implements AutoCloseable {
     return cluster;
   }
 
-  private Node startNode(int index, int clusterPort, String seeds, Map<String, String> jvmProps) throws IOException {
+  private Node startNode(int index, int clusterPort, String seeds, Map<String, String> jvmProps)
+      throws IOException {
     int httpPort = freePort();
     String jar = System.getProperty("gateway.jar", "target/gateway.jar");
     Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    // Three JVMs and the test share a small machine: a small heap and the quick JIT are plenty here.
+    // Three JVMs and the test share a small machine: a small heap and the quick JIT are plenty
+    // here.
     cmd.add("-Xmx384m");
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Dconfig.file=" + root.resolve("conf/application.conf"));
@@ -94,7 +102,8 @@ final class ClusterNodes implements AutoCloseable {
     cmd.add("-jar");
     cmd.add(jar);
     Path log = dir.resolve("node-" + index + ".log");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = pb.environment();
     env.put("GATEWAY_TOKEN", TOKEN);
     env.put("GATEWAY_HOST", "127.0.0.1");
@@ -111,7 +120,8 @@ final class ClusterNodes implements AutoCloseable {
     long deadline = System.nanoTime() + max.toNanos();
     for (Node node : nodes) {
       while (true) {
-        assertTrue(node.process().isAlive(), "node " + node.index() + " exited early: " + tail(node));
+        assertTrue(
+            node.process().isAlive(), "node " + node.index() + " exited early: " + tail(node));
         if (status(node.base() + "/readyz") == 200) {
           break;
         }
@@ -143,8 +153,10 @@ final class ClusterNodes implements AutoCloseable {
 
   static int status(String url) {
     try {
-      return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(3)).build(),
-          HttpResponse.BodyHandlers.discarding()).statusCode();
+      return HTTP.send(
+              HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(3)).build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
     } catch (IOException | InterruptedException e) {
       return -1;
     }
@@ -163,8 +175,11 @@ final class ClusterNodes implements AutoCloseable {
   long journalRowsMentioning(String id) throws SQLException {
     try (Connection c = DriverManager.getConnection(journalUrl, USER, "");
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM event_journal WHERE position(convert_to('" + id
-            + "', 'UTF8') in event_payload) > 0")) {
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT count(*) FROM event_journal WHERE position(convert_to('"
+                    + id
+                    + "', 'UTF8') in event_payload) > 0")) {
       rs.next();
       return rs.getLong(1);
     }
@@ -199,7 +214,8 @@ final class ClusterNodes implements AutoCloseable {
         node.process().destroyForcibly();
       }
     }
-    try (Connection c = DriverManager.getConnection(SERVER, USER, ""); Statement s = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(SERVER, USER, "");
+        Statement s = c.createStatement()) {
       s.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
     }
   }

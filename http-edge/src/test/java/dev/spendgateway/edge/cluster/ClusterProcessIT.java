@@ -34,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterProcessIT {
   /** Each reservation is one cent; the brand's caps fit exactly {@code FITS} of them. */
   private static final String CENT = "0.01";
+
   private static final int FITS = 150;
   private static final int IDS = 240;
   private static final Duration HAMMER_MAX = Duration.ofMinutes(3);
@@ -45,9 +46,14 @@ class ClusterProcessIT {
     String jar = System.getProperty("gateway.jar", "target/gateway.jar");
     Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
     Path out = dir.resolve("refusal.txt");
-    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Dconfig.file=" + root.resolve("conf/application.conf"), "-jar", jar)
-        .redirectErrorStream(true).redirectOutput(out.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Dconfig.file=" + root.resolve("conf/application.conf"),
+                "-jar",
+                jar)
+            .redirectErrorStream(true)
+            .redirectOutput(out.toFile());
     pb.environment().put("GATEWAY_TOKEN", "t");
     pb.environment().put("GATEWAY_DATA_DIR", dir.resolve("data").toString());
     pb.environment().put("GATEWAY_CLUSTER_PORT", Integer.toString(ClusterNodes.freePort()));
@@ -72,14 +78,20 @@ class ClusterProcessIT {
       // 1. kill -9 of the node holding the ledger, a third of the way through.
       Node first = cluster.ledgerNode(Duration.ofSeconds(30));
       LedgerHammer crash = new LedgerHammer(cluster.nodes, "crash", CENT, capFor(FITS));
-      crash.run(IDS, 12, HAMMER_MAX, IDS / 3, () -> {
-        crash.markEvent();
-        first.process().destroyForcibly(); // SIGKILL
-      });
+      crash.run(
+          IDS,
+          12,
+          HAMMER_MAX,
+          IDS / 3,
+          () -> {
+            crash.markEvent();
+            first.process().destroyForcibly(); // SIGKILL
+          });
       assertFalse(first.process().isAlive());
       checkBooks(cluster, crash, "crash");
       report.add(handOverLine("kill -9", crash));
-      report.add("kill -9 phase, hammer and checks, done " + secondsSince(started) + " s after the start");
+      report.add(
+          "kill -9 phase, hammer and checks, done " + secondsSince(started) + " s after the start");
 
       // 2. SIGTERM of the node now holding the ledger, with calls in flight.
       Node second = cluster.ledgerNode(Duration.ofSeconds(60));
@@ -87,19 +99,29 @@ class ClusterProcessIT {
       List<Node> alive = cluster.nodes.stream().filter(n -> n.process().isAlive()).toList();
       LedgerHammer graceful = new LedgerHammer(alive, "graceful", CENT, capFor(FITS));
       // New ids keep coming until the stopped node has handed the ledger over and exited.
-      graceful.run(IDS, 12, HAMMER_MAX, IDS / 3, () -> {
-        graceful.markEvent();
-        second.process().destroy(); // SIGTERM
-      }, () -> !second.process().isAlive());
+      graceful.run(
+          IDS,
+          12,
+          HAMMER_MAX,
+          IDS / 3,
+          () -> {
+            graceful.markEvent();
+            second.process().destroy(); // SIGTERM
+          },
+          () -> !second.process().isAlive());
       assertTrue(second.process().waitFor(60, TimeUnit.SECONDS), "the stopped node exits");
       assertEquals(0, second.process().exitValue(), "a graceful leave exits 0");
       assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
       checkBooks(cluster, graceful, "graceful");
       report.add(handOverLine("SIGTERM", graceful));
-      report.add("SIGTERM phase, hammer and checks, done " + secondsSince(started) + " s after the start");
+      report.add(
+          "SIGTERM phase, hammer and checks, done " + secondsSince(started) + " s after the start");
 
-      Path out = Path.of(System.getProperty("gateway.jar", "target/gateway.jar")).toAbsolutePath().getParent()
-          .resolve("cluster-handover.txt");
+      Path out =
+          Path.of(System.getProperty("gateway.jar", "target/gateway.jar"))
+              .toAbsolutePath()
+              .getParent()
+              .resolve("cluster-handover.txt");
       Files.write(out, report, StandardCharsets.UTF_8);
       report.forEach(System.out::println);
     }
@@ -112,9 +134,18 @@ class ClusterProcessIT {
    */
   private static String handOverLine(String signal, LedgerHammer hammer) throws Exception {
     String load = Files.readString(Path.of("/proc/loadavg"), StandardCharsets.UTF_8).split(" ")[0];
-    return signal + " of the ledger's node: first 503 to the ledger deciding again (201/402) "
-        + hammer.handOver().toMillis() + " ms; " + signal + " to that decision " + hammer.sinceEvent().toMillis()
-        + " ms (" + hammer.unavailable.get() + " calls answered 503 meanwhile; load average " + load + ")";
+    return signal
+        + " of the ledger's node: first 503 to the ledger deciding again (201/402) "
+        + hammer.handOver().toMillis()
+        + " ms; "
+        + signal
+        + " to that decision "
+        + hammer.sinceEvent().toMillis()
+        + " ms ("
+        + hammer.unavailable.get()
+        + " calls answered 503 meanwhile; load average "
+        + load
+        + ")";
   }
 
   private static String secondsSince(long nanos) {
@@ -131,18 +162,25 @@ class ClusterProcessIT {
    * books on every node that is up showing exactly the cap held and no more, and every node
    * answering every id as the hammer was answered.
    */
-  private static void checkBooks(ClusterNodes cluster, LedgerHammer hammer, String brand) throws Exception {
+  private static void checkBooks(ClusterNodes cluster, LedgerHammer hammer, String brand)
+      throws Exception {
     assertTrue(hammer.unexpected.isEmpty(), "unexpected answers: " + hammer.unexpected);
-    assertTrue(hammer.answers.size() >= IDS, "every id got a definitive answer: " + hammer.answers.size());
-    assertTrue(hammer.unanswered().isEmpty(), "ids without a definitive answer: " + hammer.unanswered());
-    assertTrue(hammer.answeredDifferently().isEmpty(), "ids answered two ways: " + hammer.answeredDifferently());
+    assertTrue(
+        hammer.answers.size() >= IDS, "every id got a definitive answer: " + hammer.answers.size());
+    assertTrue(
+        hammer.unanswered().isEmpty(), "ids without a definitive answer: " + hammer.unanswered());
+    assertTrue(
+        hammer.answeredDifferently().isEmpty(),
+        "ids answered two ways: " + hammer.answeredDifferently());
     List<String> accepted = hammer.accepted();
     assertEquals(FITS, accepted.size(), "exactly the reservations the cap fits");
 
     List<byte[]> payloads = cluster.journalPayloads();
     for (String id : accepted) {
       byte[] wanted = id.getBytes(StandardCharsets.UTF_8);
-      assertTrue(payloads.stream().anyMatch(p -> contains(p, wanted)), id + " acknowledged but not in the journal");
+      assertTrue(
+          payloads.stream().anyMatch(p -> contains(p, wanted)),
+          id + " acknowledged but not in the journal");
     }
 
     for (Node node : cluster.nodes) {
@@ -150,13 +188,21 @@ class ClusterProcessIT {
         continue;
       }
       String usage = get(node, "/usage?brand=" + brand);
-      Matcher held = Pattern.compile("\"cap\":\"brand_daily\",\"subject\":\"" + brand
-          + "\",\"window\":\"[^\"]+\",\"limitUsd\":[0-9.]+,\"spentUsd\":[0-9.]+,\"reservedUsd\":([0-9.]+)").matcher(usage);
+      Matcher held =
+          Pattern.compile(
+                  "\"cap\":\"brand_daily\",\"subject\":\""
+                      + brand
+                      + "\",\"window\":\"[^\"]+\",\"limitUsd\":[0-9.]+,\"spentUsd\":[0-9.]+,\"reservedUsd\":([0-9.]+)")
+              .matcher(usage);
       assertTrue(held.find(), usage);
-      assertEquals(0, new java.math.BigDecimal(held.group(1)).compareTo(new java.math.BigDecimal(capFor(FITS))),
+      assertEquals(
+          0,
+          new java.math.BigDecimal(held.group(1)).compareTo(new java.math.BigDecimal(capFor(FITS))),
           "node " + node.index() + " holds exactly the cap: " + usage);
-      // Every id looked up on this node, 16 at a time (one by one this was most of a phase's checks).
-      List<Map.Entry<String, List<LedgerHammer.Answer>>> ids = List.copyOf(hammer.answers.entrySet());
+      // Every id looked up on this node, 16 at a time (one by one this was most of a phase's
+      // checks).
+      List<Map.Entry<String, List<LedgerHammer.Answer>>> ids =
+          List.copyOf(hammer.answers.entrySet());
       ExecutorService lookups = Executors.newFixedThreadPool(16);
       try {
         List<Future<String>> views = new ArrayList<>();
@@ -165,9 +211,13 @@ class ClusterProcessIT {
         }
         for (int i = 0; i < ids.size(); i++) {
           String view = views.get(i).get(60, TimeUnit.SECONDS);
-          String expected = ids.get(i).getValue().get(0).status() == 201
-              ? "\"status\":\"reserved\"" : "\"status\":\"refused\"";
-          assertTrue(view.contains(expected), "node " + node.index() + " on " + ids.get(i).getKey() + ": " + view);
+          String expected =
+              ids.get(i).getValue().get(0).status() == 201
+                  ? "\"status\":\"reserved\""
+                  : "\"status\":\"refused\"";
+          assertTrue(
+              view.contains(expected),
+              "node " + node.index() + " on " + ids.get(i).getKey() + ": " + view);
         }
       } finally {
         lookups.shutdownNow();
@@ -177,9 +227,13 @@ class ClusterProcessIT {
 
   private static String get(Node node, String path) throws Exception {
     for (int attempt = 0; ; attempt++) {
-      HttpResponse<String> r = ClusterNodes.HTTP.send(HttpRequest.newBuilder(URI.create(node.base() + path))
-          .timeout(Duration.ofSeconds(15)).header("x-api-key", ClusterNodes.TOKEN).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          ClusterNodes.HTTP.send(
+              HttpRequest.newBuilder(URI.create(node.base() + path))
+                  .timeout(Duration.ofSeconds(15))
+                  .header("x-api-key", ClusterNodes.TOKEN)
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() == 200 || attempt >= 20) {
         return r.body();
       }

@@ -18,9 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Reserves {@code ids} distinct ids of one brand through the ledger API, spread over the nodes, as a
- * careful caller would: a 503 (the ledger moving) or a node that stopped answering is retried with
- * the <em>same</em> id, on the next node, until the id gets a definitive answer (201 or 402).
+ * Reserves {@code ids} distinct ids of one brand through the ledger API, spread over the nodes, as
+ * a careful caller would: a 503 (the ledger moving) or a node that stopped answering is retried
+ * with the <em>same</em> id, on the next node, until the id gets a definitive answer (201 or 402).
  * Records every definitive answer per id and node, and when the ledger was out of reach.
  */
 final class LedgerHammer {
@@ -31,12 +31,16 @@ final class LedgerHammer {
   final List<String> unexpected = new CopyOnWriteArrayList<>();
   final AtomicInteger unavailable = new AtomicInteger();
   final AtomicInteger done = new AtomicInteger();
+
   /** How many ids were taken by a caller (each must end with a definitive answer). */
   private final AtomicInteger started = new AtomicInteger();
+
   /** When a 503 or a dead node was first met after {@link #markEvent()}; 0 while none. */
   private final AtomicLong firstOutageNanos = new AtomicLong();
+
   /** When the first definitive answer (201 or 402) sent after that outage came back. */
   private final AtomicLong firstSuccessAfterNanos = new AtomicLong();
+
   private volatile long eventNanos;
 
   private final List<Node> nodes;
@@ -62,7 +66,10 @@ final class LedgerHammer {
     firstSuccessAfterNanos.set(0);
   }
 
-  /** From the first 503 (or dead node) after {@link #markEvent()} to the first decision (201/402) sent after it. */
+  /**
+   * From the first 503 (or dead node) after {@link #markEvent()} to the first decision (201/402)
+   * sent after it.
+   */
   Duration handOver() {
     long from = firstOutageNanos.get();
     long to = firstSuccessAfterNanos.get();
@@ -75,7 +82,10 @@ final class LedgerHammer {
     return eventNanos == 0 || to == 0 ? Duration.ZERO : Duration.ofNanos(to - eventNanos);
   }
 
-  /** Runs {@code count} ids on {@code threads} callers; {@code midway} runs once {@code at} ids are done. */
+  /**
+   * Runs {@code count} ids on {@code threads} callers; {@code midway} runs once {@code at} ids are
+   * done.
+   */
   void run(int count, int threads, Duration max, int at, Runnable midway) throws Exception {
     run(count, threads, max, at, midway, () -> true);
   }
@@ -85,32 +95,42 @@ final class LedgerHammer {
    * so (e.g. until a stopped node has handed the ledger over and exited), so the hand-over happens
    * under load.
    */
-  void run(int count, int threads, Duration max, int at, Runnable midway, java.util.function.BooleanSupplier enough)
+  void run(
+      int count,
+      int threads,
+      Duration max,
+      int at,
+      Runnable midway,
+      java.util.function.BooleanSupplier enough)
       throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     long deadline = System.nanoTime() + max.toNanos();
     AtomicInteger next = new AtomicInteger();
-    Thread trigger = new Thread(() -> {
-      while (done.get() < at && System.nanoTime() < deadline) {
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      midway.run();
-    });
+    Thread trigger =
+        new Thread(
+            () -> {
+              while (done.get() < at && System.nanoTime() < deadline) {
+                try {
+                  Thread.sleep(20);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+              midway.run();
+            });
     trigger.start();
     for (int t = 0; t < threads; t++) {
-      pool.submit(() -> {
-        int i;
-        while (((i = next.getAndIncrement()) < count || !enough.getAsBoolean()) && System.nanoTime() < deadline) {
-          started.incrementAndGet();
-          reserveUntilAnswered(i, deadline);
-          done.incrementAndGet();
-        }
-        return null;
-      });
+      pool.submit(
+          () -> {
+            int i;
+            while (((i = next.getAndIncrement()) < count || !enough.getAsBoolean())
+                && System.nanoTime() < deadline) {
+              started.incrementAndGet();
+              reserveUntilAnswered(i, deadline);
+              done.incrementAndGet();
+            }
+            return null;
+          });
     }
     pool.shutdown();
     pool.awaitTermination(max.toSeconds() + 30, TimeUnit.SECONDS);
@@ -119,8 +139,18 @@ final class LedgerHammer {
 
   private void reserveUntilAnswered(int i, long deadline) throws InterruptedException {
     String id = id(brand, i);
-    String body = "{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"" + brand + "\",\"amountUsd\":" + amountUsd
-        + ",\"brandDailyUsd\":" + capUsd + ",\"brandMonthlyUsd\":" + capUsd + "}";
+    String body =
+        "{\"id\":\""
+            + id
+            + "\",\"lane\":\"app\",\"brand\":\""
+            + brand
+            + "\",\"amountUsd\":"
+            + amountUsd
+            + ",\"brandDailyUsd\":"
+            + capUsd
+            + ",\"brandMonthlyUsd\":"
+            + capUsd
+            + "}";
     for (int attempt = 0; System.nanoTime() < deadline; attempt++) {
       Node node = nodes.get((i + attempt) % nodes.size());
       if (!node.process().isAlive()) {
@@ -129,20 +159,28 @@ final class LedgerHammer {
       long sent = System.nanoTime();
       int status;
       try {
-        status = ClusterNodes.HTTP.send(HttpRequest.newBuilder(URI.create(node.base() + "/ledger/reservations"))
-                .timeout(Duration.ofSeconds(15))
-                .header("x-api-key", ClusterNodes.TOKEN)
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-            HttpResponse.BodyHandlers.discarding()).statusCode();
+        status =
+            ClusterNodes.HTTP
+                .send(
+                    HttpRequest.newBuilder(URI.create(node.base() + "/ledger/reservations"))
+                        .timeout(Duration.ofSeconds(15))
+                        .header("x-api-key", ClusterNodes.TOKEN)
+                        .header("content-type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                    HttpResponse.BodyHandlers.discarding())
+                .statusCode();
       } catch (IOException nodeGone) {
         outage();
         Thread.sleep(50);
         continue;
       }
       if (status == 201 || status == 402) {
-        answers.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(new Answer(node.index(), status));
-        // The ledger answers again: a 201, or a 402 once the cap is used up (both are its decisions).
+        answers
+            .computeIfAbsent(id, k -> new CopyOnWriteArrayList<>())
+            .add(new Answer(node.index(), status));
+        // The ledger answers again: a 201, or a 402 once the cap is used up (both are its
+        // decisions).
         if (firstOutageNanos.get() != 0 && sent > firstOutageNanos.get()) {
           firstSuccessAfterNanos.compareAndSet(0, System.nanoTime());
         }
@@ -151,7 +189,8 @@ final class LedgerHammer {
       if (status == 503) {
         unavailable.incrementAndGet();
         outage();
-        Thread.sleep(100); // a real caller honours retry-after; the test retries sooner to time the hand-over
+        Thread.sleep(100); // a real caller honours retry-after; the test retries sooner to time the
+        // hand-over
         continue;
       }
       unexpected.add(id + " answered " + status + " by node " + node.index());
@@ -179,22 +218,24 @@ final class LedgerHammer {
   /** Ids whose definitive answer was a reservation. */
   List<String> accepted() {
     List<String> ids = new ArrayList<>();
-    answers.forEach((id, list) -> {
-      if (list.get(0).status() == 201) {
-        ids.add(id);
-      }
-    });
+    answers.forEach(
+        (id, list) -> {
+          if (list.get(0).status() == 201) {
+            ids.add(id);
+          }
+        });
     return ids;
   }
 
   /** Ids that got different definitive answers (on one node or on two). */
   List<String> answeredDifferently() {
     List<String> ids = new ArrayList<>();
-    answers.forEach((id, list) -> {
-      if (list.stream().map(Answer::status).distinct().count() > 1) {
-        ids.add(id + " " + list);
-      }
-    });
+    answers.forEach(
+        (id, list) -> {
+          if (list.stream().map(Answer::status).distinct().count() > 1) {
+            ids.add(id + " " + list);
+          }
+        });
     return ids;
   }
 }

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 class DemoBannerTest {
   private static final String CALLER = "demo-caller-abc";
   private static final String ADMIN = "demo-admin-xyz";
-  private final String banner = DemoBanner.render("http://127.0.0.1:8787", CALLER, ADMIN, "http://127.0.0.1:9999");
+  private final String banner =
+      DemoBanner.render("http://127.0.0.1:8787", CALLER, ADMIN, "http://127.0.0.1:9999");
 
   @Test
   void printsBothTokensAsExports() {
@@ -20,10 +21,12 @@ class DemoBannerTest {
 
   @Test
   void everyCurlCarriesTheTokenOfItsRoute() {
-    List<String> curls = List.of(banner.split("\n  curl ")).subList(1, banner.split("\n  curl ").length);
+    List<String> curls =
+        List.of(banner.split("\n  curl ")).subList(1, banner.split("\n  curl ").length);
     assertTrue(curls.stream().anyMatch(c -> c.contains("/admin/")), banner);
     for (String curl : curls) {
-      String command = curl.substring(0, curl.indexOf("\n\n") < 0 ? curl.length() : curl.indexOf("\n\n"));
+      String command =
+          curl.substring(0, curl.indexOf("\n\n") < 0 ? curl.length() : curl.indexOf("\n\n"));
       boolean admin = command.contains("/admin/");
       assertEquals(admin, command.contains(ADMIN), command);
       assertEquals(!admin, command.contains(CALLER), command);

@@ -45,20 +45,29 @@ class BudgetRefusalE2ETest {
 
   static Stream<Arguments> routes() {
     BigDecimal claudeWorstCase =
-        Costs.worstCase(Costs.CLAUDE_OPUS, CLAUDE_CALL.getBytes(StandardCharsets.UTF_8).length, 1000);
+        Costs.worstCase(
+            Costs.CLAUDE_OPUS, CLAUDE_CALL.getBytes(StandardCharsets.UTF_8).length, 1000);
     return Stream.of(
-        Arguments.of("an Anthropic call over its brand's daily cap", TestGateway.ANTHROPIC, CLAUDE_CALL, claudeWorstCase),
-        Arguments.of("an OpenAI chat call over its brand's daily cap", TestGateway.CHAT, CHAT_CALL, null),
-        Arguments.of("a routed call over its brand's daily cap", "/v1/chat/completions", ROUTED_CALL, null));
+        Arguments.of(
+            "an Anthropic call over its brand's daily cap",
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL,
+            claudeWorstCase),
+        Arguments.of(
+            "an OpenAI chat call over its brand's daily cap", TestGateway.CHAT, CHAT_CALL, null),
+        Arguments.of(
+            "a routed call over its brand's daily cap", "/v1/chat/completions", ROUTED_CALL, null));
   }
 
   @ParameterizedTest(name = "{0} is a 402 that names the call's worst case")
   @MethodSource("routes")
-  void the402NamesTheWorstCase(String what, String path, String body, BigDecimal expectedWorstCase) throws Exception {
+  void the402NamesTheWorstCase(String what, String path, String body, BigDecimal expectedWorstCase)
+      throws Exception {
     Brand tiny = Brand.fresh("tiny").withDaily("0.000001");
     String requestId = "tiny-" + System.nanoTime();
 
-    HttpResponse<String> r = gw.send(gw.postJson(path, body, tiny).header("x-request-id", requestId).build());
+    HttpResponse<String> r =
+        gw.send(gw.postJson(path, body, tiny).header("x-request-id", requestId).build());
 
     assertEquals(402, r.statusCode(), what + ": " + r.body());
     JsonNode error = TestGateway.JSON.readTree(r.body()).path("error");
@@ -69,7 +78,9 @@ class BudgetRefusalE2ETest {
     BigDecimal worstCase = new BigDecimal(needs.group(1));
     assertTrue(worstCase.signum() > 0, what + ": the call's worst case, not $0: " + r.body());
     if (expectedWorstCase != null) {
-      assertTrue(Costs.same(expectedWorstCase, worstCase), what + ": expected " + expectedWorstCase + ": " + r.body());
+      assertTrue(
+          Costs.same(expectedWorstCase, worstCase),
+          what + ": expected " + expectedWorstCase + ": " + r.body());
     }
     JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
     assertEquals("budget_exceeded", line.path("error").asText(), line.toString());

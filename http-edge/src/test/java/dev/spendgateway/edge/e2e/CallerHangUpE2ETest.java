@@ -44,7 +44,11 @@ class CallerHangUpE2ETest {
   }
 
   /** When the caller leaves. */
-  enum Leave { CLOSE_BEFORE_HEADERS, RESET_BEFORE_HEADERS, RESET_MID_STREAM }
+  enum Leave {
+    CLOSE_BEFORE_HEADERS,
+    RESET_BEFORE_HEADERS,
+    RESET_MID_STREAM
+  }
 
   private static final String CLAUDE_STREAM =
       "{\"stream\":true,\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
@@ -56,30 +60,50 @@ class CallerHangUpE2ETest {
   static Stream<Arguments> hangUps() {
     Stream.Builder<Arguments> rows = Stream.builder();
     for (Leave leave : Leave.values()) {
-      rows.add(Arguments.of("an Anthropic stream whose caller does " + leave, TestGateway.ANTHROPIC, SimRoute.ANTHROPIC_MESSAGES,
-          CLAUDE_STREAM, leave));
-      rows.add(Arguments.of("an OpenAI chat stream whose caller does " + leave, TestGateway.CHAT, SimRoute.OPENAI_CHAT,
-          CHAT_STREAM, leave));
-      rows.add(Arguments.of("a routed stream whose caller does " + leave, "/v1/chat/completions", SimRoute.OPENAI_CHAT,
-          ROUTED_STREAM, leave));
+      rows.add(
+          Arguments.of(
+              "an Anthropic stream whose caller does " + leave,
+              TestGateway.ANTHROPIC,
+              SimRoute.ANTHROPIC_MESSAGES,
+              CLAUDE_STREAM,
+              leave));
+      rows.add(
+          Arguments.of(
+              "an OpenAI chat stream whose caller does " + leave,
+              TestGateway.CHAT,
+              SimRoute.OPENAI_CHAT,
+              CHAT_STREAM,
+              leave));
+      rows.add(
+          Arguments.of(
+              "a routed stream whose caller does " + leave,
+              "/v1/chat/completions",
+              SimRoute.OPENAI_CHAT,
+              ROUTED_STREAM,
+              leave));
     }
     return rows.build();
   }
 
-  @ParameterizedTest(name = "{0}: the reservation is settled at the drained real cost and the line is written")
+  @ParameterizedTest(
+      name = "{0}: the reservation is settled at the drained real cost and the line is written")
   @MethodSource("hangUps")
-  void aCallerThatHangsUpStillGetsItsCallSettledAndLogged(String what, String path, SimRoute route, String body, Leave leave)
-      throws Exception {
+  void aCallerThatHangsUpStillGetsItsCallSettledAndLogged(
+      String what, String path, SimRoute route, String body, Leave leave) throws Exception {
     Brand brand = Brand.fresh("hangup");
     String requestId = "hangup-" + System.nanoTime();
     gw.sim.clearScripts();
-    gw.sim.script(route, leave == Leave.RESET_MID_STREAM
-        ? Fault.streamPause(2, Duration.ofMillis(800))
-        : Fault.delayed(Duration.ofMillis(800)));
+    gw.sim.script(
+        route,
+        leave == Leave.RESET_MID_STREAM
+            ? Fault.streamPause(2, Duration.ofMillis(800))
+            : Fault.delayed(Duration.ofMillis(800)));
     int before = gw.sim.received(route).size();
 
     try (Socket socket = connect()) {
-      socket.getOutputStream().write(request(path, body, brand, requestId).getBytes(StandardCharsets.UTF_8));
+      socket
+          .getOutputStream()
+          .write(request(path, body, brand, requestId).getBytes(StandardCharsets.UTF_8));
       socket.getOutputStream().flush();
       if (leave == Leave.RESET_MID_STREAM) {
         readPastHeadersAndSomeBody(socket.getInputStream());
@@ -92,16 +116,27 @@ class CallerHangUpE2ETest {
     }
 
     JsonNode usage = awaitBrandClosed(brand);
-    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText())
-        && !l.path("reserved_usd").isNull());
+    JsonNode line =
+        gw.awaitAccessLine(
+            l ->
+                requestId.equals(l.path("request_id").asText())
+                    && !l.path("reserved_usd").isNull());
     JsonNode daily = cap(usage, "brand_daily");
-    assertTrue(money(daily, "reservedUsd").signum() == 0, what + ": nothing held any more: " + usage);
-    assertFalse(line.path("settled_usd").isNull(), what + ": the line says what it settled at: " + line);
+    assertTrue(
+        money(daily, "reservedUsd").signum() == 0, what + ": nothing held any more: " + usage);
+    assertFalse(
+        line.path("settled_usd").isNull(), what + ": the line says what it settled at: " + line);
     BigDecimal settled = new BigDecimal(line.path("settled_usd").asText());
     BigDecimal reserved = new BigDecimal(line.path("reserved_usd").asText());
-    assertEquals(0, settled.compareTo(money(daily, "spentUsd")), what + ": the line's amount is the ledger's: " + line + " " + usage);
-    assertTrue(settled.signum() > 0 && settled.compareTo(reserved) < 0,
-        what + ": the drained stream reported its usage, so the real cost is billed, not the worst case: " + line);
+    assertEquals(
+        0,
+        settled.compareTo(money(daily, "spentUsd")),
+        what + ": the line's amount is the ledger's: " + line + " " + usage);
+    assertTrue(
+        settled.signum() > 0 && settled.compareTo(reserved) < 0,
+        what
+            + ": the drained stream reported its usage, so the real cost is billed, not the worst case: "
+            + line);
     assertTrue(line.path("error").isNull(), what + ": " + line);
   }
 
@@ -122,7 +157,8 @@ class CallerHangUpE2ETest {
       Thread.sleep(25);
       usage = gw.usage(brand.id());
     }
-    throw new AssertionError("the brand's reservation is still held (or nothing was spent) after 25s: " + usage);
+    throw new AssertionError(
+        "the brand's reservation is still held (or nothing was spent) after 25s: " + usage);
   }
 
   private static Socket connect() throws Exception {
@@ -140,7 +176,9 @@ class CallerHangUpE2ETest {
     r.append("x-request-id: ").append(requestId).append("\r\n");
     brand.headerMap().forEach((k, v) -> r.append(k).append(": ").append(v).append("\r\n"));
     r.append("content-type: application/json\r\n");
-    r.append("content-length: ").append(body.getBytes(StandardCharsets.UTF_8).length).append("\r\n\r\n");
+    r.append("content-length: ")
+        .append(body.getBytes(StandardCharsets.UTF_8).length)
+        .append("\r\n\r\n");
     r.append(body);
     return r.toString();
   }

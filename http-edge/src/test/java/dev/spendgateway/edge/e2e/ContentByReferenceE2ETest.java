@@ -45,7 +45,8 @@ class ContentByReferenceE2ETest {
   private static final Usage FETCHED_PDF = new Usage(150_000, 100, 0, 0, 0);
 
   private static final TestGateway.Suite SUITE =
-      new TestGateway.Suite("e2e-test.conf", "e2e-content", SimConfig.defaults().withUsage(FETCHED_PDF));
+      new TestGateway.Suite(
+          "e2e-test.conf", "e2e-content", SimConfig.defaults().withUsage(FETCHED_PDF));
 
   private static final String PDF_URL = "https://example.com/annual-report.pdf";
   private static final String IMAGE_URL = "https://example.com/large-photo.png";
@@ -54,15 +55,22 @@ class ContentByReferenceE2ETest {
   private static final String CLAUDE_PDF_BY_URL =
       "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"text\",\"text\":\"Summarise.\"},"
-          + "{\"type\":\"document\",\"source\":{\"type\":\"url\",\"url\":\"" + PDF_URL + "\"}}]}]}";
+          + "{\"type\":\"document\",\"source\":{\"type\":\"url\",\"url\":\""
+          + PDF_URL
+          + "\"}}]}]}";
+
   private static final String CHAT_IMAGE_BY_URL =
       "{\"model\":\"gpt-6.1-sol\",\"messages\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"text\",\"text\":\"Describe.\"},"
-          + "{\"type\":\"image_url\",\"image_url\":{\"url\":\"" + IMAGE_URL + "\"}}]}]}";
+          + "{\"type\":\"image_url\",\"image_url\":{\"url\":\""
+          + IMAGE_URL
+          + "\"}}]}]}";
   private static final String RESPONSES_FILE_BY_URL =
       "{\"model\":\"gpt-6.1-sol\",\"tools\":[{\"type\":\"web_search\"}],\"input\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"input_text\",\"text\":\"Summarise.\"},"
-          + "{\"type\":\"input_file\",\"file_url\":\"" + PDF_URL + "\"}]}]}";
+          + "{\"type\":\"input_file\",\"file_url\":\""
+          + PDF_URL
+          + "\"}]}]}";
   private static final String CHAT_STORED_FILE =
       "{\"model\":\"gpt-6.1-sol\",\"messages\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"text\",\"text\":\"Read it.\"},"
@@ -74,7 +82,9 @@ class ContentByReferenceE2ETest {
   private static final String ROUTER_IMAGE_BY_URL =
       "{\"model\":\"long-draft\",\"max_tokens\":500,\"messages\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"text\",\"text\":\"Describe.\"},"
-          + "{\"type\":\"image_url\",\"image_url\":{\"url\":\"" + IMAGE_URL + "\"}}]}]}";
+          + "{\"type\":\"image_url\",\"image_url\":{\"url\":\""
+          + IMAGE_URL
+          + "\"}}]}]}";
 
   private TestGateway shipped;
   private TestGateway urlsOn;
@@ -109,18 +119,28 @@ class ContentByReferenceE2ETest {
 
   static Stream<Arguments> urlContent() {
     return Stream.of(
-        Arguments.of("an Anthropic PDF document by URL", TestGateway.ANTHROPIC, CLAUDE_PDF_BY_URL,
+        Arguments.of(
+            "an Anthropic PDF document by URL",
+            TestGateway.ANTHROPIC,
+            CLAUDE_PDF_BY_URL,
             "messages[0].content[1].source.url"),
-        Arguments.of("an OpenAI chat image by URL", TestGateway.CHAT, CHAT_IMAGE_BY_URL,
+        Arguments.of(
+            "an OpenAI chat image by URL",
+            TestGateway.CHAT,
+            CHAT_IMAGE_BY_URL,
             "messages[0].content[1].image_url.url"),
-        Arguments.of("a Responses file by URL", TestGateway.RESPONSES, RESPONSES_FILE_BY_URL,
+        Arguments.of(
+            "a Responses file by URL",
+            TestGateway.RESPONSES,
+            RESPONSES_FILE_BY_URL,
             "input[0].content[1].file_url"));
   }
 
-  @ParameterizedTest(name = "{0}: ten parallel trial calls all get 400 and none reaches the provider")
+  @ParameterizedTest(
+      name = "{0}: ten parallel trial calls all get 400 and none reaches the provider")
   @MethodSource("urlContent")
-  void theTrialProbeIsRefusedBeforeAnyReservation(String what, String path, String body, String field)
-      throws Exception {
+  void theTrialProbeIsRefusedBeforeAnyReservation(
+      String what, String path, String body, String field) throws Exception {
     String preview = "preview-42-" + System.nanoTime();
 
     List<HttpResponse<String>> answers = inParallel(shipped, 10, path, body, trial(preview));
@@ -138,9 +158,15 @@ class ContentByReferenceE2ETest {
 
   static Stream<Arguments> storedFiles() {
     return Stream.of(
-        Arguments.of("an OpenAI chat file part", TestGateway.CHAT, CHAT_STORED_FILE,
+        Arguments.of(
+            "an OpenAI chat file part",
+            TestGateway.CHAT,
+            CHAT_STORED_FILE,
             "messages[0].content[1].file.file_id"),
-        Arguments.of("a Responses input_file", TestGateway.RESPONSES, RESPONSES_STORED_FILE,
+        Arguments.of(
+            "a Responses input_file",
+            TestGateway.RESPONSES,
+            RESPONSES_STORED_FILE,
             "input[0].content[1].file_id"));
   }
 
@@ -163,7 +189,9 @@ class ContentByReferenceE2ETest {
   void theFailoverRouterRefusesAUrlImageToo() throws Exception {
     HttpResponse<String> r =
         shipped.send(
-            shipped.postJson("/v1/chat/completions", ROUTER_IMAGE_BY_URL, Brand.fresh("router")).build());
+            shipped
+                .postJson("/v1/chat/completions", ROUTER_IMAGE_BY_URL, Brand.fresh("router"))
+                .build());
 
     assertEquals(400, r.statusCode(), r.body());
     String message = JSON.readTree(r.body()).path("error").path("message").asText();
@@ -174,46 +202,60 @@ class ContentByReferenceE2ETest {
 
   @Test
   void withTheSwitchOnTheRouterStillRefusesAUrlImageItsProfileCannotHold() throws Exception {
-    // The primary's whole window (400,000 tokens) is more than any shipped profile allows (200,000).
+    // The primary's whole window (400,000 tokens) is more than any shipped profile allows
+    // (200,000).
     HttpResponse<String> r =
         urlsOn.send(
-            urlsOn.postJson("/v1/chat/completions", ROUTER_IMAGE_BY_URL, Brand.fresh("router")).build());
+            urlsOn
+                .postJson("/v1/chat/completions", ROUTER_IMAGE_BY_URL, Brand.fresh("router"))
+                .build());
 
     assertEquals(400, r.statusCode(), r.body());
-    assertEquals("context_length_exceeded", JSON.readTree(r.body()).path("error").path("type").asText(), r.body());
+    assertEquals(
+        "context_length_exceeded",
+        JSON.readTree(r.body()).path("error").path("type").asText(),
+        r.body());
     assertTrue(urlsOn.sim.received().isEmpty(), "reached the provider: " + urlsOn.sim.received());
   }
 
   static Stream<Arguments> urlContentReservations() {
     return Stream.of(
         // 200,000 x $5 (Opus's dearest input rate, cache write) + 1,000 x $20 per million
-        Arguments.of("an Anthropic PDF document by URL", TestGateway.ANTHROPIC, CLAUDE_PDF_BY_URL, "1.02"),
+        Arguments.of(
+            "an Anthropic PDF document by URL", TestGateway.ANTHROPIC, CLAUDE_PDF_BY_URL, "1.02"),
         // 400,000 x $2 + 32,000 (the cap written in) x $10 per million
         Arguments.of("an OpenAI chat image by URL", TestGateway.CHAT, CHAT_IMAGE_BY_URL, "1.12"),
         // as chat, + 8 searches' results (32,000 tokens x $2) + 8 x $0.01
-        Arguments.of("a Responses file by URL", TestGateway.RESPONSES, RESPONSES_FILE_BY_URL, "1.264"));
+        Arguments.of(
+            "a Responses file by URL", TestGateway.RESPONSES, RESPONSES_FILE_BY_URL, "1.264"));
   }
 
-  @ParameterizedTest(name = "with the switch on, {0} reserves the model's whole context window (${3})")
+  @ParameterizedTest(
+      name = "with the switch on, {0} reserves the model's whole context window (${3})")
   @MethodSource("urlContentReservations")
   void withTheSwitchOnTheReservationIsTheWholeContextWindow(
       String what, String path, String body, String reservedUsd) throws Exception {
     Brand brand = Brand.fresh("url-on");
     String requestId = "url-on-" + System.nanoTime();
 
-    HttpResponse<String> r = urlsOn.send(urlsOn.postJson(path, body, brand).header("x-request-id", requestId).build());
+    HttpResponse<String> r =
+        urlsOn.send(urlsOn.postJson(path, body, brand).header("x-request-id", requestId).build());
 
     assertEquals(200, r.statusCode(), r.body());
     assertEquals(1, urlsOn.sim.received().size());
     JsonNode line = urlsOn.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
-    assertEquals(0, new BigDecimal(reservedUsd).compareTo(new BigDecimal(line.path("reserved_usd").asText())), line.toString());
+    assertEquals(
+        0,
+        new BigDecimal(reservedUsd).compareTo(new BigDecimal(line.path("reserved_usd").asText())),
+        line.toString());
   }
 
   @Test
   void withTheSwitchOnTheTrialProbeCannotFitOneCallInThePreviewBudget() throws Exception {
     String preview = "preview-42-" + System.nanoTime();
 
-    List<HttpResponse<String>> answers = inParallel(urlsOn, 10, TestGateway.ANTHROPIC, CLAUDE_PDF_BY_URL, trial(preview));
+    List<HttpResponse<String>> answers =
+        inParallel(urlsOn, 10, TestGateway.ANTHROPIC, CLAUDE_PDF_BY_URL, trial(preview));
 
     for (HttpResponse<String> r : answers) {
       assertEquals(402, r.statusCode(), r.body());

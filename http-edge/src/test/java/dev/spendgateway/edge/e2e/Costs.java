@@ -30,6 +30,7 @@ final class Costs {
   }
 
   static final Price CLAUDE_OPUS = new Price("4.00", "20.00", "5.00", "0.40");
+
   /** OpenAI charges no cache write: the catalog defaults it to the input price. */
   static final Price GPT_SOL = new Price("2.00", "10.00", "2.00", "0.20");
 
@@ -38,27 +39,34 @@ final class Costs {
   /** What {@code usage} costs on Anthropic (input_tokens excludes cache tokens). */
   static BigDecimal anthropic(Price p, Usage u) {
     BigDecimal sum =
-        p.in().multiply(BigDecimal.valueOf(u.inputTokens()))
+        p.in()
+            .multiply(BigDecimal.valueOf(u.inputTokens()))
             .add(p.out().multiply(BigDecimal.valueOf(u.outputTokens())))
             .add(new BigDecimal(p.cacheWrite()).multiply(BigDecimal.valueOf(u.cacheWriteTokens())))
             .add(new BigDecimal(p.cacheRead()).multiply(BigDecimal.valueOf(u.cacheReadTokens())));
     return roundUp(sum.divide(MILLION));
   }
 
-  /** What {@code usage} costs on OpenAI chat (the simulator's inputTokens are the uncached ones). */
+  /**
+   * What {@code usage} costs on OpenAI chat (the simulator's inputTokens are the uncached ones).
+   */
   static BigDecimal openAi(Price p, Usage u) {
     BigDecimal sum =
-        p.in().multiply(BigDecimal.valueOf(u.inputTokens()))
+        p.in()
+            .multiply(BigDecimal.valueOf(u.inputTokens()))
             .add(p.out().multiply(BigDecimal.valueOf(u.outputTokens())))
             .add(new BigDecimal(p.cacheRead()).multiply(BigDecimal.valueOf(u.cacheReadTokens())));
     return roundUp(sum.divide(MILLION));
   }
 
-  /** The reservation: ⌈body bytes / 3⌉ input tokens at the dearest input rate + the output budget. */
+  /**
+   * The reservation: ⌈body bytes / 3⌉ input tokens at the dearest input rate + the output budget.
+   */
   static BigDecimal worstCase(Price p, long bodyBytes, long maxOutputTokens) {
     long inputTokens = (bodyBytes + 2) / 3;
     BigDecimal sum =
-        p.dearestInput().multiply(BigDecimal.valueOf(inputTokens))
+        p.dearestInput()
+            .multiply(BigDecimal.valueOf(inputTokens))
             .add(p.out().multiply(BigDecimal.valueOf(maxOutputTokens)));
     return roundUp(sum.divide(MILLION));
   }

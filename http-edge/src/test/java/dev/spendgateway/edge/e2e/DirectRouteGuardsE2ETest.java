@@ -37,24 +37,36 @@ class DirectRouteGuardsE2ETest {
 
   @Test
   void aProviderThatKeepsFailingOpensItsBreakerForDirectCallsToo() throws Exception {
-    gw = E2eGateway.start("guard-breaker", Map.of(
-        "failover.breaker.max-failures", 2, "failover.breaker.reset-timeout", "30s"));
+    gw =
+        E2eGateway.start(
+            "guard-breaker",
+            Map.of("failover.breaker.max-failures", 2, "failover.breaker.reset-timeout", "30s"));
     gw.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.status(500));
     Brand brand = Brand.fresh("breaker");
     for (int i = 0; i < 2; i++) {
-      assertEquals(500, gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build()).statusCode());
+      assertEquals(
+          500, gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build()).statusCode());
     }
     int reached = gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size();
 
-    HttpResponse<String> refused = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
-        .header("x-request-id", "breaker-open-1").build());
+    HttpResponse<String> refused =
+        gw.send(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
+                .header("x-request-id", "breaker-open-1")
+                .build());
 
     assertEquals(503, refused.statusCode(), refused.body());
-    assertEquals("30", refused.headers().firstValue("retry-after").orElse(""), "waits for the breaker to half-open");
+    assertEquals(
+        "30",
+        refused.headers().firstValue("retry-after").orElse(""),
+        "waits for the breaker to half-open");
     assertTrue(refused.body().contains("circuit breaker"), refused.body());
     assertEquals(reached, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(), "nothing was sent");
     JsonNode line = gw.awaitAccessLine(l -> "breaker-open-1".equals(l.path("request_id").asText()));
-    assertEquals(0, new java.math.BigDecimal(line.path("settled_usd").asText()).signum(), "voided, never billed: " + line);
+    assertEquals(
+        0,
+        new java.math.BigDecimal(line.path("settled_usd").asText()).signum(),
+        "voided, never billed: " + line);
     assertTrue(line.path("error").asText().contains("breaker_open"), line.toString());
     // The other provider is not affected.
     assertEquals(200, gw.send(gw.postJson(TestGateway.CHAT, CHAT, brand).build()).statusCode());
@@ -68,8 +80,9 @@ class DirectRouteGuardsE2ETest {
     assertEquals(410, gw.send(gw.postJson(TestGateway.CHAT, CHAT, brand).build()).statusCode());
     int reached = gw.sim.received(SimRoute.OPENAI_CHAT).size();
 
-    HttpResponse<String> refused = gw.send(gw.postJson(TestGateway.CHAT, CHAT, brand)
-        .header("x-request-id", "gone-2").build());
+    HttpResponse<String> refused =
+        gw.send(
+            gw.postJson(TestGateway.CHAT, CHAT, brand).header("x-request-id", "gone-2").build());
 
     assertEquals(410, refused.statusCode(), refused.body());
     assertTrue(refused.body().contains("gpt-6.1-sol"), "names the model: " + refused.body());
@@ -81,23 +94,36 @@ class DirectRouteGuardsE2ETest {
 
   @Test
   void aFullAdmissionPoolAnswers429AtOnceOnTheDirectRoute() throws Exception {
-    gw = E2eGateway.start("guard-pool", Map.of(
-        "failover.pools.batch.queue-size", 0,
-        "failover.pools.batch.concurrency.anthropic", 1));
+    gw =
+        E2eGateway.start(
+            "guard-pool",
+            Map.of(
+                "failover.pools.batch.queue-size", 0,
+                "failover.pools.batch.concurrency.anthropic", 1));
     gw.sim.setLatency(Duration.ofSeconds(2));
     Brand brand = Brand.fresh("pool");
-    CompletableFuture<HttpResponse<String>> first = gw.sendAsync(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
-        .header("x-priority", "batch").build());
+    CompletableFuture<HttpResponse<String>> first =
+        gw.sendAsync(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
+                .header("x-priority", "batch")
+                .build());
     awaitInFlight(() -> gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size() == 1);
 
-    HttpResponse<String> refused = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
-        .header("x-priority", "batch").header("x-request-id", "pool-2").build());
-    HttpResponse<String> interactive = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build());
+    HttpResponse<String> refused =
+        gw.send(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
+                .header("x-priority", "batch")
+                .header("x-request-id", "pool-2")
+                .build());
+    HttpResponse<String> interactive =
+        gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build());
 
     assertEquals(429, refused.statusCode(), refused.body());
     assertTrue(refused.headers().firstValue("retry-after").isPresent(), "says when to come back");
-    assertTrue(refused.body().contains("rate_limit_error"), "the Anthropic SDK's type: " + refused.body());
-    assertEquals(200, interactive.statusCode(), "the interactive pool is separate: " + interactive.body());
+    assertTrue(
+        refused.body().contains("rate_limit_error"), "the Anthropic SDK's type: " + refused.body());
+    assertEquals(
+        200, interactive.statusCode(), "the interactive pool is separate: " + interactive.body());
     assertEquals(200, first.get().statusCode());
     JsonNode line = gw.awaitAccessLine(l -> "pool-2".equals(l.path("request_id").asText()));
     assertEquals("pool_full", line.path("error").asText(), line.toString());
@@ -106,37 +132,57 @@ class DirectRouteGuardsE2ETest {
 
   @Test
   void aProvidersRateLimitRefusesTheCallOverItAtOnceOnEveryRoute() throws Exception {
-    gw = E2eGateway.start("guard-rate", Map.of(
-        "failover.rate-limits.anthropic.requests-per-minute", 2,
-        "failover.rate-limits.openai.requests-per-minute", 1,
-        "failover.rate-limits.max-wait", "0s"));
+    gw =
+        E2eGateway.start(
+            "guard-rate",
+            Map.of(
+                "failover.rate-limits.anthropic.requests-per-minute", 2,
+                "failover.rate-limits.openai.requests-per-minute", 1,
+                "failover.rate-limits.max-wait", "0s"));
     Brand brand = Brand.fresh("rate");
     for (int i = 0; i < 2; i++) {
-      assertEquals(200, gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build()).statusCode(), "call " + i);
+      assertEquals(
+          200,
+          gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand).build()).statusCode(),
+          "call " + i);
     }
     assertEquals(200, gw.send(gw.postJson(TestGateway.CHAT, CHAT, brand).build()).statusCode());
     int reached = gw.sim.received().size();
 
-    HttpResponse<String> direct = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
-        .header("x-request-id", "rate-3").build());
-    HttpResponse<String> routed = gw.send(gw.postJson("/v1/chat/completions",
-        "{\"model\":\"fast-summary\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
-        brand).build());
+    HttpResponse<String> direct =
+        gw.send(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE, brand)
+                .header("x-request-id", "rate-3")
+                .build());
+    HttpResponse<String> routed =
+        gw.send(
+            gw.postJson(
+                    "/v1/chat/completions",
+                    "{\"model\":\"fast-summary\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
+                    brand)
+                .build());
 
     assertEquals(429, direct.statusCode(), direct.body());
     long retryAfter = Long.parseLong(direct.headers().firstValue("retry-after").orElse("0"));
-    assertTrue(retryAfter >= 1 && retryAfter <= 30, "the next free turn, at most 30 s at 2 a minute: " + retryAfter);
+    assertTrue(
+        retryAfter >= 1 && retryAfter <= 30,
+        "the next free turn, at most 30 s at 2 a minute: " + retryAfter);
     assertTrue(direct.body().contains("requests per minute"), "names the limit: " + direct.body());
-    assertEquals(429, routed.statusCode(), "both providers are over their limits: " + routed.body());
+    assertEquals(
+        429, routed.statusCode(), "both providers are over their limits: " + routed.body());
     assertEquals(reached, gw.sim.received().size(), "nothing reached a provider");
     JsonNode line = gw.awaitAccessLine(l -> "rate-3".equals(l.path("request_id").asText()));
     assertEquals("rate_limited", line.path("error").asText(), line.toString());
     assertTrue(line.path("reserved_usd").isNull(), "nothing was held: " + line);
-    String metrics = gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build()).body();
-    assertTrue(metrics.contains("gateway_rate_limited_total{provider=\"anthropic\"}"), "counted in /metrics");
+    String metrics =
+        gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build()).body();
+    assertTrue(
+        metrics.contains("gateway_rate_limited_total{provider=\"anthropic\"}"),
+        "counted in /metrics");
   }
 
-  private static void awaitInFlight(java.util.function.BooleanSupplier condition) throws InterruptedException {
+  private static void awaitInFlight(java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (!condition.getAsBoolean()) {
       assertTrue(System.nanoTime() < deadline, "the first call never reached the provider");

@@ -11,6 +11,7 @@ import dev.spendgateway.sim.Usage;
 final class E2eGateway {
   /** As set in {@code e2e-test.conf}. */
   static final String TOKEN = "gw-e2e-token-7Q2x9";
+
   static final String OPENAI_KEY = "sk-openai-e2e-key-K4p8";
   static final String ANTHROPIC_KEY = "sk-ant-e2e-key-W3m6";
 

@@ -39,9 +39,12 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
   }
 
   private HttpResponse<String> ledger(String path, String body) throws Exception {
-    return gw.send(gw.get(path).header("authorization", "Bearer " + E2eGateway.TOKEN)
-        .header("content-type", "application/json")
-        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build());
+    return gw.send(
+        gw.get(path)
+            .header("authorization", "Bearer " + E2eGateway.TOKEN)
+            .header("content-type", "application/json")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+            .build());
   }
 
   private static final String CLAUDE_CALL =
@@ -51,19 +54,29 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
 
   @Test
   void anEmptyHoldSettledAtAFortuneIsRefusedAndProviderCallsGoOn() throws Exception {
-    HttpResponse<String> zero = ledger("/ledger/reservations", "{\"id\":\"dos-1\",\"lane\":\"free\",\"amountUsd\":0}");
+    HttpResponse<String> zero =
+        ledger("/ledger/reservations", "{\"id\":\"dos-1\",\"lane\":\"free\",\"amountUsd\":0}");
     assertEquals(400, zero.statusCode(), zero.body());
     assertTrue(zero.body().contains("\"field\":\"amountUsd\""), zero.body());
 
-    assertEquals(201, ledger("/ledger/reservations", "{\"id\":\"dos-2\",\"lane\":\"free\",\"amountUsd\":0.000001}")
-        .statusCode());
-    HttpResponse<String> fortune = ledger("/ledger/reservations/dos-2/settle", "{\"actualUsd\":1000000}");
+    assertEquals(
+        201,
+        ledger(
+                "/ledger/reservations",
+                "{\"id\":\"dos-2\",\"lane\":\"free\",\"amountUsd\":0.000001}")
+            .statusCode());
+    HttpResponse<String> fortune =
+        ledger("/ledger/reservations/dos-2/settle", "{\"actualUsd\":1000000}");
     assertEquals(400, fortune.statusCode(), fortune.body());
     assertTrue(fortune.body().contains("\"field\":\"actualUsd\""), fortune.body());
-    assertEquals(200, ledger("/ledger/reservations/dos-2/void", "").statusCode(), "its own reservation it may void");
+    assertEquals(
+        200,
+        ledger("/ledger/reservations/dos-2/void", "").statusCode(),
+        "its own reservation it may void");
 
     Brand brand = Brand.fresh("after-dos");
-    HttpResponse<String> call = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand).build());
+    HttpResponse<String> call =
+        gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand).build());
     assertEquals(200, call.statusCode(), call.body());
     JsonNode usage = gw.awaitSettled(brand.id());
     assertTrue(money(cap(usage, "global_daily"), "remainingUsd").signum() > 0, usage.toString());
@@ -78,22 +91,28 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
   }
 
   /**
-   * A provider call in flight holds a {@code gw-} reservation. The ledger API is refused every id of
-   * that namespace, and the call still settles at exactly what the provider billed.
+   * A provider call in flight holds a {@code gw-} reservation. The ledger API is refused every id
+   * of that namespace, and the call still settles at exactly what the provider billed.
    */
   @Test
   void aProviderCallsReservationIsOutOfTheLedgerApisReachAndSettlesNormally() throws Exception {
     Brand brand = Brand.fresh("owned");
     gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.delayed(Duration.ofMillis(800)));
-    CompletableFuture<HttpResponse<String>> call = gw.http.sendAsync(
-        gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand).build(), HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<HttpResponse<String>> call =
+        gw.http.sendAsync(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand).build(),
+            HttpResponse.BodyHandlers.ofString());
     awaitHeld(brand);
 
     String someGatewayId = Owner.newGatewayId();
-    HttpResponse<String> settle = ledger("/ledger/reservations/" + someGatewayId + "/settle", "{\"actualUsd\":0}");
+    HttpResponse<String> settle =
+        ledger("/ledger/reservations/" + someGatewayId + "/settle", "{\"actualUsd\":0}");
     HttpResponse<String> voided = ledger("/ledger/reservations/" + someGatewayId + "/void", "");
-    HttpResponse<String> read = gw.send(gw.get("/ledger/reservations/" + someGatewayId)
-        .header("authorization", "Bearer " + E2eGateway.TOKEN).build());
+    HttpResponse<String> read =
+        gw.send(
+            gw.get("/ledger/reservations/" + someGatewayId)
+                .header("authorization", "Bearer " + E2eGateway.TOKEN)
+                .build());
     assertEquals(403, settle.statusCode(), settle.body());
     assertEquals(403, voided.statusCode(), voided.body());
     assertEquals(404, read.statusCode(), read.body());
@@ -101,7 +120,10 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
 
     assertEquals(200, call.get().statusCode());
     JsonNode usage = gw.awaitSettled(brand.id());
-    assertTrue(Costs.same(Costs.anthropic(Costs.CLAUDE_OPUS, E2eGateway.USAGE), money(cap(usage, "brand_daily"), "spentUsd")),
+    assertTrue(
+        Costs.same(
+            Costs.anthropic(Costs.CLAUDE_OPUS, E2eGateway.USAGE),
+            money(cap(usage, "brand_daily"), "spentUsd")),
         usage.toString());
   }
 
@@ -123,7 +145,8 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
     return false;
   }
 
-  // --- 2. a usage no real call can have ------------------------------------------------------------
+  // --- 2. a usage no real call can have
+  // ------------------------------------------------------------
 
   private static final String OPENAI_CALL =
       "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":900,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
@@ -133,13 +156,17 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
   private static String anthropicAnswer(String usage) {
     return "{\"id\":\"msg_absurd\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-opus-5-5\","
         + "\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}],\"stop_reason\":\"end_turn\",\"stop_sequence\":null,"
-        + "\"usage\":" + usage + "}";
+        + "\"usage\":"
+        + usage
+        + "}";
   }
 
   private static String chatAnswer(String usage) {
     return "{\"id\":\"chatcmpl-absurd\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"gpt-6.1-sol\","
         + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello\"},"
-        + "\"finish_reason\":\"stop\"}],\"usage\":" + usage + "}";
+        + "\"finish_reason\":\"stop\"}],\"usage\":"
+        + usage
+        + "}";
   }
 
   private static Fault answering(String body) {
@@ -149,39 +176,80 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
   static Stream<Arguments> impossibleUsages() {
     long huge = Long.MAX_VALUE / 2;
     return Stream.of(
-        Arguments.of("an Anthropic answer reporting 1e30 input tokens", SimRoute.ANTHROPIC_MESSAGES,
-            TestGateway.ANTHROPIC, CLAUDE_CALL,
-            answering(anthropicAnswer("{\"input_tokens\":1e30,\"output_tokens\":10}")), "usage_missing"),
-        Arguments.of("an Anthropic answer reporting 10^30 input tokens written out", SimRoute.ANTHROPIC_MESSAGES,
-            TestGateway.ANTHROPIC, CLAUDE_CALL,
-            answering(anthropicAnswer("{\"input_tokens\":1" + "0".repeat(30) + ",\"output_tokens\":10}")),
+        Arguments.of(
+            "an Anthropic answer reporting 1e30 input tokens",
+            SimRoute.ANTHROPIC_MESSAGES,
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL,
+            answering(anthropicAnswer("{\"input_tokens\":1e30,\"output_tokens\":10}")),
             "usage_missing"),
-        Arguments.of("an OpenAI answer reporting 1e30 prompt tokens", SimRoute.OPENAI_CHAT, TestGateway.CHAT,
-            OPENAI_CALL, answering(chatAnswer("{\"prompt_tokens\":1e30,\"completion_tokens\":5,\"total_tokens\":1e30}")),
+        Arguments.of(
+            "an Anthropic answer reporting 10^30 input tokens written out",
+            SimRoute.ANTHROPIC_MESSAGES,
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL,
+            answering(
+                anthropicAnswer("{\"input_tokens\":1" + "0".repeat(30) + ",\"output_tokens\":10}")),
             "usage_missing"),
-        Arguments.of("an Anthropic answer whose cost overflows micro-dollars", SimRoute.ANTHROPIC_MESSAGES,
-            TestGateway.ANTHROPIC, CLAUDE_CALL, Fault.usage(new Usage(huge, 10, 0, 0, 0)), "usage_implausible"),
-        Arguments.of("an Anthropic answer beyond the model's context window", SimRoute.ANTHROPIC_MESSAGES,
-            TestGateway.ANTHROPIC, CLAUDE_CALL, Fault.usage(new Usage(500_000, 10, 0, 0, 0)), "usage_implausible"),
-        Arguments.of("an OpenAI answer with more output than the budget sent", SimRoute.OPENAI_CHAT,
-            TestGateway.CHAT, OPENAI_CALL, Fault.usage(new Usage(10, 5_000, 0, 0, 0)), "usage_implausible"),
-        Arguments.of("an Anthropic stream whose usage overflows micro-dollars", SimRoute.ANTHROPIC_MESSAGES,
-            TestGateway.ANTHROPIC, CLAUDE_CALL.replace("{\"model\"", "{\"stream\":true,\"model\""),
-            Fault.usage(new Usage(huge, 10, 0, 0, 0)), "usage_implausible"),
-        Arguments.of("a routed call whose provider reports an overflowing usage", SimRoute.OPENAI_CHAT,
-            "/v1/chat/completions", ROUTED_CALL, Fault.usage(new Usage(huge, 10, 0, 0, 0)), "usage_implausible"));
+        Arguments.of(
+            "an OpenAI answer reporting 1e30 prompt tokens",
+            SimRoute.OPENAI_CHAT,
+            TestGateway.CHAT,
+            OPENAI_CALL,
+            answering(
+                chatAnswer(
+                    "{\"prompt_tokens\":1e30,\"completion_tokens\":5,\"total_tokens\":1e30}")),
+            "usage_missing"),
+        Arguments.of(
+            "an Anthropic answer whose cost overflows micro-dollars",
+            SimRoute.ANTHROPIC_MESSAGES,
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL,
+            Fault.usage(new Usage(huge, 10, 0, 0, 0)),
+            "usage_implausible"),
+        Arguments.of(
+            "an Anthropic answer beyond the model's context window",
+            SimRoute.ANTHROPIC_MESSAGES,
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL,
+            Fault.usage(new Usage(500_000, 10, 0, 0, 0)),
+            "usage_implausible"),
+        Arguments.of(
+            "an OpenAI answer with more output than the budget sent",
+            SimRoute.OPENAI_CHAT,
+            TestGateway.CHAT,
+            OPENAI_CALL,
+            Fault.usage(new Usage(10, 5_000, 0, 0, 0)),
+            "usage_implausible"),
+        Arguments.of(
+            "an Anthropic stream whose usage overflows micro-dollars",
+            SimRoute.ANTHROPIC_MESSAGES,
+            TestGateway.ANTHROPIC,
+            CLAUDE_CALL.replace("{\"model\"", "{\"stream\":true,\"model\""),
+            Fault.usage(new Usage(huge, 10, 0, 0, 0)),
+            "usage_implausible"),
+        Arguments.of(
+            "a routed call whose provider reports an overflowing usage",
+            SimRoute.OPENAI_CHAT,
+            "/v1/chat/completions",
+            ROUTED_CALL,
+            Fault.usage(new Usage(huge, 10, 0, 0, 0)),
+            "usage_implausible"));
   }
 
-  @ParameterizedTest(name = "{0}: the caller gets the answer, the reservation closes at its worst case")
+  @ParameterizedTest(
+      name = "{0}: the caller gets the answer, the reservation closes at its worst case")
   @MethodSource("impossibleUsages")
   void anImpossibleUsageKeepsTheWorstCaseAndNeverBreaksTheCall(
-      String what, SimRoute route, String path, String body, Fault fault, String errorClass) throws Exception {
+      String what, SimRoute route, String path, String body, Fault fault, String errorClass)
+      throws Exception {
     Brand brand = Brand.fresh("absurd");
     String requestId = "absurd-" + System.nanoTime();
     gw.sim.script(route, fault);
     int errorsBefore = gw.logs.errorLines().size();
 
-    HttpResponse<String> r = gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
+    HttpResponse<String> r =
+        gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
 
     assertEquals(200, r.statusCode(), r.body());
     assertFalse(r.body().contains("internal_error"), r.body());
@@ -193,13 +261,17 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
     assertNotNull(reserved);
     assertEquals(reserved, line.path("settled_usd").asText(), "settled at the worst case: " + line);
     BigDecimal worstCase = new BigDecimal(reserved);
-    assertTrue(Costs.same(worstCase, money(cap(usage, "brand_daily"), "spentUsd")), usage.toString());
-    assertTrue(Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "reservedUsd")), usage.toString());
+    assertTrue(
+        Costs.same(worstCase, money(cap(usage, "brand_daily"), "spentUsd")), usage.toString());
+    assertTrue(
+        Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "reservedUsd")),
+        usage.toString());
     List<String> errors = gw.logs.errorLines();
     assertEquals(List.of(), errors.subList(errorsBefore, errors.size()));
   }
 
-  // --- 3. a provider call's reservation id stays out of the logs ----------------------------------
+  // --- 3. a provider call's reservation id stays out of the logs
+  // ----------------------------------
 
   private static final java.util.regex.Pattern GATEWAY_RESERVATION_ID =
       java.util.regex.Pattern.compile("gw-[0-9a-f]{8}-[0-9a-f]{4}-");
@@ -211,23 +283,31 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
     // Real, but far more input than a 100-byte body suggests: settled above its reserve.
     gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.usage(new Usage(150_000, 10, 0, 0, 0)));
 
-    HttpResponse<String> r = gw.send(gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand)
-        .header("x-request-id", requestId).build());
+    HttpResponse<String> r =
+        gw.send(
+            gw.postJson(TestGateway.ANTHROPIC, CLAUDE_CALL, brand)
+                .header("x-request-id", requestId)
+                .build());
     assertEquals(200, r.statusCode(), r.body());
     gw.awaitSettled(brand.id());
     JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
-    assertTrue(new BigDecimal(line.path("settled_usd").asText()).compareTo(new BigDecimal(line.path("reserved_usd").asText())) > 0,
+    assertTrue(
+        new BigDecimal(line.path("settled_usd").asText())
+                .compareTo(new BigDecimal(line.path("reserved_usd").asText()))
+            > 0,
         line.toString());
 
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (gw.logs.allText().stream().noneMatch(l -> l.contains("settled above reserve: request " + requestId))) {
+    while (gw.logs.allText().stream()
+        .noneMatch(l -> l.contains("settled above reserve: request " + requestId))) {
       assertTrue(System.nanoTime() < deadline, "no above-reserve warning naming " + requestId);
       Thread.sleep(20);
     }
-    List<String> leaking = gw.logs.allText().stream()
-        .filter(l -> !l.startsWith("access "))
-        .filter(l -> GATEWAY_RESERVATION_ID.matcher(l).find())
-        .toList();
+    List<String> leaking =
+        gw.logs.allText().stream()
+            .filter(l -> !l.startsWith("access "))
+            .filter(l -> GATEWAY_RESERVATION_ID.matcher(l).find())
+            .toList();
     assertEquals(List.of(), leaking);
   }
 }

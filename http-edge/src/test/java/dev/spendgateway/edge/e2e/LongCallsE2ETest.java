@@ -38,8 +38,8 @@ import org.junit.jupiter.api.TestInstance;
  * relations between them are what is tested: the provider may take 12 s (600 s shipped) to start
  * answering and pause 12.2 s (610 s) inside a stream; the simulator takes 4 s, which the shipped
  * server idle-timeout of old (60 s, 1.2 s here) and breaker call-timeout (60 s) would have cut.
- * (Scaled 100 times, the request-timeout's one-minute margin over the response start would be
- * 0.6 s — less than a loaded test box needs for the reservation in front of the call.)
+ * (Scaled 100 times, the request-timeout's one-minute margin over the response start would be 0.6 s
+ * — less than a loaded test box needs for the reservation in front of the call.)
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LongCallsE2ETest {
@@ -49,22 +49,26 @@ class LongCallsE2ETest {
   private static final Duration SILENCE = Duration.ofSeconds(4);
 
   /** The keys of every timer a provider call passes through (those present in the shipped conf). */
-  private static final List<String> PATH_TIMERS = List.of(
-      "pekko.http.server.idle-timeout",
-      "pekko.http.server.request-timeout",
-      "failover.breaker.call-timeout",
-      "providers.openai.response-start-timeout",
-      "providers.openai.idle-timeout",
-      "providers.anthropic.response-start-timeout",
-      "providers.anthropic.idle-timeout",
-      "providers.max-call-duration");
+  private static final List<String> PATH_TIMERS =
+      List.of(
+          "pekko.http.server.idle-timeout",
+          "pekko.http.server.request-timeout",
+          "failover.breaker.call-timeout",
+          "providers.openai.response-start-timeout",
+          "providers.openai.idle-timeout",
+          "providers.anthropic.response-start-timeout",
+          "providers.anthropic.idle-timeout",
+          "providers.max-call-duration");
 
   private TestGateway gw;
   private TestGateway bounded;
 
   /** The shipped path timers divided by {@link #SCALE}, as overrides. */
   static Map<String, Object> shippedTimersScaledDown() {
-    Config shipped = ConfigFactory.parseResources("e2e-test.conf").withFallback(ConfigFactory.defaultReference()).resolve();
+    Config shipped =
+        ConfigFactory.parseResources("e2e-test.conf")
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
     Map<String, Object> scaled = new HashMap<>();
     for (String key : PATH_TIMERS) {
       if (shipped.hasPath(key)) {
@@ -78,12 +82,15 @@ class LongCallsE2ETest {
   void start() throws Exception {
     gw = E2eGateway.start("long-calls", shippedTimersScaledDown());
     // A call may last 3 s here; the provider must start answering within 2 s.
-    bounded = E2eGateway.start("max-call", Map.of(
-        "providers.max-call-duration", "3s",
-        "providers.openai.response-start-timeout", "2s",
-        "providers.openai.idle-timeout", "2s",
-        "providers.anthropic.response-start-timeout", "2s",
-        "providers.anthropic.idle-timeout", "2s"));
+    bounded =
+        E2eGateway.start(
+            "max-call",
+            Map.of(
+                "providers.max-call-duration", "3s",
+                "providers.openai.response-start-timeout", "2s",
+                "providers.openai.idle-timeout", "2s",
+                "providers.anthropic.response-start-timeout", "2s",
+                "providers.anthropic.idle-timeout", "2s"));
   }
 
   @AfterAll
@@ -99,16 +106,21 @@ class LongCallsE2ETest {
   }
 
   private static String claude(boolean stream) {
-    return "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":" + stream + ","
+    return "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":"
+        + stream
+        + ","
         + "\"messages\":[{\"role\":\"user\",\"content\":\"Think it through.\"}]}";
   }
 
   private static String routed(boolean stream) {
-    return "{\"model\":\"long-draft\",\"max_completion_tokens\":900,\"stream\":" + stream + ","
+    return "{\"model\":\"long-draft\",\"max_completion_tokens\":900,\"stream\":"
+        + stream
+        + ","
         + "\"messages\":[{\"role\":\"user\",\"content\":\"Think it through.\"}]}";
   }
 
-  private HttpResponse<String> post(TestGateway g, String path, String body, Brand brand) throws Exception {
+  private HttpResponse<String> post(TestGateway g, String path, String body, Brand brand)
+      throws Exception {
     return g.send(g.postJson(path, body, brand).header("x-request-id", brand.id()).build());
   }
 
@@ -132,7 +144,10 @@ class LongCallsE2ETest {
     assertTrue(millisSince(start) >= SILENCE.toMillis() - 100, "the provider took its time");
     assertTrue(r.body().contains(SimConfig.DEFAULT_REPLY), r.body());
     assertEquals(1, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(), "sent once");
-    assertEquals(0, Costs.anthropic(Costs.CLAUDE_OPUS, USAGE).compareTo(spent(gw, brand)), "billed its real cost once");
+    assertEquals(
+        0,
+        Costs.anthropic(Costs.CLAUDE_OPUS, USAGE).compareTo(spent(gw, brand)),
+        "billed its real cost once");
   }
 
   @Test
@@ -193,12 +208,19 @@ class LongCallsE2ETest {
     } catch (java.io.IOException cutMidStream) {
       // The caller may see the cut as a broken chunked body: equally a cut.
     }
-    assertTrue(millisSince(start) < 8_000, "cut near the limit, not at the end: " + millisSince(start) + " ms");
+    assertTrue(
+        millisSince(start) < 8_000,
+        "cut near the limit, not at the end: " + millisSince(start) + " ms");
 
     JsonNode line = bounded.awaitOnlyAccessLine(brand.id());
     assertTrue(line.path("error").asText().contains("max_call_duration"), line.toString());
-    assertEquals(line.path("reserved_usd").asText(), line.path("settled_usd").asText(), "kept at the worst case: " + line);
+    assertEquals(
+        line.path("reserved_usd").asText(),
+        line.path("settled_usd").asText(),
+        "kept at the worst case: " + line);
     BigDecimal spent = spent(bounded, brand);
-    assertTrue(spent.compareTo(Costs.anthropic(Costs.CLAUDE_OPUS, USAGE)) > 0, "the worst case, not the usage: " + spent);
+    assertTrue(
+        spent.compareTo(Costs.anthropic(Costs.CLAUDE_OPUS, USAGE)) > 0,
+        "the worst case, not the usage: " + spent);
   }
 }

@@ -12,6 +12,8 @@ import com.anthropic.core.http.StreamResponse;
 import com.anthropic.models.messages.MessageCreateParams;
 import com.anthropic.models.messages.RawMessageStreamEvent;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.openai.models.audio.AudioResponseFormat;
+import com.openai.models.audio.transcriptions.TranscriptionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
@@ -27,8 +29,6 @@ import dev.spendgateway.sim.Usage;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import com.openai.models.audio.AudioResponseFormat;
-import com.openai.models.audio.transcriptions.TranscriptionCreateParams;
 import java.math.BigDecimal;
 import java.net.Socket;
 import java.net.http.HttpResponse;
@@ -64,27 +64,50 @@ class ProviderCallsE2ETest extends GatewayPerClass {
     Usage searches = USAGE.withWebSearches(2);
     BigDecimal twoSearches = new BigDecimal("0.02");
     return Stream.of(
-        Arguments.of("an Anthropic message answered as JSON", (SdkCall) ProviderCallsE2ETest::anthropicJson,
-            Costs.anthropic(Costs.CLAUDE_OPUS, USAGE), null),
-        Arguments.of("an Anthropic message streamed as SSE", (SdkCall) ProviderCallsE2ETest::anthropicStream,
-            Costs.anthropic(Costs.CLAUDE_OPUS, USAGE), null),
-        Arguments.of("an OpenAI chat completion answered as JSON", (SdkCall) ProviderCallsE2ETest::chatJson,
-            Costs.openAi(Costs.GPT_SOL, USAGE), null),
-        Arguments.of("an OpenAI chat completion streamed without asking for usage",
-            (SdkCall) ProviderCallsE2ETest::chatStream, Costs.openAi(Costs.GPT_SOL, USAGE), null),
-        Arguments.of("an OpenAI web search answered as JSON", (SdkCall) ProviderCallsE2ETest::responsesJson,
-            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches), searches),
-        Arguments.of("an OpenAI web search streamed as SSE", (SdkCall) ProviderCallsE2ETest::responsesStream,
-            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches), searches),
-        Arguments.of("an OpenAI transcription of three seconds of audio", (SdkCall) ProviderCallsE2ETest::transcription,
-            Costs.roundUp(new BigDecimal("0.006").multiply(BigDecimal.valueOf(3)).divide(BigDecimal.valueOf(60))),
+        Arguments.of(
+            "an Anthropic message answered as JSON",
+            (SdkCall) ProviderCallsE2ETest::anthropicJson,
+            Costs.anthropic(Costs.CLAUDE_OPUS, USAGE),
+            null),
+        Arguments.of(
+            "an Anthropic message streamed as SSE",
+            (SdkCall) ProviderCallsE2ETest::anthropicStream,
+            Costs.anthropic(Costs.CLAUDE_OPUS, USAGE),
+            null),
+        Arguments.of(
+            "an OpenAI chat completion answered as JSON",
+            (SdkCall) ProviderCallsE2ETest::chatJson,
+            Costs.openAi(Costs.GPT_SOL, USAGE),
+            null),
+        Arguments.of(
+            "an OpenAI chat completion streamed without asking for usage",
+            (SdkCall) ProviderCallsE2ETest::chatStream,
+            Costs.openAi(Costs.GPT_SOL, USAGE),
+            null),
+        Arguments.of(
+            "an OpenAI web search answered as JSON",
+            (SdkCall) ProviderCallsE2ETest::responsesJson,
+            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches),
+            searches),
+        Arguments.of(
+            "an OpenAI web search streamed as SSE",
+            (SdkCall) ProviderCallsE2ETest::responsesStream,
+            Costs.openAi(Costs.GPT_SOL, searches).add(twoSearches),
+            searches),
+        Arguments.of(
+            "an OpenAI transcription of three seconds of audio",
+            (SdkCall) ProviderCallsE2ETest::transcription,
+            Costs.roundUp(
+                new BigDecimal("0.006")
+                    .multiply(BigDecimal.valueOf(3))
+                    .divide(BigDecimal.valueOf(60))),
             THREE_SECONDS_OF_AUDIO));
   }
 
   @ParameterizedTest(name = "{0} costs exactly ${2} in /usage")
   @MethodSource("successfulCalls")
-  void aSuccessfulCallIsSettledAtItsExactCost(String call, SdkCall sdkCall, BigDecimal expectedUsd, Usage scripted)
-      throws Exception {
+  void aSuccessfulCallIsSettledAtItsExactCost(
+      String call, SdkCall sdkCall, BigDecimal expectedUsd, Usage scripted) throws Exception {
     Brand brand = Brand.fresh("exact");
     BigDecimal globalBefore = money(cap(gw.awaitSettled(brand.id()), "global_daily"), "spentUsd");
     if (scripted != null) {
@@ -97,11 +120,15 @@ class ProviderCallsE2ETest extends GatewayPerClass {
     for (String capName : List.of("brand_daily", "brand_monthly")) {
       JsonNode row = cap(usage, capName);
       assertEquals(brand.id(), row.get("subject").asText());
-      assertTrue(Costs.same(expectedUsd, money(row, "spentUsd")), capName + " spent, expected " + expectedUsd + ": " + row);
+      assertTrue(
+          Costs.same(expectedUsd, money(row, "spentUsd")),
+          capName + " spent, expected " + expectedUsd + ": " + row);
       assertTrue(Costs.same(BigDecimal.ZERO, money(row, "reservedUsd")), capName + ": " + row);
     }
     BigDecimal globalAfter = money(cap(usage, "global_daily"), "spentUsd");
-    assertTrue(Costs.same(expectedUsd, globalAfter.subtract(globalBefore)), "global_daily grew by " + globalAfter.subtract(globalBefore));
+    assertTrue(
+        Costs.same(expectedUsd, globalAfter.subtract(globalBefore)),
+        "global_daily grew by " + globalAfter.subtract(globalBefore));
     assertEquals(0, usage.get("openReservations").asInt());
     assertEquals(1, gw.sim.receivedCount(), "exactly one upstream call");
   }
@@ -109,19 +136,29 @@ class ProviderCallsE2ETest extends GatewayPerClass {
   @Test
   void aProviderCallMovesTheUpstreamAndOverheadSeriesOnMetrics() throws Exception {
     Brand brand = Brand.fresh("metrics");
-    double before = metric("gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}");
+    double before =
+        metric(
+            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}");
     anthropicJson(gw, brand);
     gw.awaitSettled(brand.id());
-    assertEquals(before + 1, metric("gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}"));
+    assertEquals(
+        before + 1,
+        metric(
+            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}"));
     assertTrue(metric("gateway_overhead_seconds_count{route=\"/anthropic/v1/messages\"}") >= 1);
-    assertTrue(metric("gateway_upstream_ttfb_seconds_count{model=\"claude-opus-5-5\",provider=\"anthropic\"}") >= 1);
+    assertTrue(
+        metric(
+                "gateway_upstream_ttfb_seconds_count{model=\"claude-opus-5-5\",provider=\"anthropic\"}")
+            >= 1);
   }
 
   /** One sample of the Prometheus text at /metrics; 0 when the series is not there yet. */
   private double metric(String series) throws Exception {
-    HttpResponse<String> r = gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build());
+    HttpResponse<String> r =
+        gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build());
     assertEquals(200, r.statusCode());
-    return r.body().lines()
+    return r.body()
+        .lines()
         .filter(l -> l.startsWith(series + " "))
         .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim()))
         .findFirst()
@@ -163,7 +200,8 @@ class ProviderCallsE2ETest extends GatewayPerClass {
 
   private static void anthropicStream(TestGateway gw, Brand brand) {
     List<RawMessageStreamEvent> events = new ArrayList<>();
-    try (StreamResponse<RawMessageStreamEvent> s = gw.anthropic().messages().createStreaming(claude(brand).build())) {
+    try (StreamResponse<RawMessageStreamEvent> s =
+        gw.anthropic().messages().createStreaming(claude(brand).build())) {
       s.stream().forEach(events::add);
     }
     assertTrue(events.get(events.size() - 1).isMessageStop(), "the stream reached message_stop");
@@ -171,14 +209,16 @@ class ProviderCallsE2ETest extends GatewayPerClass {
 
   private static void chatJson(TestGateway gw, Brand brand) {
     var completion = gw.openAi().chat().completions().create(chat(brand).build());
-    assertEquals(SimConfig.DEFAULT_REPLY, completion.choices().get(0).message().content().orElseThrow());
+    assertEquals(
+        SimConfig.DEFAULT_REPLY, completion.choices().get(0).message().content().orElseThrow());
   }
 
   private static void chatStream(TestGateway gw, Brand brand) {
     StringBuilder text = new StringBuilder();
     try (com.openai.core.http.StreamResponse<ChatCompletionChunk> s =
         gw.openAi().chat().completions().createStreaming(chat(brand).build())) {
-      s.stream().forEach(c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(text::append)));
+      s.stream()
+          .forEach(c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(text::append)));
     }
     assertEquals(SimConfig.DEFAULT_REPLY, text.toString());
   }
@@ -207,105 +247,148 @@ class ProviderCallsE2ETest extends GatewayPerClass {
 
   @ParameterizedTest(name = "a 429 from {0} reaches the SDK with its retry-after and settles at $0")
   @MethodSource("rateLimited")
-  void aProviderRateLimitPassesThroughAndCostsNothing(String provider, SimRoute route) throws Exception {
+  void aProviderRateLimitPassesThroughAndCostsNothing(String provider, SimRoute route)
+      throws Exception {
     Brand brand = Brand.fresh("ratelimit");
     gw.sim.script(route, Fault.rateLimited(7));
 
     List<String> retryAfter;
     List<String> gatewayError;
     if (route == SimRoute.ANTHROPIC_MESSAGES) {
-      var e = assertThrows(com.anthropic.errors.RateLimitException.class,
-          () -> gw.anthropic().messages().create(claude(brand).build()));
+      var e =
+          assertThrows(
+              com.anthropic.errors.RateLimitException.class,
+              () -> gw.anthropic().messages().create(claude(brand).build()));
       retryAfter = e.headers().values("retry-after");
       gatewayError = e.headers().values("x-gateway-error");
-      assertTrue(e.headers().values("request-id").get(0).startsWith("req_"), "the provider's request id is passed back");
+      assertTrue(
+          e.headers().values("request-id").get(0).startsWith("req_"),
+          "the provider's request id is passed back");
     } else {
-      var e = assertThrows(com.openai.errors.RateLimitException.class,
-          () -> gw.openAi().chat().completions().create(chat(brand).build()));
+      var e =
+          assertThrows(
+              com.openai.errors.RateLimitException.class,
+              () -> gw.openAi().chat().completions().create(chat(brand).build()));
       retryAfter = e.headers().values("retry-after");
       gatewayError = e.headers().values("x-gateway-error");
-      assertEquals("rate_limit_exceeded", e.code().orElseThrow(), "the provider's body is passed through");
+      assertEquals(
+          "rate_limit_exceeded", e.code().orElseThrow(), "the provider's body is passed through");
     }
 
     assertEquals(List.of("7"), retryAfter);
     assertTrue(gatewayError.isEmpty(), "an upstream error is not marked as the gateway's");
     JsonNode usage = gw.awaitSettled(brand.id());
-    assertTrue(Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "spentUsd")), usage.toString());
-    assertTrue(Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "reservedUsd")), usage.toString());
+    assertTrue(
+        Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "spentUsd")),
+        usage.toString());
+    assertTrue(
+        Costs.same(BigDecimal.ZERO, money(cap(usage, "brand_daily"), "reservedUsd")),
+        usage.toString());
   }
 
   // --- 4. a cut stream keeps the worst case -----------------------------------------------------
 
   static Stream<Arguments> cutStreams() {
     return Stream.of(
-        Arguments.of("an Anthropic stream", SimRoute.ANTHROPIC_MESSAGES, "/anthropic/v1/messages",
+        Arguments.of(
+            "an Anthropic stream",
+            SimRoute.ANTHROPIC_MESSAGES,
+            "/anthropic/v1/messages",
             "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Count to three.\"}]}",
-            Costs.CLAUDE_OPUS, 1000),
-        Arguments.of("an OpenAI chat stream", SimRoute.OPENAI_CHAT, "/openai/v1/chat/completions",
+            Costs.CLAUDE_OPUS,
+            1000),
+        Arguments.of(
+            "an OpenAI chat stream",
+            SimRoute.OPENAI_CHAT,
+            "/openai/v1/chat/completions",
             "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":900,\"stream\":true,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Count to three.\"}]}",
-            Costs.GPT_SOL, 900));
+            Costs.GPT_SOL,
+            900));
   }
 
-  @ParameterizedTest(name = "{0} cut after three events keeps its worst case, logged as usage_missing")
+  @ParameterizedTest(
+      name = "{0} cut after three events keeps its worst case, logged as usage_missing")
   @MethodSource("cutStreams")
-  void aCutStreamKeepsTheWorstCase(String what, SimRoute route, String path, String body, Costs.Price price, long maxTokens)
+  void aCutStreamKeepsTheWorstCase(
+      String what, SimRoute route, String path, String body, Costs.Price price, long maxTokens)
       throws Exception {
     Brand brand = Brand.fresh("cut");
     String requestId = "cut-" + System.nanoTime();
     gw.sim.script(route, Fault.streamCut(3));
 
     try {
-      HttpResponse<String> r = gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
+      HttpResponse<String> r =
+          gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
       assertEquals(200, r.statusCode(), "the stream had started: " + r.body());
     } catch (java.io.IOException expected) {
       // The gateway closes the connection mid-body: the client sees the cut too.
     }
 
-    BigDecimal worstCase = Costs.worstCase(price, body.getBytes(StandardCharsets.UTF_8).length, maxTokens);
+    BigDecimal worstCase =
+        Costs.worstCase(price, body.getBytes(StandardCharsets.UTF_8).length, maxTokens);
     JsonNode usage = gw.awaitSettled(brand.id());
-    assertTrue(Costs.same(worstCase, money(cap(usage, "brand_daily"), "spentUsd")),
+    assertTrue(
+        Costs.same(worstCase, money(cap(usage, "brand_daily"), "spentUsd")),
         "spent should be the worst case " + worstCase + ": " + usage);
     JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
     assertTrue(line.path("error").asText().startsWith("usage_missing"), line.toString());
-    assertTrue(Costs.same(worstCase, new BigDecimal(line.path("settled_usd").asText())), line.toString());
+    assertTrue(
+        Costs.same(worstCase, new BigDecimal(line.path("settled_usd").asText())), line.toString());
   }
 
   // --- 5. a client that leaves mid-stream still pays the real usage ---------------------------
 
   static Stream<Arguments> abandonedStreams() {
     return Stream.of(
-        Arguments.of("an Anthropic stream", SimRoute.ANTHROPIC_MESSAGES, "/anthropic/v1/messages",
+        Arguments.of(
+            "an Anthropic stream",
+            SimRoute.ANTHROPIC_MESSAGES,
+            "/anthropic/v1/messages",
             "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"stream\":true,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story.\"}]}",
             Costs.anthropic(Costs.CLAUDE_OPUS, USAGE)),
-        Arguments.of("an OpenAI chat stream", SimRoute.OPENAI_CHAT, "/openai/v1/chat/completions",
+        Arguments.of(
+            "an OpenAI chat stream",
+            SimRoute.OPENAI_CHAT,
+            "/openai/v1/chat/completions",
             "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":900,\"stream\":true,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story.\"}]}",
             Costs.openAi(Costs.GPT_SOL, USAGE)));
   }
 
-  @ParameterizedTest(name = "{0} whose client disconnects after the first event is settled at the real usage")
+  @ParameterizedTest(
+      name = "{0} whose client disconnects after the first event is settled at the real usage")
   @MethodSource("abandonedStreams")
   void aClientThatLeavesMidStreamStillGetsTheRealUsageSettled(
-      String what, SimRoute route, String path, String body, BigDecimal actualUsd) throws Exception {
+      String what, SimRoute route, String path, String body, BigDecimal actualUsd)
+      throws Exception {
     Brand brand = Brand.fresh("gone");
     gw.sim.script(route, Fault.slowDrip(Duration.ofMillis(150)));
 
-    try (Socket socket = new Socket("127.0.0.1", Integer.parseInt(gw.base.substring(gw.base.lastIndexOf(':') + 1)))) {
+    try (Socket socket =
+        new Socket(
+            "127.0.0.1", Integer.parseInt(gw.base.substring(gw.base.lastIndexOf(':') + 1)))) {
       socket.setSoTimeout(10_000);
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1\r\n")
-          .append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n")
-          .append("content-type: application/json\r\ncontent-length: ").append(bytes.length).append("\r\n");
+      StringBuilder head =
+          new StringBuilder("POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+              .append("authorization: Bearer ")
+              .append(E2eGateway.TOKEN)
+              .append("\r\n")
+              .append("content-type: application/json\r\ncontent-length: ")
+              .append(bytes.length)
+              .append("\r\n");
       brand.headerMap().forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
       head.append("\r\n");
       OutputStream out = socket.getOutputStream();
       out.write(head.toString().getBytes(StandardCharsets.US_ASCII));
       out.write(bytes);
       out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+      BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
       String statusLine = in.readLine();
       assertTrue(statusLine.contains(" 200 "), statusLine);
       String line;
@@ -314,12 +397,14 @@ class ProviderCallsE2ETest extends GatewayPerClass {
       }
       assertTrue(line != null, "one event arrived before the client left");
       JsonNode mid = gw.usage(brand.id());
-      assertFalse(Costs.same(BigDecimal.ZERO, money(cap(mid, "brand_daily"), "reservedUsd")),
+      assertFalse(
+          Costs.same(BigDecimal.ZERO, money(cap(mid, "brand_daily"), "reservedUsd")),
           "the stream is still running when the client leaves: " + mid);
     }
 
     JsonNode usage = gw.awaitSettled(brand.id());
-    assertTrue(Costs.same(actualUsd, money(cap(usage, "brand_daily"), "spentUsd")),
+    assertTrue(
+        Costs.same(actualUsd, money(cap(usage, "brand_daily"), "spentUsd")),
         "spent should be the real cost " + actualUsd + ", not the worst case: " + usage);
   }
 

@@ -41,7 +41,9 @@ class RealTrafficE2ETest extends GatewayPerClass {
     return E2eGateway.start("real-traffic");
   }
 
-  /** A streamed answer as the caller read it: status, the provider header and every data payload. */
+  /**
+   * A streamed answer as the caller read it: status, the provider header and every data payload.
+   */
   private record Sse(int status, String provider, List<String> data) {
     List<JsonNode> chunks() {
       List<JsonNode> out = new ArrayList<>();
@@ -52,7 +54,8 @@ class RealTrafficE2ETest extends GatewayPerClass {
     }
 
     boolean hasUsageOnlyChunk() {
-      return chunks().stream().anyMatch(c -> c.path("choices").isArray() && c.path("choices").isEmpty());
+      return chunks().stream()
+          .anyMatch(c -> c.path("choices").isArray() && c.path("choices").isEmpty());
     }
 
     /** What {@code for chunk in stream: chunk.choices[0].delta.content} would print. */
@@ -75,7 +78,8 @@ class RealTrafficE2ETest extends GatewayPerClass {
   }
 
   private Sse stream(String path, String body, Brand brand, String requestId) throws Exception {
-    HttpResponse<String> r = gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
+    HttpResponse<String> r =
+        gw.send(gw.postJson(path, body, brand).header("x-request-id", requestId).build());
     List<String> data = new ArrayList<>();
     for (String line : r.body().split("\n")) {
       if (line.startsWith("data: ")) {
@@ -86,7 +90,10 @@ class RealTrafficE2ETest extends GatewayPerClass {
   }
 
   private static String chatBody(String model, String extra) {
-    return "{\"model\":\"" + model + "\",\"max_completion_tokens\":900,\"stream\":true" + extra
+    return "{\"model\":\""
+        + model
+        + "\",\"max_completion_tokens\":900,\"stream\":true"
+        + extra
         + ",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story.\"}]}";
   }
 
@@ -102,22 +109,28 @@ class RealTrafficE2ETest extends GatewayPerClass {
   private void assertSpent(Brand brand, BigDecimal expectedUsd) throws Exception {
     JsonNode usage = gw.awaitSettled(brand.id());
     BigDecimal spent = money(cap(usage, "brand_daily"), "spentUsd");
-    assertTrue(Costs.same(expectedUsd, spent), "spent " + spent + ", expected " + expectedUsd + ": " + usage);
+    assertTrue(
+        Costs.same(expectedUsd, spent),
+        "spent " + spent + ", expected " + expectedUsd + ": " + usage);
   }
 
   // --- the usage-only chunk, pass-through -----------------------------------------------------
 
   @Test
-  void aPassThroughChatStreamWithoutIncludeUsageGetsNoUsageChunkAndIsSettledExactly() throws Exception {
+  void aPassThroughChatStreamWithoutIncludeUsageGetsNoUsageChunkAndIsSettledExactly()
+      throws Exception {
     Brand brand = Brand.fresh("nousage");
     Sse sse = stream(CHAT, chatBody("gpt-6.1-sol", ""), brand, requestId("nousage"));
 
     assertEquals(200, sse.status());
-    assertFalse(sse.hasUsageOnlyChunk(), "a caller that did not ask got the usage chunk: " + sse.data());
+    assertFalse(
+        sse.hasUsageOnlyChunk(), "a caller that did not ask got the usage chunk: " + sse.data());
     assertEquals(SimConfig.DEFAULT_REPLY, sse.textThroughChoicesZero());
     assertEquals("[DONE]", sse.data().get(sse.data().size() - 1));
     JsonNode sent = gw.sim.lastReceived(SimRoute.OPENAI_CHAT).orElseThrow().body().orElseThrow();
-    assertTrue(sent.path("stream_options").path("include_usage").asBoolean(), "the gateway still asked: " + sent);
+    assertTrue(
+        sent.path("stream_options").path("include_usage").asBoolean(),
+        "the gateway still asked: " + sent);
     assertSpent(brand, Costs.openAi(Costs.GPT_SOL, USAGE));
   }
 
@@ -139,7 +152,9 @@ class RealTrafficE2ETest extends GatewayPerClass {
   @ValueSource(booleans = {false, true})
   void theRouterForwardsOpenAisUsageChunkOnlyWhenAsked(boolean asked) throws Exception {
     Brand brand = Brand.fresh("routed");
-    Sse sse = stream(ROUTER, chatBody("long-draft", asked ? INCLUDE_USAGE : ""), brand, requestId("routed"));
+    Sse sse =
+        stream(
+            ROUTER, chatBody("long-draft", asked ? INCLUDE_USAGE : ""), brand, requestId("routed"));
 
     assertEquals("openai", sse.provider());
     assertEquals(asked, sse.hasUsageOnlyChunk(), sse.data().toString());
@@ -155,7 +170,9 @@ class RealTrafficE2ETest extends GatewayPerClass {
   void aStreamFailedOverToClaudeCarriesAUsageChunkOnlyWhenAsked(boolean asked) throws Exception {
     Brand brand = Brand.fresh("claude");
     gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(401));
-    Sse sse = stream(ROUTER, chatBody("long-draft", asked ? INCLUDE_USAGE : ""), brand, requestId("claude"));
+    Sse sse =
+        stream(
+            ROUTER, chatBody("long-draft", asked ? INCLUDE_USAGE : ""), brand, requestId("claude"));
 
     assertEquals("anthropic", sse.provider());
     assertEquals(asked, sse.hasUsageOnlyChunk(), sse.data().toString());
@@ -180,15 +197,21 @@ class RealTrafficE2ETest extends GatewayPerClass {
     Sse sse = stream(MESSAGES, messagesBody(), brand, id);
 
     assertEquals(200, sse.status());
-    assertEquals("message_stop", read(sse.data().get(sse.data().size() - 1)).path("type").asText(), "delivered whole");
-    BigDecimal worstCase = Costs.worstCase(Costs.CLAUDE_OPUS, messagesBody().getBytes(StandardCharsets.UTF_8).length, 1000);
+    assertEquals(
+        "message_stop",
+        read(sse.data().get(sse.data().size() - 1)).path("type").asText(),
+        "delivered whole");
+    BigDecimal worstCase =
+        Costs.worstCase(
+            Costs.CLAUDE_OPUS, messagesBody().getBytes(StandardCharsets.UTF_8).length, 1000);
     assertSpent(brand, worstCase);
     JsonNode line = gw.awaitAccessLine(l -> id.equals(l.path("request_id").asText()));
     assertTrue(line.path("error").asText().startsWith("usage_missing"), line.toString());
   }
 
   @Test
-  void aRoutedClaudeStreamWithoutFinalUsageKeepsTheWorstCaseLoggedAsUsageMissing() throws Exception {
+  void aRoutedClaudeStreamWithoutFinalUsageKeepsTheWorstCaseLoggedAsUsageMissing()
+      throws Exception {
     Brand brand = Brand.fresh("routed-nodelta");
     String id = requestId("routed-nodelta");
     gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(401));
@@ -200,10 +223,14 @@ class RealTrafficE2ETest extends GatewayPerClass {
     assertEquals("[DONE]", sse.data().get(sse.data().size() - 1));
     assertFalse(sse.hasUsageOnlyChunk(), "no usage is invented: " + sse.data());
     // The OpenAI attempt's line comes first; the Anthropic one once its stream has been settled.
-    JsonNode line = gw.awaitAccessLine(
-        l -> id.equals(l.path("request_id").asText()) && "anthropic".equals(l.path("provider").asText()));
+    JsonNode line =
+        gw.awaitAccessLine(
+            l ->
+                id.equals(l.path("request_id").asText())
+                    && "anthropic".equals(l.path("provider").asText()));
     assertTrue(line.path("error").asText().startsWith("usage_missing"), line.toString());
-    assertEquals(line.path("reserved_usd").asText(), line.path("settled_usd").asText(), line.toString());
+    assertEquals(
+        line.path("reserved_usd").asText(), line.path("settled_usd").asText(), line.toString());
   }
 
   // --- a long silence inside a stream -----------------------------------------------------------

@@ -1,8 +1,8 @@
 package dev.spendgateway.edge.e2e;
 
-import static dev.spendgateway.edge.testkit.TestGateway.JSON;
 import static dev.spendgateway.edge.e2e.E2eGateway.TOKEN;
 import static dev.spendgateway.edge.e2e.E2eGateway.USAGE;
+import static dev.spendgateway.edge.testkit.TestGateway.JSON;
 import static dev.spendgateway.edge.testkit.TestGateway.TRANSCRIPTIONS;
 import static dev.spendgateway.edge.testkit.TestGateway.cap;
 import static dev.spendgateway.edge.testkit.TestGateway.money;
@@ -67,18 +67,52 @@ class RefusalsE2ETest extends GatewayPerClass {
 
   static Stream<Arguments> wrongTokens() {
     return Stream.of(
-        Arguments.of("the Anthropic SDK with a wrong x-api-key",
-            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
-                () -> gw.anthropicWithApiKey("not-the-token").messages().create(claude(Brand.fresh("a")).build())))),
-        Arguments.of("the Anthropic SDK with a wrong bearer token",
-            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.anthropic.errors.UnauthorizedException.class,
-                () -> gw.anthropicWithBearer("not-the-token").messages().create(claude(Brand.fresh("a")).build())))),
-        Arguments.of("the OpenAI SDK with a wrong bearer token",
-            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
-                () -> gw.openAi("not-the-token").chat().completions().create(chat(Brand.fresh("a")).build())))),
-        Arguments.of("the OpenAI SDK sending the token with one character more",
-            (Function<TestGateway, Refusal>) gw -> Refusal.of(assertThrows(com.openai.errors.UnauthorizedException.class,
-                () -> gw.openAi(TOKEN + "x").chat().completions().create(chat(Brand.fresh("a")).build())))));
+        Arguments.of(
+            "the Anthropic SDK with a wrong x-api-key",
+            (Function<TestGateway, Refusal>)
+                gw ->
+                    Refusal.of(
+                        assertThrows(
+                            com.anthropic.errors.UnauthorizedException.class,
+                            () ->
+                                gw.anthropicWithApiKey("not-the-token")
+                                    .messages()
+                                    .create(claude(Brand.fresh("a")).build())))),
+        Arguments.of(
+            "the Anthropic SDK with a wrong bearer token",
+            (Function<TestGateway, Refusal>)
+                gw ->
+                    Refusal.of(
+                        assertThrows(
+                            com.anthropic.errors.UnauthorizedException.class,
+                            () ->
+                                gw.anthropicWithBearer("not-the-token")
+                                    .messages()
+                                    .create(claude(Brand.fresh("a")).build())))),
+        Arguments.of(
+            "the OpenAI SDK with a wrong bearer token",
+            (Function<TestGateway, Refusal>)
+                gw ->
+                    Refusal.of(
+                        assertThrows(
+                            com.openai.errors.UnauthorizedException.class,
+                            () ->
+                                gw.openAi("not-the-token")
+                                    .chat()
+                                    .completions()
+                                    .create(chat(Brand.fresh("a")).build())))),
+        Arguments.of(
+            "the OpenAI SDK sending the token with one character more",
+            (Function<TestGateway, Refusal>)
+                gw ->
+                    Refusal.of(
+                        assertThrows(
+                            com.openai.errors.UnauthorizedException.class,
+                            () ->
+                                gw.openAi(TOKEN + "x")
+                                    .chat()
+                                    .completions()
+                                    .create(chat(Brand.fresh("a")).build())))));
   }
 
   @ParameterizedTest(name = "{0} gets a 401 and reaches no provider")
@@ -119,9 +153,29 @@ class RefusalsE2ETest extends GatewayPerClass {
   @Test
   void theTokenWorksInBothHeaderStylesTheSdksUse() {
     Brand brand = Brand.fresh("styles");
-    assertEquals(USAGE.outputTokens(), gw.anthropicWithApiKey(TOKEN).messages().create(claude(brand).build()).usage().outputTokens());
-    assertEquals(USAGE.outputTokens(), gw.anthropicWithBearer(TOKEN).messages().create(claude(brand).build()).usage().outputTokens());
-    assertEquals(USAGE.outputTokens(), gw.openAi(TOKEN).chat().completions().create(chat(brand).build()).usage().orElseThrow().completionTokens());
+    assertEquals(
+        USAGE.outputTokens(),
+        gw.anthropicWithApiKey(TOKEN)
+            .messages()
+            .create(claude(brand).build())
+            .usage()
+            .outputTokens());
+    assertEquals(
+        USAGE.outputTokens(),
+        gw.anthropicWithBearer(TOKEN)
+            .messages()
+            .create(claude(brand).build())
+            .usage()
+            .outputTokens());
+    assertEquals(
+        USAGE.outputTokens(),
+        gw.openAi(TOKEN)
+            .chat()
+            .completions()
+            .create(chat(brand).build())
+            .usage()
+            .orElseThrow()
+            .completionTokens());
     assertEquals(3, gw.sim.receivedCount());
   }
 
@@ -141,27 +195,51 @@ class RefusalsE2ETest extends GatewayPerClass {
   }
 
   private static Refusal anthropicRefusal(TestGateway gw, MessageCreateParams params) {
-    return Refusal.of(assertThrows(com.anthropic.errors.BadRequestException.class, () -> gw.anthropic().messages().create(params)));
+    return Refusal.of(
+        assertThrows(
+            com.anthropic.errors.BadRequestException.class,
+            () -> gw.anthropic().messages().create(params)));
   }
 
   private static Refusal chatRefusal(TestGateway gw, ChatCompletionCreateParams params) {
-    return Refusal.of(assertThrows(com.openai.errors.BadRequestException.class, () -> gw.openAi().chat().completions().create(params)));
+    return Refusal.of(
+        assertThrows(
+            com.openai.errors.BadRequestException.class,
+            () -> gw.openAi().chat().completions().create(params)));
   }
 
   private static Refusal responsesRefusal(TestGateway gw, ResponseCreateParams params) {
-    return Refusal.of(assertThrows(com.openai.errors.BadRequestException.class, () -> gw.openAi().responses().create(params)));
+    return Refusal.of(
+        assertThrows(
+            com.openai.errors.BadRequestException.class,
+            () -> gw.openAi().responses().create(params)));
   }
 
-  private static Arguments claudeRow(String what, UnaryOperator<MessageCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> anthropicRefusal(gw, change.apply(claude(Brand.fresh("bad"))).build()), named);
+  private static Arguments claudeRow(
+      String what, UnaryOperator<MessageCreateParams.Builder> change, String named) {
+    return Arguments.of(
+        what,
+        (Function<TestGateway, Refusal>)
+            gw -> anthropicRefusal(gw, change.apply(claude(Brand.fresh("bad"))).build()),
+        named);
   }
 
-  private static Arguments chatRow(String what, UnaryOperator<ChatCompletionCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> chatRefusal(gw, change.apply(chat(Brand.fresh("bad"))).build()), named);
+  private static Arguments chatRow(
+      String what, UnaryOperator<ChatCompletionCreateParams.Builder> change, String named) {
+    return Arguments.of(
+        what,
+        (Function<TestGateway, Refusal>)
+            gw -> chatRefusal(gw, change.apply(chat(Brand.fresh("bad"))).build()),
+        named);
   }
 
-  private static Arguments responsesRow(String what, UnaryOperator<ResponseCreateParams.Builder> change, String named) {
-    return Arguments.of(what, (Function<TestGateway, Refusal>) gw -> responsesRefusal(gw, change.apply(webSearch(Brand.fresh("bad"))).build()), named);
+  private static Arguments responsesRow(
+      String what, UnaryOperator<ResponseCreateParams.Builder> change, String named) {
+    return Arguments.of(
+        what,
+        (Function<TestGateway, Refusal>)
+            gw -> responsesRefusal(gw, change.apply(webSearch(Brand.fresh("bad"))).build()),
+        named);
   }
 
   private static com.anthropic.core.JsonValue anthropicJson(Object value) {
@@ -173,38 +251,110 @@ class RefusalsE2ETest extends GatewayPerClass {
   }
 
   static Stream<Arguments> policyViolations() {
-    Map<String, Object> function = Map.of("type", "function", "function", Map.of("name", "run_sql", "parameters", Map.of("type", "object")));
+    Map<String, Object> function =
+        Map.of(
+            "type",
+            "function",
+            "function",
+            Map.of("name", "run_sql", "parameters", Map.of("type", "object")));
     Map<String, Object> webSearchTool = Map.of("type", "web_search");
     return Stream.of(
-        claudeRow("an Anthropic call to a model outside the catalog", b -> b.model("claude-3-opus-20240229"), "model_allow_list"),
-        claudeRow("an Anthropic call offering the code execution tool",
-            b -> b.putAdditionalBodyProperty("tools", anthropicJson(List.of(Map.of("type", "code_execution_20250522", "name", "code_execution")))),
+        claudeRow(
+            "an Anthropic call to a model outside the catalog",
+            b -> b.model("claude-3-opus-20240229"),
+            "model_allow_list"),
+        claudeRow(
+            "an Anthropic call offering the code execution tool",
+            b ->
+                b.putAdditionalBodyProperty(
+                    "tools",
+                    anthropicJson(
+                        List.of(
+                            Map.of("type", "code_execution_20250522", "name", "code_execution")))),
             "tools_web_search_only"),
-        claudeRow("an Anthropic call naming an MCP server",
-            b -> b.putAdditionalBodyProperty("mcp_servers", anthropicJson(List.of(Map.of("type", "url", "url", "https://mcp.example", "name", "x")))),
+        claudeRow(
+            "an Anthropic call naming an MCP server",
+            b ->
+                b.putAdditionalBodyProperty(
+                    "mcp_servers",
+                    anthropicJson(
+                        List.of(Map.of("type", "url", "url", "https://mcp.example", "name", "x")))),
             "forbidden_field"),
         claudeRow("an Anthropic call with 13 messages", b -> thirteenMessages(b), "messages_count"),
-        claudeRow("an Anthropic call asking for 64,001 output tokens", b -> b.maxTokens(64_001), "max_tokens_cap"),
-        claudeRow("an Anthropic call switching on the code execution beta", b -> b.putAdditionalHeader("anthropic-beta", "code-execution-2025-05-22"), "anthropic_beta"),
-        claudeRow("an Anthropic call without x-spend-lane", b -> b.removeAdditionalHeaders("x-spend-lane"), "x-spend-lane"),
-        claudeRow("an Anthropic call on the app lane without its daily cap", b -> b.removeAdditionalHeaders("x-spend-brand-daily-usd"), "x-spend-brand-daily-usd"),
-        chatRow("an OpenAI chat call to a model outside the catalog", b -> b.model("gpt-3.5-turbo"), "model_allow_list"),
+        claudeRow(
+            "an Anthropic call asking for 64,001 output tokens",
+            b -> b.maxTokens(64_001),
+            "max_tokens_cap"),
+        claudeRow(
+            "an Anthropic call switching on the code execution beta",
+            b -> b.putAdditionalHeader("anthropic-beta", "code-execution-2025-05-22"),
+            "anthropic_beta"),
+        claudeRow(
+            "an Anthropic call without x-spend-lane",
+            b -> b.removeAdditionalHeaders("x-spend-lane"),
+            "x-spend-lane"),
+        claudeRow(
+            "an Anthropic call on the app lane without its daily cap",
+            b -> b.removeAdditionalHeaders("x-spend-brand-daily-usd"),
+            "x-spend-brand-daily-usd"),
+        chatRow(
+            "an OpenAI chat call to a model outside the catalog",
+            b -> b.model("gpt-3.5-turbo"),
+            "model_allow_list"),
         chatRow("an OpenAI chat call to a retired model", b -> b.model("gpt-4.1"), "model_retired"),
-        chatRow("an OpenAI chat call offering a function tool", b -> b.putAdditionalBodyProperty("tools", openAiJson(List.of(function))), "forbidden_field"),
+        chatRow(
+            "an OpenAI chat call offering a function tool",
+            b -> b.putAdditionalBodyProperty("tools", openAiJson(List.of(function))),
+            "forbidden_field"),
         chatRow("an OpenAI chat call with 13 messages", b -> thirteenMessages(b), "messages_count"),
-        chatRow("an OpenAI chat call asking for 32,001 completion tokens", b -> b.maxCompletionTokens(32_001), "max_tokens_cap"),
-        chatRow("an OpenAI chat call asking for 32,001 legacy max_tokens", b -> b.maxCompletionTokens(com.openai.core.JsonMissing.of()).maxTokens(32_001), "max_tokens_cap"),
-        chatRow("an OpenAI chat call on the app lane without x-spend-brand", b -> b.removeAdditionalHeaders("x-spend-brand"), "x-spend-brand"),
-        chatRow("an OpenAI chat call with an unknown lane", b -> b.replaceAdditionalHeaders("x-spend-lane", "vip"), "x-spend-lane"),
+        chatRow(
+            "an OpenAI chat call asking for 32,001 completion tokens",
+            b -> b.maxCompletionTokens(32_001),
+            "max_tokens_cap"),
+        chatRow(
+            "an OpenAI chat call asking for 32,001 legacy max_tokens",
+            b -> b.maxCompletionTokens(com.openai.core.JsonMissing.of()).maxTokens(32_001),
+            "max_tokens_cap"),
+        chatRow(
+            "an OpenAI chat call on the app lane without x-spend-brand",
+            b -> b.removeAdditionalHeaders("x-spend-brand"),
+            "x-spend-brand"),
+        chatRow(
+            "an OpenAI chat call with an unknown lane",
+            b -> b.replaceAdditionalHeaders("x-spend-lane", "vip"),
+            "x-spend-lane"),
         responsesRow("an OpenAI responses call with no tool", b -> b, "web_search_required"),
-        responsesRow("an OpenAI responses call offering a function tool",
-            b -> b.putAdditionalBodyProperty("tools", openAiJson(List.of(Map.of("type", "function", "name", "run_sql", "parameters", Map.of("type", "object"))))),
+        responsesRow(
+            "an OpenAI responses call offering a function tool",
+            b ->
+                b.putAdditionalBodyProperty(
+                    "tools",
+                    openAiJson(
+                        List.of(
+                            Map.of(
+                                "type",
+                                "function",
+                                "name",
+                                "run_sql",
+                                "parameters",
+                                Map.of("type", "object"))))),
             "tools_web_search_only"),
-        responsesRow("an OpenAI responses call offering web search and code interpreter together",
-            b -> b.putAdditionalBodyProperty("tools", openAiJson(List.of(webSearchTool, Map.of("type", "code_interpreter", "container", Map.of("type", "auto"))))),
+        responsesRow(
+            "an OpenAI responses call offering web search and code interpreter together",
+            b ->
+                b.putAdditionalBodyProperty(
+                    "tools",
+                    openAiJson(
+                        List.of(
+                            webSearchTool,
+                            Map.of(
+                                "type", "code_interpreter", "container", Map.of("type", "auto"))))),
             "web_search_required"),
-        responsesRow("an OpenAI responses call allowing 9 searches",
-            b -> b.addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build()).maxToolCalls(9),
+        responsesRow(
+            "an OpenAI responses call allowing 9 searches",
+            b ->
+                b.addTool(WebSearchTool.builder().type(WebSearchTool.Type.WEB_SEARCH).build())
+                    .maxToolCalls(9),
             "web_search_max_uses"));
   }
 
@@ -215,7 +365,8 @@ class RefusalsE2ETest extends GatewayPerClass {
     return b;
   }
 
-  private static ChatCompletionCreateParams.Builder thirteenMessages(ChatCompletionCreateParams.Builder b) {
+  private static ChatCompletionCreateParams.Builder thirteenMessages(
+      ChatCompletionCreateParams.Builder b) {
     for (int i = 0; i < 12; i++) {
       b.addUserMessage("again " + i);
     }
@@ -224,7 +375,8 @@ class RefusalsE2ETest extends GatewayPerClass {
 
   @ParameterizedTest(name = "{0} is a 400 naming {2}, and nothing reaches the provider")
   @MethodSource("policyViolations")
-  void aPolicyViolationIsRefusedBeforeTheProvider(String what, Function<TestGateway, Refusal> call, String named) {
+  void aPolicyViolationIsRefusedBeforeTheProvider(
+      String what, Function<TestGateway, Refusal> call, String named) {
     Refusal r = call.apply(gw);
 
     assertEquals(400, r.status());
@@ -239,17 +391,26 @@ class RefusalsE2ETest extends GatewayPerClass {
   private static String validBody(String path) {
     return switch (path) {
       case "/anthropic/v1/messages" -> claudeBody(100);
-      case "/openai/v1/responses" -> "{\"model\":\"gpt-6.1-sol\",\"max_output_tokens\":100,\"tools\":[{\"type\":\"web_search\"}],\"input\":\"hi\"}";
-      case "/v1/chat/completions" -> "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      case TRANSCRIPTIONS -> "--b-1\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-6-transcribe\r\n"
-          + "--b-1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\nContent-Type: audio/mpeg\r\n\r\n"
-          + "x".repeat(300) + "\r\n--b-1--\r\n";
-      default -> "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case "/openai/v1/responses" ->
+          "{\"model\":\"gpt-6.1-sol\",\"max_output_tokens\":100,\"tools\":[{\"type\":\"web_search\"}],\"input\":\"hi\"}";
+      case "/v1/chat/completions" ->
+          "{\"model\":\"fast-summary\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case TRANSCRIPTIONS ->
+          "--b-1\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-6-transcribe\r\n"
+              + "--b-1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp3\"\r\nContent-Type: audio/mpeg\r\n\r\n"
+              + "x".repeat(300)
+              + "\r\n--b-1--\r\n";
+      default ->
+          "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     };
   }
 
   @ParameterizedTest(name = "{0} under content-type [{1}] is a 415 in the {2} shape naming [{3}]")
-  @CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "none",
+      textBlock =
+          """
       /anthropic/v1/messages          | multipart/form-data; boundary=b   | Anthropic | application/json
       /anthropic/v1/messages          | multipart/mixed; boundary=b       | Anthropic | application/json
       /openai/v1/chat/completions     | multipart/form-data; boundary=b   | OpenAI    | application/json
@@ -258,12 +419,15 @@ class RefusalsE2ETest extends GatewayPerClass {
       /openai/v1/audio/transcriptions | application/json                  | OpenAI    | multipart/form-data
       /openai/v1/audio/transcriptions | none                              | OpenAI    | multipart/form-data
       """)
-  void aBodyUnderAnotherContentTypeIsRefusedBeforeTheLedgerAndTheProvider(String path, String contentType, String shape, String wanted)
-      throws Exception {
+  void aBodyUnderAnotherContentTypeIsRefusedBeforeTheLedgerAndTheProvider(
+      String path, String contentType, String shape, String wanted) throws Exception {
     Brand brand = Brand.fresh("ctype");
-    HttpRequest.Builder b = HttpRequest.newBuilder(java.net.URI.create(gw.base + path)).timeout(Duration.ofSeconds(20))
-        .header("authorization", "Bearer " + TOKEN).header("x-request-id", "ctype-" + brand.id())
-        .POST(HttpRequest.BodyPublishers.ofString(validBody(path)));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(java.net.URI.create(gw.base + path))
+            .timeout(Duration.ofSeconds(20))
+            .header("authorization", "Bearer " + TOKEN)
+            .header("x-request-id", "ctype-" + brand.id())
+            .POST(HttpRequest.BodyPublishers.ofString(validBody(path)));
     brand.headers(b);
     if (contentType != null) {
       b.header("content-type", contentType);
@@ -288,17 +452,24 @@ class RefusalsE2ETest extends GatewayPerClass {
     assertEquals(0, usage.path("openReservations").asInt(), usage.toString());
     for (JsonNode row : usage.path("caps")) {
       if (brand.id().equals(row.path("subject").asText())) {
-        assertEquals(0, money(row, "spentUsd").add(money(row, "reservedUsd")).signum(), "nothing reserved: " + row);
+        assertEquals(
+            0,
+            money(row, "spentUsd").add(money(row, "reservedUsd")).signum(),
+            "nothing reserved: " + row);
       }
     }
-    JsonNode line = gw.awaitAccessLine(l -> ("ctype-" + brand.id()).equals(l.path("request_id").asText()));
+    JsonNode line =
+        gw.awaitAccessLine(l -> ("ctype-" + brand.id()).equals(l.path("request_id").asText()));
     assertEquals(415, line.path("status").asInt(), line.toString());
     assertEquals("unsupported_media_type", line.path("error").asText(), line.toString());
   }
 
   /** JSON as curl -d (a form type), fetch (text/plain) and clients that set nothing send it. */
   @ParameterizedTest(name = "content-type [{0}] is read as JSON")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       application/json
       application/json; charset=utf-8
       application/json;charset=UTF-8
@@ -307,22 +478,33 @@ class RefusalsE2ETest extends GatewayPerClass {
       text/plain;charset=UTF-8
       application/octet-stream
       """)
-  void jsonUnderAnyParametersOrCaseOrARawClientsDefaultTypeIsRead(String contentType) throws Exception {
-    HttpResponse<String> r = gw.send(gw.postJson("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
-        .setHeader("content-type", contentType).build());
+  void jsonUnderAnyParametersOrCaseOrARawClientsDefaultTypeIsRead(String contentType)
+      throws Exception {
+    HttpResponse<String> r =
+        gw.send(
+            gw.postJson("/anthropic/v1/messages", claudeBody(100), Brand.fresh("json"))
+                .setHeader("content-type", contentType)
+                .build());
 
     assertEquals(200, r.statusCode(), r.body());
     assertEquals(1, gw.sim.receivedCount());
   }
 
   @ParameterizedTest(name = "{0} comes before the content type: {1}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       a wrong token          | 401
       a missing x-spend-lane | 400
       """)
   void theTokenAndTheSpendHeadersAreCheckedFirst(String what, int status) throws Exception {
-    HttpRequest.Builder b = gw.postJson("/openai/v1/chat/completions", validBody("/openai/v1/chat/completions"), Brand.fresh("order"))
-        .setHeader("content-type", "text/plain");
+    HttpRequest.Builder b =
+        gw.postJson(
+                "/openai/v1/chat/completions",
+                validBody("/openai/v1/chat/completions"),
+                Brand.fresh("order"))
+            .setHeader("content-type", "text/plain");
     if (status == 401) {
       b.setHeader("authorization", "Bearer not-the-token");
     } else {
@@ -338,17 +520,23 @@ class RefusalsE2ETest extends GatewayPerClass {
   // --- 402: a brand cap under a burst of parallel calls ----------------------------------------
 
   private static String claudeBody(int maxTokens) {
-    return "{\"model\":\"claude-opus-5-5\",\"max_tokens\":" + maxTokens
+    return "{\"model\":\"claude-opus-5-5\",\"max_tokens\":"
+        + maxTokens
         + ",\"messages\":[{\"role\":\"user\",\"content\":\"Summarise the quarter.\"}]}";
   }
 
   @Test
-  void fiftyParallelCallsAgainstABrandCapThatFitsSevenWorstCasesLetExactlySevenThrough() throws Exception {
+  void fiftyParallelCallsAgainstABrandCapThatFitsSevenWorstCasesLetExactlySevenThrough()
+      throws Exception {
     String body = claudeBody(1000);
-    BigDecimal worstCase = Costs.worstCase(Costs.CLAUDE_OPUS, body.getBytes(StandardCharsets.UTF_8).length, 1000);
+    BigDecimal worstCase =
+        Costs.worstCase(Costs.CLAUDE_OPUS, body.getBytes(StandardCharsets.UTF_8).length, 1000);
     int fits = 7;
     // Seven worst cases and a bit, never an eighth.
-    BigDecimal dailyCap = worstCase.multiply(BigDecimal.valueOf(fits)).add(worstCase.divide(BigDecimal.valueOf(2)).setScale(6, java.math.RoundingMode.DOWN));
+    BigDecimal dailyCap =
+        worstCase
+            .multiply(BigDecimal.valueOf(fits))
+            .add(worstCase.divide(BigDecimal.valueOf(2)).setScale(6, java.math.RoundingMode.DOWN));
     Brand brand = Brand.fresh("burst").withDaily(dailyCap.toPlainString());
     // Every answer takes a while, so no settlement frees headroom before all fifty have reserved.
     gw.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.delayed(Duration.ofMillis(1500)));
@@ -359,7 +547,10 @@ class RefusalsE2ETest extends GatewayPerClass {
     watcher.start();
     List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      calls.add(gw.http.sendAsync(gw.postJson("/anthropic/v1/messages", body, brand).build(), HttpResponse.BodyHandlers.ofString()));
+      calls.add(
+          gw.http.sendAsync(
+              gw.postJson("/anthropic/v1/messages", body, brand).build(),
+              HttpResponse.BodyHandlers.ofString()));
     }
     CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).join();
     JsonNode settled = gw.awaitSettled(brand.id());
@@ -367,8 +558,10 @@ class RefusalsE2ETest extends GatewayPerClass {
     watcher.join();
 
     List<HttpResponse<String>> answers = calls.stream().map(CompletableFuture::join).toList();
-    assertEquals(fits, answers.stream().filter(r -> r.statusCode() == 200).count(), statuses(answers));
-    for (HttpResponse<String> refused : answers.stream().filter(r -> r.statusCode() != 200).toList()) {
+    assertEquals(
+        fits, answers.stream().filter(r -> r.statusCode() == 200).count(), statuses(answers));
+    for (HttpResponse<String> refused :
+        answers.stream().filter(r -> r.statusCode() != 200).toList()) {
       assertEquals(402, refused.statusCode(), refused.body());
       assertEquals("true", refused.headers().firstValue("x-gateway-error").orElse(null));
       JsonNode error = JSON.readTree(refused.body()).get("error");
@@ -376,8 +569,13 @@ class RefusalsE2ETest extends GatewayPerClass {
       assertEquals("brand_daily", error.get("cap").asText());
       assertTrue(error.get("message").asText().contains("brand_daily"), error.toString());
     }
-    assertEquals(fits, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(), "refused calls never reach the provider");
-    assertTrue(samples.stream().filter(u -> u.toString().contains(brand.id())).count() > 3, "the cap was watched during the burst");
+    assertEquals(
+        fits,
+        gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(),
+        "refused calls never reach the provider");
+    assertTrue(
+        samples.stream().filter(u -> u.toString().contains(brand.id())).count() > 3,
+        "the cap was watched during the burst");
     for (JsonNode sample : samples) {
       if (!sample.toString().contains(brand.id())) {
         continue; // before the first reservation the brand has no row: nothing held
@@ -386,14 +584,19 @@ class RefusalsE2ETest extends GatewayPerClass {
       BigDecimal held = money(daily, "spentUsd").add(money(daily, "reservedUsd"));
       assertTrue(held.compareTo(dailyCap) <= 0, "spent + reserved over the cap: " + daily);
     }
-    BigDecimal expectedSpent = Costs.anthropic(Costs.CLAUDE_OPUS, USAGE).multiply(BigDecimal.valueOf(fits));
-    assertTrue(Costs.same(expectedSpent, money(cap(settled, "brand_daily"), "spentUsd")), settled.toString());
+    BigDecimal expectedSpent =
+        Costs.anthropic(Costs.CLAUDE_OPUS, USAGE).multiply(BigDecimal.valueOf(fits));
+    assertTrue(
+        Costs.same(expectedSpent, money(cap(settled, "brand_daily"), "spentUsd")),
+        settled.toString());
 
     // The SDK surfaces the next refusal as Anthropic's 402, naming the cap.
     gw.sim.clearScripts();
     Brand spent = new Brand(brand.id(), "0.000001", brand.monthlyUsd());
-    var e = assertThrows(com.anthropic.errors.PaymentRequiredException.class,
-        () -> gw.anthropic().messages().create(claude(spent).build()));
+    var e =
+        assertThrows(
+            com.anthropic.errors.PaymentRequiredException.class,
+            () -> gw.anthropic().messages().create(claude(spent).build()));
     assertTrue(e.getMessage().contains("brand_daily"), e.getMessage());
   }
 
@@ -438,25 +641,34 @@ class RefusalsE2ETest extends GatewayPerClass {
 
   @ParameterizedTest(name = "a body one byte over 4 MiB sent {0} is a 413 in Anthropic's shape")
   @MethodSource("oversizedBodies")
-  void aBodyOver4MiBIsA413(String how, Function<byte[], HttpRequest.BodyPublisher> publisher) throws Exception {
+  void aBodyOver4MiBIsA413(String how, Function<byte[], HttpRequest.BodyPublisher> publisher)
+      throws Exception {
     byte[] body = new byte[4 * 1024 * 1024 + 1];
     Arrays.fill(body, (byte) ' ');
     byte[] start = claudeBody(10).getBytes(StandardCharsets.UTF_8);
     System.arraycopy(start, 0, body, 0, start.length);
-    HttpRequest.Builder b = gw.postJson("/anthropic/v1/messages", "", Brand.fresh("big")).POST(publisher.apply(body));
+    HttpRequest.Builder b =
+        gw.postJson("/anthropic/v1/messages", "", Brand.fresh("big")).POST(publisher.apply(body));
 
     HttpResponse<String> r = gw.send(b.build());
 
     assertEquals(413, r.statusCode(), r.body());
     assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
-    assertEquals("request_too_large", JSON.readTree(r.body()).path("error").path("type").asText(), r.body());
+    assertEquals(
+        "request_too_large", JSON.readTree(r.body()).path("error").path("type").asText(), r.body());
     assertTrue(gw.sim.received().isEmpty());
   }
 
   static Stream<Arguments> oversizedBodies() {
     return Stream.of(
-        Arguments.of("with a content-length", (Function<byte[], HttpRequest.BodyPublisher>) HttpRequest.BodyPublishers::ofByteArray),
-        Arguments.of("chunked, without a length",
-            (Function<byte[], HttpRequest.BodyPublisher>) bytes -> HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(bytes))));
+        Arguments.of(
+            "with a content-length",
+            (Function<byte[], HttpRequest.BodyPublisher>) HttpRequest.BodyPublishers::ofByteArray),
+        Arguments.of(
+            "chunked, without a length",
+            (Function<byte[], HttpRequest.BodyPublisher>)
+                bytes ->
+                    HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new ByteArrayInputStream(bytes))));
   }
 }

@@ -51,9 +51,12 @@ class SpendHeaderRulesE2ETest {
 
   private static String bodyFor(String path) {
     return switch (path) {
-      case ANTHROPIC -> "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      case CHAT -> "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      default -> "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case ANTHROPIC ->
+          "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case CHAT ->
+          "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      default ->
+          "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     };
   }
 
@@ -68,16 +71,20 @@ class SpendHeaderRulesE2ETest {
 
   @ParameterizedTest(name = "{0}: {1} sent twice is a 400 naming it")
   @MethodSource("headersSentTwice")
-  void aSpendHeaderSentTwiceIsRefusedOnEveryRoute(String path, String header, String second) throws Exception {
+  void aSpendHeaderSentTwiceIsRefusedOnEveryRoute(String path, String header, String second)
+      throws Exception {
     Brand brand = new Brand("b-twice", "5", "50");
-    HttpResponse<String> r = gw.send(gw.postJson(path, bodyFor(path), brand).header(header, second).build());
+    HttpResponse<String> r =
+        gw.send(gw.postJson(path, bodyFor(path), brand).header(header, second).build());
 
     assertEquals(400, r.statusCode(), r.body());
     assertTrue(r.body().contains(header + " was sent 2 times"), r.body());
     assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
   }
 
-  /** One request per surface that names the brand {@code a/../b}, and the field its 400 must name. */
+  /**
+   * One request per surface that names the brand {@code a/../b}, and the field its 400 must name.
+   */
   static Stream<Arguments> traversalBrand() {
     return Stream.of(
         Arguments.of("Anthropic pass-through", "provider", ANTHROPIC, "x-spend-brand"),
@@ -85,23 +92,35 @@ class SpendHeaderRulesE2ETest {
         Arguments.of("failover router", "provider", ROUTER, "x-spend-brand"),
         Arguments.of("ledger reservation", "ledger", "/ledger/reservations", "brand"),
         Arguments.of("usage query", "usage", "/usage?brand=" + TRAVERSAL_IN_A_URL, "brand"),
-        Arguments.of("admin credit", "admin", "/admin/brands/" + TRAVERSAL_IN_A_URL + "/credit", "brand"));
+        Arguments.of(
+            "admin credit", "admin", "/admin/brands/" + TRAVERSAL_IN_A_URL + "/credit", "brand"));
   }
 
   @ParameterizedTest(name = "{0} refuses brand a/../b naming {3}")
   @MethodSource("traversalBrand")
-  void oneIdRuleEverywhere(String surface, String kind, String path, String field) throws Exception {
+  void oneIdRuleEverywhere(String surface, String kind, String path, String field)
+      throws Exception {
     HttpRequest request =
         switch (kind) {
-          case "provider" -> gw.postJson(path, bodyFor(path), new Brand(TRAVERSAL, "5", "50")).build();
-          case "ledger" -> gw.postJson(path, "{\"id\":\"r-traversal\",\"lane\":\"app\",\"brand\":\"" + TRAVERSAL
-              + "\",\"amountUsd\":0.10,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}", Brand.fresh("unused")).build();
+          case "provider" ->
+              gw.postJson(path, bodyFor(path), new Brand(TRAVERSAL, "5", "50")).build();
+          case "ledger" ->
+              gw.postJson(
+                      path,
+                      "{\"id\":\"r-traversal\",\"lane\":\"app\",\"brand\":\""
+                          + TRAVERSAL
+                          + "\",\"amountUsd\":0.10,\"brandDailyUsd\":5,\"brandMonthlyUsd\":50}",
+                      Brand.fresh("unused"))
+                  .build();
           case "usage" -> gw.get(path).header("authorization", "Bearer " + TOKEN).build();
-          default -> gw.get(path).header("authorization", "Bearer " + ADMIN_TOKEN)
-              .header("content-type", "application/json")
-              .POST(HttpRequest.BodyPublishers.ofString(
-                  "{\"adjustmentId\":\"adj-traversal\",\"usd\":1,\"operator\":\"ops\",\"reason\":\"probe\"}"))
-              .build();
+          default ->
+              gw.get(path)
+                  .header("authorization", "Bearer " + ADMIN_TOKEN)
+                  .header("content-type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"adjustmentId\":\"adj-traversal\",\"usd\":1,\"operator\":\"ops\",\"reason\":\"probe\"}"))
+                  .build();
         };
     HttpResponse<String> r = gw.send(request);
 

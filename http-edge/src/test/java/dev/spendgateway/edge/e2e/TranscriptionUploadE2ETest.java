@@ -38,9 +38,14 @@ class TranscriptionUploadE2ETest extends GatewayPerClass {
   /** A transcription form with an audio file of {@code fileBytes} bytes. */
   private static byte[] form(long fileBytes) {
     ByteArrayOutputStream out = new ByteArrayOutputStream((int) fileBytes + 1024);
-    String head = "--" + BOUNDARY + "\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-6-transcribe\r\n"
-        + "--" + BOUNDARY + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"talk.mp3\"\r\n"
-        + "Content-Type: audio/mpeg\r\n\r\n";
+    String head =
+        "--"
+            + BOUNDARY
+            + "\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-6-transcribe\r\n"
+            + "--"
+            + BOUNDARY
+            + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"talk.mp3\"\r\n"
+            + "Content-Type: audio/mpeg\r\n\r\n";
     out.writeBytes(head.getBytes(StandardCharsets.US_ASCII));
     byte[] audio = new byte[(int) fileBytes];
     Arrays.fill(audio, (byte) 'a');
@@ -50,11 +55,12 @@ class TranscriptionUploadE2ETest extends GatewayPerClass {
   }
 
   private HttpResponse<String> upload(long fileBytes, Brand brand) throws Exception {
-    HttpRequest request = gw.post(TestGateway.TRANSCRIPTIONS, brand)
-        .timeout(Duration.ofSeconds(60))
-        .header("content-type", "multipart/form-data; boundary=" + BOUNDARY)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(form(fileBytes)))
-        .build();
+    HttpRequest request =
+        gw.post(TestGateway.TRANSCRIPTIONS, brand)
+            .timeout(Duration.ofSeconds(60))
+            .header("content-type", "multipart/form-data; boundary=" + BOUNDARY)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(form(fileBytes)))
+            .build();
     return gw.send(request);
   }
 
@@ -68,7 +74,8 @@ class TranscriptionUploadE2ETest extends GatewayPerClass {
     assertEquals(200, r.statusCode(), r.body());
     List<ReceivedCall> calls = gw.sim.received(SimRoute.OPENAI_TRANSCRIPTIONS);
     assertEquals(1, calls.size());
-    assertEquals(fileBytes, calls.get(0).fileSizes().get("file"), calls.get(0).fileSizes().toString());
+    assertEquals(
+        fileBytes, calls.get(0).fileSizes().get("file"), calls.get(0).fileSizes().toString());
     gw.awaitSettled(brand.id());
   }
 
@@ -83,7 +90,12 @@ class TranscriptionUploadE2ETest extends GatewayPerClass {
     assertEquals("true", r.headers().firstValue("x-gateway-error").orElse(null));
     JsonNode error = TestGateway.JSON.readTree(r.body()).path("error");
     assertEquals("file", error.path("param").asText(), r.body());
-    assertTrue(error.path("message").asText().contains("the gateway accepts at most " + POLICY_LIMIT + " bytes"), r.body());
+    assertTrue(
+        error
+            .path("message")
+            .asText()
+            .contains("the gateway accepts at most " + POLICY_LIMIT + " bytes"),
+        r.body());
     assertTrue(gw.sim.received().isEmpty(), "never reached the provider");
   }
 }

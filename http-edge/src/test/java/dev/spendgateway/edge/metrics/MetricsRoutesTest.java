@@ -57,20 +57,37 @@ class MetricsRoutesTest {
 
   @BeforeAll
   void start() throws Exception {
-    Config config = ConfigFactory.parseResources(MetricsRoutesTest.class, "metrics-routes-test.conf")
-        .withFallback(ConfigFactory.defaultReference()).resolve();
+    Config config =
+        ConfigFactory.parseResources(MetricsRoutesTest.class, "metrics-routes-test.conf")
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
     system = ActorSystem.create(Behaviors.empty(), "metrics-routes-test", config);
     LedgerSettings settings = LedgerSettings.fromConfig(config);
     metrics = new GatewayMetrics();
-    client = LedgerClient.of(system,
-        Ledger.spawn(system, settings, Clock.systemUTC(), metrics.ledgerObserver()), settings);
+    client =
+        LedgerClient.of(
+            system,
+            Ledger.spawn(system, settings, Clock.systemUTC(), metrics.ledgerObserver()),
+            settings);
     client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     ModelCatalog catalog = ModelCatalog.fromMap(Map.of());
-    metrics.withLedger(client).withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
-    var route = GatewayRoutes.compose(new GatewayAuth(TOKEN), List.of(), List.of(),
-        List.of(new LedgerRoutes(client, new ObjectMapper(), 20, Duration.ofSeconds(30)).route(),
-            new MetricsRoutes(metrics).route()));
-    binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    metrics
+        .withLedger(client)
+        .withFailover(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(catalog));
+    var route =
+        GatewayRoutes.compose(
+            new GatewayAuth(TOKEN),
+            List.of(),
+            List.of(),
+            List.of(
+                new LedgerRoutes(client, new ObjectMapper(), 20, Duration.ofSeconds(30)).route(),
+                new MetricsRoutes(metrics).route()));
+    binding =
+        Http.get(system)
+            .newServerAt("127.0.0.1", 0)
+            .bind(route)
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
     base = "http://127.0.0.1:" + binding.localAddress().getPort();
   }
 
@@ -81,10 +98,16 @@ class MetricsRoutesTest {
     system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private HttpResponse<String> send(String method, String path, String body, boolean withToken) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-        .header("content-type", "application/json");
+  private HttpResponse<String> send(String method, String path, String body, boolean withToken)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body))
+            .header("content-type", "application/json");
     if (withToken) {
       b.header("authorization", "Bearer " + TOKEN);
     }
@@ -94,7 +117,8 @@ class MetricsRoutesTest {
   private Map<String, Double> scrape() throws Exception {
     HttpResponse<String> response = send("GET", "/metrics", null, true);
     assertEquals(200, response.statusCode());
-    assertEquals("text/plain; version=0.0.4; charset=UTF-8",
+    assertEquals(
+        "text/plain; version=0.0.4; charset=UTF-8",
         response.headers().firstValue("content-type").orElse(""));
     return PrometheusText.parse(response.body());
   }
@@ -104,8 +128,15 @@ class MetricsRoutesTest {
   }
 
   private void reserve(String id, String amount) throws Exception {
-    send("POST", "/ledger/reservations", "{\"id\":\"" + id + "\",\"lane\":\"app\",\"brand\":\"m1\",\"amountUsd\":" + amount
-        + ",\"brandDailyUsd\":1,\"brandMonthlyUsd\":10}", true);
+    send(
+        "POST",
+        "/ledger/reservations",
+        "{\"id\":\""
+            + id
+            + "\",\"lane\":\"app\",\"brand\":\"m1\",\"amountUsd\":"
+            + amount
+            + ",\"brandDailyUsd\":1,\"brandMonthlyUsd\":10}",
+        true);
   }
 
   @Test
@@ -123,23 +154,40 @@ class MetricsRoutesTest {
 
     // A provider call's reservation, settled above its reserve as only the provider routes may.
     String providerCall = dev.spendgateway.ledger.Reservation.Owner.newGatewayId();
-    client.reserve(new dev.spendgateway.ledger.ReserveRequest(providerCall, dev.spendgateway.policy.access.Lane.APP,
-        "m1", 300_000, 1_000_000, 10_000_000)).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    client
+        .reserve(
+            new dev.spendgateway.ledger.ReserveRequest(
+                providerCall,
+                dev.spendgateway.policy.access.Lane.APP,
+                "m1",
+                300_000,
+                1_000_000,
+                10_000_000))
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
     reserve("m-2", "0.20");
     reserve("m-3", "0.10");
     reserve("m-big", "0.90"); // refused: brand daily cap of $1
-    client.settle(providerCall, 350_000).toCompletableFuture().get(10, TimeUnit.SECONDS); // above its reserve
+    client
+        .settle(providerCall, 350_000)
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS); // above its reserve
     send("POST", "/ledger/reservations/m-2/settle", "{\"actualUsd\":0.05}", true);
     send("POST", "/ledger/reservations/m-3/void", null, true);
 
     Map<String, Double> after = scrape();
-    assertEquals(3.0, value(after, "gateway_ledger_reservations_total{lane=\"app\"}")
-        - value(before, "gateway_ledger_reservations_total{lane=\"app\"}"));
-    assertEquals(1.0, value(after, "gateway_ledger_refusals_total{cap=\"brand_daily\",lane=\"app\"}"));
-    assertEquals(2.0, value(after, "gateway_ledger_closes_total{by=\"caller\",status=\"settled\"}"));
+    assertEquals(
+        3.0,
+        value(after, "gateway_ledger_reservations_total{lane=\"app\"}")
+            - value(before, "gateway_ledger_reservations_total{lane=\"app\"}"));
+    assertEquals(
+        1.0, value(after, "gateway_ledger_refusals_total{cap=\"brand_daily\",lane=\"app\"}"));
+    assertEquals(
+        2.0, value(after, "gateway_ledger_closes_total{by=\"caller\",status=\"settled\"}"));
     assertEquals(1.0, value(after, "gateway_ledger_closes_total{by=\"caller\",status=\"voided\"}"));
     assertEquals(1.0, value(after, "gateway_ledger_settled_above_reserve_total{lane=\"app\"}"));
-    assertEquals(0.05, value(after, "gateway_ledger_settled_above_reserve_usd_total{lane=\"app\"}"), 1e-9);
+    assertEquals(
+        0.05, value(after, "gateway_ledger_settled_above_reserve_usd_total{lane=\"app\"}"), 1e-9);
     assertTrue(value(after, "gateway_ledger_journal_batch_events_count") >= 1);
     assertTrue(value(after, "gateway_ledger_journal_write_seconds_count") >= 1);
     assertTrue(after.containsKey("gateway_ledger_journal_write_seconds_bucket{le=\"+Inf\"}"));
@@ -149,11 +197,21 @@ class MetricsRoutesTest {
     // Per-brand series are off by default (every brand would be a label value for ever)...
     assertFalse(after.containsKey("gateway_cap_spent_usd" + m1Daily), after.keySet().toString());
     // ...and on for the biggest spenders when asked for.
-    Map<String, Double> top = PrometheusText.parse(
-        new GatewayMetrics().withLedger(client, 5).scrape().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS));
+    Map<String, Double> top =
+        PrometheusText.parse(
+            new GatewayMetrics()
+                .withLedger(client, 5)
+                .scrape()
+                .toCompletableFuture()
+                .get(10, java.util.concurrent.TimeUnit.SECONDS));
     assertEquals(0.40, value(top, "gateway_cap_spent_usd" + m1Daily), 1e-9);
     assertEquals(0.60, value(top, "gateway_cap_remaining_usd" + m1Daily), 1e-9);
-    assertEquals(40.0, value(after, "gateway_cap_limit_usd{cap=\"global_daily\",subject=\"\",window=\"" + today + "\"}"), 1e-9);
+    assertEquals(
+        40.0,
+        value(
+            after,
+            "gateway_cap_limit_usd{cap=\"global_daily\",subject=\"\",window=\"" + today + "\"}"),
+        1e-9);
     assertEquals(0.0, value(after, "gateway_ledger_open_reservations"));
   }
 
@@ -172,49 +230,86 @@ class MetricsRoutesTest {
     calls.modelLifecycleAlarm("claude-2", "retired");
 
     Map<String, Double> s = scrape();
-    assertEquals(2.0, value(s, "gateway_upstream_responses_total{model=\"gpt-4o-mini\",provider=\"openai\",status=\"429\"}"));
-    assertEquals(1.0, value(s, "gateway_upstream_latency_seconds_count{model=\"gpt-4o-mini\",provider=\"openai\"}"));
-    assertEquals(1.0, value(s,
-        "gateway_upstream_ttfb_seconds_bucket{le=\"0.1\",model=\"gpt-4o-mini\",provider=\"openai\"}"));
+    assertEquals(
+        2.0,
+        value(
+            s,
+            "gateway_upstream_responses_total{model=\"gpt-4o-mini\",provider=\"openai\",status=\"429\"}"));
+    assertEquals(
+        1.0,
+        value(
+            s,
+            "gateway_upstream_latency_seconds_count{model=\"gpt-4o-mini\",provider=\"openai\"}"));
+    assertEquals(
+        1.0,
+        value(
+            s,
+            "gateway_upstream_ttfb_seconds_bucket{le=\"0.1\",model=\"gpt-4o-mini\",provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_overhead_seconds_count{route=\"chat\"}"));
     assertEquals(1.0, value(s, "gateway_open_streams{provider=\"anthropic\"}"));
-    assertEquals(1.0, value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"retired\",model=\"claude-2\"}"));
+    assertEquals(
+        1.0,
+        value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"retired\",model=\"claude-2\"}"));
   }
 
   @Test
   void queueCircuitAndModelGaugesAreReadAtScrapeTime() throws Exception {
-    var limits = new AdmissionPools.PoolLimits(4, Map.of(Provider.OPENAI, 1, Provider.ANTHROPIC, 1));
-    AdmissionPools pools = new AdmissionPools(new AdmissionPools.Settings(
-        Map.of(Pool.INTERACTIVE, limits, Pool.BATCH, limits), Duration.ofSeconds(1), Duration.ofSeconds(10)),
-        System::nanoTime);
-    ProviderBreakers breakers = new ProviderBreakers(
-        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system).scheduler(),
-        new ProviderBreakers.Settings(1, Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofMinutes(5)),
-        (provider, state) -> {});
+    var limits =
+        new AdmissionPools.PoolLimits(4, Map.of(Provider.OPENAI, 1, Provider.ANTHROPIC, 1));
+    AdmissionPools pools =
+        new AdmissionPools(
+            new AdmissionPools.Settings(
+                Map.of(Pool.INTERACTIVE, limits, Pool.BATCH, limits),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10)),
+            System::nanoTime);
+    ProviderBreakers breakers =
+        new ProviderBreakers(
+            org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system).scheduler(),
+            new ProviderBreakers.Settings(
+                1, Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofMinutes(5)),
+            (provider, state) -> {});
     ModelCircuits circuits = new ModelCircuits(Optional.empty(), System::nanoTime, model -> {});
-    ModelCatalog catalog = ModelCatalog.fromMap(
-        ConfigFactory.parseResources("models-metrics-test.conf").resolve().getConfig("models").root().unwrapped());
+    ModelCatalog catalog =
+        ModelCatalog.fromMap(
+            ConfigFactory.parseResources("models-metrics-test.conf")
+                .resolve()
+                .getConfig("models")
+                .root()
+                .unwrapped());
     GatewayMetrics own = new GatewayMetrics().withFailover(pools, breakers, circuits, catalog);
 
-    var held = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture().get(1, TimeUnit.SECONDS);
+    var held =
+        pools
+            .admit(Pool.INTERACTIVE, Provider.OPENAI)
+            .toCompletableFuture()
+            .get(1, TimeUnit.SECONDS);
     pools.admit(Pool.INTERACTIVE, Provider.OPENAI); // waits behind the held slot
     breakers.onFailure(Provider.ANTHROPIC); // max-failures 1: opens
     circuits.onModelGone("gpt-old");
 
-    Map<String, Double> s = PrometheusText.parse(own.scrape().toCompletableFuture().get(5, TimeUnit.SECONDS));
+    Map<String, Double> s =
+        PrometheusText.parse(own.scrape().toCompletableFuture().get(5, TimeUnit.SECONDS));
     assertEquals(1.0, value(s, "gateway_pool_in_flight{pool=\"interactive\",provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_queue_depth{pool=\"interactive\",provider=\"openai\"}"));
-    assertTrue(s.containsKey("gateway_queue_oldest_wait_seconds{pool=\"interactive\",provider=\"openai\"}"));
+    assertTrue(
+        s.containsKey(
+            "gateway_queue_oldest_wait_seconds{pool=\"interactive\",provider=\"openai\"}"));
     assertEquals(2.0, value(s, "gateway_circuit_state{provider=\"anthropic\"}"));
     assertEquals(0.0, value(s, "gateway_circuit_state{provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_model_circuit_open{model=\"gpt-old\"}"));
-    assertEquals(1.0, value(s, "gateway_model_lifecycle{lifecycle=\"retired\",model=\"old-model\",provider=\"openai\"}"));
+    assertEquals(
+        1.0,
+        value(
+            s,
+            "gateway_model_lifecycle{lifecycle=\"retired\",model=\"old-model\",provider=\"openai\"}"));
     held.close();
   }
 
   @Test
   void routerEventsAreCountedUnderTheRoutersSeriesNames() throws Exception {
-    MicrometerRouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
+    MicrometerRouterListener listener =
+        new MicrometerRouterListener(metrics.registry(), metrics.calls());
     listener.attempt(Provider.OPENAI, "ok");
     listener.failover("default-chat", Provider.ANTHROPIC);
     listener.poolFull(Pool.BATCH, Provider.OPENAI);
@@ -222,12 +317,20 @@ class MetricsRoutesTest {
     listener.modelDeprecated("default-chat", "gpt-6-sol", Optional.of(90L));
 
     Map<String, Double> s = scrape();
-    assertEquals(1.0, value(s, "gateway_router_attempts_total{outcome=\"ok\",provider=\"openai\"}"));
-    assertEquals(1.0, value(s, "gateway_router_failovers_total{profile=\"default-chat\",to=\"anthropic\"}"));
-    assertEquals(1.0, value(s, "gateway_router_pool_full_total{pool=\"batch\",provider=\"openai\"}"));
+    assertEquals(
+        1.0, value(s, "gateway_router_attempts_total{outcome=\"ok\",provider=\"openai\"}"));
+    assertEquals(
+        1.0, value(s, "gateway_router_failovers_total{profile=\"default-chat\",to=\"anthropic\"}"));
+    assertEquals(
+        1.0, value(s, "gateway_router_pool_full_total{pool=\"batch\",provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_model_retired_total{model=\"gpt-gone\"}"));
-    assertEquals(1.0, value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"gone\",model=\"gpt-gone\"}"));
-    assertEquals(90.0, value(s, "gateway_model_end_of_support_days{model=\"gpt-6-sol\",profile=\"default-chat\"}"));
+    assertEquals(
+        1.0,
+        value(s, "gateway_model_lifecycle_alarms_total{lifecycle=\"gone\",model=\"gpt-gone\"}"));
+    assertEquals(
+        90.0,
+        value(
+            s, "gateway_model_end_of_support_days{model=\"gpt-6-sol\",profile=\"default-chat\"}"));
   }
 
   @Test

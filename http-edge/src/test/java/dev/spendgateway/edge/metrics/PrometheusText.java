@@ -9,17 +9,24 @@ import java.util.regex.Pattern;
 /**
  * A tiny parser for the Prometheus text exposition format (0.0.4), strict enough that output it
  * accepts is what a Prometheus server accepts: {@code # HELP} / {@code # TYPE} lines, then samples
- * {@code name{label="value",…} value}. Samples are keyed {@code name{a="x",b="y"}} with labels sorted.
+ * {@code name{label="value",…} value}. Samples are keyed {@code name{a="x",b="y"}} with labels
+ * sorted.
  */
 final class PrometheusText {
   private static final Pattern NAME = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
-  private static final Pattern SAMPLE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})?\\s+(\\S+)(\\s+-?\\d+)?");
-  private static final Pattern LABEL = Pattern.compile("\\s*([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\[\\\\\"n])*)\"\\s*(,|$)");
-  private static final Pattern TYPE = Pattern.compile("# TYPE (\\S+) (counter|gauge|histogram|summary|untyped)");
+  private static final Pattern SAMPLE =
+      Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})?\\s+(\\S+)(\\s+-?\\d+)?");
+  private static final Pattern LABEL =
+      Pattern.compile("\\s*([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\[\\\\\"n])*)\"\\s*(,|$)");
+  private static final Pattern TYPE =
+      Pattern.compile("# TYPE (\\S+) (counter|gauge|histogram|summary|untyped)");
 
   private PrometheusText() {}
 
-  /** Every sample; throws {@link IllegalArgumentException} naming the first line that does not parse. */
+  /**
+   * Every sample; throws {@link IllegalArgumentException} naming the first line that does not
+   * parse.
+   */
   static Map<String, Double> parse(String text) {
     Map<String, Double> samples = new LinkedHashMap<>();
     Map<String, String> types = new LinkedHashMap<>();
@@ -36,7 +43,8 @@ final class PrometheusText {
             throw new IllegalArgumentException("line " + lineNo + ": bad TYPE: " + line);
           }
           if (types.put(t.group(1), t.group(2)) != null) {
-            throw new IllegalArgumentException("line " + lineNo + ": TYPE repeated for " + t.group(1));
+            throw new IllegalArgumentException(
+                "line " + lineNo + ": TYPE repeated for " + t.group(1));
           }
         } else if (line.startsWith("# HELP ")) {
           String name = line.substring(7).split(" ", 2)[0];

@@ -13,8 +13,18 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class FailureRatesTest {
   @ParameterizedTest(name = "HTTP {0} is a provider failure: {1}")
-  @CsvSource({"200, false", "400, false", "401, false", "404, false", "408, true", "410, true", "429, true",
-      "500, true", "503, true", "529, true"})
+  @CsvSource({
+    "200, false",
+    "400, false",
+    "401, false",
+    "404, false",
+    "408, true",
+    "410, true",
+    "429, true",
+    "500, true",
+    "503, true",
+    "529, true"
+  })
   void onlyTheProvidersSideCounts(String status, boolean failure) {
     assertEquals(failure, FailureRates.isProviderFailure(status));
   }
@@ -23,15 +33,19 @@ class FailureRatesTest {
   void ratesCoverTheWindowOnly() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     AtomicLong now = new AtomicLong();
-    FailureRates rates = new FailureRates(registry, Duration.ofMinutes(15), Duration.ofSeconds(10), now::get);
+    FailureRates rates =
+        new FailureRates(registry, Duration.ofMinutes(15), Duration.ofSeconds(10), now::get);
     Counter ok = responses(registry, "200");
     Counter down = responses(registry, "503");
-    Counter noAnswer = Counter.builder("gateway.upstream.failures")
-        .tags("provider", "openai", "model", "m", "cause", "connect_failed").register(registry);
+    Counter noAnswer =
+        Counter.builder("gateway.upstream.failures")
+            .tags("provider", "openai", "model", "m", "cause", "connect_failed")
+            .register(registry);
     ok.increment(6);
     down.increment(3);
     noAnswer.increment(1);
-    assertEquals(List.of(new FailureRates.Rate("openai", "m", 10, 4)), rates.rates(), "since start");
+    assertEquals(
+        List.of(new FailureRates.Rate("openai", "m", 10, 4)), rates.rates(), "since start");
     now.addAndGet(Duration.ofMinutes(10).toNanos());
     rates.rates();
     ok.increment(2);
@@ -44,7 +58,8 @@ class FailureRatesTest {
   }
 
   private static Counter responses(SimpleMeterRegistry registry, String status) {
-    return Counter.builder("gateway.upstream.responses").tags("provider", "openai", "model", "m", "status", status)
+    return Counter.builder("gateway.upstream.responses")
+        .tags("provider", "openai", "model", "m", "status", status)
         .register(registry);
   }
 }

@@ -40,9 +40,9 @@ import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
- * The operations screen in a real browser: Debian's chromium, headless, driven by chromedriver. Real
- * calls go through the gateway to the provider simulator first — direct calls, a routed call whose
- * primary answers 410 (its model circuit opens), a routed call whose primary answers 503 (the
+ * The operations screen in a real browser: Debian's chromium, headless, driven by chromedriver.
+ * Real calls go through the gateway to the provider simulator first — direct calls, a routed call
+ * whose primary answers 410 (its model circuit opens), a routed call whose primary answers 503 (the
  * provider breaker opens, at one failure in this test), a call for a retired model — then the page
  * must show the same numbers as {@code /usage}, the spend of this hour, and the opened circuits and
  * the retired model as alarms. A screenshot is saved as {@code target/ops-screen.png}.
@@ -65,18 +65,34 @@ class OpsScreenBrowserTest {
     overrides.put("failover.breaker.max-failures", 1);
     overrides.put("failover.breaker.reset-timeout", "10m");
     overrides.put("failover.breaker.max-reset-timeout", "10m");
-    gw = TestGateway.start(new TestGateway.Suite("e2e-test.conf", "ops",
-        SimConfig.defaults().withUsage(new Usage(40, 25, 0, 0, 0))), "screen", overrides);
-    assertTrue(new File(CHROMIUM).canExecute() && new File(CHROMEDRIVER).canExecute(),
+    gw =
+        TestGateway.start(
+            new TestGateway.Suite(
+                "e2e-test.conf", "ops", SimConfig.defaults().withUsage(new Usage(40, 25, 0, 0, 0))),
+            "screen",
+            overrides);
+    assertTrue(
+        new File(CHROMIUM).canExecute() && new File(CHROMEDRIVER).canExecute(),
         "the browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver");
     profileDir = Files.createTempDirectory("ops-chromium");
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM);
-    options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-        "--user-data-dir=" + profileDir, "--window-size=1440,1800");
-    ChromeDriverService service = new ChromeDriverService.Builder()
-        .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--user-data-dir=" + profileDir,
+        "--window-size=1440,1800");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(new File(CHROMEDRIVER))
+            .usingAnyFreePort()
+            .build();
     browser = new ChromeDriver(service, options);
   }
 
@@ -91,23 +107,33 @@ class OpsScreenBrowserTest {
   }
 
   private HttpResponse<String> call(String path, String body, Brand brand) throws Exception {
-    return gw.send(gw.postJson(path, body, brand).header("authorization", "Bearer " + TOKEN).build());
+    return gw.send(
+        gw.postJson(path, body, brand).header("authorization", "Bearer " + TOKEN).build());
   }
 
   private static String chat(String model) {
-    return "{\"model\":\"" + model + "\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    return "{\"model\":\""
+        + model
+        + "\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
   }
 
   @Test
   void theScreenShowsWhatTheLedgerAndTheRouterKnow() throws Exception {
     Brand brand = Brand.fresh("ops");
-    assertEquals(200, call(ANTHROPIC, "{\"model\":\"claude-haiku-5-5\",\"max_tokens\":64,"
-        + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", brand).statusCode());
+    assertEquals(
+        200,
+        call(
+                ANTHROPIC,
+                "{\"model\":\"claude-haiku-5-5\",\"max_tokens\":64,"
+                    + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                brand)
+            .statusCode());
     assertEquals(200, call(CHAT, chat("gpt-6.1-sol-mini"), brand).statusCode());
     // long-draft's primary answers 410: its model circuit opens, Claude Opus answers.
     gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
     assertEquals(200, call("/v1/chat/completions", chat("long-draft"), brand).statusCode());
-    // fast-summary's primary answers 503: OpenAI's breaker opens (one failure here), Claude Haiku answers.
+    // fast-summary's primary answers 503: OpenAI's breaker opens (one failure here), Claude Haiku
+    // answers.
     gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
     assertEquals(200, call("/v1/chat/completions", chat("fast-summary"), brand).statusCode());
     // A retired model is refused, and counted as in use.
@@ -116,51 +142,95 @@ class OpsScreenBrowserTest {
 
     browser.switchTo().newWindow(WindowType.TAB);
     browser.get(gw.base + "/ops#token=" + TOKEN);
-    await(d -> d.findElements(By.cssSelector("tr.cap[data-cap='brand_daily']")).isEmpty() ? null : true);
+    await(
+        d ->
+            d.findElements(By.cssSelector("tr.cap[data-cap='brand_daily']")).isEmpty()
+                ? null
+                : true);
 
     // The token left the address bar and lives in this tab's storage only.
     assertFalse(browser.getCurrentUrl().contains(TOKEN), browser.getCurrentUrl());
-    assertEquals(TOKEN, ((JavascriptExecutor) browser).executeScript("return sessionStorage.getItem('spendGatewayToken')"));
+    assertEquals(
+        TOKEN,
+        ((JavascriptExecutor) browser)
+            .executeScript("return sessionStorage.getItem('spendGatewayToken')"));
 
     // Every cap row the page shows equals /usage's row for the same cap, subject and window.
-    JsonNode usage = JSON.readTree(gw.send(gw.get("/usage").header("x-api-key", TOKEN).build()).body());
+    JsonNode usage =
+        JSON.readTree(gw.send(gw.get("/usage").header("x-api-key", TOKEN).build()).body());
     Map<String, JsonNode> byKey = new HashMap<>();
     for (JsonNode row : usage.get("caps")) {
-      byKey.put(row.get("cap").asText() + "|" + (row.get("subject").isNull() ? "" : row.get("subject").asText())
-          + "|" + row.get("window").asText(), row);
+      byKey.put(
+          row.get("cap").asText()
+              + "|"
+              + (row.get("subject").isNull() ? "" : row.get("subject").asText())
+              + "|"
+              + row.get("window").asText(),
+          row);
     }
     List<WebElement> rows = browser.findElements(By.cssSelector("tr.cap"));
     int compared = 0;
     for (WebElement tr : rows) {
-      String key = tr.getAttribute("data-cap") + "|" + tr.getAttribute("data-subject") + "|" + tr.getAttribute("data-window");
+      String key =
+          tr.getAttribute("data-cap")
+              + "|"
+              + tr.getAttribute("data-subject")
+              + "|"
+              + tr.getAttribute("data-window");
       JsonNode expected = byKey.get(key);
       if (expected == null) {
         continue; // a brand outside /usage's top list
       }
       for (String field : List.of("limitUsd", "spentUsd", "reservedUsd", "remainingUsd")) {
-        BigDecimal shown = new BigDecimal(tr.findElement(By.cssSelector("td[data-field='" + field + "']")).getText());
-        assertEquals(0, expected.get(field).decimalValue().compareTo(shown), key + " " + field + ": page " + shown
-            + ", /usage " + expected.get(field));
+        BigDecimal shown =
+            new BigDecimal(
+                tr.findElement(By.cssSelector("td[data-field='" + field + "']")).getText());
+        assertEquals(
+            0,
+            expected.get(field).decimalValue().compareTo(shown),
+            key + " " + field + ": page " + shown + ", /usage " + expected.get(field));
       }
       compared++;
     }
-    assertTrue(compared >= 4, "global daily/monthly and the brand's daily/monthly rows compared, got " + compared);
-    JsonNode globalDaily = usage.get("caps").findParents("cap").stream()
-        .filter(r -> r.get("cap").asText().equals("global_daily")).findFirst().orElseThrow();
-    assertTrue(globalDaily.get("spentUsd").decimalValue().signum() > 0, "real calls were billed: " + globalDaily);
+    assertTrue(
+        compared >= 4,
+        "global daily/monthly and the brand's daily/monthly rows compared, got " + compared);
+    JsonNode globalDaily =
+        usage.get("caps").findParents("cap").stream()
+            .filter(r -> r.get("cap").asText().equals("global_daily"))
+            .findFirst()
+            .orElseThrow();
+    assertTrue(
+        globalDaily.get("spentUsd").decimalValue().signum() > 0,
+        "real calls were billed: " + globalDaily);
 
     // This hour's bar carries today's spend (the data dir is fresh, every call was just made).
-    BigDecimal trend = new BigDecimal(browser.findElement(By.id("spend-24h-total")).getAttribute("data-usd"));
-    assertEquals(0, globalDaily.get("spentUsd").decimalValue().compareTo(trend), "24 h trend " + trend + " vs " + globalDaily);
+    BigDecimal trend =
+        new BigDecimal(browser.findElement(By.id("spend-24h-total")).getAttribute("data-usd"));
+    assertEquals(
+        0,
+        globalDaily.get("spentUsd").decimalValue().compareTo(trend),
+        "24 h trend " + trend + " vs " + globalDaily);
 
     // The alarms: OpenAI's breaker, the model the provider said is gone, the retired model in use.
     assertAlarm("li.alarm[data-alarm='circuit_open'][data-subject='openai']");
     assertAlarm("li.alarm[data-alarm='model_gone'][data-subject='gpt-6.1-sol']");
-    assertAlarm("li.alarm[data-alarm='lifecycle'][data-subject='gpt-4.1'][data-lifecycle='retired']");
-    assertEquals("open", browser.findElement(By.cssSelector("tr.circuit[data-provider='openai']")).getAttribute("data-state"));
-    assertEquals("closed", browser.findElement(By.cssSelector("tr.circuit[data-provider='anthropic']")).getAttribute("data-state"));
+    assertAlarm(
+        "li.alarm[data-alarm='lifecycle'][data-subject='gpt-4.1'][data-lifecycle='retired']");
+    assertEquals(
+        "open",
+        browser
+            .findElement(By.cssSelector("tr.circuit[data-provider='openai']"))
+            .getAttribute("data-state"));
+    assertEquals(
+        "closed",
+        browser
+            .findElement(By.cssSelector("tr.circuit[data-provider='anthropic']"))
+            .getAttribute("data-state"));
     // The 503 and the 410 show in OpenAI's failure rate; Claude's answers did not fail.
-    WebElement failures = browser.findElement(By.cssSelector("tr.failure[data-provider='openai'][data-model='gpt-6.1-sol-mini']"));
+    WebElement failures =
+        browser.findElement(
+            By.cssSelector("tr.failure[data-provider='openai'][data-model='gpt-6.1-sol-mini']"));
     assertEquals("1", failures.findElement(By.cssSelector("td[data-field='failures']")).getText());
 
     Path shot = Path.of("target", "ops-screen.png");
@@ -169,7 +239,9 @@ class OpsScreenBrowserTest {
     Files.copy(png.toPath(), shot, StandardCopyOption.REPLACE_EXISTING);
 
     // No log line carries the token (the page sent it only as a header to /ops/data).
-    assertTrue(gw.logs.allText().stream().noneMatch(l -> l.contains(TOKEN)), "the token appeared in a log line");
+    assertTrue(
+        gw.logs.allText().stream().noneMatch(l -> l.contains(TOKEN)),
+        "the token appeared in a log line");
   }
 
   @Test
@@ -177,10 +249,12 @@ class OpsScreenBrowserTest {
     // A new tab starts with its own, empty sessionStorage.
     browser.switchTo().newWindow(WindowType.TAB);
     browser.get(gw.base + "/ops");
-    WebElement input = await(d -> {
-      WebElement e = d.findElement(By.id("token-input"));
-      return e.isDisplayed() ? e : null;
-    });
+    WebElement input =
+        await(
+            d -> {
+              WebElement e = d.findElement(By.id("token-input"));
+              return e.isDisplayed() ? e : null;
+            });
     input.sendKeys("not-the-token");
     browser.findElement(By.id("token-save")).click();
     await(d -> d.findElement(By.id("status")).getText().contains("refused") ? true : null);
@@ -199,7 +273,8 @@ class OpsScreenBrowserTest {
         return value;
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("the page never got there; status: " + browser.findElement(By.id("status")).getText());
+        throw new AssertionError(
+            "the page never got there; status: " + browser.findElement(By.id("status")).getText());
       }
       try {
         Thread.sleep(100);

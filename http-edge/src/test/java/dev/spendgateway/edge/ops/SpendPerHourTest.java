@@ -57,16 +57,29 @@ class SpendPerHourTest {
   static Stream<Arguments> facts() {
     Instant t = Instant.parse("2026-12-01T10:05:00Z");
     return Stream.of(
-        Arguments.of("a settle counts its actual cost", settled("2026-12-01T10:05:00Z", 1234), 1234L),
-        Arguments.of("an expiry counts the worst case it kept",
-            new ReservationExpired("r", Lane.FREE, null, t.minusSeconds(600), 5000, t), 5000L),
-        Arguments.of("an operator refund counts negative",
-            new SpendAdjusted("a", "op", "refund", Lane.APP, "b", -700, t), -700L),
-        Arguments.of("a void counts nothing", new ReservationVoided("r", Lane.APP, "b", t.minusSeconds(1), 9000, t), 0L),
-        Arguments.of("a reservation counts nothing (it is not spend yet)",
-            new ReservationMade("r", Lane.APP, "b", 9000, 0, 0, t, t.plusSeconds(600)), 0L),
-        Arguments.of("a group commit counts each of its facts",
-            new GroupCommit(List.of(settled("2026-12-01T10:05:00Z", 100), settled("2026-12-01T10:06:00Z", 23))), 123L));
+        Arguments.of(
+            "a settle counts its actual cost", settled("2026-12-01T10:05:00Z", 1234), 1234L),
+        Arguments.of(
+            "an expiry counts the worst case it kept",
+            new ReservationExpired("r", Lane.FREE, null, t.minusSeconds(600), 5000, t),
+            5000L),
+        Arguments.of(
+            "an operator refund counts negative",
+            new SpendAdjusted("a", "op", "refund", Lane.APP, "b", -700, t),
+            -700L),
+        Arguments.of(
+            "a void counts nothing",
+            new ReservationVoided("r", Lane.APP, "b", t.minusSeconds(1), 9000, t),
+            0L),
+        Arguments.of(
+            "a reservation counts nothing (it is not spend yet)",
+            new ReservationMade("r", Lane.APP, "b", 9000, 0, 0, t, t.plusSeconds(600)),
+            0L),
+        Arguments.of(
+            "a group commit counts each of its facts",
+            new GroupCommit(
+                List.of(settled("2026-12-01T10:05:00Z", 100), settled("2026-12-01T10:06:00Z", 23))),
+            123L));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -81,11 +94,12 @@ class SpendPerHourTest {
   void keepsTheLastHoursOldestFirstAndForgetsOlderOnes() {
     MovingClock clock = new MovingClock();
     SpendPerHour s = new SpendPerHour(clock, 24, x -> {});
-    s.persisted(List.of(
-        settled("2026-12-01T10:59:59Z", 1),
-        settled("2026-12-01T09:00:00Z", 2),
-        settled("2026-11-30T11:00:00Z", 3),   // the oldest hour still kept
-        settled("2026-11-30T10:59:59Z", 4)),  // 24 h ago and more: out
+    s.persisted(
+        List.of(
+            settled("2026-12-01T10:59:59Z", 1),
+            settled("2026-12-01T09:00:00Z", 2),
+            settled("2026-11-30T11:00:00Z", 3), // the oldest hour still kept
+            settled("2026-11-30T10:59:59Z", 4)), // 24 h ago and more: out
         Duration.ZERO);
     List<SpendPerHour.Hour> series = s.series();
     assertEquals(24, series.size());
@@ -101,7 +115,10 @@ class SpendPerHourTest {
     series = s.series();
     assertEquals(Instant.parse("2026-11-30T12:00:00Z"), series.get(0).start());
     assertEquals(50, series.get(23).micros());
-    assertEquals(53, series.stream().mapToLong(SpendPerHour.Hour::micros).sum(), "11:00 yesterday left the window");
+    assertEquals(
+        53,
+        series.stream().mapToLong(SpendPerHour.Hour::micros).sum(),
+        "11:00 yesterday left the window");
   }
 
   @Test
@@ -109,12 +126,15 @@ class SpendPerHourTest {
     MovingClock clock = new MovingClock();
     AtomicInteger rebuilds = new AtomicInteger();
     SpendPerHour s = new SpendPerHour(clock, 24, series -> rebuilds.incrementAndGet());
-    s.rebuild(settled("2026-12-01T10:00:00Z", 999)); // before recovery: the ledger has not said where to stop
+    s.rebuild(
+        settled(
+            "2026-12-01T10:00:00Z", 999)); // before recovery: the ledger has not said where to stop
     assertEquals(0, s.series().get(23).micros());
     s.recovered(Duration.ZERO, 0, 0);
     assertEquals(1, rebuilds.get(), "recovery starts the rebuild");
     assertFalse(s.isRebuilt());
-    // A write after recovery reaches the series as it is persisted, and the journal read sees it too.
+    // A write after recovery reaches the series as it is persisted, and the journal read sees it
+    // too.
     clock.now.set(NOW.plusSeconds(60));
     ReservationSettled after = settled("2026-12-01T10:31:00Z", 40);
     s.persisted(List.of(after), Duration.ZERO);

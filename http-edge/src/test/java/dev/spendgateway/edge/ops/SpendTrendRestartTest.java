@@ -19,13 +19,14 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The spend trend survives a restart: a second gateway on the same journal reads the last hours back
- * and shows the same spend in this hour as {@code /usage} (and not twice).
+ * The spend trend survives a restart: a second gateway on the same journal reads the last hours
+ * back and shows the same spend in this hour as {@code /usage} (and not twice).
  */
 class SpendTrendRestartTest {
   private static final String TOKEN = "gw-e2e-token-7Q2x9";
   private static final TestGateway.Suite SUITE =
-      new TestGateway.Suite("e2e-test.conf", "trend", SimConfig.defaults().withUsage(new Usage(40, 25, 0, 0, 0)));
+      new TestGateway.Suite(
+          "e2e-test.conf", "trend", SimConfig.defaults().withUsage(new Usage(40, 25, 0, 0, 0)));
 
   @Test
   void aRestartedGatewayRebuildsTheTrendFromTheJournal() throws Exception {
@@ -36,12 +37,23 @@ class SpendTrendRestartTest {
       try (TestGateway first = TestGateway.start(SUITE, "first", sameJournal)) {
         Brand brand = Brand.fresh("trend");
         for (int i = 0; i < 3; i++) {
-          assertEquals(200, first.send(first.postJson(ANTHROPIC, "{\"model\":\"claude-haiku-5-5\",\"max_tokens\":64,"
-              + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", brand).build()).statusCode());
+          assertEquals(
+              200,
+              first
+                  .send(
+                      first
+                          .postJson(
+                              ANTHROPIC,
+                              "{\"model\":\"claude-haiku-5-5\",\"max_tokens\":64,"
+                                  + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                              brand)
+                          .build())
+                  .statusCode());
         }
         first.awaitSettled(brand.id());
         spentBefore = last24Hours(first);
-        assertTrue(spentBefore.signum() > 0, "the first gateway counted its spend as it was written");
+        assertTrue(
+            spentBefore.signum() > 0, "the first gateway counted its spend as it was written");
       }
       try (TestGateway second = TestGateway.start(SUITE, "second", sameJournal)) {
         JsonNode data = opsData(second);

@@ -25,7 +25,8 @@ class SpendHeadersTest {
         map.put(kv[0], kv[1]);
       }
     }
-    return SpendHeaders.readAll(name -> Optional.ofNullable(map.get(name)).map(List::of).orElse(List.of()));
+    return SpendHeaders.readAll(
+        name -> Optional.ofNullable(map.get(name)).map(List::of).orElse(List.of()));
   }
 
   @ParameterizedTest(name = "{0} is refused naming {1}")
@@ -72,7 +73,13 @@ class SpendHeadersTest {
   }
 
   @ParameterizedTest(name = "{0} sent twice is refused, not resolved by picking one")
-  @CsvSource({"x-spend-lane", "x-spend-brand", "x-spend-brand-daily-usd", "x-spend-brand-monthly-usd", "x-request-id"})
+  @CsvSource({
+    "x-spend-lane",
+    "x-spend-brand",
+    "x-spend-brand-daily-usd",
+    "x-spend-brand-monthly-usd",
+    "x-request-id"
+  })
   void aSpendHeaderSentTwiceIsRefused(String twice) {
     Map<String, java.util.List<String>> headers =
         Map.of(
@@ -83,22 +90,38 @@ class SpendHeadersTest {
             "x-request-id", java.util.List.of("r1"));
     Map<String, java.util.List<String>> withTwice = new HashMap<>(headers);
     withTwice.put(twice, java.util.List.of(headers.get(twice).get(0), "other"));
-    SpendHeaders.Result result = SpendHeaders.readAll(name -> withTwice.getOrDefault(name, java.util.List.of()));
+    SpendHeaders.Result result =
+        SpendHeaders.readAll(name -> withTwice.getOrDefault(name, java.util.List.of()));
     assertEquals(twice, result.violation().orElseThrow().header());
-    assertTrue(SpendHeaders.readAll(name -> headers.getOrDefault(name, java.util.List.of())).context().isPresent());
+    assertTrue(
+        SpendHeaders.readAll(name -> headers.getOrDefault(name, java.util.List.of()))
+            .context()
+            .isPresent());
   }
 
   /** The brand is a ledger key: the rule the ledger API, /usage and admin apply, no wider. */
   @ParameterizedTest(name = "brand ''{0}'' accepted={1}")
-  @CsvSource({"b1, true", "acme.eu:shop_2-b, true", "a/../b, false", "ops@acme, false", "a+b, false", "a=b, false"})
+  @CsvSource({
+    "b1, true",
+    "acme.eu:shop_2-b, true",
+    "a/../b, false",
+    "ops@acme, false",
+    "a+b, false",
+    "a=b, false"
+  })
   void theBrandFollowsTheLedgerIdRule(String brand, boolean accepted) {
     SpendHeaders.Result result =
-        read("x-spend-lane=app;x-spend-brand=" + brand + ";x-spend-brand-monthly-usd=50;x-spend-brand-daily-usd=5");
+        read(
+            "x-spend-lane=app;x-spend-brand="
+                + brand
+                + ";x-spend-brand-monthly-usd=50;x-spend-brand-daily-usd=5");
     assertEquals(accepted, result.context().isPresent(), result.violation().toString());
     assertEquals(accepted, dev.spendgateway.policy.access.LedgerId.isValid(brand));
   }
 
-  /** Correlation ids are never booked or put in a URL: ids minted elsewhere (base64, paths) pass. */
+  /**
+   * Correlation ids are never booked or put in a URL: ids minted elsewhere (base64, paths) pass.
+   */
   @ParameterizedTest(name = "{0}={1} accepted")
   @CsvSource({"x-request-id, trace/ab+c=", "x-conversation-id, user@host/conv-1"})
   void correlationIdsKeepTheirWiderRule(String header, String value) {

@@ -17,16 +17,21 @@ import org.junit.jupiter.params.provider.CsvSource;
 class UpstreamBytesTest {
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', value = {
-      // case                     | field written by the policy | value
-      "unchanged body             | ''                          | ''",
-      "stream usage forced on     | stream_options              | include_usage",
-      "store forced off           | store                       | false",
-      "output limit written in    | max_completion_tokens       | 4096",
-  })
-  void forwardsTheCallersBytesOnlyWhenNothingChanged(String ignoredCase, String field, String value) throws Exception {
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // case                     | field written by the policy | value
+        "unchanged body             | ''                          | ''",
+        "stream usage forced on     | stream_options              | include_usage",
+        "store forced off           | store                       | false",
+        "output limit written in    | max_completion_tokens       | 4096",
+      })
+  void forwardsTheCallersBytesOnlyWhenNothingChanged(String ignoredCase, String field, String value)
+      throws Exception {
     // Spacing and key order the gateway's own serializer would not produce: a rewrite is visible.
-    ByteString read = ByteString.fromString("{ \"stream\" : true,\"model\":\"gpt-6.1-sol-mini\", \"max_tokens\": 16 }");
+    ByteString read =
+        ByteString.fromString(
+            "{ \"stream\" : true,\"model\":\"gpt-6.1-sol-mini\", \"max_tokens\": 16 }");
     JsonNode vetted = CallerJson.parse(read);
     ObjectNode upstream = vetted.deepCopy();
     if (!field.isEmpty()) {

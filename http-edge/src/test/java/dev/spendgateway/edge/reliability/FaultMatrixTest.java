@@ -40,12 +40,12 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every simulator fault on every pass-through route: what the caller gets, what the
- * ledger keeps (the settlement rules of {@code Settlement}: an error status is not billed → 0; a success with usage →
- * the actual cost; a cut, unreadable or timed-out answer, or a connection lost after the request was
- * sent → the worst case), exactly one access line, no gateway-made 5xx but the documented ones, no
- * reservation left open, and the upstream pool still usable: a normal call right after each fault
- * succeeds.
+ * Every simulator fault on every pass-through route: what the caller gets, what the ledger keeps
+ * (the settlement rules of {@code Settlement}: an error status is not billed → 0; a success with
+ * usage → the actual cost; a cut, unreadable or timed-out answer, or a connection lost after the
+ * request was sent → the worst case), exactly one access line, no gateway-made 5xx but the
+ * documented ones, no reservation left open, and the upstream pool still usable: a normal call
+ * right after each fault succeeds.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultMatrixTest {
@@ -54,6 +54,7 @@ class FaultMatrixTest {
       Set.of("upstream_unavailable", "upstream_unreadable", "ledger_unavailable");
 
   private TestGateway gw;
+
   /** What a clean call on each route settles at: the "actual" the fault rows are held to. */
   private final Map<Route, BigDecimal> actualOf = new EnumMap<>(Route.class);
 
@@ -80,12 +81,18 @@ class FaultMatrixTest {
 
     String body() {
       return switch (simRoute) {
-        case ANTHROPIC_MESSAGES -> "{\"model\":\"claude-opus-5-5\",\"max_tokens\":800,\"stream\":" + stream
-            + ",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
-        case OPENAI_CHAT -> "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":800,\"stream\":" + stream
-            + ",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
-        default -> "{\"model\":\"gpt-6.1-sol\",\"max_output_tokens\":800,\"stream\":" + stream
-            + ",\"tools\":[{\"type\":\"web_search\"}],\"input\":\"hello\"}";
+        case ANTHROPIC_MESSAGES ->
+            "{\"model\":\"claude-opus-5-5\",\"max_tokens\":800,\"stream\":"
+                + stream
+                + ",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
+        case OPENAI_CHAT ->
+            "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":800,\"stream\":"
+                + stream
+                + ",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
+        default ->
+            "{\"model\":\"gpt-6.1-sol\",\"max_output_tokens\":800,\"stream\":"
+                + stream
+                + ",\"tools\":[{\"type\":\"web_search\"}],\"input\":\"hello\"}";
       };
     }
 
@@ -97,7 +104,9 @@ class FaultMatrixTest {
 
   /** What the ledger keeps for a call. */
   enum Effect {
-    NOTHING("nothing"), ACTUAL("the actual cost"), WORST_CASE("the worst case");
+    NOTHING("nothing"),
+    ACTUAL("the actual cost"),
+    WORST_CASE("the worst case");
 
     final String words;
 
@@ -120,7 +129,10 @@ class FaultMatrixTest {
     }
 
     String words() {
-      return status + (gatewayError == null ? "" : " " + gatewayError) + ", the ledger keeps " + effect.words;
+      return status
+          + (gatewayError == null ? "" : " " + gatewayError)
+          + ", the ledger keeps "
+          + effect.words;
     }
   }
 
@@ -129,28 +141,73 @@ class FaultMatrixTest {
 
   static List<FaultRow> faults() {
     List<FaultRow> rows = new ArrayList<>();
-    for (int status : new int[] {400, 401, 402, 403, 404, 408, 409, 410, 429, 500, 501, 502, 503, 504, 529}) {
-      rows.add(new FaultRow("a " + status + " from the provider", () -> Fault.status(status), r -> Outcome.passed(status, Effect.NOTHING)));
+    for (int status :
+        new int[] {400, 401, 402, 403, 404, 408, 409, 410, 429, 500, 501, 502, 503, 504, 529}) {
+      rows.add(
+          new FaultRow(
+              "a " + status + " from the provider",
+              () -> Fault.status(status),
+              r -> Outcome.passed(status, Effect.NOTHING)));
     }
-    rows.add(new FaultRow("a 429 with retry-after", () -> Fault.rateLimited(2), r -> Outcome.passed(429, Effect.NOTHING)));
-    rows.add(new FaultRow("Anthropic's credit-balance-too-low 400", Fault::creditBalanceTooLow, r -> Outcome.passed(400, Effect.NOTHING)));
-    rows.add(new FaultRow("a connection reset before any header", Fault::connectionReset,
-        r -> Outcome.made(502, "upstream_unavailable", Effect.WORST_CASE)));
-    rows.add(new FaultRow("no response start within the 1s timeout", () -> Fault.delayed(Duration.ofMillis(2500)),
-        r -> Outcome.made(502, "upstream_unavailable", Effect.WORST_CASE)));
-    rows.add(new FaultRow("a connection cut after 2 events", () -> Fault.streamCut(2),
-        r -> r.stream ? Outcome.passed(200, Effect.WORST_CASE) : Outcome.made(502, "upstream_unreadable", Effect.WORST_CASE)));
-    // A JSON answer cut short but ended cleanly is a complete 200 body the gateway cannot read usage
+    rows.add(
+        new FaultRow(
+            "a 429 with retry-after",
+            () -> Fault.rateLimited(2),
+            r -> Outcome.passed(429, Effect.NOTHING)));
+    rows.add(
+        new FaultRow(
+            "Anthropic's credit-balance-too-low 400",
+            Fault::creditBalanceTooLow,
+            r -> Outcome.passed(400, Effect.NOTHING)));
+    rows.add(
+        new FaultRow(
+            "a connection reset before any header",
+            Fault::connectionReset,
+            r -> Outcome.made(502, "upstream_unavailable", Effect.WORST_CASE)));
+    rows.add(
+        new FaultRow(
+            "no response start within the 1s timeout",
+            () -> Fault.delayed(Duration.ofMillis(2500)),
+            r -> Outcome.made(502, "upstream_unavailable", Effect.WORST_CASE)));
+    rows.add(
+        new FaultRow(
+            "a connection cut after 2 events",
+            () -> Fault.streamCut(2),
+            r ->
+                r.stream
+                    ? Outcome.passed(200, Effect.WORST_CASE)
+                    : Outcome.made(502, "upstream_unreadable", Effect.WORST_CASE)));
+    // A JSON answer cut short but ended cleanly is a complete 200 body the gateway cannot read
+    // usage
     // from: passed on as the provider sent it, billed at the worst case.
-    rows.add(new FaultRow("a body ended cleanly after 2 events", () -> Fault.streamTruncated(2),
-        r -> Outcome.passed(200, Effect.WORST_CASE)));
-    rows.add(new FaultRow("events dripping 60ms apart", () -> Fault.slowDrip(Duration.ofMillis(60)),
-        r -> Outcome.passed(200, Effect.ACTUAL)));
-    rows.add(new FaultRow("a malformed SSE event after 2 good ones", () -> Fault.malformedSse(2),
-        r -> Outcome.passed(200, Effect.WORST_CASE)));
-    rows.add(new FaultRow("an in-stream 529 error after 2 events", () -> Fault.streamError(2, 529),
-        r -> r.stream ? Outcome.passed(200, Effect.WORST_CASE) : Outcome.passed(529, Effect.NOTHING)));
-    rows.add(new FaultRow("a 200 with truncated JSON", Fault::invalidJson, r -> Outcome.passed(200, Effect.WORST_CASE)));
+    rows.add(
+        new FaultRow(
+            "a body ended cleanly after 2 events",
+            () -> Fault.streamTruncated(2),
+            r -> Outcome.passed(200, Effect.WORST_CASE)));
+    rows.add(
+        new FaultRow(
+            "events dripping 60ms apart",
+            () -> Fault.slowDrip(Duration.ofMillis(60)),
+            r -> Outcome.passed(200, Effect.ACTUAL)));
+    rows.add(
+        new FaultRow(
+            "a malformed SSE event after 2 good ones",
+            () -> Fault.malformedSse(2),
+            r -> Outcome.passed(200, Effect.WORST_CASE)));
+    rows.add(
+        new FaultRow(
+            "an in-stream 529 error after 2 events",
+            () -> Fault.streamError(2, 529),
+            r ->
+                r.stream
+                    ? Outcome.passed(200, Effect.WORST_CASE)
+                    : Outcome.passed(529, Effect.NOTHING)));
+    rows.add(
+        new FaultRow(
+            "a 200 with truncated JSON",
+            Fault::invalidJson,
+            r -> Outcome.passed(200, Effect.WORST_CASE)));
     return rows;
   }
 
@@ -159,7 +216,12 @@ class FaultMatrixTest {
     for (FaultRow fault : faults()) {
       for (Route route : Route.values()) {
         Outcome expected = fault.expected().apply(route);
-        out.add(Arguments.of(fault.what() + " on " + route + " → " + expected.words(), route, fault.fault().get(), expected));
+        out.add(
+            Arguments.of(
+                fault.what() + " on " + route + " → " + expected.words(),
+                route,
+                fault.fault().get(),
+                expected));
       }
     }
     return out.stream();
@@ -174,7 +236,9 @@ class FaultMatrixTest {
       assertEquals(200, call.status(), route + ": " + call.body());
       JsonNode line = onlyAccessLine(call.requestId());
       BigDecimal actual = money(cap(gw.awaitSettled(brand.id()), "brand_daily"), "spentUsd");
-      assertTrue(actual.signum() > 0 && actual.compareTo(new BigDecimal(line.get("reserved_usd").asText())) < 0,
+      assertTrue(
+          actual.signum() > 0
+              && actual.compareTo(new BigDecimal(line.get("reserved_usd").asText())) < 0,
           route + ": a clean call costs less than its worst case: " + line);
       actualOf.put(route, actual);
     }
@@ -192,7 +256,8 @@ class FaultMatrixTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("matrix")
-  void aFaultEndsAsDocumented(String sentence, Route route, Fault fault, Outcome expected) throws Exception {
+  void aFaultEndsAsDocumented(String sentence, Route route, Fault fault, Outcome expected)
+      throws Exception {
     Brand brand = Brand.fresh("fault");
     gw.sim.script(route.simRoute, fault);
 
@@ -200,13 +265,17 @@ class FaultMatrixTest {
 
     assertEquals(expected.status(), call.status(), sentence + ": " + call.body());
     if (expected.gatewayError() == null) {
-      assertFalse(call.gatewayMade(), sentence + ": the provider's answer is passed through: " + call.body());
+      assertFalse(
+          call.gatewayMade(),
+          sentence + ": the provider's answer is passed through: " + call.body());
     } else {
       assertTrue(call.gatewayMade(), sentence + ": " + call.body());
       assertEquals(expected.gatewayError(), errorType(call.body()), sentence + ": " + call.body());
     }
     if (call.status() >= 500 && call.gatewayMade()) {
-      assertTrue(DOCUMENTED_GATEWAY_5XX.contains(errorType(call.body())), sentence + ": undocumented gateway 5xx " + call.body());
+      assertTrue(
+          DOCUMENTED_GATEWAY_5XX.contains(errorType(call.body())),
+          sentence + ": undocumented gateway 5xx " + call.body());
     }
 
     JsonNode usage = gw.awaitSettled(brand.id());
@@ -222,10 +291,17 @@ class FaultMatrixTest {
           case ACTUAL -> actualOf.get(route);
           case WORST_CASE -> reserved;
         };
-    assertEquals(0, expectedSpend.compareTo(money(brandDaily, "spentUsd")), sentence + ": spent " + brandDaily + ", line " + line);
-    assertEquals(0, expectedSpend.compareTo(new BigDecimal(line.get("settled_usd").asText())), sentence + ": " + line);
+    assertEquals(
+        0,
+        expectedSpend.compareTo(money(brandDaily, "spentUsd")),
+        sentence + ": spent " + brandDaily + ", line " + line);
+    assertEquals(
+        0,
+        expectedSpend.compareTo(new BigDecimal(line.get("settled_usd").asText())),
+        sentence + ": " + line);
     if (expected.effect() != Effect.ACTUAL) {
-      assertTrue(line.get("error").isTextual(), sentence + ": the line names what went wrong: " + line);
+      assertTrue(
+          line.get("error").isTextual(), sentence + ": the line names what went wrong: " + line);
     }
 
     // The pool is usable right away: a normal call on the same route succeeds at its actual cost.
@@ -233,7 +309,11 @@ class FaultMatrixTest {
     Call healthy = call(route, after);
     assertEquals(200, healthy.status(), sentence + ", then a normal call: " + healthy.body());
     assertFalse(healthy.readFailed(), sentence + ", then a normal call was cut");
-    assertEquals(0, actualOf.get(route).compareTo(money(cap(gw.awaitSettled(after.id()), "brand_daily"), "spentUsd")));
+    assertEquals(
+        0,
+        actualOf
+            .get(route)
+            .compareTo(money(cap(gw.awaitSettled(after.id()), "brand_daily"), "spentUsd")));
   }
 
   @Test
@@ -245,16 +325,24 @@ class FaultMatrixTest {
     }
     String nobody = "http://127.0.0.1:" + closedPort;
     try (TestGateway refused =
-        ReliabilityGateway.start("refused", Map.of("providers.openai.base-url", nobody, "providers.anthropic.base-url", nobody))) {
+        ReliabilityGateway.start(
+            "refused",
+            Map.of("providers.openai.base-url", nobody, "providers.anthropic.base-url", nobody))) {
       for (Route route : List.of(Route.ANTHROPIC_JSON, Route.CHAT_STREAM)) {
         Brand brand = Brand.fresh("refused");
         String requestId = "refused-" + System.nanoTime();
-        HttpResponse<String> r = refused.send(refused.postJson(route.path, route.body(), brand).header("x-request-id", requestId).build());
+        HttpResponse<String> r =
+            refused.send(
+                refused
+                    .postJson(route.path, route.body(), brand)
+                    .header("x-request-id", requestId)
+                    .build());
 
         assertEquals(502, r.statusCode(), r.body());
         assertEquals("upstream_unavailable", errorType(r.body()));
         JsonNode usage = refused.awaitSettled(brand.id());
-        assertEquals(0, money(cap(usage, "brand_daily"), "spentUsd").signum(), route + ": " + usage);
+        assertEquals(
+            0, money(cap(usage, "brand_daily"), "spentUsd").signum(), route + ": " + usage);
         JsonNode line = refused.awaitOnlyAccessLine(requestId);
         assertEquals("upstream_connect_failed", line.get("error").asText(), line.toString());
         assertEquals(0, new BigDecimal(line.get("settled_usd").asText()).signum(), line.toString());
@@ -262,16 +350,19 @@ class FaultMatrixTest {
     }
   }
 
-  // --- one call, read to its end or its failure ---------------------------------------------------
+  // --- one call, read to its end or its failure
+  // ---------------------------------------------------
 
   /** What the caller saw: status, whether the gateway made the answer, the body read so far. */
   record Call(String requestId, int status, boolean gatewayMade, String body, boolean readFailed) {}
 
   private Call call(Route route, Brand brand) throws Exception {
     String requestId = "fm-" + System.nanoTime();
-    HttpRequest request = gw.postJson(route.path, route.body(), brand).header("x-request-id", requestId).build();
+    HttpRequest request =
+        gw.postJson(route.path, route.body(), brand).header("x-request-id", requestId).build();
     HttpResponse<InputStream> r = gw.http.send(request, HttpResponse.BodyHandlers.ofInputStream());
-    boolean gatewayMade = r.headers().firstValue("x-gateway-error").map("true"::equals).orElse(false);
+    boolean gatewayMade =
+        r.headers().firstValue("x-gateway-error").map("true"::equals).orElse(false);
     java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
     boolean failed = false;
     try (InputStream in = r.body()) {
@@ -279,7 +370,8 @@ class FaultMatrixTest {
     } catch (IOException cut) {
       failed = true;
     }
-    return new Call(requestId, r.statusCode(), gatewayMade, read.toString(StandardCharsets.UTF_8), failed);
+    return new Call(
+        requestId, r.statusCode(), gatewayMade, read.toString(StandardCharsets.UTF_8), failed);
   }
 
   private JsonNode onlyAccessLine(String requestId) throws Exception {

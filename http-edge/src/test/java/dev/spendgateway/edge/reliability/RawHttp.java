@@ -32,7 +32,10 @@ final class RawHttp {
     return socket;
   }
 
-  /** Writes {@code request} as is on a fresh connection and reads the answer up to the end of its body. */
+  /**
+   * Writes {@code request} as is on a fresh connection and reads the answer up to the end of its
+   * body.
+   */
   static Answer exchange(String base, String request) throws IOException {
     try (Socket socket = connect(base, 20_000)) {
       write(socket, request);
@@ -65,15 +68,21 @@ final class RawHttp {
         for (int i = 1; i < lines.length; i++) {
           int colon = lines[i].indexOf(':');
           if (colon > 0) {
-            headers.put(lines[i].substring(0, colon).strip().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
+            headers.put(
+                lines[i].substring(0, colon).strip().toLowerCase(Locale.ROOT),
+                lines[i].substring(colon + 1).strip());
           }
         }
       }
-      if (headEnd >= 0 && text.length() - headEnd >= Integer.parseInt(headers.getOrDefault("content-length", "0"))) {
+      if (headEnd >= 0
+          && text.length() - headEnd
+              >= Integer.parseInt(headers.getOrDefault("content-length", "0"))) {
         return new Answer(status, headers, text.substring(headEnd));
       }
     }
-    throw new IOException("the connection closed before a whole answer: " + seen.toString(StandardCharsets.ISO_8859_1));
+    throw new IOException(
+        "the connection closed before a whole answer: "
+            + seen.toString(StandardCharsets.ISO_8859_1));
   }
 
   /**

@@ -13,6 +13,7 @@ import java.util.Map;
 final class ReliabilityGateway {
   /** As set in {@code reliability/reliability-test.conf}. */
   static final String TOKEN = "gw-rel-token-5Tz81";
+
   static final String OPENAI_KEY = "sk-openai-rel-key-Q7n2";
   static final String ANTHROPIC_KEY = "sk-ant-rel-key-J9d4";
 
@@ -24,7 +25,8 @@ final class ReliabilityGateway {
   static final Usage USAGE = new Usage(11, 57, 0, 0, 1);
 
   private static final TestGateway.Suite SUITE =
-      new TestGateway.Suite("reliability/reliability-test.conf", "rel", SimConfig.defaults().withUsage(USAGE));
+      new TestGateway.Suite(
+          "reliability/reliability-test.conf", "rel", SimConfig.defaults().withUsage(USAGE));
 
   private ReliabilityGateway() {}
 

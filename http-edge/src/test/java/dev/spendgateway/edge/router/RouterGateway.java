@@ -34,7 +34,8 @@ final class RouterGateway {
   /** A gateway on {@code confResource} (one of {@code router/*.conf}) for one test class. */
   static TestGateway start(String confResource, String name) throws Exception {
     return TestGateway.start(
-        new TestGateway.Suite(confResource, "router", SimConfig.defaults()).withJournalInMemory(), name);
+        new TestGateway.Suite(confResource, "router", SimConfig.defaults()).withJournalInMemory(),
+        name);
   }
 
   /** The spend headers every routed call carries (app lane, generous brand caps). */
@@ -51,7 +52,10 @@ final class RouterGateway {
 
   /** A chat request naming {@code profile}; small max_tokens keeps reservations small. */
   static String chat(String profile, boolean stream) {
-    return "{\"model\":\"" + profile + "\",\"max_tokens\":64,\"stream\":" + stream
+    return "{\"model\":\""
+        + profile
+        + "\",\"max_tokens\":64,\"stream\":"
+        + stream
         + ",\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"Say hello.\"}]}";
   }
 
@@ -106,7 +110,14 @@ final class RouterGateway {
   // --- the access log, as ledger entries ---------------------------------------------------------
 
   /** One attempt's line: where it went, its status, and how its reservation was closed. */
-  record Entry(Instant at, String provider, int status, BigDecimal reserved, BigDecimal settled, String error, boolean failover) {
+  record Entry(
+      Instant at,
+      String provider,
+      int status,
+      BigDecimal reserved,
+      BigDecimal settled,
+      String error,
+      boolean failover) {
     /** {@code zero}, {@code worst} (settled at the reservation), or {@code actual} (in between). */
     String settlement() {
       if (settled == null) {
@@ -147,14 +158,17 @@ final class RouterGateway {
     List<Entry> out = new ArrayList<>();
     for (JsonNode n : gw.logs.accessLines()) {
       if (requestId.equals(n.path("request_id").asText()) && !n.path("reserved_usd").isNull()) {
-        out.add(new Entry(
-            Instant.parse(n.path("time").asText()),
-            n.path("provider").asText(),
-            n.path("status").asInt(),
-            new BigDecimal(n.path("reserved_usd").asText()),
-            n.path("settled_usd").isNull() ? null : new BigDecimal(n.path("settled_usd").asText()),
-            n.path("error").isNull() ? null : n.path("error").asText(),
-            n.path("failover").asBoolean()));
+        out.add(
+            new Entry(
+                Instant.parse(n.path("time").asText()),
+                n.path("provider").asText(),
+                n.path("status").asInt(),
+                new BigDecimal(n.path("reserved_usd").asText()),
+                n.path("settled_usd").isNull()
+                    ? null
+                    : new BigDecimal(n.path("settled_usd").asText()),
+                n.path("error").isNull() ? null : n.path("error").asText(),
+                n.path("failover").asBoolean()));
       }
     }
     out.sort(Comparator.comparing(Entry::at));

@@ -64,9 +64,16 @@ class RouterResilienceTest extends GatewayPerClass {
 
   /** One of the admission gauges in /metrics, for the batch pool towards OpenAI. */
   private double batchToOpenAi(String gauge) throws Exception {
-    String metrics = gw.send(gw.get("/metrics").header("authorization", "Bearer " + RouterGateway.TOKEN).build()).body();
-    return metrics.lines()
-        .filter(l -> l.startsWith(gauge + "{") && l.contains("pool=\"batch\"") && l.contains("provider=\"openai\""))
+    String metrics =
+        gw.send(gw.get("/metrics").header("authorization", "Bearer " + RouterGateway.TOKEN).build())
+            .body();
+    return metrics
+        .lines()
+        .filter(
+            l ->
+                l.startsWith(gauge + "{")
+                    && l.contains("pool=\"batch\"")
+                    && l.contains("provider=\"openai\""))
         .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no " + gauge + " for batch/openai in " + metrics));
@@ -79,7 +86,8 @@ class RouterResilienceTest extends GatewayPerClass {
   // --- 410 -------------------------------------------------------------------------------------
 
   @Test
-  void goneOpensTheModelsCircuitNextCallsGoStraightToTheFallbackAndWithoutOneItIs503() throws Exception {
+  void goneOpensTheModelsCircuitNextCallsGoStraightToTheFallbackAndWithoutOneItIs503()
+      throws Exception {
     Logger routerLog = (Logger) LoggerFactory.getLogger(RoutedCall.class);
     ListAppender<ILoggingEvent> alarms = new ListAppender<>();
     alarms.start();
@@ -91,42 +99,57 @@ class RouterResilienceTest extends GatewayPerClass {
       assertEquals(200, r.statusCode(), r.body());
       assertEquals("anthropic", provider(r));
       assertEquals(List.of("openai:410:zero", "anthropic:200:actual"), ledger(first, 2));
-      assertEquals(1, alarms.list.stream()
-          .filter(e -> e.getLevel() == Level.ERROR && e.getFormattedMessage().contains("ALARM model retired")
-              && e.getFormattedMessage().contains("gpt-6-sol") && e.getFormattedMessage().contains("legacy-draft"))
-          .count(), "one alarm line");
+      assertEquals(
+          1,
+          alarms.list.stream()
+              .filter(
+                  e ->
+                      e.getLevel() == Level.ERROR
+                          && e.getFormattedMessage().contains("ALARM model retired")
+                          && e.getFormattedMessage().contains("gpt-6-sol")
+                          && e.getFormattedMessage().contains("legacy-draft"))
+              .count(),
+          "one alarm line");
 
       for (int i = 0; i < 3; i++) {
         String next = newId();
-        HttpResponse<String> again = post(gw, RouterGateway.chat("legacy-draft", i == 1), headers(next));
+        HttpResponse<String> again =
+            post(gw, RouterGateway.chat("legacy-draft", i == 1), headers(next));
         assertEquals(200, again.statusCode());
         assertEquals("anthropic", provider(again));
         assertEquals("true", again.headers().firstValue("x-gateway-failover").orElse(null));
         assertEquals(List.of("anthropic:200:actual"), ledger(next, 1));
       }
-      assertEquals(1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the retired model is not called again");
+      assertEquals(
+          1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the retired model is not called again");
 
       // The circuit is per MODEL: long-draft's gpt-6.1-sol still goes to OpenAI.
-      HttpResponse<String> other = post(gw, RouterGateway.chat("long-draft", false), headers(newId()));
+      HttpResponse<String> other =
+          post(gw, RouterGateway.chat("long-draft", false), headers(newId()));
       assertEquals("openai", provider(other));
 
-      // 'legacy-solo' has the same primary and no fallback: a clear 503 model_retired, nothing sent upstream.
+      // 'legacy-solo' has the same primary and no fallback: a clear 503 model_retired, nothing sent
+      // upstream.
       int before = gw.sim.received().size();
-      HttpResponse<String> solo = post(gw, RouterGateway.chat("legacy-solo", false), headers(newId()));
+      HttpResponse<String> solo =
+          post(gw, RouterGateway.chat("legacy-solo", false), headers(newId()));
       assertEquals(503, solo.statusCode());
       JsonNode error = TestGateway.JSON.readTree(solo.body()).path("error");
       assertEquals("model_retired", error.path("type").asText());
       assertTrue(error.path("message").asText().contains("gpt-6-sol"), solo.body());
       assertTrue(error.path("message").asText().contains("'legacy-solo'"), solo.body());
       assertEquals(before, gw.sim.received().size());
-      assertEquals(1, alarms.list.stream().filter(e -> e.getFormattedMessage().contains("ALARM")).count(),
+      assertEquals(
+          1,
+          alarms.list.stream().filter(e -> e.getFormattedMessage().contains("ALARM")).count(),
           "the alarm is raised once per opening");
     } finally {
       routerLog.detachAppender(alarms);
     }
   }
 
-  // --- 429: Retry-After and budgets ---------------------------------------------------------------
+  // --- 429: Retry-After and budgets
+  // ---------------------------------------------------------------
 
   @Test
   void retryAfterIsHonouredOnTheSameProvider() {
@@ -159,8 +182,11 @@ class RouterResilienceTest extends GatewayPerClass {
     HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(id));
     assertEquals(429, r.statusCode(), r.body());
     assertTrue(r.body().contains("rate_limited"), r.body());
-    assertEquals(List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero", "anthropic:429:zero"), ledger(id, 4));
-    assertEquals(4, gw.sim.received().size(), "interactive max-attempts = 4, both providers together");
+    assertEquals(
+        List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero", "anthropic:429:zero"),
+        ledger(id, 4));
+    assertEquals(
+        4, gw.sim.received().size(), "interactive max-attempts = 4, both providers together");
   }
 
   @Test
@@ -170,12 +196,17 @@ class RouterResilienceTest extends GatewayPerClass {
     gw.sim.scriptForever(SimRoute.ANTHROPIC_MESSAGES, Fault.rateLimited(1));
     String id = newId();
     long t0 = System.nanoTime();
-    HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(id, "x-priority", "batch"));
+    HttpResponse<String> r =
+        post(gw, RouterGateway.chat("fast-summary", false), headers(id, "x-priority", "batch"));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(429, r.statusCode(), r.body());
-    assertEquals("1", r.headers().firstValue("retry-after").orElse(null), "the provider's advice is passed on");
+    assertEquals(
+        "1",
+        r.headers().firstValue("retry-after").orElse(null),
+        "the provider's advice is passed on");
     assertTrue(ms < 2500, "bounded by the 1.5 s budget, took " + ms + " ms");
-    assertEquals(List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero"), ledger(id, 3));
+    assertEquals(
+        List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero"), ledger(id, 3));
   }
 
   // --- breaker -----------------------------------------------------------------------------------
@@ -184,18 +215,24 @@ class RouterResilienceTest extends GatewayPerClass {
   void theProviderBreakerOpensOnConsecutiveFailuresAndProbesAgain() {
     gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(500), 3);
     for (int i = 0; i < 3; i++) {
-      assertEquals("anthropic", provider(post(gw, RouterGateway.chat("fast-summary", false), headers(newId()))));
+      assertEquals(
+          "anthropic",
+          provider(post(gw, RouterGateway.chat("fast-summary", false), headers(newId()))));
     }
     String open = newId();
     HttpResponse<String> r = post(gw, RouterGateway.chat("fast-summary", false), headers(open));
     assertEquals("anthropic", provider(r));
-    assertEquals(3, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the open breaker kept the call away from OpenAI");
+    assertEquals(
+        3,
+        gw.sim.received(SimRoute.OPENAI_CHAT).size(),
+        "the open breaker kept the call away from OpenAI");
     assertEquals("breaker_open", attempts(gw, open, 2).get(0).error());
 
     // The test's own pace: past the 500 ms reset timeout, so the next call is the half-open probe,
     // which succeeds and closes it.
     RouterGateway.pause(700);
-    HttpResponse<String> probe = post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
+    HttpResponse<String> probe =
+        post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
     assertEquals("openai", provider(probe));
     assertEquals(4, gw.sim.received(SimRoute.OPENAI_CHAT).size());
   }
@@ -208,11 +245,17 @@ class RouterResilienceTest extends GatewayPerClass {
     gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.delayed(Duration.ofMillis(800)), 3);
     List<CompletableFuture<HttpResponse<String>>> slow = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      slow.add(postAsync(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-priority", "batch")));
+      slow.add(
+          postAsync(
+              gw,
+              RouterGateway.chat("fast-summary", false),
+              headers(newId(), "x-priority", "batch")));
       awaitBatchLaneToOpenAiHolds(i + 1); // in order: the first takes the slot, the next two queue
     }
     long t0 = System.nanoTime();
-    HttpResponse<String> refused = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-priority", "batch"));
+    HttpResponse<String> refused =
+        post(
+            gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-priority", "batch"));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(429, refused.statusCode(), refused.body());
     assertTrue(refused.headers().firstValue("retry-after").isPresent());
@@ -220,29 +263,49 @@ class RouterResilienceTest extends GatewayPerClass {
     assertEquals("true", refused.headers().firstValue("x-gateway-error").orElse(null));
 
     // Interactive shares nothing with batch: it is served while the batch lane is full.
-    HttpResponse<String> interactive = post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
+    HttpResponse<String> interactive =
+        post(gw, RouterGateway.chat("fast-summary", false), headers(newId()));
     assertEquals(200, interactive.statusCode());
     for (CompletableFuture<HttpResponse<String>> f : slow) {
       assertEquals(200, f.get().statusCode());
     }
-    assertEquals(3 + 1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "the refused call never went upstream");
+    assertEquals(
+        3 + 1,
+        gw.sim.received(SimRoute.OPENAI_CHAT).size(),
+        "the refused call never went upstream");
   }
 
-  // --- stickiness ----------------------------------------------------------------------------------
+  // --- stickiness
+  // ----------------------------------------------------------------------------------
 
   @Test
   void aConversationSwitchesOnceAndStaysOnTheFallback() {
     gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
     String conversation = "conv-" + UUID.randomUUID();
-    HttpResponse<String> first = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
+    HttpResponse<String> first =
+        post(
+            gw,
+            RouterGateway.chat("fast-summary", false),
+            headers(newId(), "x-conversation-id", conversation));
     assertEquals("anthropic", provider(first));
     for (int i = 0; i < 2; i++) {
-      HttpResponse<String> later = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", conversation));
+      HttpResponse<String> later =
+          post(
+              gw,
+              RouterGateway.chat("fast-summary", false),
+              headers(newId(), "x-conversation-id", conversation));
       assertEquals("anthropic", provider(later));
       assertEquals("true", later.headers().firstValue("x-gateway-failover").orElse(null));
     }
-    assertEquals(1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "OpenAI is healthy again but the conversation stays");
-    HttpResponse<String> other = post(gw, RouterGateway.chat("fast-summary", false), headers(newId(), "x-conversation-id", "conv-" + UUID.randomUUID()));
+    assertEquals(
+        1,
+        gw.sim.received(SimRoute.OPENAI_CHAT).size(),
+        "OpenAI is healthy again but the conversation stays");
+    HttpResponse<String> other =
+        post(
+            gw,
+            RouterGateway.chat("fast-summary", false),
+            headers(newId(), "x-conversation-id", "conv-" + UUID.randomUUID()));
     assertEquals("openai", provider(other));
   }
 
@@ -251,7 +314,9 @@ class RouterResilienceTest extends GatewayPerClass {
   private static String structured(String schemaProperty) {
     return "{\"model\":\"structured-analysis\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"Analyse.\"}],"
         + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"r\",\"strict\":true,"
-        + "\"schema\":{\"type\":\"object\",\"properties\":{\"" + schemaProperty + "\":{\"type\":\"string\"}}}}}}";
+        + "\"schema\":{\"type\":\"object\",\"properties\":{\""
+        + schemaProperty
+        + "\":{\"type\":\"string\"}}}}}}";
   }
 
   private static String responseFormat(ReceivedCall call) {
@@ -260,9 +325,13 @@ class RouterResilienceTest extends GatewayPerClass {
 
   @Test
   void aStrictSchemaRejectionIsRetriedAsJsonObjectAndRemembered() {
-    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(400, Map.of(),
-        "{\"error\":{\"message\":\"Invalid schema for response_format 'r': 'additionalProperties' is required to be supplied and to be false.\","
-            + "\"type\":\"invalid_request_error\",\"param\":\"response_format\",\"code\":\"invalid_json_schema\"}}"));
+    gw.sim.script(
+        SimRoute.OPENAI_CHAT,
+        Fault.status(
+            400,
+            Map.of(),
+            "{\"error\":{\"message\":\"Invalid schema for response_format 'r': 'additionalProperties' is required to be supplied and to be false.\","
+                + "\"type\":\"invalid_request_error\",\"param\":\"response_format\",\"code\":\"invalid_json_schema\"}}"));
     String property = "p" + UUID.randomUUID().toString().substring(0, 8);
     String id = newId();
     HttpResponse<String> r = post(gw, structured(property), headers(id));
@@ -270,7 +339,9 @@ class RouterResilienceTest extends GatewayPerClass {
     assertEquals("openai", provider(r));
     assertEquals(List.of("openai:400:zero", "openai:200:actual"), ledger(id, 2));
     List<ReceivedCall> calls = gw.sim.received(SimRoute.OPENAI_CHAT);
-    assertEquals(List.of("json_schema", "json_object"), calls.stream().map(RouterResilienceTest::responseFormat).toList());
+    assertEquals(
+        List.of("json_schema", "json_object"),
+        calls.stream().map(RouterResilienceTest::responseFormat).toList());
 
     // Same schema again: straight to json_object, no 400 paid first.
     HttpResponse<String> again = post(gw, structured(property), headers(newId()));
@@ -281,17 +352,27 @@ class RouterResilienceTest extends GatewayPerClass {
   @Test
   void aGrammarTooLargeOnClaudeMovesTheSchemaIntoTheSystemPrompt() {
     gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(503));
-    gw.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.status(400, Map.of(),
-        "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"The compiled grammar is too large.\"}}"));
+    gw.sim.script(
+        SimRoute.ANTHROPIC_MESSAGES,
+        Fault.status(
+            400,
+            Map.of(),
+            "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"The compiled grammar is too large.\"}}"));
     String id = newId();
     HttpResponse<String> r = post(gw, structured("q"), headers(id));
     assertEquals(200, r.statusCode(), r.body());
     assertEquals("anthropic", provider(r));
-    assertEquals(List.of("openai:503:zero", "anthropic:400:zero", "anthropic:200:actual"), ledger(id, 3));
+    assertEquals(
+        List.of("openai:503:zero", "anthropic:400:zero", "anthropic:200:actual"), ledger(id, 3));
     List<ReceivedCall> claude = gw.sim.received(SimRoute.ANTHROPIC_MESSAGES);
-    assertFalse(claude.get(0).body().orElseThrow().path("output_config").isMissingNode(), "native schema first");
+    assertFalse(
+        claude.get(0).body().orElseThrow().path("output_config").isMissingNode(),
+        "native schema first");
     JsonNode retried = claude.get(1).body().orElseThrow();
-    assertTrue(retried.path("output_config").path("format").isMissingNode(), "no grammar on the retry");
-    assertTrue(retried.path("system").toString().contains("\\\"q\\\""), "the schema is in the system prompt: " + retried.path("system"));
+    assertTrue(
+        retried.path("output_config").path("format").isMissingNode(), "no grammar on the retry");
+    assertTrue(
+        retried.path("system").toString().contains("\\\"q\\\""),
+        "the schema is in the system prompt: " + retried.path("system"));
   }
 }

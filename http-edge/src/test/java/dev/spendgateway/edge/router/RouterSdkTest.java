@@ -41,16 +41,19 @@ class RouterSdkTest extends GatewayPerClass {
 
   @BeforeAll
   void startTheClient() {
-    OpenAIOkHttpClient.Builder b = OpenAIOkHttpClient.builder()
-        .baseUrl(gw.base + "/v1")
-        .apiKey(RouterGateway.TOKEN)
-        .maxRetries(0)
-        .timeout(Duration.ofSeconds(30));
-    RouterGateway.spendHeaders("unused").forEach((k, v) -> {
-      if (!k.equals("authorization") && !k.equals("x-request-id")) {
-        b.putHeader(k, v);
-      }
-    });
+    OpenAIOkHttpClient.Builder b =
+        OpenAIOkHttpClient.builder()
+            .baseUrl(gw.base + "/v1")
+            .apiKey(RouterGateway.TOKEN)
+            .maxRetries(0)
+            .timeout(Duration.ofSeconds(30));
+    RouterGateway.spendHeaders("unused")
+        .forEach(
+            (k, v) -> {
+              if (!k.equals("authorization") && !k.equals("x-request-id")) {
+                b.putHeader(k, v);
+              }
+            });
     client = b.build();
   }
 
@@ -77,7 +80,12 @@ class RouterSdkTest extends GatewayPerClass {
           choice.message()._role().toString(),
           choice.message().content().orElse(""),
           choice.finishReason().toString(),
-          c.usage().map(u -> u.totalTokens() == u.promptTokens() + u.completionTokens() && u.totalTokens() > 0).orElse(false));
+          c.usage()
+              .map(
+                  u ->
+                      u.totalTokens() == u.promptTokens() + u.completionTokens()
+                          && u.totalTokens() > 0)
+              .orElse(false));
     }
   }
 
@@ -98,21 +106,29 @@ class RouterSdkTest extends GatewayPerClass {
 
     JsonView openAi = JsonView.of(fromOpenAi.parse());
     JsonView claude = JsonView.of(fromClaude.parse());
-    assertEquals(new JsonView("fast-summary", "assistant", SimConfig.DEFAULT_REPLY, "stop", true), openAi);
+    assertEquals(
+        new JsonView("fast-summary", "assistant", SimConfig.DEFAULT_REPLY, "stop", true), openAi);
     assertEquals(openAi, claude);
     assertEquals(1, gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size());
   }
 
-  /** What a caller can see in a stream: every chunk's model, the text, the finish reason, the usage chunk. */
-  private record StreamView(List<String> models, String firstRole, String text, String finish, boolean usageChunkLast) {}
+  /**
+   * What a caller can see in a stream: every chunk's model, the text, the finish reason, the usage
+   * chunk.
+   */
+  private record StreamView(
+      List<String> models, String firstRole, String text, String finish, boolean usageChunkLast) {}
 
   private record Streamed(List<String> provider, List<String> failover, StreamView view) {}
 
   private Streamed stream(boolean askForUsage) {
     List<ChatCompletionChunk> chunks = new ArrayList<>();
-    ChatCompletionCreateParams params = askForUsage
-        ? params().toBuilder().streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build()).build()
-        : params();
+    ChatCompletionCreateParams params =
+        askForUsage
+            ? params().toBuilder()
+                .streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build())
+                .build()
+            : params();
     HttpResponseFor<StreamResponse<ChatCompletionChunk>> raw =
         client.chat().completions().withRawResponse().createStreaming(params);
     try (StreamResponse<ChatCompletionChunk> s = raw.parse()) {
@@ -129,13 +145,17 @@ class RouterSdkTest extends GatewayPerClass {
       }
     }
     ChatCompletionChunk last = chunks.get(chunks.size() - 1);
-    StreamView view = new StreamView(
-        chunks.stream().map(ChatCompletionChunk::model).distinct().toList(),
-        chunks.get(0).choices().get(0).delta().role().map(Object::toString).orElse(null),
-        text.toString(),
-        finish,
-        last.choices().isEmpty() && last.usage().map(u -> u.totalTokens() > 0).orElse(false));
-    return new Streamed(raw.headers().values("x-gateway-provider"), raw.headers().values("x-gateway-failover"), view);
+    StreamView view =
+        new StreamView(
+            chunks.stream().map(ChatCompletionChunk::model).distinct().toList(),
+            chunks.get(0).choices().get(0).delta().role().map(Object::toString).orElse(null),
+            text.toString(),
+            finish,
+            last.choices().isEmpty() && last.usage().map(u -> u.totalTokens() > 0).orElse(false));
+    return new Streamed(
+        raw.headers().values("x-gateway-provider"),
+        raw.headers().values("x-gateway-failover"),
+        view);
   }
 
   @ParameterizedTest(name = "caller asked for usage: {0}")
@@ -150,15 +170,23 @@ class RouterSdkTest extends GatewayPerClass {
     assertEquals(List.of("anthropic"), fromClaude.provider());
     assertEquals(List.of("true"), fromClaude.failover());
     // The usage-only chunk comes last for a caller that asked for it, and never otherwise.
-    assertEquals(new StreamView(List.of("fast-summary"), "assistant", SimConfig.DEFAULT_REPLY, "stop", askForUsage), fromOpenAi.view());
+    assertEquals(
+        new StreamView(
+            List.of("fast-summary"), "assistant", SimConfig.DEFAULT_REPLY, "stop", askForUsage),
+        fromOpenAi.view());
     assertEquals(fromOpenAi.view(), fromClaude.view());
   }
 
   @Test
   void gatewayErrorsSurfaceAsTheSdksOwnExceptions() {
-    BadRequestException e = assertThrows(
-        BadRequestException.class,
-        () -> client.chat().completions().create(params().toBuilder().model("no-such-profile").build()));
+    BadRequestException e =
+        assertThrows(
+            BadRequestException.class,
+            () ->
+                client
+                    .chat()
+                    .completions()
+                    .create(params().toBuilder().model("no-such-profile").build()));
     assertTrue(e.getMessage().contains("fast-summary"), e.getMessage());
     assertEquals(0, gw.sim.received().size());
   }

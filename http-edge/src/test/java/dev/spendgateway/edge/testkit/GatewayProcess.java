@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * The packaged gateway as a separate JVM, started the way {@code bin/gateway} starts it: {@code
  * conf/} and the jar on the class path, {@code conf/logback.xml}, {@code GatewayMain} with the
  * given arguments. No {@code GATEWAY_*} variable of the shell running the build reaches it, only
- * the ones a test sets. Its output (stdout and stderr) goes to one file, which every failure quotes.
+ * the ones a test sets. Its output (stdout and stderr) goes to one file, which every failure
+ * quotes.
  *
  * <p>Also the one place that knows where the built jars are ({@link #gatewayJar}, {@link
  * #adminJar}) and how to run {@code gateway-admin} ({@link #admin}).
@@ -33,8 +34,10 @@ public final class GatewayProcess implements AutoCloseable {
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   public final Process process;
+
   /** The port it was told to listen on ({@code GATEWAY_PORT}), or 0 when none was set. */
   public final int port;
+
   /** Where its stdout and stderr go. */
   public final Path out;
 
@@ -140,7 +143,9 @@ public final class GatewayProcess implements AutoCloseable {
       assertTrue(process.isAlive(), "gateway exited early: " + output());
       try {
         HttpRequest ready =
-            HttpRequest.newBuilder(URI.create(base() + "/readyz")).timeout(Duration.ofSeconds(5)).build();
+            HttpRequest.newBuilder(URI.create(base() + "/readyz"))
+                .timeout(Duration.ofSeconds(5))
+                .build();
         if (HTTP.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
           return this;
         }
@@ -154,7 +159,8 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** Waits for the process to end by itself (a refused start) and returns its exit value. */
   public int awaitExit(Duration max) throws Exception {
-    assertTrue(process.waitFor(max.toMillis(), TimeUnit.MILLISECONDS),
+    assertTrue(
+        process.waitFor(max.toMillis(), TimeUnit.MILLISECONDS),
         "the JVM never outlives a failed start: " + output());
     return process.exitValue();
   }
@@ -174,7 +180,8 @@ public final class GatewayProcess implements AutoCloseable {
     }
   }
 
-  // --- where things are ---------------------------------------------------------------------------
+  // --- where things are
+  // ---------------------------------------------------------------------------
 
   /** The packaged gateway (failsafe passes its path; {@code target/gateway.jar} otherwise). */
   public static Path gatewayJar() {
@@ -202,7 +209,8 @@ public final class GatewayProcess implements AutoCloseable {
     }
   }
 
-  // --- gateway-admin ------------------------------------------------------------------------------
+  // --- gateway-admin
+  // ------------------------------------------------------------------------------
 
   /** What one {@code gateway-admin} run printed, and its exit value. */
   public record Cli(int exit, String stdout, String stderr) {
@@ -216,9 +224,13 @@ public final class GatewayProcess implements AutoCloseable {
    * no {@code GATEWAY_*} variable inherited), its output kept in files under {@code temp}.
    */
   public static Cli admin(Path temp, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(java(), "-cp",
-        root().resolve("conf") + File.pathSeparator + adminJar(),
-        "dev.spendgateway.operator.GatewayAdmin"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                java(),
+                "-cp",
+                root().resolve("conf") + File.pathSeparator + adminJar(),
+                "dev.spendgateway.operator.GatewayAdmin"));
     cmd.addAll(List.of(args));
     Path stdout = Files.createTempFile(temp, "admin", ".out");
     Path stderr = Files.createTempFile(temp, "admin", ".err");
@@ -226,8 +238,11 @@ public final class GatewayProcess implements AutoCloseable {
         new ProcessBuilder(cmd).redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("GATEWAY_"));
     Process p = pb.start();
-    assertTrue(p.waitFor(180, TimeUnit.SECONDS), "gateway-admin " + String.join(" ", args) + " ends");
-    return new Cli(p.exitValue(), Files.readString(stdout, StandardCharsets.UTF_8),
+    assertTrue(
+        p.waitFor(180, TimeUnit.SECONDS), "gateway-admin " + String.join(" ", args) + " ends");
+    return new Cli(
+        p.exitValue(),
+        Files.readString(stdout, StandardCharsets.UTF_8),
         Files.readString(stderr, StandardCharsets.UTF_8));
   }
 }

@@ -26,13 +26,14 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * A real ledger (the journal a test conf names, e.g. in-memory H2) behind some of the gateway's
- * own API routes, bound on loopback, and an HTTP client that reads every answer as JSON. Used by the
+ * A real ledger (the journal a test conf names, e.g. in-memory H2) behind some of the gateway's own
+ * API routes, bound on loopback, and an HTTP client that reads every answer as JSON. Used by the
  * ledger and admin API tests, which check status codes and body shapes over real HTTP.
  */
 public final class LedgerApiServer implements AutoCloseable {
   /** Amounts as {@link BigDecimal}, so money compares exactly. */
-  public static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+  public static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
 
   /** One answer: its status, its body as JSON, and the raw response for headers. */
   public record Answer(int status, JsonNode body, HttpResponse<String> raw) {}
@@ -44,7 +45,8 @@ public final class LedgerApiServer implements AutoCloseable {
   private final ServerBinding binding;
   private final String base;
 
-  private LedgerApiServer(ActorSystem<Void> system, LedgerClient ledger, String token, Route route) throws Exception {
+  private LedgerApiServer(ActorSystem<Void> system, LedgerClient ledger, String token, Route route)
+      throws Exception {
     this.system = system;
     this.ledger = ledger;
     this.token = token;
@@ -58,19 +60,29 @@ public final class LedgerApiServer implements AutoCloseable {
    *
    * @param token sent by {@link #get} as {@code x-api-key}; null when the routes need none
    */
-  public static LedgerApiServer start(Class<?> owner, String confResource, String token,
-      Function<LedgerClient, Route> routes) throws Exception {
-    Config config = ConfigFactory.parseResources(owner, confResource).withFallback(ConfigFactory.defaultReference()).resolve();
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), confResource.replace(".conf", ""), config);
+  public static LedgerApiServer start(
+      Class<?> owner, String confResource, String token, Function<LedgerClient, Route> routes)
+      throws Exception {
+    Config config =
+        ConfigFactory.parseResources(owner, confResource)
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
+    ActorSystem<Void> system =
+        ActorSystem.create(Behaviors.empty(), confResource.replace(".conf", ""), config);
     LedgerSettings settings = LedgerSettings.fromConfig(config);
-    LedgerClient ledger = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
+    LedgerClient ledger =
+        LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
     ledger.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return new LedgerApiServer(system, ledger, token, routes.apply(ledger));
   }
 
   /** Binds another route on a free loopback port (e.g. one over a ledger that never answers). */
   public ServerBinding bind(Route route) throws Exception {
-    return Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    return Http.get(system)
+        .newServerAt("127.0.0.1", 0)
+        .bind(route)
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
   }
 
   /** The loopback port the routes are bound on. */
@@ -80,7 +92,9 @@ public final class LedgerApiServer implements AutoCloseable {
 
   /** POSTs {@code body}; {@code bearer} or {@code contentType} null: that header is not sent. */
   public Answer post(String path, String body, String bearer, String contentType) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .POST(HttpRequest.BodyPublishers.ofString(body));
     if (contentType != null) {
       b.header("content-type", contentType);
     }
@@ -108,7 +122,10 @@ public final class LedgerApiServer implements AutoCloseable {
   /** {@code actual} is a JSON number equal to {@code expected} dollars, scale aside. */
   public static void assertUsd(String expected, JsonNode actual) {
     assertTrue(actual.isNumber(), () -> "not a number: " + actual);
-    assertEquals(0, new BigDecimal(expected).compareTo(actual.decimalValue()), () -> expected + " vs " + actual);
+    assertEquals(
+        0,
+        new BigDecimal(expected).compareTo(actual.decimalValue()),
+        () -> expected + " vs " + actual);
   }
 
   @Override

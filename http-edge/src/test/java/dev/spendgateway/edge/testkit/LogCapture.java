@@ -17,8 +17,10 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ConcurrentLinkedQueue<ILoggingEvent> events = new ConcurrentLinkedQueue<>();
+
   /** The access lines, parsed once as they come (a storm test reads them once per call). */
   private final ConcurrentLinkedQueue<JsonNode> accessLines = new ConcurrentLinkedQueue<>();
+
   private final ConcurrentLinkedQueue<String> notJson = new ConcurrentLinkedQueue<>();
 
   public static LogCapture attach() {
@@ -57,7 +59,8 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
   public List<String> allText() {
     List<String> out = new ArrayList<>();
     for (ILoggingEvent e : events) {
-      StringBuilder line = new StringBuilder(e.getLoggerName()).append(' ').append(e.getFormattedMessage());
+      StringBuilder line =
+          new StringBuilder(e.getLoggerName()).append(' ').append(e.getFormattedMessage());
       line.append(' ').append(e.getMDCPropertyMap());
       for (IThrowableProxy t = e.getThrowableProxy(); t != null; t = t.getCause()) {
         line.append(' ').append(t.getClassName()).append(": ").append(t.getMessage());
@@ -96,5 +99,4 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> {
     }
     return List.copyOf(accessLines);
   }
-
 }

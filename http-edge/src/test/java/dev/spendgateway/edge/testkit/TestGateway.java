@@ -53,6 +53,7 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 public final class TestGateway implements AutoCloseable {
   /** The pass-through routes, as a caller of the gateway addresses them. */
   public static final String ANTHROPIC = "/anthropic/v1/messages";
+
   public static final String CHAT = "/openai/v1/chat/completions";
   public static final String RESPONSES = "/openai/v1/responses";
   public static final String TRANSCRIPTIONS = "/openai/v1/audio/transcriptions";
@@ -63,14 +64,15 @@ public final class TestGateway implements AutoCloseable {
   /**
    * What one test suite runs the gateway with.
    *
-   * @param confResource the classpath conf laid under the per-run values (it sets the token and
-   *     the fake provider keys)
+   * @param confResource the classpath conf laid under the per-run values (it sets the token and the
+   *     fake provider keys)
    * @param namePrefix names the actor system and the temp data dir, so leftovers say whose they are
    * @param simulator how the upstream simulator answers by default
    * @param journalInMemory an in-memory H2 journal, one database per gateway, instead of a file in
    *     the data dir: for suites that test the calls, not what survives a restart
    */
-  public record Suite(String confResource, String namePrefix, SimConfig simulator, boolean journalInMemory) {
+  public record Suite(
+      String confResource, String namePrefix, SimConfig simulator, boolean journalInMemory) {
     public Suite(String confResource, String namePrefix, SimConfig simulator) {
       this(confResource, namePrefix, simulator, false);
     }
@@ -83,20 +85,28 @@ public final class TestGateway implements AutoCloseable {
   public final ProviderSimulator sim;
   public final LogCapture logs;
   public final String base;
+
   /** HTTP/1.1, as the gateway speaks it (no h2c upgrade offered on every new connection). */
   public final HttpClient http =
       HttpClient.newBuilder()
           .version(HttpClient.Version.HTTP_1_1)
           .connectTimeout(Duration.ofSeconds(5))
           .build();
+
   /** The gateway token of the suite's conf: what {@link #post} and the /usage reads present. */
   private final String token;
+
   private final ActorSystem<Void> system;
   private final Path dataDir;
   private final List<AutoCloseable> clients = new ArrayList<>();
 
   private TestGateway(
-      ProviderSimulator sim, LogCapture logs, String token, ActorSystem<Void> system, Path dataDir, int port) {
+      ProviderSimulator sim,
+      LogCapture logs,
+      String token,
+      ActorSystem<Void> system,
+      Path dataDir,
+      int port) {
     this.sim = sim;
     this.logs = logs;
     this.token = token;
@@ -110,7 +120,8 @@ public final class TestGateway implements AutoCloseable {
   }
 
   /** {@code overrides} win over everything, e.g. a provider base URL nobody listens on. */
-  public static TestGateway start(Suite suite, String name, Map<String, Object> overrides) throws Exception {
+  public static TestGateway start(Suite suite, String name, Map<String, Object> overrides)
+      throws Exception {
     LogCapture logs = LogCapture.attach();
     ProviderSimulator sim = ProviderSimulator.start(suite.simulator());
     Path dataDir = Files.createTempDirectory(suite.namePrefix() + "-" + name);
@@ -123,7 +134,10 @@ public final class TestGateway implements AutoCloseable {
     if (suite.journalInMemory()) {
       values.put(
           "pekko-persistence-jdbc.shared-databases.slick.db.url",
-          "jdbc:h2:mem:" + suite.namePrefix() + "-" + UUID.randomUUID()
+          "jdbc:h2:mem:"
+              + suite.namePrefix()
+              + "-"
+              + UUID.randomUUID()
               + ";DATABASE_TO_UPPER=false;DB_CLOSE_DELAY=-1");
     }
     values.putAll(overrides);
@@ -133,12 +147,20 @@ public final class TestGateway implements AutoCloseable {
             .withFallback(ConfigFactory.parseResources(suite.confResource()))
             .withFallback(ConfigFactory.defaultReference())
             .resolve();
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), suite.namePrefix() + "-" + name, config);
+    ActorSystem<Void> system =
+        ActorSystem.create(Behaviors.empty(), suite.namePrefix() + "-" + name, config);
     ServerBinding binding =
-        Gateway.start(system, config, Clock.systemUTC()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        Gateway.start(system, config, Clock.systemUTC())
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
     TestGateway gateway =
         new TestGateway(
-            sim, logs, config.getString("gateway.token"), system, dataDir, binding.localAddress().getPort());
+            sim,
+            logs,
+            config.getString("gateway.token"),
+            system,
+            dataDir,
+            binding.localAddress().getPort());
     gateway.awaitReady();
     return gateway;
   }
@@ -223,7 +245,8 @@ public final class TestGateway implements AutoCloseable {
   }
 
   /** {@link #send} without waiting: for a call held open while others are made. */
-  public java.util.concurrent.CompletableFuture<HttpResponse<String>> sendAsync(HttpRequest request) {
+  public java.util.concurrent.CompletableFuture<HttpResponse<String>> sendAsync(
+      HttpRequest request) {
     return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
   }
 
@@ -271,7 +294,8 @@ public final class TestGateway implements AutoCloseable {
     return usage;
   }
 
-  // --- the access log ------------------------------------------------------------------------------
+  // --- the access log
+  // ------------------------------------------------------------------------------
 
   /** Polls the captured access log until a line matches. */
   public JsonNode awaitAccessLine(Predicate<JsonNode> which) throws Exception {
@@ -286,7 +310,9 @@ public final class TestGateway implements AutoCloseable {
     throw new AssertionError("no matching access log line in " + logs.accessLines());
   }
 
-  /** The access lines carrying {@code requestId}, waiting until at least {@code atLeast} are there. */
+  /**
+   * The access lines carrying {@code requestId}, waiting until at least {@code atLeast} are there.
+   */
   public List<JsonNode> awaitAccessLines(String requestId, int atLeast) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
     List<JsonNode> lines = accessLines(requestId);
@@ -333,7 +359,8 @@ public final class TestGateway implements AutoCloseable {
             postJson(ANTHROPIC, CAUGHT_UP_BODY, Brand.fresh("caught-up").withDaily("0.000001"))
                 .header("x-request-id", marker)
                 .build());
-    assertEquals(402, refused.statusCode(), "the marker call goes to the ledger: " + refused.body());
+    assertEquals(
+        402, refused.statusCode(), "the marker call goes to the ledger: " + refused.body());
     awaitAccessLines(marker, 1);
   }
 
@@ -343,7 +370,9 @@ public final class TestGateway implements AutoCloseable {
           + "\"messages\":[{\"role\":\"user\",\"content\":\"-\"}]}";
 
   private List<JsonNode> accessLines(String requestId) {
-    return logs.accessLines().stream().filter(l -> requestId.equals(l.path("request_id").asText())).toList();
+    return logs.accessLines().stream()
+        .filter(l -> requestId.equals(l.path("request_id").asText()))
+        .toList();
   }
 
   @Override
@@ -360,7 +389,8 @@ public final class TestGateway implements AutoCloseable {
     }
   }
 
-  // --- spend headers -------------------------------------------------------------------------------
+  // --- spend headers
+  // -------------------------------------------------------------------------------
 
   /** An {@code app} brand with its caps; every test uses a fresh one so its spend starts at 0. */
   public record Brand(String id, String dailyUsd, String monthlyUsd) {

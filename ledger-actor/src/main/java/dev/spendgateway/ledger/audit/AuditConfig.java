@@ -47,8 +47,11 @@ public final class AuditConfig {
    * @throws IllegalStateException naming what is missing: the ledger's configuration, the journal
    *     file, or a database that does not open within {@link #OPEN_TIMEOUT}
    */
-  public static Config load(Optional<Path> configFile, Optional<Path> dataDir,
-      Optional<String> journalUrl, boolean requireJournal) {
+  public static Config load(
+      Optional<Path> configFile,
+      Optional<Path> dataDir,
+      Optional<String> journalUrl,
+      boolean requireJournal) {
     Map<String, Object> flags = new HashMap<>();
     flags.put("pekko.loglevel", "WARNING");
     flags.put("pekko.stdout-loglevel", "WARNING");
@@ -56,19 +59,26 @@ public final class AuditConfig {
     flags.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     dataDir.ifPresent(dir -> flags.put("gateway.data-dir", dir.toAbsolutePath().toString()));
     ConfigFactory.invalidateCaches();
-    Config app = configFile.map(file -> ConfigFactory.parseFile(file.toFile()))
-        .orElseGet(ConfigFactory::defaultApplication);
+    Config app =
+        configFile
+            .map(file -> ConfigFactory.parseFile(file.toFile()))
+            .orElseGet(ConfigFactory::defaultApplication);
     // The same data dir as the gateway's, absolute: H2 refuses an implicitly relative path.
-    Config resolved = DataDirs.resolveAbsolute(ConfigFactory.parseMap(flags)
-        .withFallback(ConfigFactory.defaultOverrides())
-        .withFallback(app)
-        // Replay reads pages of this many events per query (plugin default 500): fewer round trips.
-        .withFallback(ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
-        .withFallback(ConfigFactory.defaultReference()));
+    Config resolved =
+        DataDirs.resolveAbsolute(
+            ConfigFactory.parseMap(flags)
+                .withFallback(ConfigFactory.defaultOverrides())
+                .withFallback(app)
+                // Replay reads pages of this many events per query (plugin default 500): fewer
+                // round trips.
+                .withFallback(
+                    ConfigFactory.parseMap(Map.of("jdbc-read-journal.max-buffer-size", "10000")))
+                .withFallback(ConfigFactory.defaultReference()));
     resolved = PostgresJournal.select(resolved, journalUrl);
     if (!resolved.hasPath("ledger.caps")) {
-      throw new IllegalStateException("no ledger configuration found; pass --config "
-          + "conf/application.conf (bin/gateway-admin puts conf/ on the class path)");
+      throw new IllegalStateException(
+          "no ledger configuration found; pass --config "
+              + "conf/application.conf (bin/gateway-admin puts conf/ on the class path)");
     }
     if (requireJournal) {
       requireJournalFile(resolved);
@@ -105,8 +115,10 @@ public final class AuditConfig {
     if (url.startsWith("jdbc:h2:file:")) {
       Path file = Path.of(config.getString("gateway.data-dir"), "ledger.mv.db");
       if (!Files.exists(file)) {
-        throw new IllegalStateException("no journal at " + file.toAbsolutePath()
-            + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
+        throw new IllegalStateException(
+            "no journal at "
+                + file.toAbsolutePath()
+                + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
       }
     }
   }

@@ -20,13 +20,19 @@ public final class AuditRuns {
    * @return the same audit, once the stream has ended
    */
   public static CompletionStage<LedgerAudit> replay(
-      ActorSystem<?> system, Source<Journaled, NotUsed> events, Optional<Instant> until, LedgerAudit audit,
+      ActorSystem<?> system,
+      Source<Journaled, NotUsed> events,
+      Optional<Instant> until,
+      LedgerAudit audit,
       Progress progress) {
     return upTo(events, until)
-        .runWith(Sink.foreach(j -> {
-          audit.apply(j);
-          progress.tick();
-        }), system)
+        .runWith(
+            Sink.foreach(
+                j -> {
+                  audit.apply(j);
+                  progress.tick();
+                }),
+            system)
         .thenApply(done -> audit);
   }
 
@@ -35,25 +41,33 @@ public final class AuditRuns {
    * totals; stops at the first violation.
    */
   public static CompletionStage<Optional<Violation>> verify(
-      ActorSystem<?> system, Source<Journaled, NotUsed> events, Optional<Snapshot> snapshot, LedgerAudit audit,
+      ActorSystem<?> system,
+      Source<Journaled, NotUsed> events,
+      Optional<Snapshot> snapshot,
+      LedgerAudit audit,
       Progress progress) {
     AtomicReference<Violation> first = new AtomicReference<>();
     long snapshotAt = snapshot.map(Snapshot::sequenceNr).orElse(-1L);
     return events
         .takeWhile(j -> first.get() == null)
-        .runWith(Sink.foreach(j -> {
-          Optional<Violation> broken = audit.accept(j);
-          // A snapshot covers its whole row: with a group commit, compare after the row's last fact.
-          if (broken.isEmpty() && j.sequenceNr() == snapshotAt && j.endsRow()) {
-            broken = audit.checkSnapshot(snapshotAt, snapshot.get().state(), j.type());
-          }
-          broken.ifPresent(first::set);
-          progress.tick();
-        }), system)
+        .runWith(
+            Sink.foreach(
+                j -> {
+                  Optional<Violation> broken = audit.accept(j);
+                  // A snapshot covers its whole row: with a group commit, compare after the row's
+                  // last fact.
+                  if (broken.isEmpty() && j.sequenceNr() == snapshotAt && j.endsRow()) {
+                    broken = audit.checkSnapshot(snapshotAt, snapshot.get().state(), j.type());
+                  }
+                  broken.ifPresent(first::set);
+                  progress.tick();
+                }),
+            system)
         .thenApply(done -> Optional.ofNullable(first.get()));
   }
 
-  private static Source<Journaled, NotUsed> upTo(Source<Journaled, NotUsed> events, Optional<Instant> until) {
+  private static Source<Journaled, NotUsed> upTo(
+      Source<Journaled, NotUsed> events, Optional<Instant> until) {
     return until.map(t -> events.takeWhile(j -> !j.event().at().isAfter(t))).orElse(events);
   }
 }

@@ -24,8 +24,11 @@ public final class JournalImport extends EventSourcedBehavior<JournalImport.Comm
   /** After recovery: how many rows the journal already holds (an import needs 0). */
   public record RowsPresent(ActorRef<Long> replyTo) implements Command {}
 
-  /** Persist {@code facts} as the row {@code sequenceNr}; answered with the sequence number written. */
-  public record WriteRow(long sequenceNr, List<Event> facts, ActorRef<Long> replyTo) implements Command {}
+  /**
+   * Persist {@code facts} as the row {@code sequenceNr}; answered with the sequence number written.
+   */
+  public record WriteRow(long sequenceNr, List<Event> facts, ActorRef<Long> replyTo)
+      implements Command {}
 
   public static Behavior<Command> create() {
     return new JournalImport();
@@ -44,14 +47,21 @@ public final class JournalImport extends EventSourcedBehavior<JournalImport.Comm
   public CommandHandler<Command, Event, Long> commandHandler() {
     return newCommandHandlerBuilder()
         .forAnyState()
-        .onCommand(RowsPresent.class, (rows, cmd) -> Effect().none().thenReply(cmd.replyTo(), r -> r))
-        .onCommand(WriteRow.class, (rows, cmd) -> {
-          if (cmd.sequenceNr() != rows + 1) {
-            throw new IllegalStateException("export rows out of order: row " + cmd.sequenceNr() + " after row " + rows
-                + " (import an export that starts at sequence number 1, without gaps)");
-          }
-          return Effect().persist(GroupCommit.of(cmd.facts())).thenReply(cmd.replyTo(), r -> r);
-        })
+        .onCommand(
+            RowsPresent.class, (rows, cmd) -> Effect().none().thenReply(cmd.replyTo(), r -> r))
+        .onCommand(
+            WriteRow.class,
+            (rows, cmd) -> {
+              if (cmd.sequenceNr() != rows + 1) {
+                throw new IllegalStateException(
+                    "export rows out of order: row "
+                        + cmd.sequenceNr()
+                        + " after row "
+                        + rows
+                        + " (import an export that starts at sequence number 1, without gaps)");
+              }
+              return Effect().persist(GroupCommit.of(cmd.facts())).thenReply(cmd.replyTo(), r -> r);
+            })
         .build();
   }
 

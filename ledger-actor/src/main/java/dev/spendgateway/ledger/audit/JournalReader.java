@@ -1,9 +1,9 @@
 package dev.spendgateway.ledger.audit;
 
 import dev.spendgateway.ledger.GlobalBudget;
-import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
+import dev.spendgateway.ledger.LedgerState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,28 +36,36 @@ public final class JournalReader {
 
   public JournalReader(ActorSystem<?> system) {
     this.system = system;
-    this.journal = PersistenceQuery.get(Adapter.toClassic(system))
-        .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
+    this.journal =
+        PersistenceQuery.get(Adapter.toClassic(system))
+            .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
   }
 
   /**
-   * Every fact in the journal now, from the row {@code fromSequenceNr} on; completes at the end.
-   * A group-commit row comes out as its facts, in order.
+   * Every fact in the journal now, from the row {@code fromSequenceNr} on; completes at the end. A
+   * group-commit row comes out as its facts, in order.
    */
   public Source<Journaled, NotUsed> current(long fromSequenceNr) {
-    return journal.currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
+    return journal
+        .currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
         .mapConcat(JournalReader::facts);
   }
 
-  /** As {@link #current}, then every new fact as it is written (polled every refresh-interval); never completes. */
+  /**
+   * As {@link #current}, then every new fact as it is written (polled every refresh-interval);
+   * never completes.
+   */
   public Source<Journaled, NotUsed> live(long fromSequenceNr) {
-    return journal.eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
+    return journal
+        .eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
         .mapConcat(JournalReader::facts);
   }
 
   /** The highest sequence number in the journal now; 0 when it is empty. */
   public java.util.concurrent.CompletionStage<Long> lastSequenceNr() {
-    return journal.currentLastSequenceNumberByPersistenceId(PERSISTENCE_ID).thenApply(last -> last.orElse(0L));
+    return journal
+        .currentLastSequenceNumberByPersistenceId(PERSISTENCE_ID)
+        .thenApply(last -> last.orElse(0L));
   }
 
   /** A snapshot of the ledger state and the sequence number it was taken at. */
@@ -68,19 +76,26 @@ public final class JournalReader {
    * deserialization as the ledger's recovery).
    */
   public Optional<Snapshot> latestSnapshot(Duration timeout) throws Exception {
-    String pluginId = system.settings().config().getString("pekko.persistence.snapshot-store.plugin");
-    ActorRef store = Persistence.get(Adapter.toClassic(system))
-        .snapshotStoreFor(pluginId, com.typesafe.config.ConfigFactory.empty());
-    Object reply = Patterns.ask(store,
-            new SnapshotProtocol.LoadSnapshot(PERSISTENCE_ID, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
-            timeout)
-        .toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    String pluginId =
+        system.settings().config().getString("pekko.persistence.snapshot-store.plugin");
+    ActorRef store =
+        Persistence.get(Adapter.toClassic(system))
+            .snapshotStoreFor(pluginId, com.typesafe.config.ConfigFactory.empty());
+    Object reply =
+        Patterns.ask(
+                store,
+                new SnapshotProtocol.LoadSnapshot(
+                    PERSISTENCE_ID, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
+                timeout)
+            .toCompletableFuture()
+            .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     if (reply instanceof SnapshotProtocol.LoadSnapshotResult result) {
       if (result.snapshot().isEmpty()) {
         return Optional.empty();
       }
       SelectedSnapshot selected = result.snapshot().get();
-      return Optional.of(new Snapshot(selected.metadata().sequenceNr(), (LedgerState) selected.snapshot()));
+      return Optional.of(
+          new Snapshot(selected.metadata().sequenceNr(), (LedgerState) selected.snapshot()));
     }
     if (reply instanceof SnapshotProtocol.LoadSnapshotFailed failed) {
       throw new IllegalStateException("cannot load the latest snapshot", failed.cause());
@@ -88,7 +103,9 @@ public final class JournalReader {
     throw new IllegalStateException("unexpected snapshot store reply " + reply);
   }
 
-  /** The facts of one journal row, each with the row's sequence number; the last one ends the row. */
+  /**
+   * The facts of one journal row, each with the row's sequence number; the last one ends the row.
+   */
   static List<Journaled> facts(EventEnvelope envelope) {
     List<Event> facts = GroupCommit.factsOf((Event) envelope.event());
     List<Journaled> out = new ArrayList<>(facts.size());

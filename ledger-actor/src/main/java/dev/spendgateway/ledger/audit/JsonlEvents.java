@@ -20,21 +20,22 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * The export format: one JSON object per line,
- * {@code {"seq":12,"type":"ReservationSettled","event":{…,"v":1}}}. The {@code event} object has
- * the same fields as the journaled event (Jackson, as in the journal's CBOR); money in integer
- * micro-dollars, instants in ISO-8601 UTC. Lines read back with {@link #parse} (for
- * {@code verify --input}).
+ * The export format: one JSON object per line, {@code
+ * {"seq":12,"type":"ReservationSettled","event":{…,"v":1}}}. The {@code event} object has the same
+ * fields as the journaled event (Jackson, as in the journal's CBOR); money in integer
+ * micro-dollars, instants in ISO-8601 UTC. Lines read back with {@link #parse} (for {@code verify
+ * --input}).
  */
 public final class JsonlEvents {
   private static final Map<String, Class<? extends Event>> TYPES = eventTypes();
 
-  private final ObjectMapper mapper = JsonMapper.builder()
-      .addModule(new JavaTimeModule())
-      .addModule(new Jdk8Module())
-      .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-      .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .build();
+  private final ObjectMapper mapper =
+      JsonMapper.builder()
+          .addModule(new JavaTimeModule())
+          .addModule(new Jdk8Module())
+          .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+          .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .build();
 
   public String line(Journaled j) {
     ObjectNode node = mapper.createObjectNode();
@@ -48,7 +49,10 @@ public final class JsonlEvents {
     }
   }
 
-  /** One line back to an event; {@link IllegalArgumentException} naming the problem when it is not one. */
+  /**
+   * One line back to an event; {@link IllegalArgumentException} naming the problem when it is not
+   * one.
+   */
   public Journaled parse(String line) {
     try {
       JsonNode node = mapper.readTree(line);
@@ -62,8 +66,10 @@ public final class JsonlEvents {
       }
       return new Journaled(node.path("seq").asLong(), mapper.treeToValue(node.get("event"), cls));
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("not an exported event: "
-          + e.getOriginalMessage().lines().findFirst().orElse("malformed JSON"), e);
+      throw new IllegalArgumentException(
+          "not an exported event: "
+              + e.getOriginalMessage().lines().findFirst().orElse("malformed JSON"),
+          e);
     }
   }
 
@@ -75,19 +81,27 @@ public final class JsonlEvents {
     try {
       BufferedReader reader = Files.newBufferedReader(file);
       long[] lineNumber = {0};
-      return reader.lines().peek(l -> lineNumber[0]++).filter(l -> !l.isBlank()).map(l -> {
-        try {
-          return parse(l);
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(file + " line " + lineNumber[0] + ": " + e.getMessage(), e);
-        }
-      }).onClose(() -> {
-        try {
-          reader.close();
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
+      return reader
+          .lines()
+          .peek(l -> lineNumber[0]++)
+          .filter(l -> !l.isBlank())
+          .map(
+              l -> {
+                try {
+                  return parse(l);
+                } catch (IllegalArgumentException e) {
+                  throw new IllegalArgumentException(
+                      file + " line " + lineNumber[0] + ": " + e.getMessage(), e);
+                }
+              })
+          .onClose(
+              () -> {
+                try {
+                  reader.close();
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              });
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -6,8 +6,8 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
-import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
+import dev.spendgateway.ledger.LedgerState;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.money.Micros;
@@ -21,8 +21,8 @@ import java.util.Optional;
  * event is applied, that it could have been written by a correct ledger:
  *
  * <ul>
- *   <li>a {@code ReservationMade} fits under every cap it is held against (the same
- *       {@link CapCheck} rules the actor decides with, against the state before it);
+ *   <li>a {@code ReservationMade} fits under every cap it is held against (the same {@link
+ *       CapCheck} rules the actor decides with, against the state before it);
  *   <li>a reservation id is reserved at most once in the whole journal (while open or long after it
  *       closed: the ledger answers a repeat with the first answer, or 409 {@code id_reused} once it
  *       is past the idempotency window, never with a second reservation);
@@ -33,10 +33,10 @@ import java.util.Optional;
  *       remember fewer adjustment ids, see {@link State#sameBooksAs}).
  * </ul>
  *
- * Cap limits come from the configuration given (the running gateway's, normally): the journal
- * does not record global and pool limits on accepted reservations, so verify a journal with the
- * caps it was written under (see docs/OPERATIONS.md after a cap change). Brand caps travel with
- * each reservation and are always checked as sent.
+ * Cap limits come from the configuration given (the running gateway's, normally): the journal does
+ * not record global and pool limits on accepted reservations, so verify a journal with the caps it
+ * was written under (see docs/OPERATIONS.md after a cap change). Brand caps travel with each
+ * reservation and are always checked as sent.
  */
 public final class LedgerAudit {
   private final CapLimits limits;
@@ -44,10 +44,16 @@ public final class LedgerAudit {
   private long events;
   private long lastSequenceNr;
   private Instant lastAt;
+
   /** id → sequence number of the event that closed it (until a later reservation reuses the id). */
   private final Map<String, Long> closedAt = new HashMap<>();
-  /** reservation id → sequence number of the event that reserved it (every id, for the whole journal). */
+
+  /**
+   * reservation id → sequence number of the event that reserved it (every id, for the whole
+   * journal).
+   */
   private final Map<String, Long> reservedAt = new HashMap<>();
+
   /** adjustment id → sequence number of the event that applied it. */
   private final Map<String, Long> adjustedAt = new HashMap<>();
 
@@ -55,7 +61,10 @@ public final class LedgerAudit {
     this.limits = limits;
   }
 
-  /** Applies {@code j}; checks the invariants first. The state is left unchanged by a violating event. */
+  /**
+   * Applies {@code j}; checks the invariants first. The state is left unchanged by a violating
+   * event.
+   */
   public Optional<Violation> accept(Journaled j) {
     Event event = j.event();
     Optional<String> broken = check(event);
@@ -65,7 +74,8 @@ public final class LedgerAudit {
     try {
       state = state.applied(event);
     } catch (RuntimeException e) {
-      return Optional.of(new Violation(j.sequenceNr(), j.type(), "cannot be applied: " + e.getMessage()));
+      return Optional.of(
+          new Violation(j.sequenceNr(), j.type(), "cannot be applied: " + e.getMessage()));
     }
     if (event instanceof ReservationMade m) {
       reservedAt.put(m.id(), j.sequenceNr());
@@ -81,7 +91,10 @@ public final class LedgerAudit {
     return Optional.empty();
   }
 
-  /** Only replays: no invariant checks (the {@code replay} verb). A broken journal still fails on apply. */
+  /**
+   * Only replays: no invariant checks (the {@code replay} verb). A broken journal still fails on
+   * apply.
+   */
   public void apply(Journaled j) {
     state = state.applied(j.event());
     events++;
@@ -90,15 +103,22 @@ public final class LedgerAudit {
   }
 
   /** Compares the replayed state with a snapshot taken at the current sequence number. */
-  public Optional<Violation> checkSnapshot(long snapshotSequenceNr, LedgerState snapshot, String lastType) {
+  public Optional<Violation> checkSnapshot(
+      long snapshotSequenceNr, LedgerState snapshot, String lastType) {
     if (snapshotSequenceNr != lastSequenceNr) {
-      throw new IllegalStateException("snapshot at " + snapshotSequenceNr + " checked at " + lastSequenceNr);
+      throw new IllegalStateException(
+          "snapshot at " + snapshotSequenceNr + " checked at " + lastSequenceNr);
     }
     return state.sameBooksAs(snapshot)
         ? Optional.empty()
-        : Optional.of(new Violation(snapshotSequenceNr, lastType,
-            "replayed totals differ from the snapshot taken at this sequence number: replayed " + state
-                + ", snapshot " + snapshot));
+        : Optional.of(
+            new Violation(
+                snapshotSequenceNr,
+                lastType,
+                "replayed totals differ from the snapshot taken at this sequence number: replayed "
+                    + state
+                    + ", snapshot "
+                    + snapshot));
   }
 
   private Optional<String> check(Event event) {
@@ -108,33 +128,56 @@ public final class LedgerAudit {
       }
       Long first = reservedAt.get(m.id());
       if (first != null) {
-        return Optional.of("reservation " + m.id() + " reserved a second time (first reserved by event " + first + ")");
+        return Optional.of(
+            "reservation "
+                + m.id()
+                + " reserved a second time (first reserved by event "
+                + first
+                + ")");
       }
-      var caps = CapCheck.capsFor(m.lane(), m.subject(), m.brandDailyMicros(), m.brandMonthlyMicros(), m.at(), limits);
+      var caps =
+          CapCheck.capsFor(
+              m.lane(), m.subject(), m.brandDailyMicros(), m.brandMonthlyMicros(), m.at(), limits);
       return CapCheck.firstFailing(caps, m.amountMicros(), state::spendOn)
-          .map(f -> String.format("reservation %s of $%s accepted past cap %s%s (window %s): limit $%s, headroom $%s",
-              m.id(), usd(m.amountMicros()), f.key().cap().wireName(),
-              f.key().subject() == null ? "" : " for " + f.key().subject(), f.key().window(),
-              usd(f.limitMicros()), usd(f.headroomMicros())));
+          .map(
+              f ->
+                  String.format(
+                      "reservation %s of $%s accepted past cap %s%s (window %s): limit $%s, headroom $%s",
+                      m.id(),
+                      usd(m.amountMicros()),
+                      f.key().cap().wireName(),
+                      f.key().subject() == null ? "" : " for " + f.key().subject(),
+                      f.key().window(),
+                      usd(f.limitMicros()),
+                      usd(f.headroomMicros())));
     }
     if (isClose(event)) {
       String id = closedId(event);
       if (!state.isOpen(id)) {
         Long first = closedAt.get(id);
-        return Optional.of(first != null
-            ? "reservation " + id + " closed twice (first closed by event " + first + ")"
-            : "reservation " + id + " closed but it is not open (never reserved, refused, or forgotten)");
+        return Optional.of(
+            first != null
+                ? "reservation " + id + " closed twice (first closed by event " + first + ")"
+                : "reservation "
+                    + id
+                    + " closed but it is not open (never reserved, refused, or forgotten)");
       }
     }
     if (event instanceof SpendAdjusted a && adjustedAt.containsKey(a.adjustmentId())) {
-      return Optional.of("adjustment " + a.adjustmentId() + " applied twice (first applied by event "
-          + adjustedAt.get(a.adjustmentId()) + ")");
+      return Optional.of(
+          "adjustment "
+              + a.adjustmentId()
+              + " applied twice (first applied by event "
+              + adjustedAt.get(a.adjustmentId())
+              + ")");
     }
     return Optional.empty();
   }
 
   private static boolean isClose(Event e) {
-    return e instanceof ReservationSettled || e instanceof ReservationVoided || e instanceof ReservationExpired;
+    return e instanceof ReservationSettled
+        || e instanceof ReservationVoided
+        || e instanceof ReservationExpired;
   }
 
   private static String closedId(Event e) {
@@ -156,7 +199,8 @@ public final class LedgerAudit {
 
   /** {@code /usage} of the replayed state as of {@code at}. */
   public Usage usage(Instant at) {
-    // Offline, for an operator's audit: every active subject, not only the top spenders /usage lists.
+    // Offline, for an operator's audit: every active subject, not only the top spenders /usage
+    // lists.
     return state.usage(Optional.empty(), Integer.MAX_VALUE, at, limits);
   }
 

@@ -3,7 +3,9 @@ package dev.spendgateway.ledger.audit;
 import java.io.PrintStream;
 import java.time.Duration;
 
-/** Counts events and, at most once a second, prints the count and the rate to {@code out} (stderr). */
+/**
+ * Counts events and, at most once a second, prints the count and the rate to {@code out} (stderr).
+ */
 public final class Progress {
   private static final long SECOND = Duration.ofSeconds(1).toNanos();
 
@@ -54,7 +56,8 @@ public final class Progress {
   /** One closing line: how many events, how long, how fast. */
   public void finish() {
     if (out != null) {
-      out.printf("%s: %,d events in %,d ms (%,d events/s)%n", verb, count, elapsed().toMillis(), rate());
+      out.printf(
+          "%s: %,d events in %,d ms (%,d events/s)%n", verb, count, elapsed().toMillis(), rate());
     }
   }
 }

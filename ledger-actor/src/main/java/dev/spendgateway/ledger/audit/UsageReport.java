@@ -15,18 +15,31 @@ public final class UsageReport {
 
   /** Same field names and order as {@code GET /usage} (README, "The ledger API"). */
   @JsonInclude(JsonInclude.Include.ALWAYS)
-  public record CapJson(String cap, String subject, String window, BigDecimal limitUsd, BigDecimal spentUsd,
-      BigDecimal reservedUsd, BigDecimal remainingUsd) {
+  public record CapJson(
+      String cap,
+      String subject,
+      String window,
+      BigDecimal limitUsd,
+      BigDecimal spentUsd,
+      BigDecimal reservedUsd,
+      BigDecimal remainingUsd) {
     static CapJson of(CapUsage c) {
-      return new CapJson(c.cap().wireName(), c.subject(), c.window(), Micros.toUsd(c.limitMicros()),
-          Micros.toUsd(c.spentMicros()), Micros.toUsd(c.reservedMicros()), Micros.toUsd(c.remainingMicros()));
+      return new CapJson(
+          c.cap().wireName(),
+          c.subject(),
+          c.window(),
+          Micros.toUsd(c.limitMicros()),
+          Micros.toUsd(c.spentMicros()),
+          Micros.toUsd(c.reservedMicros()),
+          Micros.toUsd(c.remainingMicros()));
     }
   }
 
   @JsonInclude(JsonInclude.Include.ALWAYS)
   public record UsageJson(List<CapJson> caps, int openReservations, int activeSubjects) {
     public static UsageJson of(Usage u) {
-      return new UsageJson(u.caps().stream().map(CapJson::of).toList(), u.openReservations(), u.activeSubjects());
+      return new UsageJson(
+          u.caps().stream().map(CapJson::of).toList(), u.openReservations(), u.activeSubjects());
     }
   }
 
@@ -41,10 +54,27 @@ public final class UsageReport {
   public static String table(Usage usage) {
     StringBuilder out = new StringBuilder();
     String format = "%-16s %-20s %-10s %14s %14s %14s %14s%n";
-    out.append(String.format(format, "CAP", "SUBJECT", "WINDOW", "LIMIT_USD", "SPENT_USD", "RESERVED_USD", "REMAINING_USD"));
+    out.append(
+        String.format(
+            format,
+            "CAP",
+            "SUBJECT",
+            "WINDOW",
+            "LIMIT_USD",
+            "SPENT_USD",
+            "RESERVED_USD",
+            "REMAINING_USD"));
     for (CapUsage c : usage.caps()) {
-      out.append(String.format(format, c.cap().wireName(), c.subject() == null ? "-" : c.subject(), c.window(),
-          usd(c.limitMicros()), usd(c.spentMicros()), usd(c.reservedMicros()), usd(c.remainingMicros())));
+      out.append(
+          String.format(
+              format,
+              c.cap().wireName(),
+              c.subject() == null ? "-" : c.subject(),
+              c.window(),
+              usd(c.limitMicros()),
+              usd(c.spentMicros()),
+              usd(c.reservedMicros()),
+              usd(c.remainingMicros())));
     }
     out.append("open reservations: ").append(usage.openReservations()).append('\n');
     return out.toString();

@@ -31,22 +31,31 @@ public final class ClusterLedger {
 
   private ClusterLedger() {}
 
-  /** Registers the singleton (started here only while this node is the oldest) and this node's gate. */
+  /**
+   * Registers the singleton (started here only while this node is the oldest) and this node's gate.
+   */
   public static LedgerAccess start(ActorSystem<?> system, Behavior<GlobalBudget.Command> ledger) {
     Config config = system.settings().config();
-    // A crash of the front restarts it (a new GlobalBudget recovers from the journal); a failed start
+    // A crash of the front restarts it (a new GlobalBudget recovers from the journal); a failed
+    // start
     // (schema, a non-durable database) stops it, and /readyz stays 503 on every node.
-    Behavior<GlobalBudget.Command> supervised = Behaviors.supervise(ledger).onFailure(SupervisorStrategy.restart());
-    ActorRef<GlobalBudget.Command> proxy = ClusterSingleton.get(system).init(
-        SingletonActor.of(supervised, SINGLETON_NAME).withStopMessage(new LedgerProtocol.HandOver()));
-    LedgerGate.Timing timing = new LedgerGate.Timing(
-        config.getDuration("gateway.cluster.ledger-probe-interval"),
-        config.getDuration("gateway.cluster.ledger-probe-timeout"),
-        config.getInt("gateway.cluster.retry-after-seconds"));
+    Behavior<GlobalBudget.Command> supervised =
+        Behaviors.supervise(ledger).onFailure(SupervisorStrategy.restart());
+    ActorRef<GlobalBudget.Command> proxy =
+        ClusterSingleton.get(system)
+            .init(
+                SingletonActor.of(supervised, SINGLETON_NAME)
+                    .withStopMessage(new LedgerProtocol.HandOver()));
+    LedgerGate.Timing timing =
+        new LedgerGate.Timing(
+            config.getDuration("gateway.cluster.ledger-probe-interval"),
+            config.getDuration("gateway.cluster.ledger-probe-timeout"),
+            config.getInt("gateway.cluster.retry-after-seconds"));
     warmUp(system);
     AtomicBoolean reachable = new AtomicBoolean(false);
     ActorRef<GlobalBudget.Command> gate =
-        system.systemActorOf(LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
+        system.systemActorOf(
+            LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
     rehearseRecoveryOnceReachable(system, reachable);
     return new LedgerAccess(gate, reachable::get);
   }
@@ -59,14 +68,21 @@ public final class ClusterLedger {
   private static void rehearseRecoveryOnceReachable(
       ActorSystem<?> system, AtomicBoolean reachable) {
     try {
-      system.scheduler().scheduleOnce(REHEARSAL_POLL, () -> {
-        if (!reachable.get()) {
-          rehearseRecoveryOnceReachable(system, reachable);
-          return;
-        }
-        system.systemActorOf(RecoveryRehearsal.create(line -> system.log().info(line)),
-            "ledger-recovery-rehearsal", Props.empty());
-      }, system.executionContext());
+      system
+          .scheduler()
+          .scheduleOnce(
+              REHEARSAL_POLL,
+              () -> {
+                if (!reachable.get()) {
+                  rehearseRecoveryOnceReachable(system, reachable);
+                  return;
+                }
+                system.systemActorOf(
+                    RecoveryRehearsal.create(line -> system.log().info(line)),
+                    "ledger-recovery-rehearsal",
+                    Props.empty());
+              },
+              system.executionContext());
     } catch (IllegalStateException shuttingDown) {
       // The scheduler refuses new tasks once the system stops: nothing left to warm.
     }
@@ -79,10 +95,14 @@ public final class ClusterLedger {
    * node that cannot reach the journal says so in its log before it is ever needed.
    */
   private static void warmUp(ActorSystem<?> system) {
-    dev.spendgateway.ledger.journal.PostgresJournal.requireDurableCommit(system).whenComplete((ok, failure) -> {
-      if (failure != null) {
-        system.log().warn("ledger journal not usable from this node (yet): {}", failure.toString());
-      }
-    });
+    dev.spendgateway.ledger.journal.PostgresJournal.requireDurableCommit(system)
+        .whenComplete(
+            (ok, failure) -> {
+              if (failure != null) {
+                system
+                    .log()
+                    .warn("ledger journal not usable from this node (yet): {}", failure.toString());
+              }
+            });
   }
 }

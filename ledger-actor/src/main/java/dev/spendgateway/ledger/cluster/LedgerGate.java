@@ -22,17 +22,17 @@ import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
  * This node's door to the cluster's one ledger: every command goes on to the singleton proxy,
- * except while the ledger is known to be out of reach (moving to another node, recovering there,
- * or its node lost): then a reserve, settle or void is answered at once "busy, retry after N s"
- * (the edge's 503 with {@code retry-after}) instead of waiting out its ask in the proxy's buffer.
+ * except while the ledger is known to be out of reach (moving to another node, recovering there, or
+ * its node lost): then a reserve, settle or void is answered at once "busy, retry after N s" (the
+ * edge's 503 with {@code retry-after}) instead of waiting out its ask in the proxy's buffer.
  * Nothing is decided for such a command, so no provider is ever called without a durable
  * reservation.
  *
  * <p>Whether the ledger is in reach is known two ways: a probe ({@code AwaitReady}, which the
  * ledger answers only once it has recovered) every {@code gateway.cluster.ledger-probe-interval},
  * and the cluster's own news: the moment the oldest node (where the singleton runs) becomes
- * unreachable, leaves or is downed, the gate closes; the next answered probe opens it again.
- * {@code /readyz} reads the same flag.
+ * unreachable, leaves or is downed, the gate closes; the next answered probe opens it again. {@code
+ * /readyz} reads the same flag.
  */
 public final class LedgerGate extends AbstractBehavior<Object> {
 
@@ -46,12 +46,16 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   private final ActorRef<GlobalBudget.Command> proxy;
   private final Timing timing;
   private final AtomicBoolean reachable;
+
   /** Probes sent so far (the number of the latest). */
   private long probes;
+
   /** The number of the probe whose answer set {@code reachable} last. */
   private long decided;
+
   /** Whether the latest probe is still waiting for its answer. */
   private boolean probing;
+
   private Optional<Address> oldest = Optional.empty();
 
   /**
@@ -59,16 +63,27 @@ public final class LedgerGate extends AbstractBehavior<Object> {
    */
   public static Behavior<GlobalBudget.Command> create(
       ActorRef<GlobalBudget.Command> proxy, Timing timing, AtomicBoolean reachable) {
-    Behavior<Object> gate = Behaviors.setup(context -> Behaviors.withTimers(timers -> {
-      timers.startTimerWithFixedDelay(new Probe(), timing.probeInterval());
-      Cluster.get(context.getSystem()).subscriptions().tell(Subscribe.create(
-          context.getSelf().narrow(), ClusterEvent.ClusterDomainEvent.class));
-      return new LedgerGate(context, proxy, timing, reachable);
-    }));
+    Behavior<Object> gate =
+        Behaviors.setup(
+            context ->
+                Behaviors.withTimers(
+                    timers -> {
+                      timers.startTimerWithFixedDelay(new Probe(), timing.probeInterval());
+                      Cluster.get(context.getSystem())
+                          .subscriptions()
+                          .tell(
+                              Subscribe.create(
+                                  context.getSelf().narrow(),
+                                  ClusterEvent.ClusterDomainEvent.class));
+                      return new LedgerGate(context, proxy, timing, reachable);
+                    }));
     return gate.narrow();
   }
 
-  private LedgerGate(ActorContext<Object> context, ActorRef<GlobalBudget.Command> proxy, Timing timing,
+  private LedgerGate(
+      ActorContext<Object> context,
+      ActorRef<GlobalBudget.Command> proxy,
+      Timing timing,
       AtomicBoolean reachable) {
     super(context);
     this.proxy = proxy;
@@ -93,7 +108,8 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     if (reachable.get()) {
       proxy.tell(command);
     } else {
-      GlobalBudget.send(command, new LedgerProtocol.Busy(Decider.busy(command).id(), timing.retryAfterSeconds()));
+      GlobalBudget.send(
+          command, new LedgerProtocol.Busy(Decider.busy(command).id(), timing.retryAfterSeconds()));
     }
     return this;
   }
@@ -118,14 +134,19 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     }
     probing = true;
     long number = ++probes;
-    getContext().ask(LedgerProtocol.Ready.class, proxy, timing.probeTimeout(), LedgerProtocol.AwaitReady::new,
-        (ready, failure) -> new ProbeAnswered(number, failure == null));
+    getContext()
+        .ask(
+            LedgerProtocol.Ready.class,
+            proxy,
+            timing.probeTimeout(),
+            LedgerProtocol.AwaitReady::new,
+            (ready, failure) -> new ProbeAnswered(number, failure == null));
     return this;
   }
 
   /**
-   * The newest answer decides: an answer older than one already applied is dropped (a timeout of
-   * a probe that went to the lost node must not close a gate a later probe opened).
+   * The newest answer decides: an answer older than one already applied is dropped (a timeout of a
+   * probe that went to the lost node must not close a gate a later probe opened).
    */
   private Behavior<Object> onProbeAnswered(ProbeAnswered answered) {
     if (answered.probe() <= decided) {
@@ -137,8 +158,12 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     }
     boolean was = reachable.getAndSet(answered.ok());
     if (was != answered.ok()) {
-      getContext().getLog().info(answered.ok() ? "ledger reachable: calls go through"
-          : "ledger not answering: calls get 503 with retry-after until it does");
+      getContext()
+          .getLog()
+          .info(
+              answered.ok()
+                  ? "ledger reachable: calls go through"
+                  : "ledger not answering: calls get 503 with retry-after until it does");
     }
     return this;
   }
@@ -148,7 +173,9 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     return this;
   }
 
-  /** The oldest node holds the singleton: its loss or departure means the ledger is about to move. */
+  /**
+   * The oldest node holds the singleton: its loss or departure means the ledger is about to move.
+   */
   private Behavior<Object> onClusterEvent(ClusterEvent.ClusterDomainEvent event) {
     Optional<Address> affected = Optional.empty();
     if (event instanceof ClusterEvent.UnreachableMember u) {
@@ -165,8 +192,13 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     if (affected.isPresent() && affected.equals(oldest) && reachable.getAndSet(false)) {
       // An answer to a probe sent before this news says nothing about the ledger now.
       decided = probes;
-      getContext().getLog().warn("the ledger's node {} is {}: calls get 503 with retry-after until the ledger answers"
-          + " again", affected.get(), event.getClass().getSimpleName());
+      getContext()
+          .getLog()
+          .warn(
+              "the ledger's node {} is {}: calls get 503 with retry-after until the ledger answers"
+                  + " again",
+              affected.get(),
+              event.getClass().getSimpleName());
     }
     if (event instanceof ClusterEvent.MemberEvent) {
       oldest = oldestOf(Cluster.get(getContext().getSystem()).state().getMembers());

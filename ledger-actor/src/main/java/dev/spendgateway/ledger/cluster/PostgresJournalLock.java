@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>The lock ends with its connection: when the process exits or is killed, PostgreSQL drops the
  * session and the lock with it, so nothing stale is ever left to clean up. It is a guard at start;
- * while running, the journal's key on (persistence id, sequence number) fences any second writer
- * at its first write, whether or not the lock is still held (e.g. after the database restarted).
+ * while running, the journal's key on (persistence id, sequence number) fences any second writer at
+ * its first write, whether or not the lock is still held (e.g. after the database restarted).
  */
 public final class PostgresJournalLock implements JournalLock {
   /**
@@ -62,14 +62,21 @@ public final class PostgresJournalLock implements JournalLock {
       login.setProperty("password", password);
     }
     // What a refused gateway prints about this one (PostgreSQL keeps up to 63 bytes of it).
-    login.setProperty("ApplicationName", APPLICATION + (clusterNode ? " cluster node" : " single")
-        + " pid " + ProcessHandle.current().pid() + " on " + localHost());
+    login.setProperty(
+        "ApplicationName",
+        APPLICATION
+            + (clusterNode ? " cluster node" : " single")
+            + " pid "
+            + ProcessHandle.current().pid()
+            + " on "
+            + localHost());
   }
 
   /** The lock for {@code config} (as {@link ClusterMode#configure} returned it). */
   public static PostgresJournalLock of(Config config) {
     String db = "pekko-persistence-jdbc.shared-databases.slick.db.";
-    return new PostgresJournalLock(config.getString(db + "url"),
+    return new PostgresJournalLock(
+        config.getString(db + "url"),
         config.hasPath(db + "user") ? config.getString(db + "user") : "",
         config.hasPath(db + "password") ? config.getString(db + "password") : "",
         ClusterMode.isClusterNode(config));
@@ -95,7 +102,8 @@ public final class PostgresJournalLock implements JournalLock {
       }
     } catch (SQLException e) {
       closeQuietly(connection);
-      throw new IllegalStateException("could not lock the journal in PostgreSQL: " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "could not lock the journal in PostgreSQL: " + e.getMessage(), e);
     }
     AtomicBoolean released = new AtomicBoolean();
     return () -> {
@@ -126,12 +134,20 @@ public final class PostgresJournalLock implements JournalLock {
         }
       }
     }
-    throw new IllegalStateException("cannot reach the journal's PostgreSQL at " + url + " to lock it ("
-        + (last == null ? "interrupted" : last.getMessage()) + ", tried " + CONNECT_TRIES + " times)", last);
+    throw new IllegalStateException(
+        "cannot reach the journal's PostgreSQL at "
+            + url
+            + " to lock it ("
+            + (last == null ? "interrupted" : last.getMessage())
+            + ", tried "
+            + CONNECT_TRIES
+            + " times)",
+        last);
   }
 
   private boolean tryLock(Connection connection) throws SQLException {
-    String sql = clusterNode ? "SELECT pg_try_advisory_lock_shared(?)" : "SELECT pg_try_advisory_lock(?)";
+    String sql =
+        clusterNode ? "SELECT pg_try_advisory_lock_shared(?)" : "SELECT pg_try_advisory_lock(?)";
     try (PreparedStatement s = connection.prepareStatement(sql)) {
       s.setLong(1, KEY);
       try (ResultSet rs = s.executeQuery()) {
@@ -144,12 +160,13 @@ public final class PostgresJournalLock implements JournalLock {
   /** Who holds the lock now: each holder's application name and since when its session runs. */
   private static String describeHolders(Connection connection) throws SQLException {
     // A bigint advisory key shows in pg_locks as classid (high 32 bits) and objid (low 32 bits).
-    String sql = "SELECT a.application_name, a.backend_start FROM pg_locks l "
-        + "JOIN pg_stat_activity a ON a.pid = l.pid "
-        + "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
-        + "AND l.classid = ? AND l.objid = ? "
-        + "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-        + "ORDER BY a.backend_start";
+    String sql =
+        "SELECT a.application_name, a.backend_start FROM pg_locks l "
+            + "JOIN pg_stat_activity a ON a.pid = l.pid "
+            + "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+            + "AND l.classid = ? AND l.objid = ? "
+            + "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            + "ORDER BY a.backend_start";
     List<String> holders = new ArrayList<>();
     try (PreparedStatement s = connection.prepareStatement(sql)) {
       s.setLong(1, KEY >>> 32);
@@ -157,8 +174,12 @@ public final class PostgresJournalLock implements JournalLock {
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           // Another role's sessions show no details: then at least say that one exists.
-          String name = rs.getString(1) == null || rs.getString(1).isEmpty() ? "a session" : rs.getString(1);
-          holders.add(rs.getTimestamp(2) == null ? name : name + ", since " + rs.getTimestamp(2).toInstant());
+          String name =
+              rs.getString(1) == null || rs.getString(1).isEmpty() ? "a session" : rs.getString(1);
+          holders.add(
+              rs.getTimestamp(2) == null
+                  ? name
+                  : name + ", since " + rs.getTimestamp(2).toInstant());
         }
       }
     }
@@ -168,14 +189,23 @@ public final class PostgresJournalLock implements JournalLock {
   private String refusal(String holders) {
     String where = "the journal in " + url;
     if (clusterNode) {
-      return where + " is in use by a single gateway (" + holders + "); stop it before starting "
+      return where
+          + " is in use by a single gateway ("
+          + holders
+          + "); stop it before starting "
           + "cluster nodes on this journal — a cluster's ledger next to it would be a second writer";
     }
     if (holders.contains(" cluster node ")) {
-      return where + " is in use by a cluster (" + holders + "); start this gateway as one of its "
+      return where
+          + " is in use by a cluster ("
+          + holders
+          + "); start this gateway as one of its "
           + "nodes (GATEWAY_CLUSTER_PORT, GATEWAY_CLUSTER_SEEDS) or give it a database of its own";
     }
-    return where + " is in use by another gateway (" + holders + "); stop that one first, or give "
+    return where
+        + " is in use by another gateway ("
+        + holders
+        + "); stop that one first, or give "
         + "this one a database of its own — two writers on one journal would each spend the caps. "
         + "A holder whose host is gone lets go within about a minute";
   }

@@ -27,8 +27,7 @@ import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
  * do: its command handler knows one command, stop, and it never persists. Two readers of one
  * journal never disturb each other or the writer (the journal's reads are plain selects).
  */
-final class RecoveryRehearsal
-    extends EventSourcedBehavior<RecoveryRehearsal.Stop, Object, Object> {
+final class RecoveryRehearsal extends EventSourcedBehavior<RecoveryRehearsal.Stop, Object, Object> {
 
   /** The only command: stop (sent to itself once the recovery is over). */
   record Stop() {}
@@ -74,23 +73,34 @@ final class RecoveryRehearsal
   /** Events are decoded (that is the rehearsal) and counted; nothing else is done with them. */
   @Override
   public EventHandler<Object, Object> eventHandler() {
-    return newEventHandlerBuilder().forAnyState().onAnyEvent((state, event) ->
-        new Replayed(state instanceof Replayed r ? r.events() + 1 : 1));
+    return newEventHandlerBuilder()
+        .forAnyState()
+        .onAnyEvent(
+            (state, event) -> new Replayed(state instanceof Replayed r ? r.events() + 1 : 1));
   }
 
   @Override
   public SignalHandler<Object> signalHandler() {
     return newSignalHandlerBuilder()
-        .onSignal(RecoveryCompleted.instance(), state -> {
-          long events = state instanceof Replayed r ? r.events() : 0;
-          long ms = (System.nanoTime() - startedNanos) / 1_000_000;
-          done.accept("ledger recovery rehearsed in " + ms + " ms (" + events
-              + " events after the latest snapshot): a take-over by this node recovers warm");
-          context.getSelf().tell(new Stop());
-        })
-        .onSignal(RecoveryFailed.class, (state, failed) -> done.accept(
-            "ledger recovery rehearsal failed (a take-over by this node recovers cold): "
-                + failed.getFailure()))
+        .onSignal(
+            RecoveryCompleted.instance(),
+            state -> {
+              long events = state instanceof Replayed r ? r.events() : 0;
+              long ms = (System.nanoTime() - startedNanos) / 1_000_000;
+              done.accept(
+                  "ledger recovery rehearsed in "
+                      + ms
+                      + " ms ("
+                      + events
+                      + " events after the latest snapshot): a take-over by this node recovers warm");
+              context.getSelf().tell(new Stop());
+            })
+        .onSignal(
+            RecoveryFailed.class,
+            (state, failed) ->
+                done.accept(
+                    "ledger recovery rehearsal failed (a take-over by this node recovers cold): "
+                        + failed.getFailure()))
         .build();
   }
 }

@@ -36,18 +36,19 @@ import slick.jdbc.SimpleJdbcAction;
  * own {@link DefaultJournalDao}, except that a write is confirmed only once it is <em>on disk</em>.
  *
  * <p>Why: embedded H2 2.x writes a commit to the file within its {@code WRITE_DELAY} and never
- * forces it; {@code FileChannel.force} runs only on a clean close or {@code CHECKPOINT SYNC}. Without
- * that, a killed process loses the commits not yet written and a power cut or VM reset those the OS
- * had not yet written back — reservations the caller was already told about. ({@code WRITE_DELAY=0}
- * would write at once but stops H2's background housekeeping, and the file then grows for good.)
+ * forces it; {@code FileChannel.force} runs only on a clean close or {@code CHECKPOINT SYNC}.
+ * Without that, a killed process loses the commits not yet written and a power cut or VM reset
+ * those the OS had not yet written back — reservations the caller was already told about. ({@code
+ * WRITE_DELAY=0} would write at once but stops H2's background housekeeping, and the file then
+ * grows for good.)
  *
  * <p>How: after each {@code asyncWriteMessages} call has committed (the ledger group-commits, so
  * one call holds a whole batch), {@code CHECKPOINT SYNC} runs on the same database before the
- * returned future completes. Pekko runs the persist callback, and so the ledger answers, only
- * when that future completes. Writes that commit while a sync runs share the next one
- * ({@link GroupSync}): at most one sync per write, never a write without one. A failed sync fails
- * its writes (the ledger then answers nobody in the batch; the rows may still be in the journal,
- * which is why callers retry with the same reservation id).
+ * returned future completes. Pekko runs the persist callback, and so the ledger answers, only when
+ * that future completes. Writes that commit while a sync runs share the next one ({@link
+ * GroupSync}): at most one sync per write, never a write without one. A failed sync fails its
+ * writes (the ledger then answers nobody in the batch; the rows may still be in the journal, which
+ * is why callers retry with the same reservation id).
  *
  * <p>Reads, deletes and the snapshot store are untouched: a snapshot is a cache that recovery can
  * rebuild from the journal, so losing the latest one costs a longer replay, never money.
@@ -55,7 +56,8 @@ import slick.jdbc.SimpleJdbcAction;
  * <p>Every write also goes through the journal's fence ({@link JournalFence}): a write that another
  * ledger's write beat to its sequence number stops this ledger's writes at once.
  *
- * <p>{@code ledger.journal.sync = off} (PostgreSQL, whose commit is the flush) leaves only the fence.
+ * <p>{@code ledger.journal.sync = off} (PostgreSQL, whose commit is the flush) leaves only the
+ * fence.
  */
 public final class DurableJournalDao implements JournalDao {
   private static final Logger log = LoggerFactory.getLogger(DurableJournalDao.class);
@@ -65,38 +67,55 @@ public final class DurableJournalDao implements JournalDao {
 
   private final JournalDao journal;
   private final GroupSync groupSync; // null when ledger.journal.sync is off
-  private final boolean pipelined; // confirmed at commit; the ledger waits for the flush (JournalFlush)
+  private final boolean
+      pipelined; // confirmed at commit; the ledger waits for the flush (JournalFlush)
   private final JournalFence fence;
 
-  /** The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link DefaultJournalDao}). */
-  public DurableJournalDao(JdbcBackend.JdbcDatabaseDef db, JdbcProfile profile, JournalConfig journalConfig,
-      Serialization serialization, ExecutionContext ec, Materializer mat) {
+  /**
+   * The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link
+   * DefaultJournalDao}).
+   */
+  public DurableJournalDao(
+      JdbcBackend.JdbcDatabaseDef db,
+      JdbcProfile profile,
+      JournalConfig journalConfig,
+      Serialization serialization,
+      ExecutionContext ec,
+      Materializer mat) {
     this.journal = new DefaultJournalDao(db, profile, journalConfig, serialization, ec, mat);
     Config config = serialization.system().settings().config();
     this.fence = JournalFence.get(serialization.system());
     if (JournalDurability.syncRequested(config)) {
       if (!(profile instanceof H2Profile)) {
-        throw new IllegalArgumentException("ledger.journal.sync = on flushes the embedded H2 journal; with "
-            + profile.getClass().getName() + " the database's own commit is what makes a write durable (on"
-            + " PostgreSQL synchronous_commit = on): set ledger.journal.sync = off and jdbc-journal.dao back to the"
-            + " plugin's default");
+        throw new IllegalArgumentException(
+            "ledger.journal.sync = on flushes the embedded H2 journal; with "
+                + profile.getClass().getName()
+                + " the database's own commit is what makes a write durable (on"
+                + " PostgreSQL synchronous_commit = on): set ledger.journal.sync = off and jdbc-journal.dao back to the"
+                + " plugin's default");
       }
-      this.groupSync = new GroupSync(() -> checkpointSync(db), JournalSyncStats.get(serialization.system()));
+      this.groupSync =
+          new GroupSync(() -> checkpointSync(db), JournalSyncStats.get(serialization.system()));
       this.pipelined = JournalDurability.pipelined(config);
       if (pipelined) {
         JournalFlush.get(serialization.system()).handOver(groupSync);
-        log.info("ledger journal: every write is flushed to disk ({}) before the ledger answers for it; the next"
-            + " batch is written while one is flushed", H2_SYNC);
+        log.info(
+            "ledger journal: every write is flushed to disk ({}) before the ledger answers for it; the next"
+                + " batch is written while one is flushed",
+            H2_SYNC);
       } else {
-        log.info("ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
+        log.info(
+            "ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
       }
     } else {
       this.groupSync = null;
       this.pipelined = false;
       if (profile instanceof H2Profile) {
-        log.warn("ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
+        log.warn(
+            "ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
       } else {
-        log.info("ledger journal: each group commit is durable when its transaction commits (synchronous_commit)");
+        log.info(
+            "ledger journal: each group commit is durable when its transaction commits (synchronous_commit)");
       }
     }
   }
@@ -104,31 +123,40 @@ public final class DurableJournalDao implements JournalDao {
   @Override
   public Future<Seq<Try<BoxedUnit>>> asyncWriteMessages(Seq<AtomicWrite> messages) {
     if (fence.isClosed()) {
-      return FutureConverters.asScala(CompletableFuture.failedFuture(
-          new IllegalStateException("ledger journal fenced: another writer is ahead of this one")));
+      return FutureConverters.asScala(
+          CompletableFuture.failedFuture(
+              new IllegalStateException(
+                  "ledger journal fenced: another writer is ahead of this one")));
     }
     Future<Seq<Try<BoxedUnit>>> committed = fenced(journal.asyncWriteMessages(messages));
     if (groupSync == null || pipelined) {
-      return committed; // pipelined: the ledger waits for JournalFlush.afterCommit() before answering
+      return committed; // pipelined: the ledger waits for JournalFlush.afterCommit() before
+      // answering
     }
-    // A failed commit needs no sync (and is failed as it is); a committed one is confirmed after its sync.
-    CompletionStage<Seq<Try<BoxedUnit>>> durable = FutureConverters.asJava(committed)
-        .thenCompose(results -> groupSync.afterCommit().thenApply(synced -> results));
+    // A failed commit needs no sync (and is failed as it is); a committed one is confirmed after
+    // its sync.
+    CompletionStage<Seq<Try<BoxedUnit>>> durable =
+        FutureConverters.asJava(committed)
+            .thenCompose(results -> groupSync.afterCommit().thenApply(synced -> results));
     return FutureConverters.asScala(durable);
   }
 
   /**
    * A write refused by the journal's key on (persistence id, sequence number) means another ledger
-   * wrote that sequence number first: close the fence so this one stops at once (see {@link JournalFence}).
+   * wrote that sequence number first: close the fence so this one stops at once (see {@link
+   * JournalFence}).
    */
   private Future<Seq<Try<BoxedUnit>>> fenced(Future<Seq<Try<BoxedUnit>>> write) {
-    FutureConverters.asJava(write).whenComplete((ok, failure) -> {
-      if (failure != null && JournalFence.isOtherWriter(failure)) {
-        log.error("ledger journal: another writer already wrote the next sequence number; this ledger is stale and"
-            + " stops writing");
-        fence.close("another writer is ahead in the journal");
-      }
-    });
+    FutureConverters.asJava(write)
+        .whenComplete(
+            (ok, failure) -> {
+              if (failure != null && JournalFence.isOtherWriter(failure)) {
+                log.error(
+                    "ledger journal: another writer already wrote the next sequence number; this ledger is stale and"
+                        + " stops writing");
+                fence.close("another writer is ahead in the journal");
+              }
+            });
     return write;
   }
 
@@ -143,29 +171,40 @@ public final class DurableJournalDao implements JournalDao {
   }
 
   @Override
-  public Source<Try<Tuple2<PersistentRepr, Object>>, NotUsed> messages(String persistenceId, long fromSequenceNr,
-      long toSequenceNr, long max) {
+  public Source<Try<Tuple2<PersistentRepr, Object>>, NotUsed> messages(
+      String persistenceId, long fromSequenceNr, long toSequenceNr, long max) {
     return journal.messages(persistenceId, fromSequenceNr, toSequenceNr, max);
   }
 
   @Override
-  public Source<Try<Tuple2<PersistentRepr, Object>>, NotUsed> messagesWithBatch(String persistenceId,
-      long fromSequenceNr, long toSequenceNr, int batchSize, Option<Tuple2<FiniteDuration, Scheduler>> refreshInterval) {
-    return journal.messagesWithBatch(persistenceId, fromSequenceNr, toSequenceNr, batchSize, refreshInterval);
+  public Source<Try<Tuple2<PersistentRepr, Object>>, NotUsed> messagesWithBatch(
+      String persistenceId,
+      long fromSequenceNr,
+      long toSequenceNr,
+      int batchSize,
+      Option<Tuple2<FiniteDuration, Scheduler>> refreshInterval) {
+    return journal.messagesWithBatch(
+        persistenceId, fromSequenceNr, toSequenceNr, batchSize, refreshInterval);
   }
 
-  /** Runs {@code CHECKPOINT SYNC} on a pooled connection of the journal's own database, on Slick's threads. */
+  /**
+   * Runs {@code CHECKPOINT SYNC} on a pooled connection of the journal's own database, on Slick's
+   * threads.
+   */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private CompletionStage<?> checkpointSync(JdbcBackend.JdbcDatabaseDef db) {
-    SimpleJdbcAction<BoxedUnit> sync = SimpleJdbcAction.apply(context -> {
-      try (Statement statement = context.connection().createStatement()) {
-        statement.execute(H2_SYNC);
-      } catch (java.sql.SQLException e) {
-        throw new IllegalStateException("journal sync failed", e);
-      }
-      return BoxedUnit.UNIT;
-    });
-    // Slick's Scala signature accepts any effect type; Java cannot express that bound, hence the raw call.
+    SimpleJdbcAction<BoxedUnit> sync =
+        SimpleJdbcAction.apply(
+            context -> {
+              try (Statement statement = context.connection().createStatement()) {
+                statement.execute(H2_SYNC);
+              } catch (java.sql.SQLException e) {
+                throw new IllegalStateException("journal sync failed", e);
+              }
+              return BoxedUnit.UNIT;
+            });
+    // Slick's Scala signature accepts any effect type; Java cannot express that bound, hence the
+    // raw call.
     Future<BoxedUnit> done = (Future<BoxedUnit>) db.run((DBIOAction) sync);
     return FutureConverters.asJava(done);
   }

@@ -9,20 +9,23 @@ import java.util.function.Supplier;
  *
  * <p>A write calls {@link #afterCommit()} once its transaction has committed; the returned stage
  * completes when a sync that <em>started after</em> that call has finished, so the sync certainly
- * covered the write. When no sync is running one starts at once. Writes that commit while a sync
- * is running cannot rely on it (it may have begun before their commit reached the file), so they
- * all share the next one, started as soon as the running one ends: group commit for the flush.
- * A failed sync fails exactly the writes it was to cover; the next group gets a fresh try.
+ * covered the write. When no sync is running one starts at once. Writes that commit while a sync is
+ * running cannot rely on it (it may have begun before their commit reached the file), so they all
+ * share the next one, started as soon as the running one ends: group commit for the flush. A failed
+ * sync fails exactly the writes it was to cover; the next group gets a fresh try.
  */
 final class GroupSync {
   private final Supplier<CompletionStage<?>> sync;
   private final JournalSyncStats stats;
   private final Object lock = new Object();
   private boolean running;
+
   /** The writes waiting for the sync after the running one; null when none waits. */
   private Group waiting;
 
-  /** {@code sync} starts one flush of everything committed so far and completes when it is on disk. */
+  /**
+   * {@code sync} starts one flush of everything committed so far and completes when it is on disk.
+   */
   GroupSync(Supplier<CompletionStage<?>> sync, JournalSyncStats stats) {
     this.sync = sync;
     this.stats = stats;
@@ -59,23 +62,24 @@ final class GroupSync {
     } catch (RuntimeException e) {
       flush = CompletableFuture.failedFuture(e);
     }
-    flush.whenComplete((ignored, failure) -> {
-      Group next;
-      synchronized (lock) {
-        next = waiting;
-        waiting = null;
-        running = next != null;
-      }
-      if (next != null) {
-        start(next); // the next flush is under way before this group's callers are answered
-      }
-      stats.synced(group.writes, System.nanoTime() - t0, failure == null);
-      if (failure == null) {
-        group.done.complete(null);
-      } else {
-        group.done.completeExceptionally(failure);
-      }
-    });
+    flush.whenComplete(
+        (ignored, failure) -> {
+          Group next;
+          synchronized (lock) {
+            next = waiting;
+            waiting = null;
+            running = next != null;
+          }
+          if (next != null) {
+            start(next); // the next flush is under way before this group's callers are answered
+          }
+          stats.synced(group.writes, System.nanoTime() - t0, failure == null);
+          if (failure == null) {
+            group.done.complete(null);
+          } else {
+            group.done.completeExceptionally(failure);
+          }
+        });
   }
 
   /** The writes one sync covers. */

@@ -3,8 +3,9 @@ package dev.spendgateway.ledger.journal;
 import com.typesafe.config.Config;
 
 /**
- * Whether the ledger's journal confirms a write only once it is on disk ({@code ledger.journal.sync},
- * see conf/ledger.conf), and the check that the configuration actually does what it says.
+ * Whether the ledger's journal confirms a write only once it is on disk ({@code
+ * ledger.journal.sync}, see conf/ledger.conf), and the check that the configuration actually does
+ * what it says.
  */
 public final class JournalDurability {
   /** The {@code jdbc-journal.dao} that flushes each write before confirming it. */
@@ -16,8 +17,8 @@ public final class JournalDurability {
   private JournalDurability() {}
 
   /**
-   * True unless {@code ledger.journal.sync} is off. Absent counts as on: whoever configured
-   * {@link DurableJournalDao} wanted its flush.
+   * True unless {@code ledger.journal.sync} is off. Absent counts as on: whoever configured {@link
+   * DurableJournalDao} wanted its flush.
    */
   public static boolean syncRequested(Config config) {
     return !config.hasPath(SYNC_KEY) || config.getBoolean(SYNC_KEY);
@@ -33,8 +34,8 @@ public final class JournalDurability {
 
   /**
    * Refuses a configuration that asks for a flushed journal ({@code ledger.journal.sync = on}) but
-   * would not get one: the JDBC journal with another DAO confirms writes that only reached the
-   * OS's cache. Configurations without the key (tests on the in-memory journal) pass.
+   * would not get one: the JDBC journal with another DAO confirms writes that only reached the OS's
+   * cache. Configurations without the key (tests on the in-memory journal) pass.
    *
    * @throws IllegalArgumentException naming the keys to fix
    */
@@ -42,16 +43,26 @@ public final class JournalDurability {
     if (!config.hasPath(SYNC_KEY) || !config.getBoolean(SYNC_KEY)) {
       return;
     }
-    String plugin = config.hasPath("pekko.persistence.journal.plugin")
-        ? config.getString("pekko.persistence.journal.plugin") : "";
+    String plugin =
+        config.hasPath("pekko.persistence.journal.plugin")
+            ? config.getString("pekko.persistence.journal.plugin")
+            : "";
     if (!plugin.equals("jdbc-journal")) {
       return; // another journal plugin answers for its own durability
     }
     String dao = config.hasPath("jdbc-journal.dao") ? config.getString("jdbc-journal.dao") : "";
     if (!dao.equals(DAO)) {
-      throw new IllegalArgumentException(SYNC_KEY + " = on but jdbc-journal.dao is '" + dao + "': that DAO"
-          + " confirms writes before they are on disk, so a power loss would lose acknowledged reservations."
-          + " Set jdbc-journal.dao = \"" + DAO + "\" (conf/ledger.conf) or " + SYNC_KEY + " = off.");
+      throw new IllegalArgumentException(
+          SYNC_KEY
+              + " = on but jdbc-journal.dao is '"
+              + dao
+              + "': that DAO"
+              + " confirms writes before they are on disk, so a power loss would lose acknowledged reservations."
+              + " Set jdbc-journal.dao = \""
+              + DAO
+              + "\" (conf/ledger.conf) or "
+              + SYNC_KEY
+              + " = off.");
     }
   }
 }

@@ -17,8 +17,8 @@ import org.apache.pekko.actor.Extension;
  * is stale": nothing it decides from now on may be written or answered. The DAO closes the fence
  * ({@link #close}) and refuses every further write at once; the ledger's front ({@code
  * ReservationBatcher}) hears of it ({@link #onClosed}), stops its {@code GlobalBudget}, answers its
- * waiting callers "busy, retry" (the edge's 503 with {@code retry-after}) and only later recovers
- * a new one from the journal, which then includes the other writer's events, and reopens.
+ * waiting callers "busy, retry" (the edge's 503 with {@code retry-after}) and only later recovers a
+ * new one from the journal, which then includes the other writer's events, and reopens.
  *
  * <p>One per actor system (a Pekko extension) because the journal plugin creates its DAO
  * reflectively, out of the ledger's reach.
@@ -60,7 +60,9 @@ public final class JournalFence implements Extension {
     listeners.forEach(listener -> listener.accept(why));
   }
 
-  /** Whether {@code failure} is the journal's key refusing a sequence number another writer took. */
+  /**
+   * Whether {@code failure} is the journal's key refusing a sequence number another writer took.
+   */
   static boolean isOtherWriter(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLException sql) {

@@ -15,9 +15,9 @@ import org.apache.pekko.actor.Extension;
  * idle for the whole fsync; the next batch can be neither decided nor written until then. Confirmed
  * at commit, the ledger decides and writes the next batch at once, on a state that includes the
  * batch being flushed, and holds every answer until {@link #afterCommit()} says a flush covered it.
- * A flush forces everything committed before it, so an answer covers its own fact and every fact
- * it was decided after. A fact decided on an unflushed one is itself unflushed and unanswered, and
- * a caller acts on a fact (settles it) only once answered, so a power cut can cost only unanswered
+ * A flush forces everything committed before it, so an answer covers its own fact and every fact it
+ * was decided after. A fact decided on an unflushed one is itself unflushed and unanswered, and a
+ * caller acts on a fact (settles it) only once answered, so a power cut can cost only unanswered
  * facts; losing an accepted reservation only frees cap room for what was decided after it.
  *
  * <p>One per actor system (a Pekko extension) because the journal plugin creates its DAO
@@ -25,9 +25,11 @@ import org.apache.pekko.actor.Extension;
  */
 public final class JournalFlush implements Extension {
   private static final Id ID = new Id();
-  private static final CompletionStage<Void> NOTHING_TO_WAIT_FOR = CompletableFuture.completedFuture(null);
+  private static final CompletionStage<Void> NOTHING_TO_WAIT_FOR =
+      CompletableFuture.completedFuture(null);
 
-  private volatile GroupSync sync; // null: writes are confirmed only once flushed (or need no flush)
+  private volatile GroupSync
+      sync; // null: writes are confirmed only once flushed (or need no flush)
 
   /** The flush of {@code system} (a typed system: {@code system.classicSystem()}). */
   public static JournalFlush get(ActorSystem system) {
@@ -38,15 +40,18 @@ public final class JournalFlush implements Extension {
     this.sync = sync;
   }
 
-  /** Whether a confirmed write may still be only in the OS's cache, so its answers must wait for {@link #afterCommit()}. */
+  /**
+   * Whether a confirmed write may still be only in the OS's cache, so its answers must wait for
+   * {@link #afterCommit()}.
+   */
   public boolean answersWaitForFlush() {
     return sync != null;
   }
 
   /**
    * Call once a write was confirmed; completes when a flush that started after this call has
-   * finished (so it certainly covered the write), at once when writes are confirmed flushed.
-   * Fails when that flush failed.
+   * finished (so it certainly covered the write), at once when writes are confirmed flushed. Fails
+   * when that flush failed.
    */
   public CompletionStage<Void> afterCommit() {
     GroupSync s = sync;

@@ -30,16 +30,16 @@ import slick.jdbc.PostgresProfile;
 import slick.jdbc.SimpleJdbcAction;
 
 /**
- * Creates the journal's tables when they are missing, from the DDL this module ships
- * ({@code schema-h2.sql}, {@code schema-postgres.sql} next to this class): the layout the
- * plugin's default journal DAO, its read journal and its snapshot store use, which is also what
- * {@link DurableJournalDao} writes through.
+ * Creates the journal's tables when they are missing, from the DDL this module ships ({@code
+ * schema-h2.sql}, {@code schema-postgres.sql} next to this class): the layout the plugin's default
+ * journal DAO, its read journal and its snapshot store use, which is also what {@link
+ * DurableJournalDao} writes through.
  *
  * <p>A journal that already has its tables is left alone: they are looked up first and nothing is
- * run when all are there, so a database user without the right to create tables keeps working on
- * a journal someone else provisioned. Otherwise the script runs statement by statement; each one
- * is idempotent ({@code IF NOT EXISTS}), so a half-created schema is completed, and a statement
- * that fails fails the start with the database's own message.
+ * run when all are there, so a database user without the right to create tables keeps working on a
+ * journal someone else provisioned. Otherwise the script runs statement by statement; each one is
+ * idempotent ({@code IF NOT EXISTS}), so a half-created schema is completed, and a statement that
+ * fails fails the start with the database's own message.
  */
 public final class JournalSchema {
   /** The tables the journal, the read journal and the snapshot store need. */
@@ -103,8 +103,8 @@ public final class JournalSchema {
   }
 
   /**
-   * The journal tables not in the {@code public} schema (where the scripts create them; H2 names
-   * it {@code PUBLIC}, PostgreSQL {@code public}).
+   * The journal tables not in the {@code public} schema (where the scripts create them; H2 names it
+   * {@code PUBLIC}, PostgreSQL {@code public}).
    */
   static Set<String> missingTables(Connection connection) throws SQLException {
     Set<String> missing = new HashSet<>(TABLES);
@@ -125,9 +125,11 @@ public final class JournalSchema {
 
   /** The script's statements: comment lines dropped, split at semicolons, blanks skipped. */
   static List<String> statements(String script) {
-    String code = script.lines()
-        .filter(line -> !line.stripLeading().startsWith("--"))
-        .collect(Collectors.joining("\n"));
+    String code =
+        script
+            .lines()
+            .filter(line -> !line.stripLeading().startsWith("--"))
+            .collect(Collectors.joining("\n"));
     return Arrays.stream(code.split(";")).map(String::strip).filter(s -> !s.isEmpty()).toList();
   }
 
@@ -135,10 +137,12 @@ public final class JournalSchema {
   @SuppressWarnings({"unchecked", "rawtypes"})
   private static CompletionStage<Done> run(
       JdbcBackend.JdbcDatabaseDef db, java.util.function.Consumer<Connection> work) {
-    SimpleJdbcAction<Done> action = SimpleJdbcAction.apply(context -> {
-      work.accept(context.connection());
-      return Done.getInstance();
-    });
+    SimpleJdbcAction<Done> action =
+        SimpleJdbcAction.apply(
+            context -> {
+              work.accept(context.connection());
+              return Done.getInstance();
+            });
     // Slick's Scala signature accepts any effect type; Java cannot express that bound: a raw call.
     Future<Done> done = (Future<Done>) db.run((DBIOAction) action);
     return FutureConverters.asJava(done);

@@ -8,8 +8,8 @@ import org.apache.pekko.actor.Extension;
 
 /**
  * What the durable journal did in this actor system: committed writes, syncs and their time. One
- * per actor system (a Pekko extension) because the journal plugin creates its DAO reflectively,
- * out of the ledger's reach; metrics and tests read it here.
+ * per actor system (a Pekko extension) because the journal plugin creates its DAO reflectively, out
+ * of the ledger's reach; metrics and tests read it here.
  */
 public final class JournalSyncStats implements Extension {
   private static final Id ID = new Id();
@@ -73,8 +73,14 @@ public final class JournalSyncStats implements Extension {
     long n = syncs();
     long perSyncHundredths = n == 0 ? 0 : syncedWrites() * 100 / n;
     long meanSyncMicros = n == 0 ? 0 : syncNanos() / 1_000 / n;
-    return String.format("%d writes, %d syncs (%d failed), %d.%02d writes per sync, mean sync %d µs", writes(), n,
-        failedSyncs(), perSyncHundredths / 100, perSyncHundredths % 100, meanSyncMicros);
+    return String.format(
+        "%d writes, %d syncs (%d failed), %d.%02d writes per sync, mean sync %d µs",
+        writes(),
+        n,
+        failedSyncs(),
+        perSyncHundredths / 100,
+        perSyncHundredths % 100,
+        meanSyncMicros);
   }
 
   private static final class Id extends AbstractExtensionId<JournalSyncStats> {

@@ -34,7 +34,9 @@ import slick.jdbc.SimpleJdbcAction;
  * commit is not durable.
  */
 public final class PostgresJournal {
-  /** Where the JDBC URL is read from (conf/cluster.conf fills it from {@code GATEWAY_JOURNAL_URL}). */
+  /**
+   * Where the JDBC URL is read from (conf/cluster.conf fills it from {@code GATEWAY_JOURNAL_URL}).
+   */
   public static final String URL_KEY = "gateway.journal.url";
 
   static final String SLICK_KEY = "pekko-persistence-jdbc.shared-databases.slick";
@@ -52,23 +54,29 @@ public final class PostgresJournal {
   }
 
   /**
-   * The configuration with its journal in PostgreSQL when a URL is given ({@code url}, else
-   * {@code gateway.journal.url}); unchanged otherwise.
+   * The configuration with its journal in PostgreSQL when a URL is given ({@code url}, else {@code
+   * gateway.journal.url}); unchanged otherwise.
    *
    * @throws IllegalArgumentException when the URL is not a PostgreSQL JDBC URL
    */
   public static Config select(Config config, Optional<String> url) {
-    String chosen = url.filter(u -> !u.isBlank())
-        .orElse(config.hasPath(URL_KEY) ? config.getString(URL_KEY) : "");
+    String chosen =
+        url.filter(u -> !u.isBlank())
+            .orElse(config.hasPath(URL_KEY) ? config.getString(URL_KEY) : "");
     if (chosen.isBlank()) {
       return config;
     }
     if (!chosen.startsWith("jdbc:postgresql:")) {
-      throw new IllegalArgumentException("GATEWAY_JOURNAL_URL must be a PostgreSQL JDBC URL "
-          + "(jdbc:postgresql://host:port/database), not '" + chosen + "'");
+      throw new IllegalArgumentException(
+          "GATEWAY_JOURNAL_URL must be a PostgreSQL JDBC URL "
+              + "(jdbc:postgresql://host:port/database), not '"
+              + chosen
+              + "'");
     }
-    Config slick = config.getConfig("postgres-journal.slick")
-        .withValue("db.url", ConfigValueFactory.fromAnyRef(chosen));
+    Config slick =
+        config
+            .getConfig("postgres-journal.slick")
+            .withValue("db.url", ConfigValueFactory.fromAnyRef(chosen));
     // An empty user or password means "the driver's default" (OS user, trust or .pgpass), not "".
     for (String key : new String[] {"db.user", "db.password"}) {
       if (slick.hasPath(key) && slick.getString(key).isEmpty()) {
@@ -78,14 +86,16 @@ public final class PostgresJournal {
     return config
         .withValue(URL_KEY, ConfigValueFactory.fromAnyRef(chosen))
         .withValue(SLICK_KEY, slick.root())
-        .withValue(JournalDurability.SYNC_KEY,
-            ConfigValueFactory.fromAnyRef(config.getBoolean("postgres-journal.flush-after-commit")));
+        .withValue(
+            JournalDurability.SYNC_KEY,
+            ConfigValueFactory.fromAnyRef(
+                config.getBoolean("postgres-journal.flush-after-commit")));
   }
 
   /**
    * Completes when the journal's PostgreSQL server makes every commit durable before it returns
-   * ({@code synchronous_commit} not {@code off}, {@code fsync} on); fails with a message naming
-   * the setting otherwise. At once for any other database.
+   * ({@code synchronous_commit} not {@code off}, {@code fsync} on); fails with a message naming the
+   * setting otherwise. At once for any other database.
    */
   public static CompletionStage<Done> requireDurableCommit(ClassicActorSystemProvider system) {
     Config config = system.classicSystem().settings().config();
@@ -94,18 +104,23 @@ public final class PostgresJournal {
     if (!(database.profile() instanceof PostgresProfile)) {
       return CompletableFuture.completedFuture(Done.getInstance());
     }
-    return run(database.database(), connection -> {
-      // Any value but off waits for the local WAL flush (on, local, remote_write, remote_apply).
-      if (show(connection, "synchronous_commit").equals("off")) {
-        throw new IllegalStateException("the journal's PostgreSQL has synchronous_commit = off: a commit returns "
-            + "before it is on disk, so acknowledged reservations could be lost; turn it on for the journal's user "
-            + "or database (ALTER ROLE/ALTER DATABASE ... SET synchronous_commit = on)");
-      }
-      if (!show(connection, "fsync").equals("on")) {
-        throw new IllegalStateException("the journal's PostgreSQL runs with fsync = off: nothing it commits is "
-            + "durable; the ledger will not start on it");
-      }
-    });
+    return run(
+        database.database(),
+        connection -> {
+          // Any value but off waits for the local WAL flush (on, local, remote_write,
+          // remote_apply).
+          if (show(connection, "synchronous_commit").equals("off")) {
+            throw new IllegalStateException(
+                "the journal's PostgreSQL has synchronous_commit = off: a commit returns "
+                    + "before it is on disk, so acknowledged reservations could be lost; turn it on for the journal's user "
+                    + "or database (ALTER ROLE/ALTER DATABASE ... SET synchronous_commit = on)");
+          }
+          if (!show(connection, "fsync").equals("on")) {
+            throw new IllegalStateException(
+                "the journal's PostgreSQL runs with fsync = off: nothing it commits is "
+                    + "durable; the ledger will not start on it");
+          }
+        });
   }
 
   private static String show(Connection connection, String setting) {
@@ -114,18 +129,23 @@ public final class PostgresJournal {
       rs.next();
       return rs.getString(1);
     } catch (SQLException e) {
-      throw new IllegalStateException("could not read " + setting + " from the journal's PostgreSQL", e);
+      throw new IllegalStateException(
+          "could not read " + setting + " from the journal's PostgreSQL", e);
     }
   }
 
   /** Runs {@code check} on one pooled connection of the journal's database, on Slick's threads. */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private static CompletionStage<Done> run(JdbcBackend.JdbcDatabaseDef db, Consumer<Connection> check) {
-    SimpleJdbcAction<Done> action = SimpleJdbcAction.apply(context -> {
-      check.accept(context.connection());
-      return Done.getInstance();
-    });
-    // Slick's Scala signature accepts any effect type; Java cannot express that bound, hence the raw call.
+  private static CompletionStage<Done> run(
+      JdbcBackend.JdbcDatabaseDef db, Consumer<Connection> check) {
+    SimpleJdbcAction<Done> action =
+        SimpleJdbcAction.apply(
+            context -> {
+              check.accept(context.connection());
+              return Done.getInstance();
+            });
+    // Slick's Scala signature accepts any effect type; Java cannot express that bound, hence the
+    // raw call.
     Future<Done> done = (Future<Done>) db.run((DBIOAction) action);
     return FutureConverters.asJava(done);
   }

@@ -33,12 +33,15 @@ public final class DataDirs {
     if (absolute.toString().equals(dir)) {
       return resolved;
     }
-    return ConfigFactory.parseMap(Map.of(KEY, absolute.toString())).withFallback(unresolved).resolve();
+    return ConfigFactory.parseMap(Map.of(KEY, absolute.toString()))
+        .withFallback(unresolved)
+        .resolve();
   }
 
   /** {@code dir} as an absolute, normalized path ({@code ~/} expanded, as a shell would). */
   public static Path absolute(String dir) {
-    String expanded = dir.startsWith("~/") ? System.getProperty("user.home") + dir.substring(1) : dir;
+    String expanded =
+        dir.startsWith("~/") ? System.getProperty("user.home") + dir.substring(1) : dir;
     return Path.of(expanded).toAbsolutePath().normalize();
   }
 
@@ -48,28 +51,41 @@ public final class DataDirs {
    */
   public static Optional<String> unwritable(Path dir) {
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
-      return Optional.of("data dir " + dir + " is not a directory; set GATEWAY_DATA_DIR to a directory");
+      return Optional.of(
+          "data dir " + dir + " is not a directory; set GATEWAY_DATA_DIR to a directory");
     }
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
-      return Optional.of("data dir " + dir + " cannot be created (" + e.getClass().getSimpleName() + ": "
-          + e.getMessage() + "); set GATEWAY_DATA_DIR to a directory this user may write");
+      return Optional.of(
+          "data dir "
+              + dir
+              + " cannot be created ("
+              + e.getClass().getSimpleName()
+              + ": "
+              + e.getMessage()
+              + "); set GATEWAY_DATA_DIR to a directory this user may write");
     }
     if (!Files.isDirectory(dir)) {
-      return Optional.of("data dir " + dir + " is not a directory; set GATEWAY_DATA_DIR to a directory");
+      return Optional.of(
+          "data dir " + dir + " is not a directory; set GATEWAY_DATA_DIR to a directory");
     }
     Path probe = dir.resolve(".write-check-" + ProcessHandle.current().pid());
     try {
       Files.writeString(probe, "ok");
       Files.delete(probe);
     } catch (IOException e) {
-      return Optional.of("data dir " + dir + " is not writable by this user (" + e.getClass().getSimpleName()
-          + "); fix its permissions or set GATEWAY_DATA_DIR to a writable directory");
+      return Optional.of(
+          "data dir "
+              + dir
+              + " is not writable by this user ("
+              + e.getClass().getSimpleName()
+              + "); fix its permissions or set GATEWAY_DATA_DIR to a writable directory");
     }
     Path journal = dir.resolve("ledger.mv.db");
     if (Files.exists(journal) && !Files.isWritable(journal)) {
-      return Optional.of("journal " + journal + " is not writable by this user; fix its permissions");
+      return Optional.of(
+          "journal " + journal + " is not writable by this user; fix its permissions");
     }
     return Optional.empty();
   }

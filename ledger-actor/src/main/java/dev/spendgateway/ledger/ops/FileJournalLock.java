@@ -41,9 +41,12 @@ public final class FileJournalLock implements JournalLock {
     FileChannel channel;
     try {
       Files.createDirectories(dataDir);
-      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      channel =
+          FileChannel.open(
+              file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the lock file " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(
+          "cannot open the lock file " + file + ": " + e.getMessage(), e);
     }
     FileLock lock;
     try {
@@ -60,13 +63,15 @@ public final class FileJournalLock implements JournalLock {
       throw new JournalInUseException(dataDir, holder);
     }
     try {
-      byte[] text = LockHolder.self(clock.instant()).toProperties().getBytes(StandardCharsets.UTF_8);
+      byte[] text =
+          LockHolder.self(clock.instant()).toProperties().getBytes(StandardCharsets.UTF_8);
       channel.truncate(0);
       channel.write(ByteBuffer.wrap(text), 0);
       channel.force(true);
     } catch (IOException e) {
       close(channel);
-      throw new UncheckedIOException("cannot write the lock file " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(
+          "cannot write the lock file " + file + ": " + e.getMessage(), e);
     }
     FileLock held = lock;
     return new Lease() {

@@ -37,14 +37,17 @@ public record JournalDatabase(String url, String user, String password, Path dat
 
   /** The journal database {@code config} names; empty unless it is an H2 file database. */
   public static java.util.Optional<JournalDatabase> of(Config config) {
-    if (!config.hasPath(DB + "url") || !config.getString(DB + "url").startsWith("jdbc:h2:file:")
+    if (!config.hasPath(DB + "url")
+        || !config.getString(DB + "url").startsWith("jdbc:h2:file:")
         || !config.hasPath(DataDirs.KEY)) {
       return java.util.Optional.empty();
     }
-    return java.util.Optional.of(new JournalDatabase(config.getString(DB + "url"),
-        config.hasPath(DB + "user") ? config.getString(DB + "user") : "sa",
-        config.hasPath(DB + "password") ? config.getString(DB + "password") : "",
-        Path.of(config.getString(DataDirs.KEY))));
+    return java.util.Optional.of(
+        new JournalDatabase(
+            config.getString(DB + "url"),
+            config.hasPath(DB + "user") ? config.getString(DB + "user") : "sa",
+            config.hasPath(DB + "password") ? config.getString(DB + "password") : "",
+            Path.of(config.getString(DataDirs.KEY))));
   }
 
   public Path file() {
@@ -62,28 +65,31 @@ public record JournalDatabase(String url, String user, String password, Path dat
 
   /**
    * The URL an operator tool reads with. While a gateway holds the journal's lock it serves the
-   * file (AUTO_SERVER) and the tool connects through it; with no gateway running the tool opens
-   * the file itself read-only and does not serve it, so a gateway started meanwhile never becomes
-   * a client of a short-lived tool. Either way it never creates a database.
+   * file (AUTO_SERVER) and the tool connects through it; with no gateway running the tool opens the
+   * file itself read-only and does not serve it, so a gateway started meanwhile never becomes a
+   * client of a short-lived tool. Either way it never creates a database.
    */
   public String operatorUrl() {
     if (FileJournalLock.liveHolder(dataDir).isPresent()) {
       return existingOnlyUrl();
     }
-    return withSetting(withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
-        "AUTO_SERVER", "FALSE");
+    return withSetting(
+        withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
+        "AUTO_SERVER",
+        "FALSE");
   }
 
   /**
-   * Opens {@code jdbcUrl}, runs {@code SELECT 1} and closes, within {@code timeout}; throws
-   * {@link JournalUnavailableException} with H2's own reason (one line) otherwise. A CLI must not
-   * wait days on a database that never answers.
+   * Opens {@code jdbcUrl}, runs {@code SELECT 1} and closes, within {@code timeout}; throws {@link
+   * JournalUnavailableException} with H2's own reason (one line) otherwise. A CLI must not wait
+   * days on a database that never answers.
    */
   public void probe(String jdbcUrl, Duration timeout) throws JournalUnavailableException {
     try {
       open(jdbcUrl, timeout).close();
     } catch (SQLException e) {
-      throw new JournalUnavailableException("the journal database in " + dataDir + " cannot be closed: " + firstLine(e));
+      throw new JournalUnavailableException(
+          "the journal database in " + dataDir + " cannot be closed: " + firstLine(e));
     }
   }
 
@@ -93,45 +99,56 @@ public record JournalDatabase(String url, String user, String password, Path dat
    * it instead of opening (and starting the AUTO_SERVER) a second time.
    */
   public Connection open(String jdbcUrl, Duration timeout) throws JournalUnavailableException {
-    ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "journal-probe");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService executor =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "journal-probe");
+              t.setDaemon(true);
+              return t;
+            });
     try {
-      Future<Connection> opened = executor.submit(() -> {
-        Connection c = DriverManager.getConnection(jdbcUrl, user, password);
-        try (Statement s = c.createStatement()) {
-          s.execute("SELECT 1");
-        } catch (SQLException e) {
-          c.close();
-          throw e;
-        }
-        return c;
-      });
+      Future<Connection> opened =
+          executor.submit(
+              () -> {
+                Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+                try (Statement s = c.createStatement()) {
+                  s.execute("SELECT 1");
+                } catch (SQLException e) {
+                  c.close();
+                  throw e;
+                }
+                return c;
+              });
       return opened.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw new JournalUnavailableException("the journal database in " + dataDir + " did not open within "
-          + timeout.toSeconds() + " s (another process holding it?)");
+      throw new JournalUnavailableException(
+          "the journal database in "
+              + dataDir
+              + " did not open within "
+              + timeout.toSeconds()
+              + " s (another process holding it?)");
     } catch (ExecutionException e) {
-      throw new JournalUnavailableException("the journal database in " + dataDir + " cannot be opened: "
-          + firstLine(e.getCause()));
+      throw new JournalUnavailableException(
+          "the journal database in " + dataDir + " cannot be opened: " + firstLine(e.getCause()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new JournalUnavailableException("interrupted while opening the journal database in " + dataDir);
+      throw new JournalUnavailableException(
+          "interrupted while opening the journal database in " + dataDir);
     } finally {
       executor.shutdownNow();
     }
   }
 
   /**
-   * Writes a consistent copy of the journal to {@code zip} with H2's {@code BACKUP TO} — also
-   * while the gateway runs and writes (through its AUTO_SERVER). Refuses when there is no journal.
+   * Writes a consistent copy of the journal to {@code zip} with H2's {@code BACKUP TO} — also while
+   * the gateway runs and writes (through its AUTO_SERVER). Refuses when there is no journal.
    */
   public void backup(Path zip, Duration timeout) throws JournalUnavailableException, IOException {
     if (!exists()) {
-      throw new JournalUnavailableException("no journal at " + file()
-          + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
+      throw new JournalUnavailableException(
+          "no journal at "
+              + file()
+              + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
     }
     Path target = zip.toAbsolutePath().normalize();
     if (Files.exists(target)) {
@@ -140,7 +157,8 @@ public record JournalDatabase(String url, String user, String password, Path dat
     Files.createDirectories(target.getParent());
     String jdbcUrl = operatorUrl();
     probe(jdbcUrl, timeout);
-    try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); Statement s = c.createStatement()) {
+    try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+        Statement s = c.createStatement()) {
       s.execute("BACKUP TO '" + target.toString().replace("'", "''") + "'");
     } catch (SQLException e) {
       throw new JournalUnavailableException("backup failed: " + firstLine(e));
@@ -148,21 +166,31 @@ public record JournalDatabase(String url, String user, String password, Path dat
   }
 
   /**
-   * Puts the journal from a {@code BACKUP TO} zip into this (empty) data dir. Refuses when the
-   * data dir already holds a journal (move it aside first: never overwrite books) or a gateway
-   * holds its lock; then opens the restored file to prove it is a database.
+   * Puts the journal from a {@code BACKUP TO} zip into this (empty) data dir. Refuses when the data
+   * dir already holds a journal (move it aside first: never overwrite books) or a gateway holds its
+   * lock; then opens the restored file to prove it is a database.
    */
   public void restore(Path zip, Duration timeout) throws JournalUnavailableException, IOException {
     if (!Files.isRegularFile(zip)) {
       throw new IOException("no backup file at " + zip.toAbsolutePath());
     }
-    FileJournalLock.liveHolder(dataDir).ifPresent(holder -> {
-      throw new IllegalStateException("a gateway is running on " + dataDir + " (" + holder.describe()
-          + "); stop it before restoring");
-    });
+    FileJournalLock.liveHolder(dataDir)
+        .ifPresent(
+            holder -> {
+              throw new IllegalStateException(
+                  "a gateway is running on "
+                      + dataDir
+                      + " ("
+                      + holder.describe()
+                      + "); stop it before restoring");
+            });
     if (exists()) {
-      throw new IOException("the data dir " + dataDir + " already holds a journal (" + FILE
-          + "); move it aside first (keep it), then restore");
+      throw new IOException(
+          "the data dir "
+              + dataDir
+              + " already holds a journal ("
+              + FILE
+              + "); move it aside first (keep it), then restore");
     }
     Files.createDirectories(dataDir);
     Path partial = dataDir.resolve(FILE + ".restoring");
@@ -184,10 +212,16 @@ public record JournalDatabase(String url, String user, String password, Path dat
     }
     Files.move(partial, file(), StandardCopyOption.ATOMIC_MOVE);
     try {
-      probe(withSetting(withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
-          "AUTO_SERVER", "FALSE"), timeout);
+      probe(
+          withSetting(
+              withSetting(
+                  withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
+              "AUTO_SERVER",
+              "FALSE"),
+          timeout);
     } catch (JournalUnavailableException e) {
-      Files.move(file(), dataDir.resolve(FILE + ".unreadable"), StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          file(), dataDir.resolve(FILE + ".unreadable"), StandardCopyOption.REPLACE_EXISTING);
       throw e;
     }
   }
@@ -203,7 +237,9 @@ public record JournalDatabase(String url, String user, String password, Path dat
   static String withoutSetting(String url, String key) {
     StringBuilder out = new StringBuilder();
     for (String part : url.split(";")) {
-      if (out.length() > 0 && part.toUpperCase(java.util.Locale.ROOT).startsWith(key.toUpperCase(java.util.Locale.ROOT) + "=")) {
+      if (out.length() > 0
+          && part.toUpperCase(java.util.Locale.ROOT)
+              .startsWith(key.toUpperCase(java.util.Locale.ROOT) + "=")) {
         continue;
       }
       if (out.length() > 0) {
@@ -220,7 +256,8 @@ public record JournalDatabase(String url, String user, String password, Path dat
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    String message =
+        root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     return message.lines().findFirst().orElse(message).strip();
   }
 }

@@ -8,9 +8,13 @@ public final class JournalInUseException extends Exception {
   private final transient Optional<LockHolder> holder;
 
   public JournalInUseException(Path where, Optional<LockHolder> holder) {
-    super("the journal in " + where + " is in use by another gateway ("
-        + holder.map(LockHolder::describe).orElse("holder unknown") + "); stop that one first, or give this one "
-        + "its own GATEWAY_DATA_DIR — two writers on one journal would each spend the caps");
+    super(
+        "the journal in "
+            + where
+            + " is in use by another gateway ("
+            + holder.map(LockHolder::describe).orElse("holder unknown")
+            + "); stop that one first, or give this one "
+            + "its own GATEWAY_DATA_DIR — two writers on one journal would each spend the caps");
     this.holder = holder;
   }
 

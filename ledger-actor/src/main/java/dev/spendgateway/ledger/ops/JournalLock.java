@@ -19,7 +19,9 @@ public interface JournalLock {
   /** The configuration key of the journal's JDBC URL. */
   String URL_KEY = "pekko-persistence-jdbc.shared-databases.slick.db.url";
 
-  /** Takes the lock, or throws naming who holds it. The lease ends with the process at the latest. */
+  /**
+   * Takes the lock, or throws naming who holds it. The lease ends with the process at the latest.
+   */
   Lease acquire() throws JournalInUseException;
 
   /** A held lock. */

@@ -36,16 +36,22 @@ public record LockHolder(long pid, String host, Instant since) {
       if (p.getProperty("pid") == null) {
         return Optional.empty();
       }
-      return Optional.of(new LockHolder(Long.parseLong(p.getProperty("pid").trim()),
-          p.getProperty("host", "?").trim(), Instant.parse(p.getProperty("since", Instant.EPOCH.toString()).trim())));
+      return Optional.of(
+          new LockHolder(
+              Long.parseLong(p.getProperty("pid").trim()),
+              p.getProperty("host", "?").trim(),
+              Instant.parse(p.getProperty("since", Instant.EPOCH.toString()).trim())));
     } catch (java.io.IOException | RuntimeException malformed) {
       return Optional.empty();
     }
   }
 
-  /** Whether the holder is a live process on this host (a lock file left by a killed one is not). */
+  /**
+   * Whether the holder is a live process on this host (a lock file left by a killed one is not).
+   */
   boolean isAliveHere() {
-    return host.equals(localHost()) && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    return host.equals(localHost())
+        && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 
   static String localHost() {

@@ -24,23 +24,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Schema evolution: the committed journal written by the first released event format (v1,
- * {@code src/test/resources/fixtures/journal-v1}, see {@link FixtureJournalV1}) must keep replaying
- * to the {@code /usage} the ledger answered when it was written — through the audit tools and
- * through the ledger's own recovery (snapshot + events). Never regenerate the fixture to make this
- * pass: add a Jackson migration instead (docs/OPERATIONS.md).
+ * Schema evolution: the committed journal written by the first released event format (v1, {@code
+ * src/test/resources/fixtures/journal-v1}, see {@link FixtureJournalV1}) must keep replaying to the
+ * {@code /usage} the ledger answered when it was written — through the audit tools and through the
+ * ledger's own recovery (snapshot + events). Never regenerate the fixture to make this pass: add a
+ * Jackson migration instead (docs/OPERATIONS.md).
  */
 class FixtureJournalV1Test {
   @TempDir Path dataDir;
 
   @BeforeEach
   void copyFixture() throws Exception {
-    Files.copy(Path.of(FixtureJournalV1Test.class.getResource("/fixtures/journal-v1/ledger.mv.db").toURI()),
+    Files.copy(
+        Path.of(
+            FixtureJournalV1Test.class.getResource("/fixtures/journal-v1/ledger.mv.db").toURI()),
         dataDir.resolve("ledger.mv.db"));
   }
 
   private static List<String> expected(String name) throws Exception {
-    return Files.readAllLines(Path.of(FixtureJournalV1Test.class.getResource("/fixtures/journal-v1/" + name).toURI()));
+    return Files.readAllLines(
+        Path.of(FixtureJournalV1Test.class.getResource("/fixtures/journal-v1/" + name).toURI()));
   }
 
   @Test
@@ -50,21 +53,46 @@ class FixtureJournalV1Test {
     try {
       JournalReader reader = new JournalReader(system);
       var caps = LedgerSettings.fromConfig(config).caps();
-      LedgerAudit midway = AuditRuns.replay(system, reader.current(1), Optional.of(FixtureJournalV1.MIDWAY),
-          new LedgerAudit(caps), Progress.silent()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-      assertEquals(expected("usage-midway.txt"), FixtureJournalV1.lines(midway.usage(FixtureJournalV1.MIDWAY)));
+      LedgerAudit midway =
+          AuditRuns.replay(
+                  system,
+                  reader.current(1),
+                  Optional.of(FixtureJournalV1.MIDWAY),
+                  new LedgerAudit(caps),
+                  Progress.silent())
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
+      assertEquals(
+          expected("usage-midway.txt"),
+          FixtureJournalV1.lines(midway.usage(FixtureJournalV1.MIDWAY)));
 
-      LedgerAudit end = AuditRuns.replay(system, reader.current(1), Optional.empty(), new LedgerAudit(caps),
-          Progress.silent()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-      assertEquals(expected("usage-end.txt"), FixtureJournalV1.lines(end.usage(FixtureJournalV1.END)));
+      LedgerAudit end =
+          AuditRuns.replay(
+                  system,
+                  reader.current(1),
+                  Optional.empty(),
+                  new LedgerAudit(caps),
+                  Progress.silent())
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
+      assertEquals(
+          expected("usage-end.txt"), FixtureJournalV1.lines(end.usage(FixtureJournalV1.END)));
       // v1 SpendAdjusted events rebuild the adjustment-id memory (compaction keeps it).
-      assertEquals(List.of("alice", "bob"), List.of(end.state().adjustment("adj-1").orElseThrow().operator(),
-          end.state().adjustment("adj-2").orElseThrow().operator()));
+      assertEquals(
+          List.of("alice", "bob"),
+          List.of(
+              end.state().adjustment("adj-1").orElseThrow().operator(),
+              end.state().adjustment("adj-2").orElseThrow().operator()));
 
       // Every event type of v1 is in the fixture, and every one still verifies, snapshot included
       // (a v1 snapshot has no adjustment ids: the same books, remembering fewer ids).
-      List<String> types = reader.current(1).map(Journaled::type).runWith(Sink.seq(), system)
-          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      List<String> types =
+          reader
+              .current(1)
+              .map(Journaled::type)
+              .runWith(Sink.seq(), system)
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
       for (Class<?> type : GlobalBudget.Event.class.getPermittedSubclasses()) {
         if (type == GlobalBudget.GroupCommit.class) {
           continue; // a row shape added after v1 (readers expand it to facts), not a fact type
@@ -73,8 +101,11 @@ class FixtureJournalV1Test {
       }
       var snapshot = reader.latestSnapshot(java.time.Duration.ofSeconds(30));
       assertTrue(snapshot.isPresent(), "fixture has a snapshot");
-      Optional<Violation> violation = AuditRuns.verify(system, reader.current(1), snapshot, new LedgerAudit(caps),
-          Progress.silent()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+      Optional<Violation> violation =
+          AuditRuns.verify(
+                  system, reader.current(1), snapshot, new LedgerAudit(caps), Progress.silent())
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
       assertEquals(Optional.empty(), violation);
     } finally {
       system.terminate();
@@ -86,7 +117,8 @@ class FixtureJournalV1Test {
   void theLedgerRecoversFromItToTheSameState() throws Exception {
     Instant end = FixtureJournalV1.END;
     try (H2Ledger ledger = H2Ledger.start(dataDir, Map.of(), new TestClock(end))) {
-      GlobalBudget.Usage usage = ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      GlobalBudget.Usage usage =
+          ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
       assertEquals(expected("usage-end.txt"), FixtureJournalV1.lines(usage));
     }
   }

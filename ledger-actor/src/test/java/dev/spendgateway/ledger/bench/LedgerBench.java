@@ -2,10 +2,10 @@ package dev.spendgateway.ledger.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import dev.spendgateway.ledger.LedgerProtocol.Closed;
-import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalDurability;
@@ -27,26 +27,38 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * Durable reserve+settle pairs per second through {@code GlobalBudget} on the H2 FILE journal
- * (the shipped {@code conf/ledger.conf}, caps raised so nothing is refused), at 1, 16 and 256
- * concurrent callers, with reserve latency percentiles; then the same workload on a naive
- * baseline where every reservation is one H2 transaction with {@code SELECT … FOR UPDATE} on the
- * cap rows ({@link NaiveBaseline}). Results are printed as a Markdown table.
+ * Durable reserve+settle pairs per second through {@code GlobalBudget} on the H2 FILE journal (the
+ * shipped {@code conf/ledger.conf}, caps raised so nothing is refused), at 1, 16 and 256 concurrent
+ * callers, with reserve latency percentiles; then the same workload on a naive baseline where every
+ * reservation is one H2 transaction with {@code SELECT … FOR UPDATE} on the cap rows ({@link
+ * NaiveBaseline}). Results are printed as a Markdown table.
  *
- * <p>Each caller is a closed loop: reserve $0.01, wait for the durable answer, settle $0.005,
- * wait, repeat. Nothing is answered before its event is in the journal and, with
- * {@code ledger.journal.sync} on (shipped default), flushed to disk; the run prints this
- * machine's fsync latency before and after, and per level the journal's writes and fsyncs.
+ * <p>Each caller is a closed loop: reserve $0.01, wait for the durable answer, settle $0.005, wait,
+ * repeat. Nothing is answered before its event is in the journal and, with {@code
+ * ledger.journal.sync} on (shipped default), flushed to disk; the run prints this machine's fsync
+ * latency before and after, and per level the journal's writes and fsyncs.
  *
- * <p>Run: {@code mvn -B -q -pl ledger-actor -am -Pbench -DskipTests verify}
- * (system properties: {@code bench.seconds}, {@code bench.warmup}, {@code bench.callers}).
+ * <p>Run: {@code mvn -B -q -pl ledger-actor -am -Pbench -DskipTests verify} (system properties:
+ * {@code bench.seconds}, {@code bench.warmup}, {@code bench.callers}).
  */
 public final class LedgerBench {
   private static final int[] DEFAULT_CALLERS = {1, 16, 256};
 
-  record Result(String target, int callers, long pairs, double seconds, Histogram reserveLatency, long errors,
+  record Result(
+      String target,
+      int callers,
+      long pairs,
+      double seconds,
+      Histogram reserveLatency,
+      long errors,
       String journal) {
-    Result(String target, int callers, long pairs, double seconds, Histogram reserveLatency, long errors) {
+    Result(
+        String target,
+        int callers,
+        long pairs,
+        double seconds,
+        Histogram reserveLatency,
+        long errors) {
       this(target, callers, pairs, seconds, reserveLatency, errors, "");
     }
 
@@ -55,23 +67,44 @@ public final class LedgerBench {
     }
 
     String row() {
-      return String.format("| %s | %d | %,.0f | %.2f | %.2f | %.2f | %d | %s |", target, callers, pairsPerSecond(),
-          reserveLatency.getValueAtPercentile(50) / 1000.0, reserveLatency.getValueAtPercentile(99) / 1000.0,
-          reserveLatency.getMaxValue() / 1000.0, errors, journal);
+      return String.format(
+          "| %s | %d | %,.0f | %.2f | %.2f | %.2f | %d | %s |",
+          target,
+          callers,
+          pairsPerSecond(),
+          reserveLatency.getValueAtPercentile(50) / 1000.0,
+          reserveLatency.getValueAtPercentile(99) / 1000.0,
+          reserveLatency.getMaxValue() / 1000.0,
+          errors,
+          journal);
     }
   }
 
   public static void main(String[] args) throws Exception {
     int seconds = Integer.getInteger("bench.seconds", 10);
     int warmup = Integer.getInteger("bench.warmup", 3);
-    int[] levels = System.getProperty("bench.callers") == null ? DEFAULT_CALLERS
-        : java.util.Arrays.stream(System.getProperty("bench.callers").split(",")).mapToInt(Integer::parseInt).toArray();
-    System.out.printf("# ledger bench: %d s per level after %d s warm-up, %d cores, %s%n", seconds, warmup,
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name") + " " + Runtime.version());
-    boolean sync = JournalDurability.syncRequested(ledgerConfig(Path.of(System.getProperty("java.io.tmpdir"))));
-    System.out.println("# journal flush (ledger.journal.sync): " + (sync ? "on — every answer waits for an fsync"
-        : "OFF — answers wait for the OS write only, not the disk"));
-    // The floor of any durable answer on this machine, measured where the benchmark's journals live.
+    int[] levels =
+        System.getProperty("bench.callers") == null
+            ? DEFAULT_CALLERS
+            : java.util.Arrays.stream(System.getProperty("bench.callers").split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
+    System.out.printf(
+        "# ledger bench: %d s per level after %d s warm-up, %d cores, %s%n",
+        seconds,
+        warmup,
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.vm.name") + " " + Runtime.version());
+    boolean sync =
+        JournalDurability.syncRequested(
+            ledgerConfig(Path.of(System.getProperty("java.io.tmpdir"))));
+    System.out.println(
+        "# journal flush (ledger.journal.sync): "
+            + (sync
+                ? "on — every answer waits for an fsync"
+                : "OFF — answers wait for the OS write only, not the disk"));
+    // The floor of any durable answer on this machine, measured where the benchmark's journals
+    // live.
     String fsyncBefore = FsyncProbe.summary(Path.of(System.getProperty("java.io.tmpdir")));
     System.out.println("# before: " + fsyncBefore);
 
@@ -89,24 +122,41 @@ public final class LedgerBench {
     System.out.println();
     System.out.println("# before: " + fsyncBefore);
     System.out.println("# after:  " + fsyncAfter);
-    System.out.println("| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors | journal |");
+    System.out.println(
+        "| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors | journal |");
     System.out.println("|---|---:|---:|---:|---:|---:|---:|---|");
     results.forEach(r -> System.out.println(r.row()));
     for (int callers : baseline ? levels : new int[0]) {
-      Result ledger = results.stream().filter(r -> r.target().equals("GlobalBudget") && r.callers() == callers).findFirst().orElseThrow();
-      Result naive = results.stream().filter(r -> r.target().equals("naive SELECT FOR UPDATE") && r.callers() == callers).findFirst().orElseThrow();
-      System.out.printf("speed-up at %d callers: %.1fx%n", callers, ledger.pairsPerSecond() / naive.pairsPerSecond());
+      Result ledger =
+          results.stream()
+              .filter(r -> r.target().equals("GlobalBudget") && r.callers() == callers)
+              .findFirst()
+              .orElseThrow();
+      Result naive =
+          results.stream()
+              .filter(r -> r.target().equals("naive SELECT FOR UPDATE") && r.callers() == callers)
+              .findFirst()
+              .orElseThrow();
+      System.out.printf(
+          "speed-up at %d callers: %.1fx%n",
+          callers, ledger.pairsPerSecond() / naive.pairsPerSecond());
     }
     System.exit(0);
   }
 
   static Config ledgerConfig(Path dataDir) {
-    File shipped = new File("conf/ledger.conf").exists() ? new File("conf/ledger.conf") : new File("../conf/ledger.conf");
-    return ConfigFactory.systemProperties().withFallback(ConfigFactory.parseMap(Map.of(
-            "gateway.data-dir", dataDir.toString(),
-            "ledger.caps.global-daily-usd", "1000000000",
-            "ledger.caps.global-monthly-usd", "1000000000",
-            "pekko.loglevel", "WARNING")))
+    File shipped =
+        new File("conf/ledger.conf").exists()
+            ? new File("conf/ledger.conf")
+            : new File("../conf/ledger.conf");
+    return ConfigFactory.systemProperties()
+        .withFallback(
+            ConfigFactory.parseMap(
+                Map.of(
+                    "gateway.data-dir", dataDir.toString(),
+                    "ledger.caps.global-daily-usd", "1000000000",
+                    "ledger.caps.global-monthly-usd", "1000000000",
+                    "pekko.loglevel", "WARNING")))
         .withFallback(ConfigFactory.parseFile(shipped))
         .withFallback(ConfigFactory.defaultReference())
         .resolve();
@@ -118,7 +168,8 @@ public final class LedgerBench {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "ledger-bench", config);
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
-      LedgerClient client = LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
+      LedgerClient client =
+          LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
       client.awaitReady().toCompletableFuture().get(60, TimeUnit.SECONDS);
 
       ConcurrentHistogram latency = new ConcurrentHistogram(TimeUnit.SECONDS.toMicros(60), 3);
@@ -149,7 +200,8 @@ public final class LedgerBench {
       long errs = errors.get();
       running.set(false);
       CompletableFuture.allOf(loops).get(60, TimeUnit.SECONDS);
-      return new Result("GlobalBudget", callers, done, elapsed, snapshot, errs, stats.since(statsAtStart));
+      return new Result(
+          "GlobalBudget", callers, done, elapsed, snapshot, errs, stats.since(statsAtStart));
     } finally {
       system.terminate();
       system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
@@ -171,8 +223,11 @@ public final class LedgerBench {
       if (syncs == 0) {
         return (end.writes() - start.writes()) + " writes, no fsync";
       }
-      return String.format("%,d writes, %,d fsyncs (%.2f writes/fsync), fsync mean %.2f ms", end.writes() - start.writes(),
-          syncs, (double) (end.syncedWrites() - start.syncedWrites()) / syncs,
+      return String.format(
+          "%,d writes, %,d fsyncs (%.2f writes/fsync), fsync mean %.2f ms",
+          end.writes() - start.writes(),
+          syncs,
+          (double) (end.syncedWrites() - start.syncedWrites()) / syncs,
           (end.syncNanos() - start.syncNanos()) / 1e6 / syncs);
     }
   }
@@ -187,32 +242,44 @@ public final class LedgerBench {
   }
 
   /** One caller: reserve, then settle, then again, until told to stop. No thread is blocked. */
-  private static void callerLoop(LedgerClient client, String brand, AtomicLong ids, ConcurrentHistogram latency,
-      AtomicLong pairs, AtomicLong errors, AtomicBoolean measuring, AtomicBoolean running, CompletableFuture<?> finished) {
+  private static void callerLoop(
+      LedgerClient client,
+      String brand,
+      AtomicLong ids,
+      ConcurrentHistogram latency,
+      AtomicLong pairs,
+      AtomicLong errors,
+      AtomicBoolean measuring,
+      AtomicBoolean running,
+      CompletableFuture<?> finished) {
     if (!running.get()) {
       finished.complete(null);
       return;
     }
     String id = "bench-" + ids.incrementAndGet();
     long t0 = System.nanoTime();
-    client.reserve(new ReserveRequest(id, Lane.APP, brand, 10_000, 1_000_000_000_000L, 1_000_000_000_000L))
-        .thenCompose(reply -> {
-          long micros = (System.nanoTime() - t0) / 1000;
-          if (measuring.get()) {
-            latency.recordValue(Math.min(micros, TimeUnit.SECONDS.toMicros(60)));
-          }
-          if (!(reply instanceof Reserved)) {
-            throw new IllegalStateException("not reserved: " + reply);
-          }
-          return client.settle(id, 5_000);
-        })
-        .whenComplete((reply, failure) -> {
-          if (failure == null && reply instanceof Closed) {
-            pairs.incrementAndGet();
-          } else {
-            errors.incrementAndGet();
-          }
-          callerLoop(client, brand, ids, latency, pairs, errors, measuring, running, finished);
-        });
+    client
+        .reserve(
+            new ReserveRequest(id, Lane.APP, brand, 10_000, 1_000_000_000_000L, 1_000_000_000_000L))
+        .thenCompose(
+            reply -> {
+              long micros = (System.nanoTime() - t0) / 1000;
+              if (measuring.get()) {
+                latency.recordValue(Math.min(micros, TimeUnit.SECONDS.toMicros(60)));
+              }
+              if (!(reply instanceof Reserved)) {
+                throw new IllegalStateException("not reserved: " + reply);
+              }
+              return client.settle(id, 5_000);
+            })
+        .whenComplete(
+            (reply, failure) -> {
+              if (failure == null && reply instanceof Closed) {
+                pairs.incrementAndGet();
+              } else {
+                errors.incrementAndGet();
+              }
+              callerLoop(client, brand, ids, latency, pairs, errors, measuring, running, finished);
+            });
   }
 }

@@ -17,24 +17,34 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.ConcurrentHistogram;
 
 /**
- * The naive way: each reservation is one H2 transaction that locks the cap rows with
- * {@code SELECT … FOR UPDATE}, checks headroom, bumps them and inserts the reservation; each
- * settle is another. Same H2 FILE settings as the ledger (WRITE_DELAY=0), one connection per
- * caller thread, and as durable as the ledger: with the journal flush on, each commit is followed
- * by {@code CHECKPOINT SYNC} before the caller goes on.
+ * The naive way: each reservation is one H2 transaction that locks the cap rows with {@code SELECT
+ * … FOR UPDATE}, checks headroom, bumps them and inserts the reservation; each settle is another.
+ * Same H2 FILE settings as the ledger (WRITE_DELAY=0), one connection per caller thread, and as
+ * durable as the ledger: with the journal flush on, each commit is followed by {@code CHECKPOINT
+ * SYNC} before the caller goes on.
  */
 final class NaiveBaseline {
   private NaiveBaseline() {}
 
-  /** {@code sync}: each commit is followed by H2's {@code CHECKPOINT SYNC}, as durable as the ledger's answers. */
-  static LedgerBench.Result run(int callers, int warmupSeconds, int seconds, boolean sync) throws Exception {
+  /**
+   * {@code sync}: each commit is followed by H2's {@code CHECKPOINT SYNC}, as durable as the
+   * ledger's answers.
+   */
+  static LedgerBench.Result run(int callers, int warmupSeconds, int seconds, boolean sync)
+      throws Exception {
     Path dir = Files.createTempDirectory("naive-bench");
-    String url = "jdbc:h2:file:" + dir.resolve("naive") + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0;LOCK_TIMEOUT=60000";
-    try (Connection c = DriverManager.getConnection(url, "sa", ""); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE caps (cap_key VARCHAR(200) PRIMARY KEY, limit_micros BIGINT NOT NULL,"
-          + " settled_micros BIGINT NOT NULL, reserved_micros BIGINT NOT NULL)");
-      s.execute("CREATE TABLE reservations (id VARCHAR(128) PRIMARY KEY, brand VARCHAR(128) NOT NULL,"
-          + " amount_micros BIGINT NOT NULL, status VARCHAR(16) NOT NULL, actual_micros BIGINT)");
+    String url =
+        "jdbc:h2:file:"
+            + dir.resolve("naive")
+            + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0;LOCK_TIMEOUT=60000";
+    try (Connection c = DriverManager.getConnection(url, "sa", "");
+        Statement s = c.createStatement()) {
+      s.execute(
+          "CREATE TABLE caps (cap_key VARCHAR(200) PRIMARY KEY, limit_micros BIGINT NOT NULL,"
+              + " settled_micros BIGINT NOT NULL, reserved_micros BIGINT NOT NULL)");
+      s.execute(
+          "CREATE TABLE reservations (id VARCHAR(128) PRIMARY KEY, brand VARCHAR(128) NOT NULL,"
+              + " amount_micros BIGINT NOT NULL, status VARCHAR(16) NOT NULL, actual_micros BIGINT)");
       String day = LocalDate.now(ZoneOffset.UTC).toString();
       String month = day.substring(0, 7);
       try (PreparedStatement p = c.prepareStatement("INSERT INTO caps VALUES (?, ?, 0, 0)")) {
@@ -56,7 +66,9 @@ final class NaiveBaseline {
     List<Thread> threads = new java.util.ArrayList<>();
     for (int t = 0; t < callers; t++) {
       String brand = "brand-" + (t % 100);
-      Thread thread = new Thread(() -> callerLoop(url, brand, ids, latency, pairs, errors, measuring, running, sync));
+      Thread thread =
+          new Thread(
+              () -> callerLoop(url, brand, ids, latency, pairs, errors, measuring, running, sync));
       thread.start();
       threads.add(thread);
     }
@@ -77,7 +89,13 @@ final class NaiveBaseline {
       thread.join(120_000);
     }
     LedgerBench.deleteTree(dir);
-    return new LedgerBench.Result("naive SELECT FOR UPDATE", callers, done, elapsed, snapshot, errs,
+    return new LedgerBench.Result(
+        "naive SELECT FOR UPDATE",
+        callers,
+        done,
+        elapsed,
+        snapshot,
+        errs,
         sync ? "fsync after every commit" : "no fsync");
   }
 
@@ -87,11 +105,23 @@ final class NaiveBaseline {
     p.executeUpdate();
   }
 
-  private static void callerLoop(String url, String brand, AtomicLong ids, ConcurrentHistogram latency,
-      AtomicLong pairs, AtomicLong errors, AtomicBoolean measuring, AtomicBoolean running, boolean sync) {
+  private static void callerLoop(
+      String url,
+      String brand,
+      AtomicLong ids,
+      ConcurrentHistogram latency,
+      AtomicLong pairs,
+      AtomicLong errors,
+      AtomicBoolean measuring,
+      AtomicBoolean running,
+      boolean sync) {
     String day = LocalDate.now(ZoneOffset.UTC).toString();
-    List<String> keys = List.of("global_daily:" + day, "global_monthly:" + day.substring(0, 7),
-        "brand_daily:" + brand + ":" + day, "brand_monthly:" + brand + ":" + day.substring(0, 7));
+    List<String> keys =
+        List.of(
+            "global_daily:" + day,
+            "global_monthly:" + day.substring(0, 7),
+            "brand_daily:" + brand + ":" + day,
+            "brand_monthly:" + brand + ":" + day.substring(0, 7));
     try (Connection c = DriverManager.getConnection(url, "sa", "")) {
       c.setAutoCommit(false);
       while (running.get()) {
@@ -101,7 +131,8 @@ final class NaiveBaseline {
           reserve(c, keys, id, brand, 10_000);
           flush(c, sync);
           if (measuring.get()) {
-            latency.recordValue(Math.min((System.nanoTime() - t0) / 1000, TimeUnit.SECONDS.toMicros(60)));
+            latency.recordValue(
+                Math.min((System.nanoTime() - t0) / 1000, TimeUnit.SECONDS.toMicros(60)));
           }
           settle(c, keys, id, 5_000);
           flush(c, sync);
@@ -126,10 +157,12 @@ final class NaiveBaseline {
   }
 
   /** One transaction: lock the cap rows (in a fixed order), check, hold, record. */
-  private static void reserve(Connection c, List<String> keys, String id, String brand, long amount) throws SQLException {
-    try (PreparedStatement lock = c.prepareStatement(
-        "SELECT cap_key, limit_micros - settled_micros - reserved_micros FROM caps WHERE cap_key IN (?, ?, ?, ?)"
-            + " ORDER BY cap_key FOR UPDATE")) {
+  private static void reserve(Connection c, List<String> keys, String id, String brand, long amount)
+      throws SQLException {
+    try (PreparedStatement lock =
+        c.prepareStatement(
+            "SELECT cap_key, limit_micros - settled_micros - reserved_micros FROM caps WHERE cap_key IN (?, ?, ?, ?)"
+                + " ORDER BY cap_key FOR UPDATE")) {
       for (int i = 0; i < 4; i++) {
         lock.setString(i + 1, keys.get(i));
       }
@@ -142,16 +175,18 @@ final class NaiveBaseline {
         }
       }
     }
-    try (PreparedStatement hold = c.prepareStatement(
-        "UPDATE caps SET reserved_micros = reserved_micros + ? WHERE cap_key IN (?, ?, ?, ?)")) {
+    try (PreparedStatement hold =
+        c.prepareStatement(
+            "UPDATE caps SET reserved_micros = reserved_micros + ? WHERE cap_key IN (?, ?, ?, ?)")) {
       hold.setLong(1, amount);
       for (int i = 0; i < 4; i++) {
         hold.setString(i + 2, keys.get(i));
       }
       hold.executeUpdate();
     }
-    try (PreparedStatement insert = c.prepareStatement(
-        "INSERT INTO reservations (id, brand, amount_micros, status) VALUES (?, ?, ?, 'reserved')")) {
+    try (PreparedStatement insert =
+        c.prepareStatement(
+            "INSERT INTO reservations (id, brand, amount_micros, status) VALUES (?, ?, ?, 'reserved')")) {
       insert.setString(1, id);
       insert.setString(2, brand);
       insert.setLong(3, amount);
@@ -161,10 +196,12 @@ final class NaiveBaseline {
   }
 
   /** One transaction: lock the reservation and its cap rows, release the hold, count the cost. */
-  private static void settle(Connection c, List<String> keys, String id, long actual) throws SQLException {
+  private static void settle(Connection c, List<String> keys, String id, long actual)
+      throws SQLException {
     long amount;
-    try (PreparedStatement r = c.prepareStatement(
-        "SELECT amount_micros FROM reservations WHERE id = ? AND status = 'reserved' FOR UPDATE")) {
+    try (PreparedStatement r =
+        c.prepareStatement(
+            "SELECT amount_micros FROM reservations WHERE id = ? AND status = 'reserved' FOR UPDATE")) {
       r.setString(1, id);
       try (ResultSet rs = r.executeQuery()) {
         if (!rs.next()) {
@@ -174,15 +211,17 @@ final class NaiveBaseline {
         amount = rs.getLong(1);
       }
     }
-    try (PreparedStatement lock = c.prepareStatement(
-        "SELECT cap_key FROM caps WHERE cap_key IN (?, ?, ?, ?) ORDER BY cap_key FOR UPDATE")) {
+    try (PreparedStatement lock =
+        c.prepareStatement(
+            "SELECT cap_key FROM caps WHERE cap_key IN (?, ?, ?, ?) ORDER BY cap_key FOR UPDATE")) {
       for (int i = 0; i < 4; i++) {
         lock.setString(i + 1, keys.get(i));
       }
       lock.executeQuery().close();
     }
-    try (PreparedStatement move = c.prepareStatement(
-        "UPDATE caps SET reserved_micros = reserved_micros - ?, settled_micros = settled_micros + ? WHERE cap_key IN (?, ?, ?, ?)")) {
+    try (PreparedStatement move =
+        c.prepareStatement(
+            "UPDATE caps SET reserved_micros = reserved_micros - ?, settled_micros = settled_micros + ? WHERE cap_key IN (?, ?, ?, ?)")) {
       move.setLong(1, amount);
       move.setLong(2, actual);
       for (int i = 0; i < 4; i++) {
@@ -190,8 +229,9 @@ final class NaiveBaseline {
       }
       move.executeUpdate();
     }
-    try (PreparedStatement close = c.prepareStatement(
-        "UPDATE reservations SET status = 'settled', actual_micros = ? WHERE id = ?")) {
+    try (PreparedStatement close =
+        c.prepareStatement(
+            "UPDATE reservations SET status = 'settled', actual_micros = ? WHERE id = ?")) {
       close.setLong(1, actual);
       close.setString(2, id);
       close.executeUpdate();

@@ -11,6 +11,7 @@ import dev.spendgateway.ledger.audit.JournalReader;
 import dev.spendgateway.ledger.audit.LedgerAudit;
 import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.audit.Violation;
+import dev.spendgateway.ledger.journal.JournalSchema;
 import dev.spendgateway.policy.access.Lane;
 import java.io.File;
 import java.nio.file.Files;
@@ -27,19 +28,18 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import dev.spendgateway.ledger.journal.JournalSchema;
 import org.apache.pekko.persistence.typed.javadsl.CommandHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
 
 /**
- * Replay benchmark (docs/BENCHMARKS.md): generates a journal of N ledger events (default
- * 1,000,000: reserve + settle pairs on the app lane, 100 brands, within every cap) in an H2 FILE
- * database through the real pekko-persistence-jdbc plugin (persistence id {@code global}, 10,000
- * events per write), then times {@code replay} and {@code verify} exactly as
- * {@code gateway-admin} runs them (read journal {@code currentEventsByPersistenceId}, the
- * ledger's fold, the invariant checks; the CLI's configuration), each in a fresh actor system; and {@code read} alone (the
- * read journal and deserialization, no fold) to show where the time goes.
+ * Replay benchmark (docs/BENCHMARKS.md): generates a journal of N ledger events (default 1,000,000:
+ * reserve + settle pairs on the app lane, 100 brands, within every cap) in an H2 FILE database
+ * through the real pekko-persistence-jdbc plugin (persistence id {@code global}, 10,000 events per
+ * write), then times {@code replay} and {@code verify} exactly as {@code gateway-admin} runs them
+ * (read journal {@code currentEventsByPersistenceId}, the ledger's fold, the invariant checks; the
+ * CLI's configuration), each in a fresh actor system; and {@code read} alone (the read journal and
+ * deserialization, no fold) to show where the time goes.
  *
  * <p>System properties: {@code replay.dir} (default target/replay-bench; kept, so later runs skip
  * generation unless {@code replay.generate=true}), {@code replay.events}, {@code replay.runs}
@@ -52,17 +52,23 @@ public final class ReplayBench {
   private ReplayBench() {}
 
   public static void main(String[] args) throws Exception {
-    Path dir = Path.of(System.getProperty("replay.dir", "ledger-actor/target/replay-bench")).toAbsolutePath();
+    Path dir =
+        Path.of(System.getProperty("replay.dir", "ledger-actor/target/replay-bench"))
+            .toAbsolutePath();
     long events = Long.getLong("replay.events", 1_000_000);
     int runs = Integer.getInteger("replay.runs", 3);
-    boolean generate = Boolean.getBoolean("replay.generate") || !Files.exists(dir.resolve("ledger.mv.db"));
+    boolean generate =
+        Boolean.getBoolean("replay.generate") || !Files.exists(dir.resolve("ledger.mv.db"));
     if (generate) {
       Files.createDirectories(dir);
       Files.deleteIfExists(dir.resolve("ledger.mv.db"));
       generate(dir, events);
     }
-    System.out.printf("journal: %s (%,d bytes)%n%n", dir.resolve("ledger.mv.db"), Files.size(dir.resolve("ledger.mv.db")));
-    System.out.println("| run | verb | events | wall s | events/s (wall) | CPU s | events per CPU-s |");
+    System.out.printf(
+        "journal: %s (%,d bytes)%n%n",
+        dir.resolve("ledger.mv.db"), Files.size(dir.resolve("ledger.mv.db")));
+    System.out.println(
+        "| run | verb | events | wall s | events/s (wall) | CPU s | events per CPU-s |");
     System.out.println("|---:|---|---:|---:|---:|---:|---:|");
     if (Boolean.getBoolean("replay.probe")) {
       probe(dir);
@@ -76,15 +82,19 @@ public final class ReplayBench {
 
   static Config config(Path dir) {
     File shipped = new File("conf/ledger.conf");
-    return ConfigFactory.systemProperties().withFallback(ConfigFactory.parseMap(Map.of(
-            "gateway.data-dir", dir.toString(),
-            "pekko.loglevel", "WARNING")))
+    return ConfigFactory.systemProperties()
+        .withFallback(
+            ConfigFactory.parseMap(
+                Map.of("gateway.data-dir", dir.toString(), "pekko.loglevel", "WARNING")))
         .withFallback(ConfigFactory.parseFile(shipped))
         .withFallback(ConfigFactory.defaultReference())
         .resolve();
   }
 
-  /** {@code read}: the read journal and deserialization only; {@code replay}: plus the fold; {@code verify}: plus the checks. */
+  /**
+   * {@code read}: the read journal and deserialization only; {@code replay}: plus the fold; {@code
+   * verify}: plus the checks.
+   */
   private static void timed(int run, String verb, Path dir) throws Exception {
     // Exactly what bin/gateway-admin runs with (conf/application.conf + the CLI's read settings).
     Config config = AuditConfig.forReading(Path.of("conf/application.conf"), dir);
@@ -95,22 +105,34 @@ public final class ReplayBench {
       Progress progress = new Progress(System.err, verb);
       long cpuStart = cpuNanos();
       if (verb.equals("read")) {
-        reader.current(1).runWith(org.apache.pekko.stream.javadsl.Sink.foreach(j -> progress.tick()), system)
-            .toCompletableFuture().get(1, TimeUnit.HOURS);
+        reader
+            .current(1)
+            .runWith(org.apache.pekko.stream.javadsl.Sink.foreach(j -> progress.tick()), system)
+            .toCompletableFuture()
+            .get(1, TimeUnit.HOURS);
       } else if (verb.equals("verify")) {
-        Optional<Violation> v = AuditRuns.verify(system, reader.current(1), reader.latestSnapshot(Duration.ofSeconds(60)),
-            audit, progress).toCompletableFuture().get(1, TimeUnit.HOURS);
+        Optional<Violation> v =
+            AuditRuns.verify(
+                    system,
+                    reader.current(1),
+                    reader.latestSnapshot(Duration.ofSeconds(60)),
+                    audit,
+                    progress)
+                .toCompletableFuture()
+                .get(1, TimeUnit.HOURS);
         if (v.isPresent()) {
           throw new IllegalStateException("generated journal does not verify: " + v.get());
         }
       } else {
         AuditRuns.replay(system, reader.current(1), Optional.empty(), audit, progress)
-            .toCompletableFuture().get(1, TimeUnit.HOURS);
+            .toCompletableFuture()
+            .get(1, TimeUnit.HOURS);
       }
       double seconds = progress.elapsed().toNanos() / 1e9;
       double cpu = (cpuNanos() - cpuStart) / 1e9;
-      System.out.printf("| %d | %s | %,d | %.2f | %,d | %.2f | %,.0f |%n", run, verb, progress.count(), seconds,
-          progress.rate(), cpu, progress.count() / cpu);
+      System.out.printf(
+          "| %d | %s | %,d | %.2f | %,d | %.2f | %,.0f |%n",
+          run, verb, progress.count(), seconds, progress.rate(), cpu, progress.count() / cpu);
     } finally {
       system.terminate();
       system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -125,16 +147,19 @@ public final class ReplayBench {
     Config config = config(dir);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "replay-probe", config);
     try {
-      var serialization = org.apache.pekko.serialization.SerializationExtension.get(
-          org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system));
+      var serialization =
+          org.apache.pekko.serialization.SerializationExtension.get(
+              org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system));
       String url = config.getString("pekko-persistence-jdbc.shared-databases.slick.db.url");
       for (boolean deserialize : new boolean[] {false, true}) {
         long started = System.nanoTime();
         long cpuStart = cpuNanos();
         long n = 0;
         try (var c = java.sql.DriverManager.getConnection(url, "sa", "");
-            var st = c.prepareStatement("SELECT \"sequence_number\", \"event_ser_id\", \"event_ser_manifest\", "
-                + "\"event_payload\" FROM \"event_journal\" WHERE \"persistence_id\" = 'global' ORDER BY \"sequence_number\"")) {
+            var st =
+                c.prepareStatement(
+                    "SELECT \"sequence_number\", \"event_ser_id\", \"event_ser_manifest\", "
+                        + "\"event_payload\" FROM \"event_journal\" WHERE \"persistence_id\" = 'global' ORDER BY \"sequence_number\"")) {
           st.setFetchSize(10_000);
           try (var rs = st.executeQuery()) {
             while (rs.next()) {
@@ -148,8 +173,9 @@ public final class ReplayBench {
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         double cpu = (cpuNanos() - cpuStart) / 1e9;
-        System.out.printf("| probe | jdbc%s | %,d | %.2f | %,.0f | %.2f | %,.0f |%n", deserialize ? "+deserialize" : "",
-            n, seconds, n / seconds, cpu, n / cpu);
+        System.out.printf(
+            "| probe | jdbc%s | %,d | %.2f | %,.0f | %.2f | %,.0f |%n",
+            deserialize ? "+deserialize" : "", n, seconds, n / seconds, cpu, n / cpu);
       }
     } finally {
       system.terminate();
@@ -157,9 +183,13 @@ public final class ReplayBench {
     }
   }
 
-  /** CPU time of the whole JVM (all threads, GC included): a figure less skewed by a busy machine than wall time. */
+  /**
+   * CPU time of the whole JVM (all threads, GC included): a figure less skewed by a busy machine
+   * than wall time.
+   */
   private static long cpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+    return ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean())
         .getProcessCpuTime();
   }
 
@@ -180,8 +210,12 @@ public final class ReplayBench {
 
     @Override
     public CommandHandler<Write, Event, Long> commandHandler() {
-      return newCommandHandlerBuilder().forAnyState()
-          .onCommand(Write.class, (state, w) -> Effect().persist(w.events()).thenRun(s -> w.replyTo().tell(Done.getInstance())))
+      return newCommandHandlerBuilder()
+          .forAnyState()
+          .onCommand(
+              Write.class,
+              (state, w) ->
+                  Effect().persist(w.events()).thenRun(s -> w.replyTo().tell(Done.getInstance())))
           .build();
     }
 
@@ -193,11 +227,15 @@ public final class ReplayBench {
 
   private static void generate(Path dir, long events) throws Exception {
     Config config = config(dir);
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "replay-bench-generate", config);
+    ActorSystem<Void> system =
+        ActorSystem.create(Behaviors.empty(), "replay-bench-generate", config);
     try {
       JournalSchema.createIfNotExists(system).toCompletableFuture().get(60, TimeUnit.SECONDS);
-      ActorRef<Write> writer = system.systemActorOf(Behaviors.setup(ctx -> new JournalWriter()), "journal-writer",
-          org.apache.pekko.actor.typed.Props.empty());
+      ActorRef<Write> writer =
+          system.systemActorOf(
+              Behaviors.setup(ctx -> new JournalWriter()),
+              "journal-writer",
+              org.apache.pekko.actor.typed.Props.empty());
       long started = System.nanoTime();
       long written = 0;
       long pair = 0;
@@ -208,21 +246,46 @@ public final class ReplayBench {
           String brand = "b" + (pair % 100);
           Instant at = START.plusMillis(pair * 10);
           if (written + batch.size() + 2 <= events) {
-            batch.add(new GlobalBudget.ReservationMade(id, Lane.APP, brand, 10, 5_000_000, 50_000_000, at,
-                at.plus(Duration.ofMinutes(15))));
-            batch.add(new GlobalBudget.ReservationSettled(id, Lane.APP, brand, at, 10, 7, at.plusMillis(5)));
+            batch.add(
+                new GlobalBudget.ReservationMade(
+                    id,
+                    Lane.APP,
+                    brand,
+                    10,
+                    5_000_000,
+                    50_000_000,
+                    at,
+                    at.plus(Duration.ofMinutes(15))));
+            batch.add(
+                new GlobalBudget.ReservationSettled(
+                    id, Lane.APP, brand, at, 10, 7, at.plusMillis(5)));
           } else {
-            batch.add(new GlobalBudget.ReservationMade(id, Lane.APP, brand, 10, 5_000_000, 50_000_000, at,
-                at.plus(Duration.ofMinutes(15))));
+            batch.add(
+                new GlobalBudget.ReservationMade(
+                    id,
+                    Lane.APP,
+                    brand,
+                    10,
+                    5_000_000,
+                    50_000_000,
+                    at,
+                    at.plus(Duration.ofMinutes(15))));
           }
           pair++;
         }
-        AskPattern.<Write, Done>ask(writer, replyTo -> new Write(batch, replyTo), Duration.ofMinutes(5), system.scheduler())
-            .toCompletableFuture().get(5, TimeUnit.MINUTES);
+        AskPattern.<Write, Done>ask(
+                writer,
+                replyTo -> new Write(batch, replyTo),
+                Duration.ofMinutes(5),
+                system.scheduler())
+            .toCompletableFuture()
+            .get(5, TimeUnit.MINUTES);
         written += batch.size();
       }
       double seconds = (System.nanoTime() - started) / 1e9;
-      System.out.printf("generated %,d events in %.1f s (%,.0f events/s written)%n", written, seconds, written / seconds);
+      System.out.printf(
+          "generated %,d events in %.1f s (%,.0f events/s written)%n",
+          written, seconds, written / seconds);
     } finally {
       system.terminate();
       system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The stop message a cluster singleton gets when it moves: the ledger's front takes it itself
- * (it is a command, but not GlobalBudget's), answers it by stopping, and never hands it on.
+ * The stop message a cluster singleton gets when it moves: the ledger's front takes it itself (it
+ * is a command, but not GlobalBudget's), answers it by stopping, and never hands it on.
  */
 class HandOverTest {
   @TempDir Path dataDir;
@@ -38,8 +38,12 @@ class HandOverTest {
       ActorRef<GlobalBudget.Command> ledger = Ledger.spawn(system, settings, Clock.systemUTC());
       LedgerClient client = LedgerClient.of(system, ledger, settings);
       client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      assertInstanceOf(LedgerProtocol.Reserved.class, client.reserve(new ReserveRequest("r-1", Lane.FREE, null,
-          10_000, 0, 0)).toCompletableFuture().get(30, TimeUnit.SECONDS));
+      assertInstanceOf(
+          LedgerProtocol.Reserved.class,
+          client
+              .reserve(new ReserveRequest("r-1", Lane.FREE, null, 10_000, 0, 0))
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS));
 
       TestProbe<Object> watcher = TestProbe.create(system);
       ledger.tell(new LedgerProtocol.HandOver());

@@ -41,9 +41,13 @@ class PostgresJournalLockTest {
   @Test
   void aSecondSingleGatewayIsRefusedNamingTheFirstUntilItLetsGo() throws Exception {
     try (JournalLock.Lease first = single().acquire()) {
-      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> single().acquire());
+      JournalInUseException refused =
+          assertThrows(JournalInUseException.class, () -> single().acquire());
       String pid = Long.toString(ProcessHandle.current().pid());
-      assertTrue(refused.getMessage().contains("in use by another gateway (spend-gateway single pid " + pid),
+      assertTrue(
+          refused
+              .getMessage()
+              .contains("in use by another gateway (spend-gateway single pid " + pid),
           refused.getMessage());
       first.close();
       single().acquire().close();
@@ -52,9 +56,12 @@ class PostgresJournalLockTest {
 
   @Test
   void theNodesOfAClusterShareTheJournalAndASingleGatewayCannotJoinThem() throws Exception {
-    try (JournalLock.Lease one = clusterNode().acquire(); JournalLock.Lease two = clusterNode().acquire()) {
-      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> single().acquire());
-      assertTrue(refused.getMessage().contains("in use by a cluster (spend-gateway cluster node pid"),
+    try (JournalLock.Lease one = clusterNode().acquire();
+        JournalLock.Lease two = clusterNode().acquire()) {
+      JournalInUseException refused =
+          assertThrows(JournalInUseException.class, () -> single().acquire());
+      assertTrue(
+          refused.getMessage().contains("in use by a cluster (spend-gateway cluster node pid"),
           refused.getMessage());
       assertTrue(refused.getMessage().contains("GATEWAY_CLUSTER_PORT"), refused.getMessage());
     }
@@ -64,8 +71,10 @@ class PostgresJournalLockTest {
   @Test
   void aClusterNodeIsRefusedWhileASingleGatewayHoldsTheJournal() throws Exception {
     try (JournalLock.Lease alone = single().acquire()) {
-      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> clusterNode().acquire());
-      assertTrue(refused.getMessage().contains("in use by a single gateway (spend-gateway single pid"),
+      JournalInUseException refused =
+          assertThrows(JournalInUseException.class, () -> clusterNode().acquire());
+      assertTrue(
+          refused.getMessage().contains("in use by a single gateway (spend-gateway single pid"),
           refused.getMessage());
     }
     clusterNode().acquire().close();
@@ -75,9 +84,11 @@ class PostgresJournalLockTest {
   void aHolderWhoseSessionEndsReleasesTheJournalThoughItNeverLetGo() throws Exception {
     JournalLock.Lease killed = single().acquire();
     // What PostgreSQL does when the holding process is killed: the session ends, its locks with it.
-    try (Connection c = db.connect(); Statement s = c.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-          + "WHERE datname = current_database() AND application_name LIKE 'spend-gateway single%'");
+    try (Connection c = db.connect();
+        Statement s = c.createStatement()) {
+      s.execute(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+              + "WHERE datname = current_database() AND application_name LIKE 'spend-gateway single%'");
     }
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (true) {

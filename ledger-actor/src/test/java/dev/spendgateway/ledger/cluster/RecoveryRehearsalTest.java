@@ -37,8 +37,9 @@ class RecoveryRehearsalTest {
       }
 
       CompletableFuture<String> said = new CompletableFuture<>();
-      ActorRef<RecoveryRehearsal.Stop> rehearsal = ledger.system.systemActorOf(
-          RecoveryRehearsal.create(said::complete), "rehearsal", Props.empty());
+      ActorRef<RecoveryRehearsal.Stop> rehearsal =
+          ledger.system.systemActorOf(
+              RecoveryRehearsal.create(said::complete), "rehearsal", Props.empty());
       String line = said.get(30, TimeUnit.SECONDS);
       Matcher events = Pattern.compile("rehearsed in \\d+ ms \\((\\d+) events after").matcher(line);
       assertTrue(events.find(), line);
@@ -53,8 +54,12 @@ class RecoveryRehearsalTest {
   }
 
   private static void reserve(H2Ledger ledger, String id) throws Exception {
-    assertInstanceOf(LedgerProtocol.Reserved.class, ledger.client
-        .reserve(new ReserveRequest(id, Lane.FREE, null, 10_000, 0, 0))
-        .toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertInstanceOf(
+        LedgerProtocol.Reserved.class,
+        ledger
+            .client
+            .reserve(new ReserveRequest(id, Lane.FREE, null, 10_000, 0, 0))
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS));
   }
 }

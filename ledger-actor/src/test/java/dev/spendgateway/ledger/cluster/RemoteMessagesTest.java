@@ -50,14 +50,31 @@ class RemoteMessagesTest {
     TestProbe<Object> probe = testKit.createTestProbe();
     var ref = probe.ref().<Object>unsafeUpcast();
     return Stream.of(
-        new LedgerProtocol.Reserve("r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, Owner.LEDGER_API, AT,
+        new LedgerProtocol.Reserve(
+            "r-1",
+            Lane.APP,
+            "b1",
+            300_000,
+            5_000_000,
+            50_000_000,
+            Owner.LEDGER_API,
+            AT,
             ref.narrow()),
         new LedgerProtocol.Settle("r-1", 120_000, Owner.GATEWAY, AT, ref.narrow()),
         new LedgerProtocol.VoidReservation("r-1", Owner.GATEWAY, AT, ref.narrow()),
         new LedgerProtocol.OperatorSettle("r-1", 1, "alice", "refund", AT, ref.narrow()),
         new LedgerProtocol.OperatorVoid("r-1", "alice", "refund", AT, ref.narrow()),
-        new LedgerProtocol.Adjust("adj-1", "alice", "missed", Lane.APP, "b1", -1_000, "2026-12", AdjustmentScope.GRANT,
-            AT, ref.narrow()),
+        new LedgerProtocol.Adjust(
+            "adj-1",
+            "alice",
+            "missed",
+            Lane.APP,
+            "b1",
+            -1_000,
+            "2026-12",
+            AdjustmentScope.GRANT,
+            AT,
+            ref.narrow()),
         new LedgerProtocol.GetUsage(Optional.of("b1"), 5, ref.narrow()),
         new LedgerProtocol.GetReservation("r-1", ref.narrow()),
         new LedgerProtocol.AwaitReady(ref.narrow()),
@@ -67,10 +84,14 @@ class RemoteMessagesTest {
         new LedgerProtocol.Busy("r-3", 2),
         new LedgerProtocol.Closed("r-1", Status.SETTLED, 120_000),
         new LedgerProtocol.NotFound("r-9"),
-        new LedgerProtocol.ReservationView("r-1", Status.RESERVED, Lane.APP, "b1", 300_000, Optional.empty(),
-            Owner.LEDGER_API),
-        new LedgerProtocol.Usage(List.of(new LedgerProtocol.CapUsage(CapName.GLOBAL_DAILY, null, "2026-12-01",
-            40_000_000, 1_000, 2_000)), 3, 1),
+        new LedgerProtocol.ReservationView(
+            "r-1", Status.RESERVED, Lane.APP, "b1", 300_000, Optional.empty(), Owner.LEDGER_API),
+        new LedgerProtocol.Usage(
+            List.of(
+                new LedgerProtocol.CapUsage(
+                    CapName.GLOBAL_DAILY, null, "2026-12-01", 40_000_000, 1_000, 2_000)),
+            3,
+            1),
         new LedgerProtocol.Ready());
   }
 
@@ -78,10 +99,16 @@ class RemoteMessagesTest {
   @MethodSource("messages")
   void crossesNodesAsJacksonCbor(Object message) {
     var serializer = serialization.findSerializerFor(message);
-    assertEquals("JacksonCborSerializer", serializer.getClass().getSimpleName(), message.getClass().getName());
+    assertEquals(
+        "JacksonCborSerializer",
+        serializer.getClass().getSimpleName(),
+        message.getClass().getName());
     byte[] bytes = serialization.serialize(message).get();
-    Object back = serialization.deserialize(bytes, serializer.identifier(), Serializers.manifestFor(serializer, message))
-        .get();
+    Object back =
+        serialization
+            .deserialize(
+                bytes, serializer.identifier(), Serializers.manifestFor(serializer, message))
+            .get();
     assertEquals(message, back);
   }
 }

@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * The flush protocol on its own, with a scripted sync: a write is confirmed only after a sync
- * that began after it committed; writes that commit during a sync share the next one; a failed
- * sync fails only the writes it was to cover.
+ * The flush protocol on its own, with a scripted sync: a write is confirmed only after a sync that
+ * began after it committed; writes that commit during a sync share the next one; a failed sync
+ * fails only the writes it was to cover.
  */
 class GroupSyncTest {
   /** A sync the test finishes by hand, in order. */
@@ -65,11 +65,13 @@ class GroupSyncTest {
     CompletableFuture<Void> first = groupSync.afterCommit().toCompletableFuture();
     CompletableFuture<Void> second = groupSync.afterCommit().toCompletableFuture();
     CompletableFuture<Void> third = groupSync.afterCommit().toCompletableFuture();
-    assertEquals(1, sync.count(), "the later writes do not start syncs of their own while one runs");
+    assertEquals(
+        1, sync.count(), "the later writes do not start syncs of their own while one runs");
 
     sync.finish(0);
     assertTrue(first.isDone());
-    assertFalse(second.isDone(), "the running sync may have started before the second write committed");
+    assertFalse(
+        second.isDone(), "the running sync may have started before the second write committed");
     assertFalse(third.isDone());
     assertEquals(2, sync.count(), "the next sync starts as soon as the running one ends");
 
@@ -104,47 +106,62 @@ class GroupSyncTest {
 
   @Test
   void aSyncThatThrowsFailsItsWrites() {
-    GroupSync broken = new GroupSync(() -> {
-      throw new IllegalStateException("database closed");
-    }, stats);
-    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-        () -> broken.afterCommit().toCompletableFuture().get(1, TimeUnit.SECONDS));
+    GroupSync broken =
+        new GroupSync(
+            () -> {
+              throw new IllegalStateException("database closed");
+            },
+            stats);
+    ExecutionException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ExecutionException.class,
+            () -> broken.afterCommit().toCompletableFuture().get(1, TimeUnit.SECONDS));
     assertEquals("database closed", e.getCause().getMessage());
   }
 
   /**
-   * Many writers on real threads against a sync that takes a little time: every write is
-   * confirmed by a sync that started after it committed, and there are never more syncs than writes.
+   * Many writers on real threads against a sync that takes a little time: every write is confirmed
+   * by a sync that started after it committed, and there are never more syncs than writes.
    */
   @Test
   void underConcurrentWritesEveryConfirmationFollowsASyncStartedAfterTheCommit() throws Exception {
     AtomicLong syncsStarted = new AtomicLong();
     ExecutorService disk = Executors.newSingleThreadExecutor();
     AtomicLong lastFinishedStart = new AtomicLong(); // sequence number of the latest finished sync
-    GroupSync concurrent = new GroupSync(() -> {
-      long mine = syncsStarted.incrementAndGet();
-      return CompletableFuture.runAsync(() -> {
-        sleepMicros(200);
-        lastFinishedStart.accumulateAndGet(mine, Math::max);
-      }, disk);
-    }, stats);
+    GroupSync concurrent =
+        new GroupSync(
+            () -> {
+              long mine = syncsStarted.incrementAndGet();
+              return CompletableFuture.runAsync(
+                  () -> {
+                    sleepMicros(200);
+                    lastFinishedStart.accumulateAndGet(mine, Math::max);
+                  },
+                  disk);
+            },
+            stats);
     ExecutorService writers = Executors.newFixedThreadPool(8);
     AtomicInteger violations = new AtomicInteger();
     List<CompletableFuture<Void>> confirmations = new ArrayList<>();
     for (int i = 0; i < 2000; i++) {
       CompletableFuture<Void> confirmed = new CompletableFuture<>();
       confirmations.add(confirmed);
-      writers.execute(() -> {
-        long startedBeforeCommit = syncsStarted.get();
-        concurrent.afterCommit().whenComplete((ok, failure) -> {
-          if (failure != null || lastFinishedStart.get() <= startedBeforeCommit) {
-            violations.incrementAndGet();
-          }
-          confirmed.complete(null);
-        });
-      });
+      writers.execute(
+          () -> {
+            long startedBeforeCommit = syncsStarted.get();
+            concurrent
+                .afterCommit()
+                .whenComplete(
+                    (ok, failure) -> {
+                      if (failure != null || lastFinishedStart.get() <= startedBeforeCommit) {
+                        violations.incrementAndGet();
+                      }
+                      confirmed.complete(null);
+                    });
+          });
     }
-    CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+    CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new))
+        .get(30, TimeUnit.SECONDS);
     writers.shutdown();
     disk.shutdown();
     assertEquals(0, violations.get(), "confirmed without a sync that started after the commit");

@@ -16,12 +16,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The journal file stays bounded under a steady stream of small durable commits, the way the
- * ledger writes it (one commit, then {@code CHECKPOINT SYNC}, per group commit). H2 writes every
- * commit as a new chunk of ~20 KB; old chunks are reused only after they are emptied, and the few
- * pages still live in them are moved out only by H2's background housekeeping. With the shipped
- * URL that thread runs; with {@code WRITE_DELAY=0} it does not and the file grew by ~2 KB per
- * commit for good (10.6 GB in 28 minutes at 500 reserve+settle pairs/s).
+ * The journal file stays bounded under a steady stream of small durable commits, the way the ledger
+ * writes it (one commit, then {@code CHECKPOINT SYNC}, per group commit). H2 writes every commit as
+ * a new chunk of ~20 KB; old chunks are reused only after they are emptied, and the few pages still
+ * live in them are moved out only by H2's background housekeeping. With the shipped URL that thread
+ * runs; with {@code WRITE_DELAY=0} it does not and the file grew by ~2 KB per commit for good (10.6
+ * GB in 28 minutes at 500 reserve+settle pairs/s).
  *
  * <p>Scaled down: {@code RETENTION_TIME=100} (H2 keeps emptied chunks 45 s by default) so a few
  * thousand commits show the steady state.
@@ -38,9 +38,11 @@ class JournalFileSizeTest {
     Path file = dataDir.resolve("ledger.mv.db");
     try (Connection c = DriverManager.getConnection(url, "sa", "");
         Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE facts(ordering BIGINT AUTO_INCREMENT PRIMARY KEY, pid VARCHAR(255), seq BIGINT,"
-          + " payload VARBINARY(2000), UNIQUE(pid, seq))");
-      PreparedStatement insert = c.prepareStatement("INSERT INTO facts(pid, seq, payload) VALUES (?, ?, ?)");
+      s.execute(
+          "CREATE TABLE facts(ordering BIGINT AUTO_INCREMENT PRIMARY KEY, pid VARCHAR(255), seq BIGINT,"
+              + " payload VARBINARY(2000), UNIQUE(pid, seq))");
+      PreparedStatement insert =
+          c.prepareStatement("INSERT INTO facts(pid, seq, payload) VALUES (?, ?, ?)");
       byte[] event = new byte[300];
       long seq = 0;
       for (; seq < WARM_UP; seq++) {
@@ -52,12 +54,18 @@ class JournalFileSizeTest {
       }
       long grownPerCommit = (Files.size(file) - before) / MEASURED;
       // The rows themselves need ~0.4 KB each; the leak measured ~2.2 KB per commit.
-      assertTrue(grownPerCommit < 1200,
-          "the journal file grew " + grownPerCommit + " bytes per commit (" + (Files.size(file) >> 10) + " KB in all)");
+      assertTrue(
+          grownPerCommit < 1200,
+          "the journal file grew "
+              + grownPerCommit
+              + " bytes per commit ("
+              + (Files.size(file) >> 10)
+              + " KB in all)");
     }
   }
 
-  private static void durableCommit(PreparedStatement insert, Statement s, long seq, byte[] event) throws Exception {
+  private static void durableCommit(PreparedStatement insert, Statement s, long seq, byte[] event)
+      throws Exception {
     insert.setString(1, "global-budget");
     insert.setLong(2, seq);
     insert.setBytes(3, event);
@@ -66,9 +74,10 @@ class JournalFileSizeTest {
   }
 
   private static String shippedUrl(Path dataDir) {
-    Config shipped = ConfigFactory.parseMap(Map.of("gateway.data-dir", dataDir.toAbsolutePath().toString()))
-        .withFallback(ConfigFactory.parseFile(new File("../conf/ledger.conf")))
-        .resolve();
+    Config shipped =
+        ConfigFactory.parseMap(Map.of("gateway.data-dir", dataDir.toAbsolutePath().toString()))
+            .withFallback(ConfigFactory.parseFile(new File("../conf/ledger.conf")))
+            .resolve();
     return shipped.getString("pekko-persistence-jdbc.shared-databases.slick.db.url");
   }
 }

@@ -38,10 +38,10 @@ import slick.jdbc.PostgresProfile$;
 /**
  * The journal DDL the module ships, on real databases (an H2 file, a PostgreSQL database of the
  * test's own): the same tables, columns, keys and indexes as the plugin's own script for its
- * current layout; creating twice changes nothing; a ledger persists and recovers on the tables;
- * a journal whose tables exist already (made by the plugin's script, as older gateways did, or
- * provisioned for a role that may not create tables) is left alone, and one with a table missing
- * is completed.
+ * current layout; creating twice changes nothing; a ledger persists and recovers on the tables; a
+ * journal whose tables exist already (made by the plugin's script, as older gateways did, or
+ * provisioned for a role that may not create tables) is left alone, and one with a table missing is
+ * completed.
  */
 class JournalSchemaTablesTest {
   private static final long CENT = 10_000;
@@ -84,7 +84,8 @@ class JournalSchemaTablesTest {
     try (H2Ledger ledger = H2Ledger.start(data, Map.of())) {
       reserve(ledger.client, "r-old");
     }
-    try (Connection c = h2(data); Statement s = c.createStatement()) {
+    try (Connection c = h2(data);
+        Statement s = c.createStatement()) {
       String before = layout(c);
       JournalSchema.createIfMissing(c, JournalSchema.createScript(H2Profile$.MODULE$));
       assertEquals(before, layout(c), "all tables there: nothing is run");
@@ -102,8 +103,10 @@ class JournalSchemaTablesTest {
 
   @Test
   void postgresTablesAreThePluginsCurrentLayout() throws Exception {
-    try (PgDatabase shippedDb = PgDatabase.create(); PgDatabase pluginDb = PgDatabase.create();
-        Connection shipped = shippedDb.connect(); Connection plugin = pluginDb.connect()) {
+    try (PgDatabase shippedDb = PgDatabase.create();
+        PgDatabase pluginDb = PgDatabase.create();
+        Connection shipped = shippedDb.connect();
+        Connection plugin = pluginDb.connect()) {
       JournalSchema.createIfMissing(shipped, JournalSchema.createScript(PostgresProfile$.MODULE$));
       applyLeniently(plugin, pluginScript("postgres"));
       assertEquals(layout(plugin), layout(shipped));
@@ -152,7 +155,8 @@ class JournalSchemaTablesTest {
   void aRoleThatMayNotCreateTablesStartsOnProvisionedTables() throws Exception {
     String role = "ledger_writer_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     try (PgDatabase db = PgDatabase.create()) {
-      try (Connection c = db.connect(); Statement s = c.createStatement()) {
+      try (Connection c = db.connect();
+          Statement s = c.createStatement()) {
         JournalSchema.createIfMissing(c, JournalSchema.createScript(PostgresProfile$.MODULE$));
         s.execute("CREATE ROLE " + role + " LOGIN");
         s.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
@@ -163,7 +167,9 @@ class JournalSchemaTablesTest {
       try {
         try (Connection c = DriverManager.getConnection(db.url, role, "");
             Statement s = c.createStatement()) {
-          assertThrows(SQLException.class, () -> s.execute("CREATE TABLE probe (i INT)"),
+          assertThrows(
+              SQLException.class,
+              () -> s.execute("CREATE TABLE probe (i INT)"),
               "the role may not create tables");
         }
         Map<String, Object> asRole = Map.of("gateway.journal.user", role);
@@ -187,10 +193,13 @@ class JournalSchemaTablesTest {
 
   /** The comparison means something: columns, keys and the ordering index were all read. */
   private static void assertLayoutRead(String layout) {
-    for (String part : new String[] {"column event_journal.ordering ",
-        "pk snapshot 2 sequence_number",
-        "fk fk_event_journal event_tag.event_id -> event_journal.ordering",
-        "unique event_journal.ordering #1 event_journal_ordering_idx"}) {
+    for (String part :
+        new String[] {
+          "column event_journal.ordering ",
+          "pk snapshot 2 sequence_number",
+          "fk fk_event_journal event_tag.event_id -> event_journal.ordering",
+          "unique event_journal.ordering #1 event_journal_ordering_idx"
+        }) {
       assertTrue(layout.contains(part), part + " in " + layout);
     }
   }
@@ -208,22 +217,35 @@ class JournalSchemaTablesTest {
   }
 
   private static void reserve(LedgerClient client, String id) throws Exception {
-    assertInstanceOf(LedgerProtocol.Reserved.class,
-        client.reserve(new ReserveRequest(id, Lane.FREE, null, CENT, 0, 0))
-            .toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertInstanceOf(
+        LedgerProtocol.Reserved.class,
+        client
+            .reserve(new ReserveRequest(id, Lane.FREE, null, CENT, 0, 0))
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS));
   }
 
   private static void assertRecovered(LedgerClient client, String id) throws Exception {
-    assertInstanceOf(LedgerProtocol.ReservationView.class,
+    assertInstanceOf(
+        LedgerProtocol.ReservationView.class,
         client.get(id).toCompletableFuture().get(30, TimeUnit.SECONDS));
-    assertEquals(1, client.usage(Optional.empty()).toCompletableFuture().get(30, TimeUnit.SECONDS)
-        .openReservations());
+    assertEquals(
+        1,
+        client
+            .usage(Optional.empty())
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS)
+            .openReservations());
   }
 
   /** The ledger's H2 file database in {@code dataDir}, opened the way the ledger's URL does. */
   private static Connection h2(Path dataDir) throws SQLException {
-    return DriverManager.getConnection("jdbc:h2:file:" + dataDir.toAbsolutePath()
-        + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE", "sa", "");
+    return DriverManager.getConnection(
+        "jdbc:h2:file:"
+            + dataDir.toAbsolutePath()
+            + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
+        "sa",
+        "");
   }
 
   /** The plugin's own create script for its current layout (in its jar). */
@@ -271,33 +293,60 @@ class JournalSchemaTablesTest {
       try (ResultSet rs = meta.getColumns(null, schema, table, null)) {
         while (rs.next()) {
           if (table.equals(rs.getString("TABLE_NAME"))) {
-            lines.add("column " + table + "." + rs.getString("COLUMN_NAME") + " "
-                + rs.getString("TYPE_NAME") + "(" + rs.getInt("COLUMN_SIZE") + ") "
-                + rs.getString("IS_NULLABLE") + " default=" + rs.getString("COLUMN_DEF") + " auto="
-                + rs.getString("IS_AUTOINCREMENT"));
+            lines.add(
+                "column "
+                    + table
+                    + "."
+                    + rs.getString("COLUMN_NAME")
+                    + " "
+                    + rs.getString("TYPE_NAME")
+                    + "("
+                    + rs.getInt("COLUMN_SIZE")
+                    + ") "
+                    + rs.getString("IS_NULLABLE")
+                    + " default="
+                    + rs.getString("COLUMN_DEF")
+                    + " auto="
+                    + rs.getString("IS_AUTOINCREMENT"));
           }
         }
       }
       try (ResultSet rs = meta.getPrimaryKeys(null, schema, table)) {
         while (rs.next()) {
-          lines.add("pk " + table + " " + rs.getShort("KEY_SEQ") + " "
-              + rs.getString("COLUMN_NAME"));
+          lines.add(
+              "pk " + table + " " + rs.getShort("KEY_SEQ") + " " + rs.getString("COLUMN_NAME"));
         }
       }
       try (ResultSet rs = meta.getImportedKeys(null, schema, table)) {
         while (rs.next()) {
-          lines.add("fk " + rs.getString("FK_NAME") + " " + table + "."
-              + rs.getString("FKCOLUMN_NAME")
-              + " -> " + rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME")
-              + " delete=" + rs.getShort("DELETE_RULE"));
+          lines.add(
+              "fk "
+                  + rs.getString("FK_NAME")
+                  + " "
+                  + table
+                  + "."
+                  + rs.getString("FKCOLUMN_NAME")
+                  + " -> "
+                  + rs.getString("PKTABLE_NAME")
+                  + "."
+                  + rs.getString("PKCOLUMN_NAME")
+                  + " delete="
+                  + rs.getShort("DELETE_RULE"));
         }
       }
       try (ResultSet rs = meta.getIndexInfo(null, schema, table, true, false)) {
         while (rs.next()) {
           if (rs.getString("COLUMN_NAME") != null) {
-            lines.add("unique " + table + "." + rs.getString("COLUMN_NAME") + " #"
-                + rs.getShort("ORDINAL_POSITION") + (rs.getString("INDEX_NAME").endsWith("_idx")
-                    ? " " + rs.getString("INDEX_NAME") : ""));
+            lines.add(
+                "unique "
+                    + table
+                    + "."
+                    + rs.getString("COLUMN_NAME")
+                    + " #"
+                    + rs.getShort("ORDINAL_POSITION")
+                    + (rs.getString("INDEX_NAME").endsWith("_idx")
+                        ? " " + rs.getString("INDEX_NAME")
+                        : ""));
           }
         }
       }

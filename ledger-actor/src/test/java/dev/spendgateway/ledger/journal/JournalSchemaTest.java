@@ -29,6 +29,7 @@ class JournalSchemaTest {
 
   @Test
   void otherDatabasesAreRefusedByName() {
-    assertThrows(IllegalArgumentException.class, () -> JournalSchema.createScript(MySQLProfile$.MODULE$));
+    assertThrows(
+        IllegalArgumentException.class, () -> JournalSchema.createScript(MySQLProfile$.MODULE$));
   }
 }

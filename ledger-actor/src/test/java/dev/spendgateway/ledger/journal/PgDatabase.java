@@ -14,7 +14,9 @@ import java.util.UUID;
  */
 public final class PgDatabase implements AutoCloseable {
   /** The server's maintenance database, where test databases are created and dropped. */
-  static final String SERVER = System.getProperty("test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/postgres");
+  static final String SERVER =
+      System.getProperty("test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/postgres");
+
   static final String USER = System.getProperty("test.postgres.user", "postgres");
 
   public final String name;
@@ -26,7 +28,9 @@ public final class PgDatabase implements AutoCloseable {
   }
 
   public static PgDatabase create() throws SQLException {
-    PgDatabase db = new PgDatabase("ledger_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
+    PgDatabase db =
+        new PgDatabase(
+            "ledger_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
     try (Connection c = DriverManager.getConnection(SERVER, USER, "");
         Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE " + db.name);
@@ -44,7 +48,9 @@ public final class PgDatabase implements AutoCloseable {
 
   /** A single number from {@code sql} (e.g. a count). */
   public long number(String sql) throws SQLException {
-    try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+    try (Connection c = connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
     }

@@ -33,21 +33,32 @@ class PostgresJournalTest {
   @Test
   void withoutAUrlTheConfigurationIsUnchanged() {
     Config loaded = PgLedger.config("jdbc:postgresql://127.0.0.1:5432/x", Map.of());
-    Config h2 = ConfigFactory.parseResources("ledger-postgres-test.conf").withFallback(ConfigFactory.defaultReference())
-        .resolve();
+    Config h2 =
+        ConfigFactory.parseResources("ledger-postgres-test.conf")
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
     assertSame(h2, PostgresJournal.select(h2));
-    assertEquals("slick.jdbc.PostgresProfile$", loaded.getString(PostgresJournal.SLICK_KEY + ".profile"));
-    assertEquals("jdbc:postgresql://127.0.0.1:5432/x", loaded.getString(PostgresJournal.SLICK_KEY + ".db.url"));
+    assertEquals(
+        "slick.jdbc.PostgresProfile$", loaded.getString(PostgresJournal.SLICK_KEY + ".profile"));
+    assertEquals(
+        "jdbc:postgresql://127.0.0.1:5432/x",
+        loaded.getString(PostgresJournal.SLICK_KEY + ".db.url"));
     assertFalse(loaded.getBoolean("ledger.journal.sync"), "the commit is the flush on PostgreSQL");
-    assertFalse(loaded.hasPath(PostgresJournal.SLICK_KEY + ".db.password"), "an empty password is left to the driver");
+    assertFalse(
+        loaded.hasPath(PostgresJournal.SLICK_KEY + ".db.password"),
+        "an empty password is left to the driver");
   }
 
   @Test
   void aUrlOfAnotherDatabaseIsRefusedByName() {
-    Config h2 = ConfigFactory.parseResources("ledger-postgres-test.conf").withFallback(ConfigFactory.defaultReference())
-        .resolve();
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> PostgresJournal.select(h2, Optional.of("jdbc:mysql://db/ledger")));
+    Config h2 =
+        ConfigFactory.parseResources("ledger-postgres-test.conf")
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> PostgresJournal.select(h2, Optional.of("jdbc:mysql://db/ledger")));
     assertTrue(e.getMessage().contains("GATEWAY_JOURNAL_URL"), e.getMessage());
   }
 
@@ -58,21 +69,29 @@ class PostgresJournalTest {
       try (PgLedger ledger = PgLedger.start(db.url, Map.of())) {
         List<CompletableFuture<LedgerProtocol.ReserveReply>> replies = new ArrayList<>();
         for (int i = 0; i < callers; i++) {
-          replies.add(ledger.client.reserve(new ReserveRequest("r-" + i, Lane.FREE, null, CENT, 0, 0))
-              .toCompletableFuture());
+          replies.add(
+              ledger
+                  .client
+                  .reserve(new ReserveRequest("r-" + i, Lane.FREE, null, CENT, 0, 0))
+                  .toCompletableFuture());
         }
         for (var reply : replies) {
           assertInstanceOf(LedgerProtocol.Reserved.class, reply.get(30, TimeUnit.SECONDS));
         }
       }
       long rows = db.number("SELECT count(*) FROM event_journal WHERE persistence_id = 'global'");
-      assertTrue(rows >= 1 && rows < callers, "group commit: " + rows + " rows for " + callers + " reservations");
+      assertTrue(
+          rows >= 1 && rows < callers,
+          "group commit: " + rows + " rows for " + callers + " reservations");
 
-      // A second start on the same database (the schema step meets existing tables) recovers them all.
+      // A second start on the same database (the schema step meets existing tables) recovers them
+      // all.
       try (PgLedger again = PgLedger.start(db.url, Map.of())) {
-        var usage = again.client.usage(Optional.empty()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        var usage =
+            again.client.usage(Optional.empty()).toCompletableFuture().get(30, TimeUnit.SECONDS);
         assertEquals(callers, usage.openReservations());
-        assertInstanceOf(LedgerProtocol.ReservationView.class,
+        assertInstanceOf(
+            LedgerProtocol.ReservationView.class,
             again.client.get("r-" + (callers - 1)).toCompletableFuture().get(30, TimeUnit.SECONDS));
       }
     }
@@ -81,15 +100,26 @@ class PostgresJournalTest {
   @Test
   void aServerWhoseCommitIsNotDurableIsRefused() throws Exception {
     try (PgDatabase db = PgDatabase.create()) {
-      Config lax = PgLedger.config(db.url, Map.of())
-          .withValue(PostgresJournal.SLICK_KEY + ".db.connectionInitSql",
-              com.typesafe.config.ConfigValueFactory.fromAnyRef("SET synchronous_commit TO off"));
-      var system = org.apache.pekko.actor.typed.ActorSystem.create(
-          org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "lax-pg", lax);
+      Config lax =
+          PgLedger.config(db.url, Map.of())
+              .withValue(
+                  PostgresJournal.SLICK_KEY + ".db.connectionInitSql",
+                  com.typesafe.config.ConfigValueFactory.fromAnyRef(
+                      "SET synchronous_commit TO off"));
+      var system =
+          org.apache.pekko.actor.typed.ActorSystem.create(
+              org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "lax-pg", lax);
       try {
-        ExecutionException e = assertThrows(ExecutionException.class,
-            () -> PostgresJournal.requireDurableCommit(system).toCompletableFuture().get(30, TimeUnit.SECONDS));
-        assertTrue(e.getCause().getMessage().contains("synchronous_commit = off"), e.getCause().getMessage());
+        ExecutionException e =
+            assertThrows(
+                ExecutionException.class,
+                () ->
+                    PostgresJournal.requireDurableCommit(system)
+                        .toCompletableFuture()
+                        .get(30, TimeUnit.SECONDS));
+        assertTrue(
+            e.getCause().getMessage().contains("synchronous_commit = off"),
+            e.getCause().getMessage());
       } finally {
         system.terminate();
         system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);

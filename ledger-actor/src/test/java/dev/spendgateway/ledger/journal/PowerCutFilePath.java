@@ -20,13 +20,13 @@ import org.h2.store.fs.FilePathWrapper;
 
 /**
  * {@code powercut:} — an H2 file system that remembers what a power cut would leave. H2 reads and
- * writes the real file as usual; in addition, for each database file ({@code *.mv.db}) a
- * {@link DiskImage} keeps the bytes as of the last {@code FileChannel.force}: writes since then
- * are pending and would be gone if the power failed now. {@link DiskImage#copyTo} writes that
- * surviving file elsewhere, where a fresh ledger can recover from it.
+ * writes the real file as usual; in addition, for each database file ({@code *.mv.db}) a {@link
+ * DiskImage} keeps the bytes as of the last {@code FileChannel.force}: writes since then are
+ * pending and would be gone if the power failed now. {@link DiskImage#copyTo} writes that surviving
+ * file elsewhere, where a fresh ledger can recover from it.
  *
- * <p>The model is the kindest power cut (every unforced write lost, none torn or reordered); a
- * real disk may keep some unforced writes, never lose a forced one, so what this test requires —
+ * <p>The model is the kindest power cut (every unforced write lost, none torn or reordered); a real
+ * disk may keep some unforced writes, never lose a forced one, so what this test requires —
  * everything acknowledged is in the image — holds for real disks too.
  */
 public final class PowerCutFilePath extends FilePathWrapper {
@@ -119,7 +119,10 @@ public final class PowerCutFilePath extends FilePathWrapper {
       return new Force(++forcesStarted, covered);
     }
 
-    /** The force returned: its writes are on disk. Applied in start order (H2 does not force concurrently). */
+    /**
+     * The force returned: its writes are on disk. Applied in start order (H2 does not force
+     * concurrently).
+     */
     synchronized void forceFinished(Force force) {
       force.covered.forEach(Runnable::run);
       lastForceFinished = Math.max(lastForceFinished, force.number);
@@ -230,7 +233,8 @@ public final class PowerCutFilePath extends FilePathWrapper {
     }
 
     @Override
-    public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+    public long transferTo(long position, long count, WritableByteChannel target)
+        throws IOException {
       return real.transferTo(position, count, target);
     }
 

@@ -31,10 +31,11 @@ class TwoWritersFencingTest {
 
   @Test
   void theSecondWriterIsFencedAndItsCallerAnsweredBusy() throws Exception {
-    Map<String, Object> oneCentFree = Map.of(
-        "ledger.caps.free-daily-usd", "0.01",
-        "ledger.ask-timeout", "20s",
-        "ledger.journal.fenced-pause", "1s");
+    Map<String, Object> oneCentFree =
+        Map.of(
+            "ledger.caps.free-daily-usd", "0.01",
+            "ledger.ask-timeout", "20s",
+            "ledger.journal.fenced-pause", "1s");
     try (PgDatabase db = PgDatabase.create();
         PgLedger first = PgLedger.start(db.url, oneCentFree, "writer-a");
         PgLedger stale = PgLedger.start(db.url, oneCentFree, "writer-b")) {
@@ -43,10 +44,15 @@ class TwoWritersFencingTest {
       long started = System.nanoTime();
       ReserveReply fenced = reserve(stale, "r-b");
       Duration took = Duration.ofNanos(System.nanoTime() - started);
-      Busy busy = assertInstanceOf(Busy.class, fenced, "the stale writer must not answer from its stale state");
+      Busy busy =
+          assertInstanceOf(
+              Busy.class, fenced, "the stale writer must not answer from its stale state");
       assertTrue(busy.retryAfterSeconds() >= 1, "retry-after: " + busy.retryAfterSeconds());
-      assertTrue(took.compareTo(Duration.ofSeconds(10)) < 0, "answered at once, not at the ask timeout: " + took);
-      assertEquals(1, db.number("SELECT count(*) FROM event_journal"), "only the first writer's row");
+      assertTrue(
+          took.compareTo(Duration.ofSeconds(10)) < 0,
+          "answered at once, not at the ask timeout: " + took);
+      assertEquals(
+          1, db.number("SELECT count(*) FROM event_journal"), "only the first writer's row");
 
       // Stopped: while fenced every write is answered busy at once, nothing is decided.
       assertInstanceOf(Busy.class, reserve(stale, "r-c"));
@@ -55,21 +61,36 @@ class TwoWritersFencingTest {
       Refused refused = awaitRecovered(stale, "r-b");
       assertEquals(CapName.FREE_DAILY, refused.cap());
 
-      // Now the first writer is the one behind: its next write is fenced in turn, never overshooting.
+      // Now the first writer is the one behind: its next write is fenced in turn, never
+      // overshooting.
       ReserveReply behind = reserve(first, "r-d");
       assertInstanceOf(Busy.class, behind);
-      assertEquals(1, db.number("SELECT count(*) FROM event_journal WHERE position(convert_to('r-b', 'UTF8') in "
-          + "event_payload) > 0"), "the recovered writer's refusal is journaled (the check below can see ids)");
-      assertEquals(0, db.number("SELECT count(*) FROM event_journal WHERE position(convert_to('r-d', 'UTF8') in event_payload) > 0"), "nothing of the fenced write is in the journal");
+      assertEquals(
+          1,
+          db.number(
+              "SELECT count(*) FROM event_journal WHERE position(convert_to('r-b', 'UTF8') in "
+                  + "event_payload) > 0"),
+          "the recovered writer's refusal is journaled (the check below can see ids)");
+      assertEquals(
+          0,
+          db.number(
+              "SELECT count(*) FROM event_journal WHERE position(convert_to('r-d', 'UTF8') in event_payload) > 0"),
+          "nothing of the fenced write is in the journal");
     }
   }
 
   private static ReserveReply reserve(PgLedger ledger, String id) throws Exception {
-    return ledger.client.reserve(new ReserveRequest(id, Lane.FREE, null, CENT, 0, 0))
-        .toCompletableFuture().get(ANSWER.toSeconds(), TimeUnit.SECONDS);
+    return ledger
+        .client
+        .reserve(new ReserveRequest(id, Lane.FREE, null, CENT, 0, 0))
+        .toCompletableFuture()
+        .get(ANSWER.toSeconds(), TimeUnit.SECONDS);
   }
 
-  /** Asks again while the fenced ledger is still paused (busy), as a caller honouring retry-after would. */
+  /**
+   * Asks again while the fenced ledger is still paused (busy), as a caller honouring retry-after
+   * would.
+   */
   private static Refused awaitRecovered(PgLedger ledger, String id) throws Exception {
     long deadline = System.nanoTime() + ANSWER.toNanos();
     while (true) {

@@ -25,11 +25,17 @@ class JournalLockTest {
   void aSecondLockOnTheSameDataDirIsRefusedNamingTheHolder() throws Exception {
     FileJournalLock lock = new FileJournalLock(dir);
     try (JournalLock.Lease held = lock.acquire()) {
-      JournalInUseException refused = assertThrows(JournalInUseException.class, () -> new FileJournalLock(dir).acquire());
+      JournalInUseException refused =
+          assertThrows(JournalInUseException.class, () -> new FileJournalLock(dir).acquire());
       long pid = ProcessHandle.current().pid();
-      assertTrue(refused.getMessage().contains("pid " + pid + " on " + LockHolder.localHost()), refused.getMessage());
+      assertTrue(
+          refused.getMessage().contains("pid " + pid + " on " + LockHolder.localHost()),
+          refused.getMessage());
       assertEquals(pid, refused.holder().orElseThrow().pid());
-      assertEquals(pid, FileJournalLock.liveHolder(dir).orElseThrow().pid(), "tools see the holder without locking");
+      assertEquals(
+          pid,
+          FileJournalLock.liveHolder(dir).orElseThrow().pid(),
+          "tools see the holder without locking");
     }
     assertTrue(FileJournalLock.liveHolder(dir).isEmpty(), "released: nobody holds it");
     try (JournalLock.Lease again = new FileJournalLock(dir).acquire()) {
@@ -39,28 +45,38 @@ class JournalLockTest {
 
   @Test
   void aLockFileLeftByADeadProcessHoldsNothing() throws Exception {
-    Files.writeString(dir.resolve(FileJournalLock.FILE_NAME), "pid=999999999\nhost=" + LockHolder.localHost()
-        + "\nsince=2026-01-01T00:00:00Z\n");
+    Files.writeString(
+        dir.resolve(FileJournalLock.FILE_NAME),
+        "pid=999999999\nhost=" + LockHolder.localHost() + "\nsince=2026-01-01T00:00:00Z\n");
     assertTrue(FileJournalLock.liveHolder(dir).isEmpty());
     try (JournalLock.Lease lease = new FileJournalLock(dir).acquire()) {
-      assertEquals(ProcessHandle.current().pid(), FileJournalLock.liveHolder(dir).orElseThrow().pid());
+      assertEquals(
+          ProcessHandle.current().pid(), FileJournalLock.liveHolder(dir).orElseThrow().pid());
     }
   }
 
   @Test
   void onlyAnH2FileJournalIsLockedByFile() {
-    Config h2 = ConfigFactory.parseMap(Map.of(JournalLock.URL_KEY, "jdbc:h2:file:" + dir + "/ledger",
-        DataDirs.KEY, dir.toString()));
+    Config h2 =
+        ConfigFactory.parseMap(
+            Map.of(
+                JournalLock.URL_KEY,
+                "jdbc:h2:file:" + dir + "/ledger",
+                DataDirs.KEY,
+                dir.toString()));
     assertTrue(JournalLock.forJournal(h2) instanceof FileJournalLock);
-    Config pg = ConfigFactory.parseMap(Map.of(JournalLock.URL_KEY, "jdbc:postgresql://db/gateway",
-        DataDirs.KEY, dir.toString()));
+    Config pg =
+        ConfigFactory.parseMap(
+            Map.of(
+                JournalLock.URL_KEY, "jdbc:postgresql://db/gateway", DataDirs.KEY, dir.toString()));
     assertFalse(JournalLock.forJournal(pg) instanceof FileJournalLock);
   }
 
   @Test
   void aRelativeDataDirIsResolvedAbsoluteAndTheUrlFollows() {
-    Config unresolved = ConfigFactory.parseString(
-        "gateway.data-dir = \"mydata\"\nurl = \"jdbc:h2:file:\"${gateway.data-dir}\"/ledger\"");
+    Config unresolved =
+        ConfigFactory.parseString(
+            "gateway.data-dir = \"mydata\"\nurl = \"jdbc:h2:file:\"${gateway.data-dir}\"/ledger\"");
     Config resolved = DataDirs.resolveAbsolute(unresolved);
     String absolute = Path.of("mydata").toAbsolutePath().toString();
     assertEquals(absolute, resolved.getString(DataDirs.KEY));
@@ -71,18 +87,27 @@ class JournalLockTest {
   void anUnwritableDataDirIsNamed() throws Exception {
     Path file = Files.writeString(dir.resolve("a-file"), "x");
     assertTrue(DataDirs.unwritable(file).orElseThrow().contains("not a directory"));
-    assertTrue(DataDirs.unwritable(file.resolve("sub")).orElseThrow().contains("cannot be created"));
+    assertTrue(
+        DataDirs.unwritable(file.resolve("sub")).orElseThrow().contains("cannot be created"));
     assertTrue(DataDirs.unwritable(dir.resolve("new")).isEmpty());
   }
 
   @Test
   void backupAndRestoreNeverCreateAnEmptyDatabase() throws Exception {
-    JournalDatabase missing = new JournalDatabase("jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
-        "sa", "", dir);
-    JournalUnavailableException noJournal = assertThrows(JournalUnavailableException.class,
-        () -> missing.backup(dir.resolve("b.zip"), Duration.ofSeconds(60)));
+    JournalDatabase missing =
+        new JournalDatabase(
+            "jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
+            "sa",
+            "",
+            dir);
+    JournalUnavailableException noJournal =
+        assertThrows(
+            JournalUnavailableException.class,
+            () -> missing.backup(dir.resolve("b.zip"), Duration.ofSeconds(60)));
     assertTrue(noJournal.getMessage().startsWith("no journal at"), noJournal.getMessage());
-    assertThrows(JournalUnavailableException.class, () -> missing.probe(missing.existingOnlyUrl(), Duration.ofSeconds(60)));
+    assertThrows(
+        JournalUnavailableException.class,
+        () -> missing.probe(missing.existingOnlyUrl(), Duration.ofSeconds(60)));
     assertFalse(Files.exists(dir.resolve("ledger.mv.db")), "IFEXISTS: nothing was created");
 
     // A real database: backed up, restored into an empty dir, refused over an existing journal.
@@ -90,15 +115,25 @@ class JournalLockTest {
     Path zip = dir.resolve("backups/b.zip");
     missing.backup(zip, Duration.ofSeconds(60));
     Path fresh = dir.resolve("fresh");
-    JournalDatabase restored = new JournalDatabase("jdbc:h2:file:" + fresh + "/ledger;DATABASE_TO_UPPER=false", "sa", "", fresh);
+    JournalDatabase restored =
+        new JournalDatabase(
+            "jdbc:h2:file:" + fresh + "/ledger;DATABASE_TO_UPPER=false", "sa", "", fresh);
     restored.restore(zip, Duration.ofSeconds(60));
     assertTrue(Files.size(fresh.resolve("ledger.mv.db")) > 0);
-    Exception again = assertThrows(java.io.IOException.class, () -> restored.restore(zip, Duration.ofSeconds(60)));
+    Exception again =
+        assertThrows(
+            java.io.IOException.class, () -> restored.restore(zip, Duration.ofSeconds(60)));
     assertTrue(again.getMessage().contains("already holds a journal"), again.getMessage());
-    Exception notAZip = assertThrows(java.io.IOException.class,
-        () -> new JournalDatabase("jdbc:h2:file:" + dir + "/x/ledger", "sa", "", dir.resolve("x"))
-            .restore(Files.writeString(dir.resolve("not.zip"), "nope"), Duration.ofSeconds(60)));
-    assertTrue(notAZip.getMessage().contains("ledger.mv.db") || notAZip.getMessage().contains("not a backup"),
+    Exception notAZip =
+        assertThrows(
+            java.io.IOException.class,
+            () ->
+                new JournalDatabase("jdbc:h2:file:" + dir + "/x/ledger", "sa", "", dir.resolve("x"))
+                    .restore(
+                        Files.writeString(dir.resolve("not.zip"), "nope"), Duration.ofSeconds(60)));
+    assertTrue(
+        notAZip.getMessage().contains("ledger.mv.db")
+            || notAZip.getMessage().contains("not a backup"),
         notAZip.getMessage());
   }
 }

@@ -1,8 +1,8 @@
 package dev.spendgateway.policy.access;
 
 /**
- * Model budgets derived from what a brand pays: a customer can never cost more than
- * they paid, and one afternoon of re-runs cannot use up the month.
+ * Model budgets derived from what a brand pays: a customer can never cost more than they paid, and
+ * one afternoon of re-runs cannot use up the month.
  */
 public final class BrandBudgets {
   /** The daily ceiling never drops below $3, so a small package can still do a day's real work. */

@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
  * <p>One rule, so a brand a provider route accepts is a brand an operator can look up and credit:
  * the same id later appears as a URL path segment ({@code /admin/brands/{id}}) and a query value
  * ({@code /usage?brand=}), so characters with a meaning in URLs ({@code /}, {@code +}, {@code =},
- * {@code @}, {@code %}, {@code ?}, {@code #}) are out, and so are whitespace and control characters,
- * which would make log lines and journal events ambiguous. Pure.
+ * {@code @}, {@code %}, {@code ?}, {@code #}) are out, and so are whitespace and control
+ * characters, which would make log lines and journal events ambiguous. Pure.
  */
 public final class LedgerId {
 

@@ -3,8 +3,8 @@ package dev.spendgateway.policy.access;
 import java.util.Objects;
 
 /**
- * What the web side knows about the plan behind a call. The plan belongs to the
- * brand, not the workspace: each brand comes with its own package and budget.
+ * What the web side knows about the plan behind a call. The plan belongs to the brand, not the
+ * workspace: each brand comes with its own package and budget.
  */
 public sealed interface PlanState {
 
@@ -20,8 +20,8 @@ public sealed interface PlanState {
   /**
    * An active paid or internal package.
    *
-   * @param packagePriceMicros what the package costs per period (internal plans carry a nominal price:
-   *     the budget is derived from it the same way)
+   * @param packagePriceMicros what the package costs per period (internal plans carry a nominal
+   *     price: the budget is derived from it the same way)
    * @param addOnsThisPeriodMicros add-ons bought in the current period
    */
   record Active(String planId, PaidKind kind, long packagePriceMicros, long addOnsThisPeriodMicros)

@@ -4,9 +4,9 @@ import dev.spendgateway.policy.access.BrandBudgets.BrandBudget;
 import java.util.Objects;
 
 /**
- * Who may spend, and from which pool. The gateway knows
- * what a call may cost; this decides whether the caller has a right to spend at all. A customer can
- * never cost more than they paid; someone without a plan costs next to nothing.
+ * Who may spend, and from which pool. The gateway knows what a call may cost; this decides whether
+ * the caller has a right to spend at all. A customer can never cost more than they paid; someone
+ * without a plan costs next to nothing.
  */
 public final class SpendAccess {
   /** The only purpose a free preview may spend on. */
@@ -39,7 +39,9 @@ public final class SpendAccess {
   /** The budget that comes with a grant; the caller sends it to the gateway as headers. */
   public sealed interface Budget {}
 
-  /** A paid brand's monthly and daily caps ({@code x-spend-brand-monthly-usd}, {@code -daily-usd}). */
+  /**
+   * A paid brand's monthly and daily caps ({@code x-spend-brand-monthly-usd}, {@code -daily-usd}).
+   */
   public record BrandCaps(BrandBudget budget) implements Budget {}
 
   /** A preview's lifetime cap ($0.60; enforced by the ledger per preview id). */
@@ -59,8 +61,8 @@ public final class SpendAccess {
    *
    * @param plan the plan behind the call
    * @param development whether the call comes from a developer's machine. It never widens access:
-   *     development calls go to the live gateway and spend real money, so they get exactly
-   *     the production answer. The flag is a parameter so the tables prove that for every state.
+   *     development calls go to the live gateway and spend real money, so they get exactly the
+   *     production answer. The flag is a parameter so the tables prove that for every state.
    * @param purpose what the spend is for; only {@value #PREVIEW_PURPOSE} is open to free previews
    */
   public static Decision spendAccess(PlanState plan, boolean development, String purpose) {

@@ -32,33 +32,49 @@ public final class CapCheck {
    * @param brandMonthlyMicros brand monthly cap from the request (app lane only)
    */
   public static List<Applicable> capsFor(
-      Lane lane, String subject, long brandDailyMicros, long brandMonthlyMicros, Instant reservedAt, CapLimits limits) {
+      Lane lane,
+      String subject,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      Instant reservedAt,
+      CapLimits limits) {
     String day = CapWindows.dayKey(reservedAt);
     String month = CapWindows.monthKey(reservedAt);
     List<Applicable> caps = new ArrayList<>(4);
-    caps.add(new Applicable(new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
-    caps.add(new Applicable(new CapKey(CapName.GLOBAL_MONTHLY, null, month), limits.globalMonthlyMicros()));
+    caps.add(
+        new Applicable(new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
+    caps.add(
+        new Applicable(
+            new CapKey(CapName.GLOBAL_MONTHLY, null, month), limits.globalMonthlyMicros()));
     switch (lane) {
-      case FREE -> caps.add(new Applicable(new CapKey(CapName.FREE_DAILY, null, day), limits.freeDailyMicros()));
+      case FREE ->
+          caps.add(
+              new Applicable(new CapKey(CapName.FREE_DAILY, null, day), limits.freeDailyMicros()));
       case TRIAL -> {
-        caps.add(new Applicable(new CapKey(CapName.TRIAL_DAILY, null, day), limits.trialDailyMicros()));
-        caps.add(new Applicable(
-            new CapKey(CapName.PREVIEW_LIFETIME, subject, CapWindows.LIFETIME), limits.previewLifetimeMicros()));
+        caps.add(
+            new Applicable(new CapKey(CapName.TRIAL_DAILY, null, day), limits.trialDailyMicros()));
+        caps.add(
+            new Applicable(
+                new CapKey(CapName.PREVIEW_LIFETIME, subject, CapWindows.LIFETIME),
+                limits.previewLifetimeMicros()));
       }
       case APP -> {
         caps.add(new Applicable(new CapKey(CapName.BRAND_DAILY, subject, day), brandDailyMicros));
-        caps.add(new Applicable(new CapKey(CapName.BRAND_MONTHLY, subject, month), brandMonthlyMicros));
+        caps.add(
+            new Applicable(new CapKey(CapName.BRAND_MONTHLY, subject, month), brandMonthlyMicros));
       }
     }
     return caps;
   }
 
   /**
-   * The keys a reservation's spend is counted under (the windows of {@link #capsFor}, limits aside):
-   * what a settle, void, expiry or adjustment moves.
+   * The keys a reservation's spend is counted under (the windows of {@link #capsFor}, limits
+   * aside): what a settle, void, expiry or adjustment moves.
    */
   public static List<CapKey> keysFor(Lane lane, String subject, Instant reservedAt) {
-    return capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS).stream().map(Applicable::key).toList();
+    return capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS).stream()
+        .map(Applicable::key)
+        .toList();
   }
 
   private static final CapLimits NO_LIMITS = new CapLimits(0, 0, 0, 0, 0);
@@ -75,7 +91,8 @@ public final class CapCheck {
       Spend s = spent.apply(cap.key());
       CapUse use = new CapUse(cap.key(), cap.limitMicros(), s.settledMicros(), s.reservedMicros());
       if (!use.admits(amountMicros)) {
-        return Optional.of(new Failure(cap.key(), cap.limitMicros(), Math.max(0, use.headroomMicros())));
+        return Optional.of(
+            new Failure(cap.key(), cap.limitMicros(), Math.max(0, use.headroomMicros())));
       }
     }
     return Optional.empty();

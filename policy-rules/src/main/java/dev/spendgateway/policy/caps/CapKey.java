@@ -11,7 +11,8 @@ public record CapKey(CapName cap, String subject, String window) {
     Objects.requireNonNull(cap, "cap");
     Objects.requireNonNull(window, "window");
     if (cap.perSubject() != (subject != null)) {
-      throw new IllegalArgumentException(cap.wireName() + " subject must be " + (cap.perSubject() ? "set" : "null"));
+      throw new IllegalArgumentException(
+          cap.wireName() + " subject must be " + (cap.perSubject() ? "set" : "null"));
     }
   }
 }

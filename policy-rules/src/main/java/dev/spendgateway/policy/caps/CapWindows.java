@@ -18,7 +18,10 @@ public final class CapWindows {
     return LocalDate.ofInstant(at, ZoneOffset.UTC).toString();
   }
 
-  /** {@code yyyy-MM}: the first seven characters of the ISO day (on the ledger's hot path, so no format()). */
+  /**
+   * {@code yyyy-MM}: the first seven characters of the ISO day (on the ledger's hot path, so no
+   * format()).
+   */
   public static String monthKey(Instant at) {
     return dayKey(at).substring(0, 7);
   }

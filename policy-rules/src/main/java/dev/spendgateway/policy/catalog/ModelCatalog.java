@@ -19,6 +19,7 @@ public final class ModelCatalog {
   private static final String PATH = "models";
 
   private final Map<String, ModelInfo> models;
+
   /** An active model this close to its end of support is warned like a deprecated one. */
   private final long warningDays;
 
@@ -28,15 +29,16 @@ public final class ModelCatalog {
 
   private ModelCatalog(Map<String, ModelInfo> models, long warningDays) {
     if (warningDays < 0) {
-      throw new IllegalArgumentException("model-lifecycle.warning-days must be >= 0, was " + warningDays);
+      throw new IllegalArgumentException(
+          "model-lifecycle.warning-days must be >= 0, was " + warningDays);
     }
     this.models = Map.copyOf(models);
     this.warningDays = warningDays;
   }
 
   /**
-   * This catalog, warning about an active model from {@code days} before its end of support
-   * ({@code model-lifecycle.warning-days}); 0 warns on the last day only.
+   * This catalog, warning about an active model from {@code days} before its end of support ({@code
+   * model-lifecycle.warning-days}); 0 warns on the last day only.
    */
   public ModelCatalog withWarningDays(long days) {
     return new ModelCatalog(models, days);
@@ -62,8 +64,8 @@ public final class ModelCatalog {
   }
 
   /**
-   * Builds the catalog from the unwrapped {@code models} object of {@code conf/models.conf}:
-   * {@code ConfigFactory.load().getConfig("models").root().unwrapped()} — a map from model id to that
+   * Builds the catalog from the unwrapped {@code models} object of {@code conf/models.conf}: {@code
+   * ConfigFactory.load().getConfig("models").root().unwrapped()} — a map from model id to that
    * model's keys (documented in the conf file). Fails with a message naming the bad key.
    */
   public static ModelCatalog fromMap(Map<String, Object> root) {
@@ -78,7 +80,8 @@ public final class ModelCatalog {
     String path = PATH + ".\"" + name + "\"";
     Provider provider = Provider.fromWireName(ConfigMaps.requiredString(m, "provider", path));
     ModelKind kind =
-        ModelKind.fromWireName(ConfigMaps.string(m, "kind", path).orElse(ModelKind.CHAT.wireName()));
+        ModelKind.fromWireName(
+            ConfigMaps.string(m, "kind", path).orElse(ModelKind.CHAT.wireName()));
     Prices prices = kind == ModelKind.CHAT ? chatPrices(m, path) : audioPrices(m, path);
     long contextLimit =
         ConfigMaps.wholeNumber(m, "context-limit", path)
@@ -89,7 +92,13 @@ public final class ModelCatalog {
             ConfigMaps.string(m, "lifecycle", path).orElse(Lifecycle.ACTIVE.wireName()));
     LocalDate endOfSupport = ConfigMaps.date(m, "end-of-support", path).orElse(null);
     return new ModelInfo(
-        name, provider, kind, prices, contextLimit, new LinkedHashSet<>(features), lifecycle,
+        name,
+        provider,
+        kind,
+        prices,
+        contextLimit,
+        new LinkedHashSet<>(features),
+        lifecycle,
         endOfSupport);
   }
 
@@ -113,7 +122,9 @@ public final class ModelCatalog {
   }
 
   private static long optionalPrice(Map<String, Object> m, String key, String path, long fallback) {
-    return ConfigMaps.decimal(m, key, path).map(usd -> toMicros(usd, path + "." + key)).orElse(fallback);
+    return ConfigMaps.decimal(m, key, path)
+        .map(usd -> toMicros(usd, path + "." + key))
+        .orElse(fallback);
   }
 
   private static long toMicros(BigDecimal usd, String where) {
@@ -133,7 +144,10 @@ public final class ModelCatalog {
     return List.copyOf(new TreeMap<>(models).values());
   }
 
-  /** Models of one provider and kind, sorted by name; used in refusal messages ("choose one of ..."). */
+  /**
+   * Models of one provider and kind, sorted by name; used in refusal messages ("choose one of
+   * ...").
+   */
   public List<String> namesFor(Provider provider, ModelKind kind, LocalDate today) {
     return new TreeMap<>(models)
         .values().stream()

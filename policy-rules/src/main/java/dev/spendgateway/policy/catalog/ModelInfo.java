@@ -36,8 +36,8 @@ public record ModelInfo(
   }
 
   /**
-   * Retired by configuration, or past its end-of-support day. The date rule exists so that a catalog
-   * nobody updated still refuses a model the provider has switched off.
+   * Retired by configuration, or past its end-of-support day. The date rule exists so that a
+   * catalog nobody updated still refuses a model the provider has switched off.
    */
   public boolean isRetiredOn(LocalDate today) {
     return lifecycle == Lifecycle.RETIRED || (endOfSupport != null && today.isAfter(endOfSupport));
@@ -48,7 +48,10 @@ public record ModelInfo(
     return !isRetiredOn(today) && lifecycle == Lifecycle.DEPRECATED;
   }
 
-  /** Days from {@code today} to the last day of support (0 on that day); empty when none is announced. */
+  /**
+   * Days from {@code today} to the last day of support (0 on that day); empty when none is
+   * announced.
+   */
   public java.util.Optional<Long> daysOfSupportLeft(LocalDate today) {
     return endOfSupport == null
         ? java.util.Optional.empty()

@@ -8,9 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Reads values out of an unwrapped HOCON object ({@code Config.root().unwrapped()}) without depending
- * on Typesafe Config: policy-rules stays Jackson-only. Every failure names the path, so a bad config
- * file fails at start with a message an operator can act on.
+ * Reads values out of an unwrapped HOCON object ({@code Config.root().unwrapped()}) without
+ * depending on Typesafe Config: policy-rules stays Jackson-only. Every failure names the path, so a
+ * bad config file fails at start with a message an operator can act on.
  */
 public final class ConfigMaps {
   private ConfigMaps() {}
@@ -50,13 +50,14 @@ public final class ConfigMaps {
     try {
       return Optional.of(new BigDecimal(value.toString()).longValueExact());
     } catch (NumberFormatException | ArithmeticException e) {
-      throw new IllegalArgumentException(path + "." + key + " must be a whole number, was " + value);
+      throw new IllegalArgumentException(
+          path + "." + key + " must be a whole number, was " + value);
     }
   }
 
   /**
-   * An exact decimal. Prices should be quoted strings in HOCON; an unquoted number is accepted through
-   * its decimal text, which is exact for the short prices a catalog holds.
+   * An exact decimal. Prices should be quoted strings in HOCON; an unquoted number is accepted
+   * through its decimal text, which is exact for the short prices a catalog holds.
    */
   public static Optional<BigDecimal> decimal(Map<String, Object> map, String key, String path) {
     Object value = map.get(key);
@@ -70,7 +71,8 @@ public final class ConfigMaps {
       }
       return Optional.of(d);
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(path + "." + key + " must be a decimal number, was " + value);
+      throw new IllegalArgumentException(
+          path + "." + key + " must be a decimal number, was " + value);
     }
   }
 

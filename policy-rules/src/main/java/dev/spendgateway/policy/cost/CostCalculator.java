@@ -7,8 +7,8 @@ import java.util.Optional;
 
 /**
  * The actual cost of a call from the usage the provider reported. Exact integer arithmetic: each
- * part is summed in micro-dollars times a million (token prices are per million) and rounded up once,
- * so a cost is never under-counted and never rounded twice.
+ * part is summed in micro-dollars times a million (token prices are per million) and rounded up
+ * once, so a cost is never under-counted and never rounded twice.
  *
  * @param webSearchMicrosPerUse price of one web search (policy.web-search-usd-per-use)
  */
@@ -42,11 +42,14 @@ public record CostCalculator(long webSearchMicrosPerUse) {
    * like unreadable usage closes the reservation at the amount the caps already admitted.
    */
   public sealed interface Settlement {
-    /** @param micros the cost of the reported usage */
+    /**
+     * @param micros the cost of the reported usage
+     */
     record Billed(long micros) implements Settlement {}
 
     /**
-     * @param errorClass what the access log records ({@code usage_missing} or {@code usage_implausible})
+     * @param errorClass what the access log records ({@code usage_missing} or {@code
+     *     usage_implausible})
      * @param reason why, for the operator (never the provider's text)
      */
     record KeepWorstCase(String errorClass, String reason) implements Settlement {}
@@ -68,7 +71,8 @@ public record CostCalculator(long webSearchMicrosPerUse) {
     try {
       return new Settlement.Billed(actualMicros(model, usage));
     } catch (ArithmeticException overflow) {
-      return new Settlement.KeepWorstCase("usage_implausible", "the reported usage's cost overflows micro-dollars");
+      return new Settlement.KeepWorstCase(
+          "usage_implausible", "the reported usage's cost overflows micro-dollars");
     }
   }
 
@@ -80,16 +84,23 @@ public record CostCalculator(long webSearchMicrosPerUse) {
   static Optional<String> beyondLimits(ModelInfo model, WorstCase worstCase, TokenUsage usage) {
     long input;
     try {
-      input = Math.addExact(Math.addExact(usage.inputTokens(), usage.cacheWriteTokens()), usage.cacheReadTokens());
+      input =
+          Math.addExact(
+              Math.addExact(usage.inputTokens(), usage.cacheWriteTokens()),
+              usage.cacheReadTokens());
     } catch (ArithmeticException overflow) {
       return Optional.of("input tokens overflow");
     }
     if (model.contextLimit() > 0 && input > model.contextLimit()) {
-      return Optional.of("input tokens " + input + " above the context limit " + model.contextLimit());
+      return Optional.of(
+          "input tokens " + input + " above the context limit " + model.contextLimit());
     }
     if (usage.outputTokens() > worstCase.outputTokensAssumed()) {
-      return Optional.of("output tokens " + usage.outputTokens() + " above the output budget "
-          + worstCase.outputTokensAssumed());
+      return Optional.of(
+          "output tokens "
+              + usage.outputTokens()
+              + " above the output budget "
+              + worstCase.outputTokensAssumed());
     }
     return Optional.empty();
   }

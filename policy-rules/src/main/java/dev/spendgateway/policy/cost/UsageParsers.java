@@ -7,17 +7,17 @@ import java.util.Optional;
 
 /**
  * Reads what a provider reported it used, from each provider's JSON shape, into one {@link
- * TokenUsage}. A missing or unreadable usage is {@link UsageReport.NotReported} — never a zero, which
- * would settle a call the provider did bill at $0.
+ * TokenUsage}. A missing or unreadable usage is {@link UsageReport.NotReported} — never a zero,
+ * which would settle a call the provider did bill at $0.
  */
 public final class UsageParsers {
   private UsageParsers() {}
 
   /**
-   * Anthropic {@code usage} (a Messages answer, or the usage of a {@code message_start} /
-   * {@code message_delta} event). {@code input_tokens} already excludes cache tokens, so the three
-   * input counts are added, never subtracted. Web searches come from
-   * {@code server_tool_use.web_search_requests}.
+   * Anthropic {@code usage} (a Messages answer, or the usage of a {@code message_start} / {@code
+   * message_delta} event). {@code input_tokens} already excludes cache tokens, so the three input
+   * counts are added, never subtracted. Web searches come from {@code
+   * server_tool_use.web_search_requests}.
    */
   public static UsageReport anthropic(JsonNode usage) {
     return guarded(() -> readAnthropic(usage));
@@ -33,21 +33,22 @@ public final class UsageParsers {
       return notReported("anthropic usage lacks input_tokens or output_tokens");
     }
     return reported(
-            new TokenUsage(
-                input.get(),
-                output.get(),
-                optionalCount(usage, "cache_creation_input_tokens"),
-                optionalCount(usage, "cache_read_input_tokens"),
-                optionalCount(usage.path("server_tool_use"), "web_search_requests"),
-                0));
+        new TokenUsage(
+            input.get(),
+            output.get(),
+            optionalCount(usage, "cache_creation_input_tokens"),
+            optionalCount(usage, "cache_read_input_tokens"),
+            optionalCount(usage.path("server_tool_use"), "web_search_requests"),
+            0));
   }
 
   /**
    * A streamed Anthropic answer: {@code message_start} carries the input counts, {@code
-   * message_delta} the cumulative output (and, in newer versions, final input and tool counts). Each
-   * count is the larger of the two, since both are running totals of the same call.
+   * message_delta} the cumulative output (and, in newer versions, final input and tool counts).
+   * Each count is the larger of the two, since both are running totals of the same call.
    */
-  public static UsageReport anthropicStream(JsonNode messageStartUsage, JsonNode messageDeltaUsage) {
+  public static UsageReport anthropicStream(
+      JsonNode messageStartUsage, JsonNode messageDeltaUsage) {
     return guarded(() -> readAnthropicStream(messageStartUsage, messageDeltaUsage));
   }
 
@@ -61,38 +62,40 @@ public final class UsageParsers {
       return notReported("anthropic stream ended without a final message_delta usage");
     }
     return reported(
-            new TokenUsage(
-                Math.max(s.usage().inputTokens(), optionalCount(messageDeltaUsage, "input_tokens")),
-                Math.max(s.usage().outputTokens(), optionalCount(messageDeltaUsage, "output_tokens")),
-                Math.max(
-                    s.usage().cacheWriteTokens(),
-                    optionalCount(messageDeltaUsage, "cache_creation_input_tokens")),
-                Math.max(
-                    s.usage().cacheReadTokens(),
-                    optionalCount(messageDeltaUsage, "cache_read_input_tokens")),
-                Math.max(
-                    s.usage().webSearchCalls(),
-                    optionalCount(messageDeltaUsage.path("server_tool_use"), "web_search_requests")),
-                0));
+        new TokenUsage(
+            Math.max(s.usage().inputTokens(), optionalCount(messageDeltaUsage, "input_tokens")),
+            Math.max(s.usage().outputTokens(), optionalCount(messageDeltaUsage, "output_tokens")),
+            Math.max(
+                s.usage().cacheWriteTokens(),
+                optionalCount(messageDeltaUsage, "cache_creation_input_tokens")),
+            Math.max(
+                s.usage().cacheReadTokens(),
+                optionalCount(messageDeltaUsage, "cache_read_input_tokens")),
+            Math.max(
+                s.usage().webSearchCalls(),
+                optionalCount(messageDeltaUsage.path("server_tool_use"), "web_search_requests")),
+            0));
   }
 
   /**
    * OpenAI Chat Completions {@code usage} (the answer's, or the final chunk's when streaming with
-   * {@code include_usage}). {@code prompt_tokens} INCLUDES {@code prompt_tokens_details.cached_tokens}:
-   * the cached part is charged at the cache-read price and the rest as input, never both.
+   * {@code include_usage}). {@code prompt_tokens} INCLUDES {@code
+   * prompt_tokens_details.cached_tokens}: the cached part is charged at the cache-read price and
+   * the rest as input, never both.
    */
   public static UsageReport openAiChat(JsonNode usage) {
     if (!isObject(usage)) {
       return notReported("openai answer has no usage object");
     }
     return guarded(
-        () -> openAiTokens(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details", 0));
+        () ->
+            openAiTokens(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details", 0));
   }
 
   /**
    * An OpenAI Responses object (the answer, or the {@code response} of a {@code response.completed}
-   * event). {@code input_tokens} includes {@code input_tokens_details.cached_tokens}; web searches are
-   * the {@code web_search_call} items of {@code output}.
+   * event). {@code input_tokens} includes {@code input_tokens_details.cached_tokens}; web searches
+   * are the {@code web_search_call} items of {@code output}.
    */
   public static UsageReport openAiResponses(JsonNode response) {
     if (!isObject(response)) {
@@ -112,14 +115,15 @@ public final class UsageParsers {
     long webSearches = searches;
     return guarded(
         () ->
-            openAiTokens(usage, "input_tokens", "output_tokens", "input_tokens_details", webSearches));
+            openAiTokens(
+                usage, "input_tokens", "output_tokens", "input_tokens_details", webSearches));
   }
 
   /**
    * An OpenAI transcription answer. Per-minute models report {@code usage: {type: "duration",
-   * seconds}}; {@code verbose_json} also carries a top-level {@code duration}. Seconds are rounded up.
-   * Plain {@code text}, {@code srt} and {@code vtt} answers carry no usage: pass null and the call
-   * keeps its worst case.
+   * seconds}}; {@code verbose_json} also carries a top-level {@code duration}. Seconds are rounded
+   * up. Plain {@code text}, {@code srt} and {@code vtt} answers carry no usage: pass null and the
+   * call keeps its worst case.
    */
   public static UsageReport transcription(JsonNode response) {
     if (!isObject(response)) {
@@ -136,7 +140,10 @@ public final class UsageParsers {
   }
 
   private static UsageReport seconds(JsonNode value) {
-    if (value == null || !value.isNumber() || !hasDecimalValue(value) || value.decimalValue().signum() < 0) {
+    if (value == null
+        || !value.isNumber()
+        || !hasDecimalValue(value)
+        || value.decimalValue().signum() < 0) {
       return notReported("transcription duration is not a non-negative number");
     }
     BigDecimal rounded = value.decimalValue().setScale(0, RoundingMode.CEILING);
@@ -167,8 +174,10 @@ public final class UsageParsers {
     if (value == null || value.isNull()) {
       return Optional.empty();
     }
-    // canConvertToExactIntegral is false for NaN and infinities (a lenient parser's), so no float test is needed.
-    if (!value.isNumber() || !value.canConvertToExactIntegral()
+    // canConvertToExactIntegral is false for NaN and infinities (a lenient parser's), so no float
+    // test is needed.
+    if (!value.isNumber()
+        || !value.canConvertToExactIntegral()
         || value.decimalValue().signum() < 0) {
       throw new MalformedUsage(key + " is not a non-negative integer");
     }
@@ -180,7 +189,9 @@ public final class UsageParsers {
     return Optional.of(exact.longValueExact());
   }
 
-  /** The largest count read as such; anything above does not fit a {@code long} and is malformed. */
+  /**
+   * The largest count read as such; anything above does not fit a {@code long} and is malformed.
+   */
   private static final BigDecimal LARGEST_COUNT = BigDecimal.valueOf(Long.MAX_VALUE);
 
   /** NaN and infinities (which a lenient parser may produce) have no exact decimal value. */

@@ -6,8 +6,8 @@ package dev.spendgateway.policy.cost;
  *
  * @param micros the reservation, in micro-dollars
  * @param inputTokensAssumed input tokens assumed: body bytes / bytes-per-token (the model's whole
- *     context window when the provider fetches content from a URL) plus the allowance for web search
- *     results read back
+ *     context window when the provider fetches content from a URL) plus the allowance for web
+ *     search results read back
  * @param outputTokensAssumed output tokens assumed: the whole output budget times the choice count
  * @param webSearchUses web searches assumed (the allowed maximum)
  * @param audioSecondsAssumed seconds of audio assumed for a transcription (0 for chat)

@@ -4,11 +4,11 @@ import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.request.PolicyLimits;
 
 /**
- * The reservation made before a provider is called: one input token per
- * {@code bytes-per-token} bytes of request body, plus the whole output budget, plus every allowed web
- * search at its per-use price and with its results read back as input. Every assumed input token is
- * priced at the dearest input rate (fresh, cache write or cache read), because the provider, not the
- * caller, decides which one applies.
+ * The reservation made before a provider is called: one input token per {@code bytes-per-token}
+ * bytes of request body, plus the whole output budget, plus every allowed web search at its per-use
+ * price and with its results read back as input. Every assumed input token is priced at the dearest
+ * input rate (fresh, cache write or cache read), because the provider, not the caller, decides
+ * which one applies.
  *
  * <p>Audio has no tokens to count before the call; its duration is bounded from the file size at a
  * conservative (low) bitrate: a real file at a higher bitrate is shorter than assumed.

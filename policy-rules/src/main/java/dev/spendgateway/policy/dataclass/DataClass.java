@@ -18,7 +18,8 @@ public record DataClass(String name, Set<Provider> providers) {
   public DataClass {
     Objects.requireNonNull(name, "name");
     if (providers.isEmpty()) {
-      throw new IllegalArgumentException("data class '" + name + "' must allow at least one provider");
+      throw new IllegalArgumentException(
+          "data class '" + name + "' must allow at least one provider");
     }
     providers = Set.copyOf(providers);
   }

@@ -48,7 +48,10 @@ public final class DataClasses {
     for (DataClass c : classes) {
       if (!NAME.matcher(c.name()).matches()) {
         throw new IllegalArgumentException(
-            PATH + ": class name '" + c.name() + "' must be 1-32 characters of [a-z0-9_-], starting with a letter or digit");
+            PATH
+                + ": class name '"
+                + c.name()
+                + "' must be 1-32 characters of [a-z0-9_-], starting with a letter or digit");
       }
       if (map.put(c.name(), c) != null) {
         throw new IllegalArgumentException(PATH + ": class '" + c.name() + "' is defined twice");
@@ -58,18 +61,23 @@ public final class DataClasses {
     this.defaultClass = byName.get(Objects.requireNonNull(defaultName, "defaultName"));
     if (defaultClass == null) {
       throw new IllegalArgumentException(
-          PATH + ".default names '" + defaultName + "', which is not one of the classes " + map.keySet());
+          PATH
+              + ".default names '"
+              + defaultName
+              + "', which is not one of the classes "
+              + map.keySet());
     }
   }
 
   /** Every provider allowed for every call: what a gateway without data classes did. */
   public static DataClasses permissive() {
-    return new DataClasses(List.of(new DataClass("internal", EnumSet.allOf(Provider.class))), "internal");
+    return new DataClasses(
+        List.of(new DataClass("internal", EnumSet.allOf(Provider.class))), "internal");
   }
 
   /**
-   * Reads the unwrapped {@code data-classes} object: {@code default = "internal"} and {@code classes
-   * { public = [openai, anthropic], … }}.
+   * Reads the unwrapped {@code data-classes} object: {@code default = "internal"} and {@code
+   * classes { public = [openai, anthropic], … }}.
    */
   public static DataClasses fromMap(Map<String, Object> root) {
     String defaultName = ConfigMaps.requiredString(root, "default", PATH);
@@ -78,14 +86,16 @@ public final class DataClasses {
     for (Map.Entry<String, Object> e : new TreeMap<>(classes).entrySet()) {
       String path = PATH + ".classes." + e.getKey();
       if (!(e.getValue() instanceof List<?> names)) {
-        throw new IllegalArgumentException(path + " must be a list of providers (openai, anthropic)");
+        throw new IllegalArgumentException(
+            path + " must be a list of providers (openai, anthropic)");
       }
       Set<Provider> providers = EnumSet.noneOf(Provider.class);
       for (Object name : names) {
         try {
           providers.add(Provider.fromWireName(String.valueOf(name)));
         } catch (IllegalArgumentException unknown) {
-          throw new IllegalArgumentException(path + ": unknown provider '" + name + "' (openai, anthropic)");
+          throw new IllegalArgumentException(
+              path + ": unknown provider '" + name + "' (openai, anthropic)");
         }
       }
       if (providers.isEmpty()) {
@@ -132,7 +142,11 @@ public final class DataClasses {
       return new Allowed();
     }
     return new Forbidden(
-        "data class '" + dataClass.name() + "' may not be sent to " + provider.wireName() + "; it may go to "
+        "data class '"
+            + dataClass.name()
+            + "' may not be sent to "
+            + provider.wireName()
+            + "; it may go to "
             + String.join(", ", wireNames(dataClass.providers())));
   }
 

@@ -16,13 +16,15 @@ import java.util.Set;
  * wait), a quota or billing limit does not (an empty balance or a monthly hard limit stays until a
  * person pays), so retrying it only delays the failover and adds load.
  *
- * <p>The one place that holds the status lists, too: every other question about a provider's
- * status is a method here — {@link #isTransient} (worth a retry on the same side), {@link
- * #countsAgainstProvider} (what a provider's circuit breaker counts) and {@link
- * #isProviderFailure} (what the operations screen's failure rate counts).
+ * <p>The one place that holds the status lists, too: every other question about a provider's status
+ * is a method here — {@link #isTransient} (worth a retry on the same side), {@link
+ * #countsAgainstProvider} (what a provider's circuit breaker counts) and {@link #isProviderFailure}
+ * (what the operations screen's failure rate counts).
  */
 public final class ErrorClassifier {
-  /** Status standing for "no HTTP answer at all" (connection refused, reset, TLS or DNS failure). */
+  /**
+   * Status standing for "no HTTP answer at all" (connection refused, reset, TLS or DNS failure).
+   */
   public static final int CONNECTION_ERROR = 0;
 
   /**
@@ -47,11 +49,16 @@ public final class ErrorClassifier {
   /**
    * Words in a 429 body that mean a quota or billing limit rather than a rate limit: OpenAI's error
    * codes {@code insufficient_quota}, {@code billing_hard_limit_reached} and {@code
-   * billing_not_active}; Anthropic's error type {@code billing_error} and its credit-balance message.
+   * billing_not_active}; Anthropic's error type {@code billing_error} and its credit-balance
+   * message.
    */
-  private static final List<String> QUOTA_MARKERS = List.of(
-      "insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "billing_error",
-      CREDIT_BALANCE_TOO_LOW);
+  private static final List<String> QUOTA_MARKERS =
+      List.of(
+          "insufficient_quota",
+          "billing_hard_limit_reached",
+          "billing_not_active",
+          "billing_error",
+          CREDIT_BALANCE_TOO_LOW);
 
   /** The two kinds of 429, as metrics label them. */
   public enum TooManyRequests {
@@ -107,7 +114,8 @@ public final class ErrorClassifier {
     if (status == 429) {
       // Retry-After beyond what we can wait means the other side answers sooner; no header means
       // capped exponential backoff here first.
-      boolean waitAffordable = retryAfter.map(wait -> wait.compareTo(maxRetryAfter) <= 0).orElse(true);
+      boolean waitAffordable =
+          retryAfter.map(wait -> wait.compareTo(maxRetryAfter) <= 0).orElse(true);
       return waitAffordable ? Classification.RETRY_THEN_FAILOVER : Classification.FAILOVER;
     }
     if (ACCOUNT_STATUSES.contains(status) || isOutage(provider, status)) {
@@ -119,7 +127,9 @@ public final class ErrorClassifier {
     return Classification.CALLER_ERROR;
   }
 
-  /** Which kind of 429 this body describes; a body naming no quota or billing limit is a rate limit. */
+  /**
+   * Which kind of 429 this body describes; a body naming no quota or billing limit is a rate limit.
+   */
   public static TooManyRequests kindOf429(String body) {
     if (body != null) {
       String lower = body.toLowerCase(Locale.ROOT);

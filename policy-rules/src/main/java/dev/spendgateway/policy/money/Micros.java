@@ -7,8 +7,8 @@ import java.math.RoundingMode;
  * Money as integer micro-dollars (1 USD = 1,000,000 micros).
  *
  * <p>Every amount the gateway decides on is a {@code long} of micro-dollars: exact, cheap to add in
- * the ledger's hot path, and wide enough (9.2e12 USD) for any budget. {@link BigDecimal} is used only
- * at the edges (JSON in and out, prices in the catalog).
+ * the ledger's hot path, and wide enough (9.2e12 USD) for any budget. {@link BigDecimal} is used
+ * only at the edges (JSON in and out, prices in the catalog).
  */
 public final class Micros {
   public static final long PER_USD = 1_000_000L;

@@ -20,9 +20,9 @@ final class AnthropicMessagesRules {
   static final String ROUTE = "/anthropic/v1/messages";
 
   /**
-   * Every top-level field an ordinary SDK call may send without tools: the Messages API's generation
-   * fields (checked against Anthropic's API reference), plus {@code tools}/{@code tool_choice} for
-   * the web search tool only.
+   * Every top-level field an ordinary SDK call may send without tools: the Messages API's
+   * generation fields (checked against Anthropic's API reference), plus {@code tools}/{@code
+   * tool_choice} for the web search tool only.
    */
   static final Set<String> ALLOWED_FIELDS =
       Set.of(
@@ -77,8 +77,8 @@ final class AnthropicMessagesRules {
   private static final Set<String> TOOL_CHOICE_TYPES = Set.of("auto", "any", "none");
 
   /**
-   * Cache writes are priced at the 5-minute rate; the 1-hour TTL costs twice the input price and the
-   * usage report does not let us tell the two apart when settling.
+   * Cache writes are priced at the 5-minute rate; the 1-hour TTL costs twice the input price and
+   * the usage report does not let us tell the two apart when settling.
    */
   private static final String REFUSED_CACHE_TTL = "1h";
 
@@ -98,7 +98,13 @@ final class AnthropicMessagesRules {
     List<String> warnings = new ArrayList<>();
     ModelInfo model =
         BodyRules.checkModel(
-            body.get("model"), "model", catalog, Provider.ANTHROPIC, ModelKind.CHAT, today, warnings);
+            body.get("model"),
+            "model",
+            catalog,
+            Provider.ANTHROPIC,
+            ModelKind.CHAT,
+            today,
+            warnings);
     BodyRules.checkMessages(body.get("messages"), "messages", limits);
     long maxTokens = checkMaxTokens(body);
     checkThinkingBudget(body, maxTokens);
@@ -135,7 +141,9 @@ final class AnthropicMessagesRules {
    */
   private static void checkThinkingBudget(ObjectNode body, long maxTokens) {
     JsonNode thinking = body.get("thinking");
-    if (thinking == null || !thinking.isObject() || !"enabled".equals(thinking.path("type").asText())) {
+    if (thinking == null
+        || !thinking.isObject()
+        || !"enabled".equals(thinking.path("type").asText())) {
       return;
     }
     JsonNode budget = thinking.get("budget_tokens");

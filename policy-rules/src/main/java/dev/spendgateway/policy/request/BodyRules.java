@@ -68,7 +68,9 @@ final class BodyRules {
       String reason = forbidden.get(name);
       if (reason != null) {
         throw Refusal.of(
-            "forbidden_field", name, "field '" + name + "' is not allowed on " + route + ": " + reason);
+            "forbidden_field",
+            name,
+            "field '" + name + "' is not allowed on " + route + ": " + reason);
       }
       if (!allowed.contains(name)) {
         throw Refusal.of(
@@ -125,7 +127,9 @@ final class BodyRules {
           "model '"
               + name
               + "' is retired"
-              + (model.endOfSupport() == null ? "" : " (end of support " + model.endOfSupport() + ")")
+              + (model.endOfSupport() == null
+                  ? ""
+                  : " (end of support " + model.endOfSupport() + ")")
               + "; choose one of: "
               + String.join(", ", catalog.namesFor(provider, kind, today)));
     }
@@ -198,7 +202,14 @@ final class BodyRules {
       throw Refusal.of(
           rule,
           field,
-          "field '" + field + "' is " + value.asText() + "; the gateway allows " + min + " to " + max);
+          "field '"
+              + field
+              + "' is "
+              + value.asText()
+              + "; the gateway allows "
+              + min
+              + " to "
+              + max);
     }
     return OptionalLong.of(n);
   }

@@ -9,8 +9,8 @@ final class OpenAiBodies {
   private OpenAiBodies() {}
 
   /**
-   * Every OpenAI body gets {@code store: false}: nothing a caller sends through our
-   * key is kept on OpenAI's side. A caller who asked for storage is told it was overridden.
+   * Every OpenAI body gets {@code store: false}: nothing a caller sends through our key is kept on
+   * OpenAI's side. A caller who asked for storage is told it was overridden.
    */
   static void forceStoreFalse(ObjectNode upstream, List<String> warnings) {
     JsonNode store = upstream.get("store");

@@ -87,13 +87,13 @@ final class OpenAiChatRules {
     BodyRules.checkMessages(body.get("messages"), "messages", limits);
     ReferencedContent.Fetched fetched = ReferencedContent.openAiChat(body, limits.urlContent());
     OptionalLong maxTokens =
-        BodyRules.boundedWholeNumber(body, "max_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
+        BodyRules.boundedWholeNumber(
+            body, "max_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
     OptionalLong maxCompletionTokens =
         BodyRules.boundedWholeNumber(
             body, "max_completion_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
     int choices =
-        (int)
-            BodyRules.boundedWholeNumber(body, "n", 1, limits.maxChoices(), "choices").orElse(1);
+        (int) BodyRules.boundedWholeNumber(body, "n", 1, limits.maxChoices(), "choices").orElse(1);
     checkTextOnly(body.get("modalities"));
     BodyRules.checkOneOf(body, "service_tier", SERVICE_TIERS, "service_tier");
     boolean stream = BodyRules.streamFlag(body);
@@ -117,8 +117,8 @@ final class OpenAiChatRules {
 
   /**
    * The output budget the reservation assumes. With neither field the model could write up to its
-   * own limit, so the gateway writes its cap into {@code max_completion_tokens}: the reservation and
-   * the call then agree.
+   * own limit, so the gateway writes its cap into {@code max_completion_tokens}: the reservation
+   * and the call then agree.
    */
   private long writeOutputBudget(
       ObjectNode upstream, OptionalLong maxTokens, OptionalLong maxCompletionTokens) {
@@ -152,7 +152,9 @@ final class OpenAiChatRules {
     }
   }
 
-  /** A streamed answer reports usage only when asked; without it the call would keep its worst case. */
+  /**
+   * A streamed answer reports usage only when asked; without it the call would keep its worst case.
+   */
   private static void askForStreamUsage(ObjectNode upstream) {
     JsonNode options = upstream.get("stream_options");
     if (options != null && !options.isNull() && !options.isObject()) {

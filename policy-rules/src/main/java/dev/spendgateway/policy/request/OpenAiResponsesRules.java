@@ -18,9 +18,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Policy of {@code POST /openai/v1/responses}, which exists only for web search: the
- * call must offer exactly one web search tool, and nothing stateful (stored responses, conversations,
- * prompt templates, background runs) is reachable through it.
+ * Policy of {@code POST /openai/v1/responses}, which exists only for web search: the call must
+ * offer exactly one web search tool, and nothing stateful (stored responses, conversations, prompt
+ * templates, background runs) is reachable through it.
  */
 final class OpenAiResponsesRules {
   static final String ROUTE = "/openai/v1/responses";
@@ -62,7 +62,9 @@ final class OpenAiResponsesRules {
   /** OpenAI's web search tool under its current and dated names. */
   static final Set<String> WEB_SEARCH_TOOL_TYPES =
       Set.of(
-          "web_search", "web_search_2025_08_26", "web_search_preview",
+          "web_search",
+          "web_search_2025_08_26",
+          "web_search_preview",
           "web_search_preview_2025_03_11");
 
   private static final Set<String> WEB_SEARCH_TOOL_FIELDS =
@@ -98,7 +100,8 @@ final class OpenAiResponsesRules {
         BodyRules.checkModel(
             body.get("model"), "model", catalog, Provider.OPENAI, ModelKind.CHAT, today, warnings);
     checkInput(body.get("input"));
-    ReferencedContent.Fetched fetched = ReferencedContent.openAiResponses(body, limits.urlContent());
+    ReferencedContent.Fetched fetched =
+        ReferencedContent.openAiResponses(body, limits.urlContent());
     OptionalLong maxOutput =
         BodyRules.boundedWholeNumber(
             body, "max_output_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
@@ -207,7 +210,9 @@ final class OpenAiResponsesRules {
         throw Refusal.of(
             "include_allow_list",
             "include[" + i + "]",
-            "include[" + i + "] '"
+            "include["
+                + i
+                + "] '"
                 + item
                 + "' is not allowed; allowed: "
                 + String.join(", ", new TreeSet<>(ALLOWED_INCLUDES)));

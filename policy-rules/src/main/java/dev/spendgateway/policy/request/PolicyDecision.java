@@ -12,8 +12,8 @@ public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDec
   /**
    * The call may go upstream once its worst case is reserved.
    *
-   * @param upstreamBody the body to send: a rewritten copy of the caller's (e.g. {@code store: false},
-   *     the assumed output cap written in); the caller's tree is never modified
+   * @param upstreamBody the body to send: a rewritten copy of the caller's (e.g. {@code store:
+   *     false}, the assumed output cap written in); the caller's tree is never modified
    * @param model the model id
    * @param modelInfo its catalog entry (prices for settling)
    * @param worstCase the reservation and the assumptions behind it

@@ -18,7 +18,8 @@ import java.util.Map;
  * @param maxChoices most OpenAI chat choices ({@code n}); the output reservation is multiplied by n
  * @param webSearchMaxUses most web searches per call
  * @param webSearchMicrosPerUse price of one web search
- * @param webSearchInputTokensPerUse input tokens reserved per allowed search for the results read back
+ * @param webSearchInputTokensPerUse input tokens reserved per allowed search for the results read
+ *     back
  * @param transcriptionMaxFileBytes largest audio upload; larger is 413
  * @param bytesPerToken request bytes counted as one input token in the estimate
  * @param audioMinBitsPerSecond lowest bitrate assumed when bounding an upload's duration
@@ -47,11 +48,12 @@ public record PolicyLimits(
    * Switches for content the provider fetches from a URL the caller names. Off, such content is
    * refused: its size, and so its input cost, is unknown until the provider has fetched it. On, the
    * call reserves its input at the model's whole context window, the only bound known beforehand.
-   * Content stored with the provider ({@code file_id}) has no switch: the gateway is stateless and the
-   * provider account is shared by every caller, so a stored file is never reachable through it.
+   * Content stored with the provider ({@code file_id}) has no switch: the gateway is stateless and
+   * the provider account is shared by every caller, so a stored file is never reachable through it.
    *
    * @param images image URLs: Anthropic {@code image} blocks with a {@code url} source, OpenAI chat
-   *     {@code image_url} and Responses {@code input_image.image_url} that are not {@code data:} URLs
+   *     {@code image_url} and Responses {@code input_image.image_url} that are not {@code data:}
+   *     URLs
    * @param documents document and file URLs: Anthropic {@code document} (and every other non-image
    *     block) with a {@code url} source, OpenAI Responses {@code input_file.file_url}
    */
@@ -97,9 +99,9 @@ public record PolicyLimits(
   }
 
   /**
-   * Reads the unwrapped {@code policy} object of conf/policy.conf:
-   * {@code ConfigFactory.load().getConfig("policy").root().unwrapped()}. A missing key keeps its
-   * default, so an override file only names what it changes.
+   * Reads the unwrapped {@code policy} object of conf/policy.conf: {@code
+   * ConfigFactory.load().getConfig("policy").root().unwrapped()}. A missing key keeps its default,
+   * so an override file only names what it changes.
    */
   public static PolicyLimits fromMap(Map<String, Object> root) {
     PolicyLimits d = defaults();
@@ -152,8 +154,8 @@ public record PolicyLimits(
   }
 
   /**
-   * A boolean switch. A file gives HOCON booleans; a {@code -Dpolicy...=true} override arrives as its
-   * text, so the words HOCON reads as booleans are accepted too. Anything else fails at start.
+   * A boolean switch. A file gives HOCON booleans; a {@code -Dpolicy...=true} override arrives as
+   * its text, so the words HOCON reads as booleans are accepted too. Anything else fails at start.
    */
   private static boolean flag(Map<String, Object> map, String key, String path, boolean fallback) {
     Object value = map.get(key);
@@ -166,8 +168,9 @@ public record PolicyLimits(
     return switch (value.toString().trim().toLowerCase(Locale.ROOT)) {
       case "true", "yes", "on" -> true;
       case "false", "no", "off" -> false;
-      default -> throw new IllegalArgumentException(
-          path + "." + key + " must be true or false, was " + value);
+      default ->
+          throw new IllegalArgumentException(
+              path + "." + key + " must be true or false, was " + value);
     };
   }
 
@@ -179,7 +182,8 @@ public record PolicyLimits(
     try {
       return Micros.ofUsdExact(usd);
     } catch (ArithmeticException e) {
-      throw new IllegalArgumentException(PATH + ".web-search-usd-per-use has more than six decimals");
+      throw new IllegalArgumentException(
+          PATH + ".web-search-usd-per-use has more than six decimals");
     }
   }
 }

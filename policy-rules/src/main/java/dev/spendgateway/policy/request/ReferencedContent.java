@@ -13,10 +13,11 @@ import java.util.TreeSet;
  *
  * <p>The reservation is made from the body's size, so content the provider fetches from a URL (an
  * image, a PDF) is invisible to it: a 200-byte body can bill 150,000 input tokens. Such content is
- * refused unless its kind is switched on in {@link UrlContent}; when it is, the caller learns that the
- * call must be reserved at the model's whole context window. Content stored with the provider (any
- * {@code file_id}, Anthropic's {@code file} source) is always refused: the gateway keeps no state of
- * its own and the provider account is shared, so a stored file would be readable by every caller.
+ * refused unless its kind is switched on in {@link UrlContent}; when it is, the caller learns that
+ * the call must be reserved at the model's whole context window. Content stored with the provider
+ * (any {@code file_id}, Anthropic's {@code file} source) is always refused: the gateway keeps no
+ * state of its own and the provider account is shared, so a stored file would be readable by every
+ * caller.
  *
  * <p>Only the conversation is walked (messages, system, Responses input and instructions), at any
  * depth, so nested content (a tool result holding an image, a document made of blocks) is seen too.
@@ -119,7 +120,8 @@ final class ReferencedContent {
         throw storedFile(here);
       }
       if (!anthropic && "audio".equals(key) && value.isObject() && value.has("id")) {
-        // A chat assistant turn may name an earlier audio answer by id; OpenAI keeps it for a while,
+        // A chat assistant turn may name an earlier audio answer by id; OpenAI keeps it for a
+        // while,
         // in the same shared account as every other caller's.
         throw storedFile(here + ".id");
       }
@@ -133,7 +135,9 @@ final class ReferencedContent {
             url == null
                 || url.isNull()
                 || url.asText().toLowerCase(Locale.ROOT).startsWith(DATA_URL_PREFIX);
-        return inline ? Fetched.NOTHING : byUrl(Kind.IMAGES, value.isObject() ? here + ".url" : here);
+        return inline
+            ? Fetched.NOTHING
+            : byUrl(Kind.IMAGES, value.isObject() ? here + ".url" : here);
       }
       if (!anthropic && "file_url".equals(key)) {
         return byUrl(Kind.DOCUMENTS, here);

@@ -9,16 +9,17 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The request policy of every provider route (policy-rules/README.md lists the rules): pure, one method per route. Each
- * returns either the body to send upstream (a rewritten copy) with its worst-case cost, or a {@link
- * PolicyDecision.Violation} naming the rule and the field. {@code today} is a parameter (UTC date of
- * the call) so lifecycle rules never read a clock.
+ * The request policy of every provider route (policy-rules/README.md lists the rules): pure, one
+ * method per route. Each returns either the body to send upstream (a rewritten copy) with its
+ * worst-case cost, or a {@link PolicyDecision.Violation} naming the rule and the field. {@code
+ * today} is a parameter (UTC date of the call) so lifecycle rules never read a clock.
  */
 public final class RequestPolicy {
 
   /**
    * Anthropic betas that change nothing about reach or price. Everything else (code execution,
-   * computer use, MCP, files, skills, the 1-hour cache, 1M context at premium prices...) is refused.
+   * computer use, MCP, files, skills, the 1-hour cache, 1M context at premium prices...) is
+   * refused.
    */
   static final List<String> ALLOWED_ANTHROPIC_BETA_PREFIXES =
       List.of(

@@ -16,9 +16,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Policy of {@code POST /openai/v1/audio/transcriptions}. The edge rebuilds the form
- * from the five vetted fields only; any other field is refused (not silently dropped), so a caller
- * never believes a setting was applied when it was not.
+ * Policy of {@code POST /openai/v1/audio/transcriptions}. The edge rebuilds the form from the five
+ * vetted fields only; any other field is refused (not silently dropped), so a caller never believes
+ * a setting was applied when it was not.
  */
 final class TranscriptionRules {
   static final String ROUTE = "/openai/v1/audio/transcriptions";
@@ -114,7 +114,8 @@ final class TranscriptionRules {
             .orElseThrow(
                 () -> Refusal.of("file_required", "file", "form field 'file' is required"));
     if (!file.file() || file.sizeBytes() == 0) {
-      throw Refusal.of("file_required", "file", "form field 'file' must be a non-empty file upload");
+      throw Refusal.of(
+          "file_required", "file", "form field 'file' must be a non-empty file upload");
     }
     if (file.sizeBytes() > limits.transcriptionMaxFileBytes()) {
       throw Refusal.tooLarge(

@@ -18,8 +18,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SpendAccessTest {
 
   /**
-   * Every plan state x purpose x development flag. Outcome is a lane ({@code app}, {@code trial}) or
-   * a denial reason. Development never changes the answer: dev machines spend real money too.
+   * Every plan state x purpose x development flag. Outcome is a lane ({@code app}, {@code trial})
+   * or a denial reason. Development never changes the answer: dev machines spend real money too.
    */
   @ParameterizedTest(name = "{0} plan, development={1}, purpose={2} -> {3}")
   @CsvSource(
@@ -51,8 +51,7 @@ class SpendAccessTest {
   void decidesWhoMaySpendAndFromWhichPool(
       String state, boolean development, String purpose, String outcome) {
     Decision d = SpendAccess.spendAccess(plan(state), development, purpose);
-    String actual =
-        d instanceof Granted g ? g.lane().wireName() : ((Denied) d).reason().wireName();
+    String actual = d instanceof Granted g ? g.lane().wireName() : ((Denied) d).reason().wireName();
     assertEquals(outcome, actual);
   }
 
@@ -72,15 +71,15 @@ class SpendAccessTest {
   void aPreviewIsGrantedSixtyCentsForItsLifetime() {
     Granted g =
         assertInstanceOf(
-            Granted.class, SpendAccess.spendAccess(new PlanState.FreePreview("p1"), false, "preview"));
+            Granted.class,
+            SpendAccess.spendAccess(new PlanState.FreePreview("p1"), false, "preview"));
     assertEquals(600_000, assertInstanceOf(PreviewCap.class, g.budget()).lifetimeMicros());
   }
 
   @Test
   void impossiblePlansAreRefused() {
     assertThrows(
-        IllegalArgumentException.class,
-        () -> new PlanState.Active("x", PaidKind.PAID, -1, 0));
+        IllegalArgumentException.class, () -> new PlanState.Active("x", PaidKind.PAID, -1, 0));
     assertThrows(NullPointerException.class, () -> SpendAccess.spendAccess(null, false, "x"));
   }
 

@@ -13,7 +13,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class CapCheckTest {
-  private static final CapLimits LIMITS = new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000);
+  private static final CapLimits LIMITS =
+      new CapLimits(40_000_000, 600_000_000, 3_000_000, 25_000_000, 600_000);
   private static final Instant AT = Instant.parse("2026-11-30T23:59:59Z");
 
   @ParameterizedTest(name = "{0} at {1} falls in day {2} and month {3}")
@@ -35,12 +36,17 @@ class CapCheckTest {
     "app,   global_daily global_monthly brand_daily brand_monthly",
   })
   void lanesHaveTheirOwnCaps(String lane, String caps) {
-    List<String> names = CapCheck.capsFor(Lane.fromWireName(lane).orElseThrow(), "s1", 5_000_000, 50_000_000, AT, LIMITS)
-        .stream().map(a -> a.key().cap().wireName()).toList();
+    List<String> names =
+        CapCheck.capsFor(
+                Lane.fromWireName(lane).orElseThrow(), "s1", 5_000_000, 50_000_000, AT, LIMITS)
+            .stream()
+            .map(a -> a.key().cap().wireName())
+            .toList();
     assertEquals(List.of(caps.split(" ")), names);
   }
 
-  @ParameterizedTest(name = "{0} ${1} with {2} settled+reserved on {3}: refused by {4} with headroom {5}")
+  @ParameterizedTest(
+      name = "{0} ${1} with {2} settled+reserved on {3}: refused by {4} with headroom {5}")
   @CsvSource({
     // lane, amount, already used, on cap, first failing cap (or none), headroom micros
     "free,  0.30, 39.80, global_daily,     global_daily,     200000",
@@ -58,11 +64,13 @@ class CapCheckTest {
   void theFirstFailingCapIsNamedWithItsHeadroom(
       String lane, String amount, String used, String onCap, String failing, long headroom) {
     List<CapCheck.Applicable> caps =
-        CapCheck.capsFor(Lane.fromWireName(lane).orElseThrow(), "s1", 5_000_000, 50_000_000, AT, LIMITS);
+        CapCheck.capsFor(
+            Lane.fromWireName(lane).orElseThrow(), "s1", 5_000_000, 50_000_000, AT, LIMITS);
     Map<CapKey, Spend> spent = new HashMap<>();
     CapName usedCap = CapName.fromWireName(onCap).orElseThrow();
     long usedMicros = new java.math.BigDecimal(used).movePointRight(6).longValueExact();
-    spent.put(new CapKey(usedCap, usedCap.perSubject() ? "s1" : null, CapWindows.windowOf(usedCap, AT)),
+    spent.put(
+        new CapKey(usedCap, usedCap.perSubject() ? "s1" : null, CapWindows.windowOf(usedCap, AT)),
         new Spend(usedMicros / 2, usedMicros - usedMicros / 2));
     long amountMicros = new java.math.BigDecimal(amount).movePointRight(6).longValueExact();
 

@@ -27,7 +27,8 @@ class ConfFilesTest {
   void policyConfHoldsTheDefaults() {
     Config config = ConfigFactory.parseFile(new File(CONF_DIR, "policy.conf")).resolve();
     assertEquals(
-        PolicyLimits.defaults(), PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped()));
+        PolicyLimits.defaults(),
+        PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped()));
   }
 
   @Test

@@ -18,7 +18,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class ModelCatalogTest {
 
-  @ParameterizedTest(name = "{0} is an {1} {2} model at {3}/{4} micros per M (cache {5}/{6}), {7}/min")
+  @ParameterizedTest(
+      name = "{0} is an {1} {2} model at {3}/{4} micros per M (cache {5}/{6}), {7}/min")
   @CsvSource({
     "gpt-6.1-sol,       OPENAI,    CHAT,          2000000, 10000000, 2000000, 200000, 0",
     "gpt-6.1-sol-mini,  OPENAI,    CHAT,           400000,  1600000,  400000,  40000, 0",
@@ -77,8 +78,14 @@ class ModelCatalogTest {
   void anActiveModelPastItsEndOfSupportCountsAsRetired() {
     ModelInfo m =
         new ModelInfo(
-            "x", Provider.OPENAI, ModelKind.CHAT, new Prices(1, 1, 1, 1, 0), 10, Set.of("a"),
-            Lifecycle.ACTIVE, LocalDate.of(2026, 1, 31));
+            "x",
+            Provider.OPENAI,
+            ModelKind.CHAT,
+            new Prices(1, 1, 1, 1, 0),
+            10,
+            Set.of("a"),
+            Lifecycle.ACTIVE,
+            LocalDate.of(2026, 1, 31));
     assertFalse(m.isRetiredOn(LocalDate.of(2026, 1, 31)));
     assertTrue(m.isRetiredOn(LocalDate.of(2026, 2, 1)));
     assertTrue(m.hasFeature("a"));
@@ -91,10 +98,14 @@ class ModelCatalogTest {
             Map.of(
                 "m",
                 Map.of(
-                    "provider", "openai",
-                    "input-usd-per-million", 3,
-                    "output-usd-per-million", "4.5",
-                    "context-limit", 1000)));
+                    "provider",
+                    "openai",
+                    "input-usd-per-million",
+                    3,
+                    "output-usd-per-million",
+                    "4.5",
+                    "context-limit",
+                    1000)));
     ModelInfo m = c.find("m").orElseThrow();
     assertEquals(new Prices(3_000_000, 4_500_000, 3_000_000, 3_000_000, 0), m.prices());
     assertEquals(Lifecycle.ACTIVE, m.lifecycle());
@@ -117,9 +128,9 @@ class ModelCatalogTest {
     Map<String, Object> model = new HashMap<>(validModel());
     model.put(key, value);
     IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of("m", model)));
-    assertTrue(
-        e.getMessage().contains(key) || e.getMessage().contains(value), e.getMessage());
+        assertThrows(
+            IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of("m", model)));
+    assertTrue(e.getMessage().contains(key) || e.getMessage().contains(value), e.getMessage());
   }
 
   @ParameterizedTest(name = "a model without {0} is refused")
@@ -139,7 +150,8 @@ class ModelCatalogTest {
     model.put("provider", "openai");
     model.put("features", List.of(1));
     assertThrows(IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of("m", model)));
-    Map<String, Object> audio = Map.of("provider", "openai", "kind", "transcription", "context-limit", 1);
+    Map<String, Object> audio =
+        Map.of("provider", "openai", "kind", "transcription", "context-limit", 1);
     assertThrows(IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of("a", audio)));
   }
 
@@ -189,8 +201,16 @@ class ModelCatalogTest {
   })
   void anActiveModelIsWarnedWithinTheWindowOfItsEndOfSupport(
       Lifecycle lifecycle, LocalDate day, long window, boolean warned) {
-    ModelInfo m = new ModelInfo("x", Provider.OPENAI, ModelKind.CHAT, new Prices(1, 1, 1, 1, 0), 10, Set.of(),
-        lifecycle, LocalDate.parse("2026-12-20"));
+    ModelInfo m =
+        new ModelInfo(
+            "x",
+            Provider.OPENAI,
+            ModelKind.CHAT,
+            new Prices(1, 1, 1, 1, 0),
+            10,
+            Set.of(),
+            lifecycle,
+            LocalDate.parse("2026-12-20"));
     assertEquals(warned, m.needsWarningOn(day, window));
     assertEquals(warned, ModelCatalog.of(List.of(m)).withWarningDays(window).needsWarning(m, day));
   }

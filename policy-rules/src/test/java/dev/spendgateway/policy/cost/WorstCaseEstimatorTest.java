@@ -27,8 +27,14 @@ class WorstCaseEstimatorTest {
     "gpt-6.1-sol-mini, 0,       1,      1, 1,      4000,       1,           11602",
   })
   void reservesBodyBytesOverThreeTheWholeOutputAndEverySearch(
-      String name, long bytes, long maxOut, int choices, int searches, long inputAssumed,
-      long outputAssumed, long micros) {
+      String name,
+      long bytes,
+      long maxOut,
+      int choices,
+      int searches,
+      long inputAssumed,
+      long outputAssumed,
+      long micros) {
     WorstCase w = ESTIMATOR.chat(model(name), bytes, maxOut, choices, searches);
     assertEquals(inputAssumed, w.inputTokensAssumed());
     assertEquals(outputAssumed, w.outputTokensAssumed());
@@ -78,9 +84,13 @@ class WorstCaseEstimatorTest {
 
   @Test
   void impossibleInputsAreRefused() {
-    assertThrows(IllegalArgumentException.class, () -> ESTIMATOR.chat(model("gpt-6.1-sol"), -1, 1, 1, 0));
-    assertThrows(IllegalArgumentException.class, () -> ESTIMATOR.chat(model("gpt-6.1-sol"), 1, 1, 0, 0));
-    assertThrows(IllegalArgumentException.class, () -> ESTIMATOR.transcription(model("gpt-6-transcribe"), -1));
+    assertThrows(
+        IllegalArgumentException.class, () -> ESTIMATOR.chat(model("gpt-6.1-sol"), -1, 1, 1, 0));
+    assertThrows(
+        IllegalArgumentException.class, () -> ESTIMATOR.chat(model("gpt-6.1-sol"), 1, 1, 0, 0));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> ESTIMATOR.transcription(model("gpt-6-transcribe"), -1));
     assertThrows(IllegalArgumentException.class, () -> new WorstCase(-1, 0, 0, 0, 0));
     assertThrows(IllegalArgumentException.class, () -> new TokenUsage(-1, 0, 0, 0, 0, 0));
   }

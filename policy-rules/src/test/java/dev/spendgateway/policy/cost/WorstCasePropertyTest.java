@@ -27,12 +27,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * Seeded property test (a new seed each run, {@code -Dfuzz.seed=S} replays one): for random allowed requests on every route, no usage the request could
- * produce costs more than its reservation. "Could produce" is the estimate's contract: input (fresh,
- * cache write and cache read together) up to the assumed input tokens, output up to the output budget
- * times the choices, searches up to the allowed uses, audio up to the assumed seconds. Each usage is
- * split at random between fresh input, cache writes and cache reads, and the corners (everything
- * maxed, everything in the dearest bucket) are always tried.
+ * Seeded property test (a new seed each run, {@code -Dfuzz.seed=S} replays one): for random allowed
+ * requests on every route, no usage the request could produce costs more than its reservation.
+ * "Could produce" is the estimate's contract: input (fresh, cache write and cache read together) up
+ * to the assumed input tokens, output up to the output budget times the choices, searches up to the
+ * allowed uses, audio up to the assumed seconds. Each usage is split at random between fresh input,
+ * cache writes and cache reads, and the corners (everything maxed, everything in the dearest
+ * bucket) are always tried.
  */
 class WorstCasePropertyTest {
   private static final int REQUESTS = 200;
@@ -46,20 +47,23 @@ class WorstCasePropertyTest {
   private final Random random = new Random(SEED);
 
   /**
-   * One seed per run, printed before the first case and named in any failure, so a failing run
-   * can be replayed with {@code -Dfuzz.seed=S}.
+   * One seed per run, printed before the first case and named in any failure, so a failing run can
+   * be replayed with {@code -Dfuzz.seed=S}.
    */
   private static final long SEED = Long.getLong("fuzz.seed", System.nanoTime());
 
   @RegisterExtension
-  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
-    throw new AssertionError(
-        failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]", failure);
-  };
+  static final TestExecutionExceptionHandler NAME_THE_SEED =
+      (context, failure) -> {
+        throw new AssertionError(
+            failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]",
+            failure);
+      };
 
   @BeforeAll
   static void printTheSeed() {
-    System.out.println("WorstCasePropertyTest: seed " + SEED + " (replay with -Dfuzz.seed=" + SEED + ")");
+    System.out.println(
+        "WorstCasePropertyTest: seed " + SEED + " (replay with -Dfuzz.seed=" + SEED + ")");
   }
 
   @Test
@@ -119,7 +123,8 @@ class WorstCasePropertyTest {
       long maxSeconds = a.worstCase().audioSecondsAssumed();
       for (long seconds : new long[] {0, maxSeconds, randomUpTo(maxSeconds)}) {
         long actual = COST.actualMicros(a.modelInfo(), new TokenUsage(0, 0, 0, 0, 0, seconds));
-        assertTrue(actual <= a.worstCase().micros(), "audio " + seconds + "s over " + a.worstCase());
+        assertTrue(
+            actual <= a.worstCase().micros(), "audio " + seconds + "s over " + a.worstCase());
       }
     }
   }
@@ -128,9 +133,21 @@ class WorstCasePropertyTest {
     Allowed allowed = assertInstanceOf(Allowed.class, decision, decision.toString());
     WorstCase w = allowed.worstCase();
     ModelInfo model = allowed.modelInfo();
-    checkOne(model, w, new TokenUsage(w.inputTokensAssumed(), w.outputTokensAssumed(), 0, 0, w.webSearchUses(), 0));
-    checkOne(model, w, new TokenUsage(0, w.outputTokensAssumed(), w.inputTokensAssumed(), 0, w.webSearchUses(), 0));
-    checkOne(model, w, new TokenUsage(0, w.outputTokensAssumed(), 0, w.inputTokensAssumed(), w.webSearchUses(), 0));
+    checkOne(
+        model,
+        w,
+        new TokenUsage(
+            w.inputTokensAssumed(), w.outputTokensAssumed(), 0, 0, w.webSearchUses(), 0));
+    checkOne(
+        model,
+        w,
+        new TokenUsage(
+            0, w.outputTokensAssumed(), w.inputTokensAssumed(), 0, w.webSearchUses(), 0));
+    checkOne(
+        model,
+        w,
+        new TokenUsage(
+            0, w.outputTokensAssumed(), 0, w.inputTokensAssumed(), w.webSearchUses(), 0));
     for (int i = 0; i < USAGES_PER_REQUEST; i++) {
       long input = randomUpTo(w.inputTokensAssumed());
       long cacheWrite = randomUpTo(w.inputTokensAssumed() - input);
@@ -139,8 +156,12 @@ class WorstCasePropertyTest {
           model,
           w,
           new TokenUsage(
-              input, randomUpTo(w.outputTokensAssumed()), cacheWrite, cacheRead,
-              randomUpTo(w.webSearchUses()), 0));
+              input,
+              randomUpTo(w.outputTokensAssumed()),
+              cacheWrite,
+              cacheRead,
+              randomUpTo(w.webSearchUses()),
+              0));
     }
   }
 
@@ -155,7 +176,10 @@ class WorstCasePropertyTest {
     ArrayNode messages = body.putArray("messages");
     int count = 1 + random.nextInt(LIMITS.maxMessages());
     for (int i = 0; i < count; i++) {
-      messages.addObject().put("role", i % 2 == 0 ? "user" : "assistant").put("content", text(random.nextInt(2_000)));
+      messages
+          .addObject()
+          .put("role", i % 2 == 0 ? "user" : "assistant")
+          .put("content", text(random.nextInt(2_000)));
     }
     return body;
   }

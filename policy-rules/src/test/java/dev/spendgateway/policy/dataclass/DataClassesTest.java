@@ -23,9 +23,13 @@ class DataClassesTest {
   private static final File CONF_DIR = new File(System.getProperty("gateway.conf.dir", "../conf"));
 
   /** The shipped conf/data-classes.conf, read the way the edge reads it. */
-  private static final DataClasses SHIPPED = DataClasses.fromMap(
-      ConfigFactory.parseFile(new File(CONF_DIR, "data-classes.conf")).resolve()
-          .getConfig("data-classes").root().unwrapped());
+  private static final DataClasses SHIPPED =
+      DataClasses.fromMap(
+          ConfigFactory.parseFile(new File(CONF_DIR, "data-classes.conf"))
+              .resolve()
+              .getConfig("data-classes")
+              .root()
+              .unwrapped());
 
   @ParameterizedTest(name = "a call carrying ''{0}'' to {1}: {2}")
   @CsvSource(
@@ -39,7 +43,8 @@ class DataClassesTest {
         "restricted, openai,    allowed",
         "restricted, anthropic, forbidden",
       })
-  void aDirectRouteServesOnlyProvidersTheClassAllows(String header, String provider, String expected) {
+  void aDirectRouteServesOnlyProvidersTheClassAllows(
+      String header, String provider, String expected) {
     DataClasses.Resolution r = SHIPPED.resolve(Optional.ofNullable(header));
     DataClass c = assertInstanceOf(DataClasses.Known.class, r).dataClass();
     DataClasses.Direct d = DataClasses.direct(c, Provider.fromWireName(provider));
@@ -50,14 +55,17 @@ class DataClassesTest {
   void aForbiddenCallSaysWhereTheClassMayGo() {
     DataClass restricted = SHIPPED.find("restricted").orElseThrow();
     DataClasses.Forbidden f =
-        assertInstanceOf(DataClasses.Forbidden.class, DataClasses.direct(restricted, Provider.ANTHROPIC));
-    assertEquals("data class 'restricted' may not be sent to anthropic; it may go to openai", f.message());
+        assertInstanceOf(
+            DataClasses.Forbidden.class, DataClasses.direct(restricted, Provider.ANTHROPIC));
+    assertEquals(
+        "data class 'restricted' may not be sent to anthropic; it may go to openai", f.message());
   }
 
   @ParameterizedTest(name = "header ''{0}'' is refused")
   @CsvSource({"secret", "RESTRICTED", "'restricted '", "''"})
   void anUnknownClassIsRefusedNotMappedToTheDefault(String header) {
-    DataClasses.Unknown u = assertInstanceOf(DataClasses.Unknown.class, SHIPPED.resolve(Optional.of(header)));
+    DataClasses.Unknown u =
+        assertInstanceOf(DataClasses.Unknown.class, SHIPPED.resolve(Optional.of(header)));
     assertEquals("x-data-class must be one of internal, public, restricted", u.message());
   }
 
@@ -95,7 +103,8 @@ class DataClassesTest {
   void aBadConfigFailsAtStartNamingTheKey(String sentence, String hocon, String message) {
     Config c = ConfigFactory.parseString(hocon);
     IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> DataClasses.fromMap(c.root().unwrapped()));
+        assertThrows(
+            IllegalArgumentException.class, () -> DataClasses.fromMap(c.root().unwrapped()));
     assertTrue(e.getMessage().contains(message), e.getMessage());
   }
 
@@ -109,6 +118,8 @@ class DataClassesTest {
     if (names.isBlank()) {
       return Set.of();
     }
-    return Arrays.stream(names.trim().split("\\s+")).map(Provider::fromWireName).collect(Collectors.toSet());
+    return Arrays.stream(names.trim().split("\\s+"))
+        .map(Provider::fromWireName)
+        .collect(Collectors.toSet());
   }
 }

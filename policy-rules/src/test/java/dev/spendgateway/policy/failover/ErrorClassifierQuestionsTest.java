@@ -55,8 +55,17 @@ class ErrorClassifierQuestionsTest {
 
   @ParameterizedTest(name = "HTTP {0} counts against the provider: {1}")
   @CsvSource({
-    "0, true", "500, true", "503, true", "505, true", "529, true", "200, false", "400, false",
-    "401, false", "408, false", "410, false", "429, false"
+    "0, true",
+    "500, true",
+    "503, true",
+    "505, true",
+    "529, true",
+    "200, false",
+    "400, false",
+    "401, false",
+    "408, false",
+    "410, false",
+    "429, false"
   })
   void theBreakerCountsOnlyNoAnswerAndServerErrors(int status, boolean counts) {
     assertEquals(counts, ErrorClassifier.countsAgainstProvider(status));
@@ -64,8 +73,16 @@ class ErrorClassifierQuestionsTest {
 
   @ParameterizedTest(name = "HTTP {0} is a provider failure on the screen: {1}")
   @CsvSource({
-    "200, false", "400, false", "401, false", "404, false", "408, true", "410, true", "429, true",
-    "500, true", "503, true", "529, true"
+    "200, false",
+    "400, false",
+    "401, false",
+    "404, false",
+    "408, true",
+    "410, true",
+    "429, true",
+    "500, true",
+    "503, true",
+    "529, true"
   })
   void theScreenCountsWhatTheProvidersSideGotWrong(int status, boolean failure) {
     assertEquals(failure, ErrorClassifier.isProviderFailure(status));
@@ -85,19 +102,22 @@ class ErrorClassifierQuestionsTest {
   void theAnswersAgreeWithTheClassification(Provider provider, String body) {
     IntStream.concat(
             IntStream.of(ErrorClassifier.CONNECTION_ERROR), IntStream.rangeClosed(100, 599))
-        .forEach(status -> {
-          Classification c = ErrorClassifier.classify(
-              provider, status, body, Optional.empty(), Duration.ofSeconds(20));
-          if (ErrorClassifier.isTransient(provider, status, body)) {
-            assertTrue(
-                Set.of(Classification.FAILOVER, Classification.RETRY_THEN_FAILOVER).contains(c),
-                status + ": a transient fault fails over too, got " + c);
-          }
-          if (ErrorClassifier.countsAgainstProvider(status) && status != 0) {
-            assertTrue(ErrorClassifier.isProviderFailure(status),
-                status + ": the screen shows what the breaker counts");
-          }
-        });
+        .forEach(
+            status -> {
+              Classification c =
+                  ErrorClassifier.classify(
+                      provider, status, body, Optional.empty(), Duration.ofSeconds(20));
+              if (ErrorClassifier.isTransient(provider, status, body)) {
+                assertTrue(
+                    Set.of(Classification.FAILOVER, Classification.RETRY_THEN_FAILOVER).contains(c),
+                    status + ": a transient fault fails over too, got " + c);
+              }
+              if (ErrorClassifier.countsAgainstProvider(status) && status != 0) {
+                assertTrue(
+                    ErrorClassifier.isProviderFailure(status),
+                    status + ": the screen shows what the breaker counts");
+              }
+            });
   }
 
   private static String bodyOf(String name) {

@@ -113,12 +113,14 @@ class ErrorClassifierTest {
     }
     assertEquals(
         expected,
-        ErrorClassifier.classify(provider, status, "{}", Optional.of(Duration.ofSeconds(1)), MAX_WAIT));
+        ErrorClassifier.classify(
+            provider, status, "{}", Optional.of(Duration.ofSeconds(1)), MAX_WAIT));
     Classification withCreditBody =
         ErrorClassifier.classify(provider, status, CREDIT_LOW, Optional.empty(), MAX_WAIT);
     boolean creditFailover = provider == Provider.ANTHROPIC && status == 400;
     // An empty balance on a 429 is a billing limit on either side: it does not clear by waiting.
-    Classification withCredit = status == 429 ? QUOTA_EXHAUSTED : creditFailover ? FAILOVER : expected;
+    Classification withCredit =
+        status == 429 ? QUOTA_EXHAUSTED : creditFailover ? FAILOVER : expected;
     assertEquals(withCredit, withCreditBody);
   }
 
@@ -135,30 +137,73 @@ class ErrorClassifierTest {
 
   static Stream<Arguments> tooManyRequests() {
     return Stream.of(
-        Arguments.of("OpenAI insufficient_quota is a quota 429: fail over at once", Provider.OPENAI, OPENAI_QUOTA,
-            Optional.empty(), QUOTA_EXHAUSTED, ErrorClassifier.TooManyRequests.QUOTA),
-        Arguments.of("OpenAI insufficient_quota with a short Retry-After is still not worth waiting for",
-            Provider.OPENAI, OPENAI_QUOTA, Optional.of(Duration.ofSeconds(1)), QUOTA_EXHAUSTED,
+        Arguments.of(
+            "OpenAI insufficient_quota is a quota 429: fail over at once",
+            Provider.OPENAI,
+            OPENAI_QUOTA,
+            Optional.empty(),
+            QUOTA_EXHAUSTED,
             ErrorClassifier.TooManyRequests.QUOTA),
-        Arguments.of("OpenAI billing_hard_limit_reached is a quota 429", Provider.OPENAI,
-            "{\"error\":{\"code\":\"billing_hard_limit_reached\"}}", Optional.empty(), QUOTA_EXHAUSTED,
+        Arguments.of(
+            "OpenAI insufficient_quota with a short Retry-After is still not worth waiting for",
+            Provider.OPENAI,
+            OPENAI_QUOTA,
+            Optional.of(Duration.ofSeconds(1)),
+            QUOTA_EXHAUSTED,
             ErrorClassifier.TooManyRequests.QUOTA),
-        Arguments.of("OpenAI rate_limit_exceeded retries with backoff", Provider.OPENAI, OPENAI_RATE,
-            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
-        Arguments.of("OpenAI rate limit with an affordable Retry-After retries here", Provider.OPENAI, OPENAI_RATE,
-            Optional.of(Duration.ofSeconds(2)), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
-        Arguments.of("Anthropic billing_error on a 429 is a quota 429", Provider.ANTHROPIC, ANTHROPIC_BILLING,
-            Optional.empty(), QUOTA_EXHAUSTED, ErrorClassifier.TooManyRequests.QUOTA),
-        Arguments.of("Anthropic rate_limit_error retries with backoff", Provider.ANTHROPIC, ANTHROPIC_RATE,
-            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT),
-        Arguments.of("a 429 without a body is a rate limit", Provider.OPENAI, null,
-            Optional.empty(), RETRY_THEN_FAILOVER, ErrorClassifier.TooManyRequests.RATE_LIMIT));
+        Arguments.of(
+            "OpenAI billing_hard_limit_reached is a quota 429",
+            Provider.OPENAI,
+            "{\"error\":{\"code\":\"billing_hard_limit_reached\"}}",
+            Optional.empty(),
+            QUOTA_EXHAUSTED,
+            ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of(
+            "OpenAI rate_limit_exceeded retries with backoff",
+            Provider.OPENAI,
+            OPENAI_RATE,
+            Optional.empty(),
+            RETRY_THEN_FAILOVER,
+            ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of(
+            "OpenAI rate limit with an affordable Retry-After retries here",
+            Provider.OPENAI,
+            OPENAI_RATE,
+            Optional.of(Duration.ofSeconds(2)),
+            RETRY_THEN_FAILOVER,
+            ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of(
+            "Anthropic billing_error on a 429 is a quota 429",
+            Provider.ANTHROPIC,
+            ANTHROPIC_BILLING,
+            Optional.empty(),
+            QUOTA_EXHAUSTED,
+            ErrorClassifier.TooManyRequests.QUOTA),
+        Arguments.of(
+            "Anthropic rate_limit_error retries with backoff",
+            Provider.ANTHROPIC,
+            ANTHROPIC_RATE,
+            Optional.empty(),
+            RETRY_THEN_FAILOVER,
+            ErrorClassifier.TooManyRequests.RATE_LIMIT),
+        Arguments.of(
+            "a 429 without a body is a rate limit",
+            Provider.OPENAI,
+            null,
+            Optional.empty(),
+            RETRY_THEN_FAILOVER,
+            ErrorClassifier.TooManyRequests.RATE_LIMIT));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("tooManyRequests")
-  void tellsAQuota429FromARateLimit429(String sentence, Provider provider, String body, Optional<Duration> retryAfter,
-      Classification expected, ErrorClassifier.TooManyRequests kind) {
+  void tellsAQuota429FromARateLimit429(
+      String sentence,
+      Provider provider,
+      String body,
+      Optional<Duration> retryAfter,
+      Classification expected,
+      ErrorClassifier.TooManyRequests kind) {
     assertEquals(expected, ErrorClassifier.classify(provider, 429, body, retryAfter, MAX_WAIT));
     assertEquals(kind, ErrorClassifier.kindOf429(body));
   }

@@ -27,52 +27,213 @@ class AnthropicMessagesPolicyTest {
   static Stream<Arguments> refusals() {
     return Stream.of(
         row("a body that is not an object", "[1,2]", "json_object", "body"),
-        row("mcp_servers reach remote tools", "{" + BASE + ",'mcp_servers':[]}", "forbidden_field", "mcp_servers"),
-        row("container is the code sandbox", "{" + BASE + ",'container':'c1'}", "forbidden_field", "container"),
-        row("context_management edits tool results", "{" + BASE + ",'context_management':{}}", "forbidden_field", "context_management"),
-        row("an unknown top-level field", "{" + BASE + ",'speed':'fast'}", "unknown_field", "speed"),
-        row("betas in the body are unknown", "{" + BASE + ",'betas':['x']}", "unknown_field", "betas"),
+        row(
+            "mcp_servers reach remote tools",
+            "{" + BASE + ",'mcp_servers':[]}",
+            "forbidden_field",
+            "mcp_servers"),
+        row(
+            "container is the code sandbox",
+            "{" + BASE + ",'container':'c1'}",
+            "forbidden_field",
+            "container"),
+        row(
+            "context_management edits tool results",
+            "{" + BASE + ",'context_management':{}}",
+            "forbidden_field",
+            "context_management"),
+        row(
+            "an unknown top-level field",
+            "{" + BASE + ",'speed':'fast'}",
+            "unknown_field",
+            "speed"),
+        row(
+            "betas in the body are unknown",
+            "{" + BASE + ",'betas':['x']}",
+            "unknown_field",
+            "betas"),
         row("no model", "{'max_tokens':10," + MSG + "}", "model_required", "model"),
-        row("model is not a string", "{'model':5,'max_tokens':10," + MSG + "}", "model_required", "model"),
-        row("a Claude model off the allow-list", "{'model':'claude-3-opus','max_tokens':10," + MSG + "}", "model_allow_list", "model"),
-        row("an OpenAI model on the Anthropic route", "{'model':'gpt-6.1-sol','max_tokens':10," + MSG + "}", "model_allow_list", "model"),
-        row("no messages", "{'model':'claude-opus-5-5','max_tokens':10}", "messages_count", "messages"),
-        row("messages is not an array", "{'model':'claude-opus-5-5','max_tokens':10,'messages':'hi'}", "messages_count", "messages"),
-        row("zero messages", "{'model':'claude-opus-5-5','max_tokens':10,'messages':[]}", "messages_count", "messages"),
-        row("thirteen messages", "{'model':'claude-opus-5-5','max_tokens':10,'messages':" + messages(13) + "}", "messages_count", "messages"),
-        row("max_tokens missing", "{'model':'claude-opus-5-5'," + MSG + "}", "max_tokens_required", "max_tokens"),
-        row("max_tokens above 64000", "{'model':'claude-opus-5-5','max_tokens':64001," + MSG + "}", "max_tokens_cap", "max_tokens"),
-        row("max_tokens zero", "{'model':'claude-opus-5-5','max_tokens':0," + MSG + "}", "max_tokens_cap", "max_tokens"),
-        row("max_tokens not a whole number", "{'model':'claude-opus-5-5','max_tokens':'many'," + MSG + "}", "max_tokens_cap", "max_tokens"),
-        row("max_tokens beyond a long", "{'model':'claude-opus-5-5','max_tokens':99999999999999999999," + MSG + "}", "max_tokens_cap", "max_tokens"),
-        row("thinking budget at max_tokens", "{" + BASE + ",'thinking':{'type':'enabled','budget_tokens':1000}}", "thinking_budget", "thinking.budget_tokens"),
-        row("thinking enabled without a budget", "{" + BASE + ",'thinking':{'type':'enabled'}}", "thinking_budget", "thinking.budget_tokens"),
-        row("a custom tool", "{" + BASE + ",'tools':[{'name':'get_weather','input_schema':{}}]}", "tools_web_search_only", "tools[0].type"),
-        row("the code execution tool", "{" + BASE + ",'tools':[{'type':'code_execution_20250825','name':'code_execution'}]}", "tools_web_search_only", "tools[0].type"),
-        row("the computer use tool", "{" + BASE + ",'tools':[{'type':'computer_20250124','name':'computer'}]}", "tools_web_search_only", "tools[0].type"),
-        row("the bash tool", "{" + BASE + ",'tools':[{'type':'bash_20250124','name':'bash'}]}", "tools_web_search_only", "tools[0].type"),
-        row("the text editor tool", "{" + BASE + ",'tools':[{'type':'text_editor_20250728','name':'str_replace_based_edit_tool'}]}", "tools_web_search_only", "tools[0].type"),
-        row("the web fetch tool", "{" + BASE + ",'tools':[{'type':'web_fetch_20250910','name':'web_fetch'}]}", "tools_web_search_only", "tools[0].type"),
-        row("a tool that is not an object", "{" + BASE + ",'tools':['web_search']}", "tools_web_search_only", "tools[0].type"),
+        row(
+            "model is not a string",
+            "{'model':5,'max_tokens':10," + MSG + "}",
+            "model_required",
+            "model"),
+        row(
+            "a Claude model off the allow-list",
+            "{'model':'claude-3-opus','max_tokens':10," + MSG + "}",
+            "model_allow_list",
+            "model"),
+        row(
+            "an OpenAI model on the Anthropic route",
+            "{'model':'gpt-6.1-sol','max_tokens':10," + MSG + "}",
+            "model_allow_list",
+            "model"),
+        row(
+            "no messages",
+            "{'model':'claude-opus-5-5','max_tokens':10}",
+            "messages_count",
+            "messages"),
+        row(
+            "messages is not an array",
+            "{'model':'claude-opus-5-5','max_tokens':10,'messages':'hi'}",
+            "messages_count",
+            "messages"),
+        row(
+            "zero messages",
+            "{'model':'claude-opus-5-5','max_tokens':10,'messages':[]}",
+            "messages_count",
+            "messages"),
+        row(
+            "thirteen messages",
+            "{'model':'claude-opus-5-5','max_tokens':10,'messages':" + messages(13) + "}",
+            "messages_count",
+            "messages"),
+        row(
+            "max_tokens missing",
+            "{'model':'claude-opus-5-5'," + MSG + "}",
+            "max_tokens_required",
+            "max_tokens"),
+        row(
+            "max_tokens above 64000",
+            "{'model':'claude-opus-5-5','max_tokens':64001," + MSG + "}",
+            "max_tokens_cap",
+            "max_tokens"),
+        row(
+            "max_tokens zero",
+            "{'model':'claude-opus-5-5','max_tokens':0," + MSG + "}",
+            "max_tokens_cap",
+            "max_tokens"),
+        row(
+            "max_tokens not a whole number",
+            "{'model':'claude-opus-5-5','max_tokens':'many'," + MSG + "}",
+            "max_tokens_cap",
+            "max_tokens"),
+        row(
+            "max_tokens beyond a long",
+            "{'model':'claude-opus-5-5','max_tokens':99999999999999999999," + MSG + "}",
+            "max_tokens_cap",
+            "max_tokens"),
+        row(
+            "thinking budget at max_tokens",
+            "{" + BASE + ",'thinking':{'type':'enabled','budget_tokens':1000}}",
+            "thinking_budget",
+            "thinking.budget_tokens"),
+        row(
+            "thinking enabled without a budget",
+            "{" + BASE + ",'thinking':{'type':'enabled'}}",
+            "thinking_budget",
+            "thinking.budget_tokens"),
+        row(
+            "a custom tool",
+            "{" + BASE + ",'tools':[{'name':'get_weather','input_schema':{}}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "the code execution tool",
+            "{" + BASE + ",'tools':[{'type':'code_execution_20250825','name':'code_execution'}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "the computer use tool",
+            "{" + BASE + ",'tools':[{'type':'computer_20250124','name':'computer'}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "the bash tool",
+            "{" + BASE + ",'tools':[{'type':'bash_20250124','name':'bash'}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "the text editor tool",
+            "{"
+                + BASE
+                + ",'tools':[{'type':'text_editor_20250728','name':'str_replace_based_edit_tool'}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "the web fetch tool",
+            "{" + BASE + ",'tools':[{'type':'web_fetch_20250910','name':'web_fetch'}]}",
+            "tools_web_search_only",
+            "tools[0].type"),
+        row(
+            "a tool that is not an object",
+            "{" + BASE + ",'tools':['web_search']}",
+            "tools_web_search_only",
+            "tools[0].type"),
         row("tools not an array", "{" + BASE + ",'tools':{}}", "tools_web_search_only", "tools"),
-        row("two web search tools", "{" + BASE + ",'tools':[" + SEARCH + "," + SEARCH + "]}", "tools_web_search_only", "tools"),
-        row("web search renamed", "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'search','max_uses':2}]}", "tools_web_search_only", "tools[0].name"),
-        row("web search with an unknown setting", "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':2,'defer_loading':true}]}", "tools_web_search_only", "tools[0].defer_loading"),
-        row("web search without max_uses", "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'web_search'}]}", "web_search_max_uses", "tools[0].max_uses"),
-        row("web search with 9 uses", "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':9}]}", "web_search_max_uses", "tools[0].max_uses"),
-        row("tool_choice naming another tool", "{" + BASE + ",'tools':[" + SEARCH + "],'tool_choice':{'type':'tool','name':'bash'}}", "tool_choice", "tool_choice"),
-        row("tool_choice naming web search that is not offered", "{" + BASE + ",'tool_choice':{'type':'tool','name':'web_search'}}", "tool_choice", "tool_choice"),
-        row("tool_choice as a string", "{" + BASE + ",'tool_choice':'auto'}", "tool_choice", "tool_choice"),
-        row("a 1-hour cache in a message", "{'model':'claude-opus-5-5','max_tokens':10,'messages':[{'role':'user','content':[{'type':'text','text':'x','cache_control':{'type':'ephemeral','ttl':'1h'}}]}]}", "cache_ttl", "messages[0].content[0].cache_control.ttl"),
-        row("a 1-hour cache on the system prompt", "{" + BASE + ",'system':[{'type':'text','text':'s','cache_control':{'type':'ephemeral','ttl':'1h'}}]}", "cache_ttl", "system[0].cache_control.ttl"),
-        row("priority service tier", "{" + BASE + ",'service_tier':'priority'}", "service_tier", "service_tier"),
-        row("stream that is not a boolean", "{" + BASE + ",'stream':'yes'}", "stream_type", "stream"));
+        row(
+            "two web search tools",
+            "{" + BASE + ",'tools':[" + SEARCH + "," + SEARCH + "]}",
+            "tools_web_search_only",
+            "tools"),
+        row(
+            "web search renamed",
+            "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'search','max_uses':2}]}",
+            "tools_web_search_only",
+            "tools[0].name"),
+        row(
+            "web search with an unknown setting",
+            "{"
+                + BASE
+                + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':2,'defer_loading':true}]}",
+            "tools_web_search_only",
+            "tools[0].defer_loading"),
+        row(
+            "web search without max_uses",
+            "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'web_search'}]}",
+            "web_search_max_uses",
+            "tools[0].max_uses"),
+        row(
+            "web search with 9 uses",
+            "{"
+                + BASE
+                + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':9}]}",
+            "web_search_max_uses",
+            "tools[0].max_uses"),
+        row(
+            "tool_choice naming another tool",
+            "{" + BASE + ",'tools':[" + SEARCH + "],'tool_choice':{'type':'tool','name':'bash'}}",
+            "tool_choice",
+            "tool_choice"),
+        row(
+            "tool_choice naming web search that is not offered",
+            "{" + BASE + ",'tool_choice':{'type':'tool','name':'web_search'}}",
+            "tool_choice",
+            "tool_choice"),
+        row(
+            "tool_choice as a string",
+            "{" + BASE + ",'tool_choice':'auto'}",
+            "tool_choice",
+            "tool_choice"),
+        row(
+            "a 1-hour cache in a message",
+            "{'model':'claude-opus-5-5','max_tokens':10,'messages':[{'role':'user','content':[{'type':'text','text':'x','cache_control':{'type':'ephemeral','ttl':'1h'}}]}]}",
+            "cache_ttl",
+            "messages[0].content[0].cache_control.ttl"),
+        row(
+            "a 1-hour cache on the system prompt",
+            "{"
+                + BASE
+                + ",'system':[{'type':'text','text':'s','cache_control':{'type':'ephemeral','ttl':'1h'}}]}",
+            "cache_ttl",
+            "system[0].cache_control.ttl"),
+        row(
+            "priority service tier",
+            "{" + BASE + ",'service_tier':'priority'}",
+            "service_tier",
+            "service_tier"),
+        row(
+            "stream that is not a boolean",
+            "{" + BASE + ",'stream':'yes'}",
+            "stream_type",
+            "stream"));
   }
 
   @ParameterizedTest(name = "{0} -> {2} on {3}")
   @MethodSource("refusals")
   void refusesWithTheRuleAndField(String sentence, JsonNode body, String rule, String field) {
-    Violation v = assertInstanceOf(Violation.class, POLICY.anthropicMessages(body, sizeOf(body), TODAY));
+    Violation v =
+        assertInstanceOf(Violation.class, POLICY.anthropicMessages(body, sizeOf(body), TODAY));
     assertEquals(rule, v.rule(), v.message());
     assertEquals(field, v.field(), v.message());
     assertEquals(400, v.httpStatus());
@@ -93,7 +254,9 @@ class AnthropicMessagesPolicyTest {
         Arguments.of("a plain SDK call", "{" + BASE + "}", 0),
         Arguments.of(
             "every ordinary generation field",
-            "{" + BASE + ",'system':'be brief','temperature':0.2,'top_p':0.9,'top_k':40,"
+            "{"
+                + BASE
+                + ",'system':'be brief','temperature':0.2,'top_p':0.9,'top_k':40,"
                 + "'stop_sequences':['END'],'metadata':{'user_id':'u1'},'stream':false,"
                 + "'service_tier':'auto','output_config':{'effort':'low'}}",
             0),
@@ -105,11 +268,17 @@ class AnthropicMessagesPolicyTest {
         Arguments.of("an empty tool list", "{" + BASE + ",'tools':[]}", 0),
         Arguments.of(
             "web search with 5 uses and forced choice",
-            "{" + BASE + ",'tools':[" + SEARCH + "],'tool_choice':{'type':'tool','name':'web_search'}}",
+            "{"
+                + BASE
+                + ",'tools':["
+                + SEARCH
+                + "],'tool_choice':{'type':'tool','name':'web_search'}}",
             5),
         Arguments.of(
             "web search with domain filters and auto choice",
-            "{" + BASE + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':8,"
+            "{"
+                + BASE
+                + ",'tools':[{'type':'web_search_20250305','name':'web_search','max_uses':8,"
                 + "'allowed_domains':['a.com'],'user_location':{'type':'approximate'}}],"
                 + "'tool_choice':{'type':'auto'}}",
             8),
@@ -128,7 +297,8 @@ class AnthropicMessagesPolicyTest {
   @MethodSource("allowed")
   void allowsOrdinaryCalls(String sentence, String body, int searches) {
     JsonNode node = json(body);
-    Allowed a = assertInstanceOf(Allowed.class, POLICY.anthropicMessages(node, sizeOf(node), TODAY));
+    Allowed a =
+        assertInstanceOf(Allowed.class, POLICY.anthropicMessages(node, sizeOf(node), TODAY));
     assertEquals(node, a.upstreamBody(), "Anthropic bodies are forwarded unchanged");
     assertEquals(searches, a.worstCase().webSearchUses());
     assertTrue(a.warnings().isEmpty());
@@ -172,7 +342,10 @@ class AnthropicMessagesPolicyTest {
     assertEquals(allowed, v.isEmpty());
     v.ifPresent(violation -> assertEquals("anthropic_beta", violation.rule()));
     // The message names the header, so a caller knows which of its headers to fix.
-    v.ifPresent(violation -> assertTrue(violation.message().startsWith("anthropic-beta value '"), violation.message()));
+    v.ifPresent(
+        violation ->
+            assertTrue(
+                violation.message().startsWith("anthropic-beta value '"), violation.message()));
   }
 
   private static Arguments row(String sentence, String body, String rule, String field) {

@@ -8,7 +8,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class PolicyLimitsTest {
@@ -34,7 +33,8 @@ class PolicyLimitsTest {
         Arguments.of("images on from a file", Map.of("images", true), true, false),
         Arguments.of("documents on from a file", Map.of("documents", true), false, true),
         Arguments.of("both on as -D text", Map.of("images", "true", "documents", "on"), true, true),
-        Arguments.of("both off, one as text", Map.of("images", "no", "documents", false), false, false));
+        Arguments.of(
+            "both off, one as text", Map.of("images", "no", "documents", false), false, false));
   }
 
   @ParameterizedTest(name = "allow-url-content {0}")

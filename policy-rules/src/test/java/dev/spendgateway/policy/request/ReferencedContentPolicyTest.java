@@ -25,9 +25,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Content the provider fetches from a URL or reads from its own file store, on all three JSON routes.
- * Each row puts one content part after a text part in the first user turn (so it sits at index 1),
- * unless the row writes the whole conversation itself.
+ * Content the provider fetches from a URL or reads from its own file store, on all three JSON
+ * routes. Each row puts one content part after a text part in the first user turn (so it sits at
+ * index 1), unless the row writes the whole conversation itself.
  */
 class ReferencedContentPolicyTest {
 
@@ -90,58 +90,129 @@ class ReferencedContentPolicyTest {
 
   static Stream<Arguments> refusedByDefault() {
     return Stream.of(
-        part("an Anthropic document fetched from a URL", Route.ANTHROPIC, PDF_URL,
-            "url_content", "messages[0].content[1].source.url"),
-        part("an Anthropic image fetched from a URL", Route.ANTHROPIC, CLAUDE_IMAGE_URL,
-            "url_content", "messages[0].content[1].source.url"),
-        part("an Anthropic document read from the provider's file store", Route.ANTHROPIC,
-            CLAUDE_FILE_SOURCE, "file_reference", "messages[0].content[1].source.file_id"),
-        part("an Anthropic image read from the file store without naming the file", Route.ANTHROPIC,
-            "{'type':'image','source':{'type':'file'}}", "file_reference",
+        part(
+            "an Anthropic document fetched from a URL",
+            Route.ANTHROPIC,
+            PDF_URL,
+            "url_content",
+            "messages[0].content[1].source.url"),
+        part(
+            "an Anthropic image fetched from a URL",
+            Route.ANTHROPIC,
+            CLAUDE_IMAGE_URL,
+            "url_content",
+            "messages[0].content[1].source.url"),
+        part(
+            "an Anthropic document read from the provider's file store",
+            Route.ANTHROPIC,
+            CLAUDE_FILE_SOURCE,
+            "file_reference",
+            "messages[0].content[1].source.file_id"),
+        part(
+            "an Anthropic image read from the file store without naming the file",
+            Route.ANTHROPIC,
+            "{'type':'image','source':{'type':'file'}}",
+            "file_reference",
             "messages[0].content[1].source.type"),
-        part("an Anthropic container upload of a stored file", Route.ANTHROPIC,
-            "{'type':'container_upload','file_id':'file_011abc'}", "file_reference",
+        part(
+            "an Anthropic container upload of a stored file",
+            Route.ANTHROPIC,
+            "{'type':'container_upload','file_id':'file_011abc'}",
+            "file_reference",
             "messages[0].content[1].file_id"),
-        part("an Anthropic source type the gateway does not know", Route.ANTHROPIC,
+        part(
+            "an Anthropic source type the gateway does not know",
+            Route.ANTHROPIC,
             "{'type':'document','source':{'type':'ftp','url':'ftp://example.com/a.pdf'}}",
-            "content_source", "messages[0].content[1].source.type"),
-        part("an Anthropic URL image inside a tool result", Route.ANTHROPIC,
+            "content_source",
+            "messages[0].content[1].source.type"),
+        part(
+            "an Anthropic URL image inside a tool result",
+            Route.ANTHROPIC,
             "{'type':'tool_result','tool_use_id':'t1','content':[" + CLAUDE_IMAGE_URL + "]}",
-            "url_content", "messages[0].content[1].content[0].source.url"),
-        part("an Anthropic URL image inside a document made of blocks", Route.ANTHROPIC,
+            "url_content",
+            "messages[0].content[1].content[0].source.url"),
+        part(
+            "an Anthropic URL image inside a document made of blocks",
+            Route.ANTHROPIC,
             "{'type':'document','source':{'type':'content','content':[" + CLAUDE_IMAGE_URL + "]}}",
-            "url_content", "messages[0].content[1].source.content[0].source.url"),
-        whole("an Anthropic URL document in the system prompt", Route.ANTHROPIC,
-            json("{'model':'claude-opus-5-5','max_tokens':1000,'system':[" + PDF_URL + "],"
-                + "'messages':[{'role':'user','content':'hi'}]}"),
-            "url_content", "system[0].source.url"),
-        part("an OpenAI chat image fetched from an https URL", Route.CHAT, CHAT_IMAGE_URL,
-            "url_content", "messages[0].content[1].image_url.url"),
-        part("an OpenAI chat image fetched from a plain http URL", Route.CHAT,
+            "url_content",
+            "messages[0].content[1].source.content[0].source.url"),
+        whole(
+            "an Anthropic URL document in the system prompt",
+            Route.ANTHROPIC,
+            json(
+                "{'model':'claude-opus-5-5','max_tokens':1000,'system':["
+                    + PDF_URL
+                    + "],"
+                    + "'messages':[{'role':'user','content':'hi'}]}"),
+            "url_content",
+            "system[0].source.url"),
+        part(
+            "an OpenAI chat image fetched from an https URL",
+            Route.CHAT,
+            CHAT_IMAGE_URL,
+            "url_content",
+            "messages[0].content[1].image_url.url"),
+        part(
+            "an OpenAI chat image fetched from a plain http URL",
+            Route.CHAT,
             "{'type':'image_url','image_url':{'url':'http://10.0.0.5/cat.png'}}",
-            "url_content", "messages[0].content[1].image_url.url"),
-        part("an OpenAI chat image URL given as a bare string", Route.CHAT,
+            "url_content",
+            "messages[0].content[1].image_url.url"),
+        part(
+            "an OpenAI chat image URL given as a bare string",
+            Route.CHAT,
             "{'type':'image_url','image_url':'https://example.com/cat.png'}",
-            "url_content", "messages[0].content[1].image_url"),
-        part("an OpenAI chat file read from the provider's file store", Route.CHAT, CHAT_FILE_ID,
-            "file_reference", "messages[0].content[1].file.file_id"),
-        whole("an OpenAI chat assistant turn naming a stored audio answer", Route.CHAT,
-            Route.CHAT.withConversation("[{'role':'user','content':'hi'},"
-                + "{'role':'assistant','audio':{'id':'audio_abc123'}},{'role':'user','content':'again'}]"),
-            "file_reference", "messages[1].audio.id"),
-        part("a Responses image fetched from a URL", Route.RESPONSES, RESPONSES_IMAGE_URL,
-            "url_content", "input[0].content[1].image_url"),
-        part("a Responses image read from the file store", Route.RESPONSES,
-            RESPONSES_IMAGE_FILE_ID, "file_reference", "input[0].content[1].file_id"),
-        part("a Responses file fetched from a URL", Route.RESPONSES, RESPONSES_FILE_URL,
-            "url_content", "input[0].content[1].file_url"),
-        part("a Responses file read from the file store", Route.RESPONSES, RESPONSES_INPUT_FILE_ID,
-            "file_reference", "input[0].content[1].file_id"),
-        whole("a Responses URL image inside a function call's output", Route.RESPONSES,
+            "url_content",
+            "messages[0].content[1].image_url"),
+        part(
+            "an OpenAI chat file read from the provider's file store",
+            Route.CHAT,
+            CHAT_FILE_ID,
+            "file_reference",
+            "messages[0].content[1].file.file_id"),
+        whole(
+            "an OpenAI chat assistant turn naming a stored audio answer",
+            Route.CHAT,
+            Route.CHAT.withConversation(
+                "[{'role':'user','content':'hi'},"
+                    + "{'role':'assistant','audio':{'id':'audio_abc123'}},{'role':'user','content':'again'}]"),
+            "file_reference",
+            "messages[1].audio.id"),
+        part(
+            "a Responses image fetched from a URL",
+            Route.RESPONSES,
+            RESPONSES_IMAGE_URL,
+            "url_content",
+            "input[0].content[1].image_url"),
+        part(
+            "a Responses image read from the file store",
+            Route.RESPONSES,
+            RESPONSES_IMAGE_FILE_ID,
+            "file_reference",
+            "input[0].content[1].file_id"),
+        part(
+            "a Responses file fetched from a URL",
+            Route.RESPONSES,
+            RESPONSES_FILE_URL,
+            "url_content",
+            "input[0].content[1].file_url"),
+        part(
+            "a Responses file read from the file store",
+            Route.RESPONSES,
+            RESPONSES_INPUT_FILE_ID,
+            "file_reference",
+            "input[0].content[1].file_id"),
+        whole(
+            "a Responses URL image inside a function call's output",
+            Route.RESPONSES,
             Route.RESPONSES.withConversation(
-                "[{'type':'function_call_output','call_id':'c1','output':[" + RESPONSES_IMAGE_URL
+                "[{'type':'function_call_output','call_id':'c1','output':["
+                    + RESPONSES_IMAGE_URL
                     + "]}]"),
-            "url_content", "input[0].output[0].image_url"));
+            "url_content",
+            "input[0].output[0].image_url"));
   }
 
   @ParameterizedTest(name = "{0} is refused by default: {3} on {4}")
@@ -158,14 +229,30 @@ class ReferencedContentPolicyTest {
 
   static Stream<Arguments> storedFilesWithEverySwitchOn() {
     return Stream.of(
-        part("an Anthropic file source", Route.ANTHROPIC, CLAUDE_FILE_SOURCE,
-            "file_reference", "messages[0].content[1].source.file_id"),
-        part("an OpenAI chat file_id", Route.CHAT, CHAT_FILE_ID,
-            "file_reference", "messages[0].content[1].file.file_id"),
-        part("a Responses input_image file_id", Route.RESPONSES, RESPONSES_IMAGE_FILE_ID,
-            "file_reference", "input[0].content[1].file_id"),
-        part("a Responses input_file file_id", Route.RESPONSES, RESPONSES_INPUT_FILE_ID,
-            "file_reference", "input[0].content[1].file_id"));
+        part(
+            "an Anthropic file source",
+            Route.ANTHROPIC,
+            CLAUDE_FILE_SOURCE,
+            "file_reference",
+            "messages[0].content[1].source.file_id"),
+        part(
+            "an OpenAI chat file_id",
+            Route.CHAT,
+            CHAT_FILE_ID,
+            "file_reference",
+            "messages[0].content[1].file.file_id"),
+        part(
+            "a Responses input_image file_id",
+            Route.RESPONSES,
+            RESPONSES_IMAGE_FILE_ID,
+            "file_reference",
+            "input[0].content[1].file_id"),
+        part(
+            "a Responses input_file file_id",
+            Route.RESPONSES,
+            RESPONSES_INPUT_FILE_ID,
+            "file_reference",
+            "input[0].content[1].file_id"));
   }
 
   @ParameterizedTest(name = "{0} stays refused with every URL switch on")
@@ -179,19 +266,35 @@ class ReferencedContentPolicyTest {
 
   static Stream<Arguments> switchedPerKind() {
     return Stream.of(
-        Arguments.of("an Anthropic URL document with only images switched on", Route.ANTHROPIC,
-            URL_IMAGES_ONLY, Route.ANTHROPIC.withPart(PDF_URL), "messages[0].content[1].source.url"),
-        Arguments.of("a Responses file URL with only images switched on", Route.RESPONSES,
-            URL_IMAGES_ONLY, Route.RESPONSES.withPart(RESPONSES_FILE_URL),
-            "input[0].content[1].file_url"),
-        Arguments.of("an Anthropic URL image with only documents switched on", Route.ANTHROPIC,
-            URL_DOCUMENTS_ONLY, Route.ANTHROPIC.withPart(CLAUDE_IMAGE_URL),
+        Arguments.of(
+            "an Anthropic URL document with only images switched on",
+            Route.ANTHROPIC,
+            URL_IMAGES_ONLY,
+            Route.ANTHROPIC.withPart(PDF_URL),
             "messages[0].content[1].source.url"),
-        Arguments.of("an OpenAI chat URL image with only documents switched on", Route.CHAT,
-            URL_DOCUMENTS_ONLY, Route.CHAT.withPart(CHAT_IMAGE_URL),
+        Arguments.of(
+            "a Responses file URL with only images switched on",
+            Route.RESPONSES,
+            URL_IMAGES_ONLY,
+            Route.RESPONSES.withPart(RESPONSES_FILE_URL),
+            "input[0].content[1].file_url"),
+        Arguments.of(
+            "an Anthropic URL image with only documents switched on",
+            Route.ANTHROPIC,
+            URL_DOCUMENTS_ONLY,
+            Route.ANTHROPIC.withPart(CLAUDE_IMAGE_URL),
+            "messages[0].content[1].source.url"),
+        Arguments.of(
+            "an OpenAI chat URL image with only documents switched on",
+            Route.CHAT,
+            URL_DOCUMENTS_ONLY,
+            Route.CHAT.withPart(CHAT_IMAGE_URL),
             "messages[0].content[1].image_url.url"),
-        Arguments.of("a Responses URL image with only documents switched on", Route.RESPONSES,
-            URL_DOCUMENTS_ONLY, Route.RESPONSES.withPart(RESPONSES_IMAGE_URL),
+        Arguments.of(
+            "a Responses URL image with only documents switched on",
+            Route.RESPONSES,
+            URL_DOCUMENTS_ONLY,
+            Route.RESPONSES.withPart(RESPONSES_IMAGE_URL),
             "input[0].content[1].image_url"));
   }
 
@@ -206,30 +309,58 @@ class ReferencedContentPolicyTest {
 
   static Stream<Arguments> inlineContent() {
     return Stream.of(
-        Arguments.of("an Anthropic base64 image", Route.ANTHROPIC, Route.ANTHROPIC.withPart(
-            "{'type':'image','source':{'type':'base64','media_type':'image/png','data':'iVBORw0K'}}")),
-        Arguments.of("an Anthropic base64 PDF", Route.ANTHROPIC, Route.ANTHROPIC.withPart(
-            "{'type':'document','source':{'type':'base64','media_type':'application/pdf','data':'JVBERi0='}}")),
-        Arguments.of("an Anthropic plain-text document", Route.ANTHROPIC, Route.ANTHROPIC.withPart(
-            "{'type':'document','source':{'type':'text','media_type':'text/plain','data':'notes'}}")),
-        Arguments.of("an Anthropic search result naming its source URL only as a citation",
-            Route.ANTHROPIC, Route.ANTHROPIC.withPart(
+        Arguments.of(
+            "an Anthropic base64 image",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withPart(
+                "{'type':'image','source':{'type':'base64','media_type':'image/png','data':'iVBORw0K'}}")),
+        Arguments.of(
+            "an Anthropic base64 PDF",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withPart(
+                "{'type':'document','source':{'type':'base64','media_type':'application/pdf','data':'JVBERi0='}}")),
+        Arguments.of(
+            "an Anthropic plain-text document",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withPart(
+                "{'type':'document','source':{'type':'text','media_type':'text/plain','data':'notes'}}")),
+        Arguments.of(
+            "an Anthropic search result naming its source URL only as a citation",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withPart(
                 "{'type':'search_result','source':'https://example.com/a','title':'A',"
                     + "'content':[{'type':'text','text':'quoted'}]}")),
-        Arguments.of("an OpenAI chat image as a data: URL", Route.CHAT, Route.CHAT.withPart(
-            "{'type':'image_url','image_url':{'url':'data:image/png;base64,iVBORw0K'}}")),
-        Arguments.of("an OpenAI chat image as an upper-case DATA: URL", Route.CHAT,
-            Route.CHAT.withPart("{'type':'image_url','image_url':{'url':'DATA:image/png;base64,iVBO'}}")),
-        Arguments.of("an OpenAI chat file sent inline as file_data", Route.CHAT, Route.CHAT.withPart(
-            "{'type':'file','file':{'filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}}")),
-        Arguments.of("an OpenAI chat JSON schema with a file_id property (not content)", Route.CHAT,
-            json("{'model':'gpt-6.1-sol','messages':[{'role':'user','content':'hi'}],"
-                + "'response_format':{'type':'json_schema','json_schema':{'name':'f','schema':"
-                + "{'type':'object','properties':{'file_id':{'type':'string'},"
-                + "'image_url':{'type':'string'}}}}}}")),
-        Arguments.of("a Responses image as a data: URL", Route.RESPONSES, Route.RESPONSES.withPart(
-            "{'type':'input_image','image_url':'data:image/png;base64,iVBORw0K'}")),
-        Arguments.of("a Responses file sent inline as file_data", Route.RESPONSES,
+        Arguments.of(
+            "an OpenAI chat image as a data: URL",
+            Route.CHAT,
+            Route.CHAT.withPart(
+                "{'type':'image_url','image_url':{'url':'data:image/png;base64,iVBORw0K'}}")),
+        Arguments.of(
+            "an OpenAI chat image as an upper-case DATA: URL",
+            Route.CHAT,
+            Route.CHAT.withPart(
+                "{'type':'image_url','image_url':{'url':'DATA:image/png;base64,iVBO'}}")),
+        Arguments.of(
+            "an OpenAI chat file sent inline as file_data",
+            Route.CHAT,
+            Route.CHAT.withPart(
+                "{'type':'file','file':{'filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}}")),
+        Arguments.of(
+            "an OpenAI chat JSON schema with a file_id property (not content)",
+            Route.CHAT,
+            json(
+                "{'model':'gpt-6.1-sol','messages':[{'role':'user','content':'hi'}],"
+                    + "'response_format':{'type':'json_schema','json_schema':{'name':'f','schema':"
+                    + "{'type':'object','properties':{'file_id':{'type':'string'},"
+                    + "'image_url':{'type':'string'}}}}}}")),
+        Arguments.of(
+            "a Responses image as a data: URL",
+            Route.RESPONSES,
+            Route.RESPONSES.withPart(
+                "{'type':'input_image','image_url':'data:image/png;base64,iVBORw0K'}")),
+        Arguments.of(
+            "a Responses file sent inline as file_data",
+            Route.RESPONSES,
             Route.RESPONSES.withPart(
                 "{'type':'input_file','filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}")));
   }
@@ -245,16 +376,36 @@ class ReferencedContentPolicyTest {
 
   static Stream<Arguments> allowedBySwitch() {
     return Stream.of(
-        Arguments.of("an Anthropic URL document with documents on", Route.ANTHROPIC,
-            URL_DOCUMENTS_ONLY, Route.ANTHROPIC.withPart(PDF_URL), "claude-opus-5-5"),
-        Arguments.of("an Anthropic URL image with images on", Route.ANTHROPIC, URL_IMAGES_ONLY,
-            Route.ANTHROPIC.withPart(CLAUDE_IMAGE_URL), "claude-opus-5-5"),
-        Arguments.of("an OpenAI chat URL image with images on", Route.CHAT, URL_IMAGES_ONLY,
-            Route.CHAT.withPart(CHAT_IMAGE_URL), "gpt-6.1-sol"),
-        Arguments.of("a Responses URL image with images on", Route.RESPONSES, URL_IMAGES_ONLY,
-            Route.RESPONSES.withPart(RESPONSES_IMAGE_URL), "gpt-6.1-sol"),
-        Arguments.of("a Responses file URL with documents on", Route.RESPONSES, URL_DOCUMENTS_ONLY,
-            Route.RESPONSES.withPart(RESPONSES_FILE_URL), "gpt-6.1-sol"));
+        Arguments.of(
+            "an Anthropic URL document with documents on",
+            Route.ANTHROPIC,
+            URL_DOCUMENTS_ONLY,
+            Route.ANTHROPIC.withPart(PDF_URL),
+            "claude-opus-5-5"),
+        Arguments.of(
+            "an Anthropic URL image with images on",
+            Route.ANTHROPIC,
+            URL_IMAGES_ONLY,
+            Route.ANTHROPIC.withPart(CLAUDE_IMAGE_URL),
+            "claude-opus-5-5"),
+        Arguments.of(
+            "an OpenAI chat URL image with images on",
+            Route.CHAT,
+            URL_IMAGES_ONLY,
+            Route.CHAT.withPart(CHAT_IMAGE_URL),
+            "gpt-6.1-sol"),
+        Arguments.of(
+            "a Responses URL image with images on",
+            Route.RESPONSES,
+            URL_IMAGES_ONLY,
+            Route.RESPONSES.withPart(RESPONSES_IMAGE_URL),
+            "gpt-6.1-sol"),
+        Arguments.of(
+            "a Responses file URL with documents on",
+            Route.RESPONSES,
+            URL_DOCUMENTS_ONLY,
+            Route.RESPONSES.withPart(RESPONSES_FILE_URL),
+            "gpt-6.1-sol"));
   }
 
   @ParameterizedTest(name = "{0} is allowed and reserves the whole context window of {4}")
@@ -276,8 +427,7 @@ class ReferencedContentPolicyTest {
   @Test
   void theTrialProbesPdfCallReservesTheWholeClaudeContextInsteadOfItsBytes() {
     JsonNode body = Route.ANTHROPIC.withPart(PDF_URL);
-    Allowed a =
-        assertInstanceOf(Allowed.class, Route.ANTHROPIC.decide(URL_DOCUMENTS_ONLY, body));
+    Allowed a = assertInstanceOf(Allowed.class, Route.ANTHROPIC.decide(URL_DOCUMENTS_ONLY, body));
     // 200,000 tokens at the dearest Opus input rate ($5/M cache write) + 1,000 output at $20/M.
     assertEquals(1_020_000, a.worstCase().micros());
   }
@@ -295,11 +445,13 @@ class ReferencedContentPolicyTest {
     return new RequestPolicy(CATALOG, LIMITS.withUrlContent(switches));
   }
 
-  private static Arguments part(String sentence, Route route, String part, String rule, String field) {
+  private static Arguments part(
+      String sentence, Route route, String part, String rule, String field) {
     return Arguments.of(sentence, route, route.withPart(part), rule, field);
   }
 
-  private static Arguments whole(String sentence, Route route, JsonNode body, String rule, String field) {
+  private static Arguments whole(
+      String sentence, Route route, JsonNode body, String rule, String field) {
     return Arguments.of(sentence, route, body, rule, field);
   }
 }

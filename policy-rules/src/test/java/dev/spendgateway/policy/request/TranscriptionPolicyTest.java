@@ -22,8 +22,22 @@ class TranscriptionPolicyTest {
 
   static Stream<Arguments> refusals() {
     return Stream.of(
-        row("a sixth field", "transcription_fields", "temperature", 400, AUDIO, MODEL, Part.text("temperature", "0")),
-        row("stream is not vetted", "transcription_fields", "stream", 400, AUDIO, MODEL, Part.text("stream", "true")),
+        row(
+            "a sixth field",
+            "transcription_fields",
+            "temperature",
+            400,
+            AUDIO,
+            MODEL,
+            Part.text("temperature", "0")),
+        row(
+            "stream is not vetted",
+            "transcription_fields",
+            "stream",
+            400,
+            AUDIO,
+            MODEL,
+            Part.text("stream", "true")),
         row("a field sent twice", "transcription_fields", "model", 400, AUDIO, MODEL, MODEL),
         row("no file", "file_required", "file", 400, MODEL),
         row("file sent as text", "file_required", "file", 400, Part.text("file", "abc"), MODEL),
@@ -31,10 +45,36 @@ class TranscriptionPolicyTest {
         row("a file over 25 MiB", "file_size", "file", 413, Part.file("file", 26_214_401), MODEL),
         row("no model", "model_required", "model", 400, AUDIO),
         row("model sent as a file", "form_field_type", "model", 400, AUDIO, Part.file("model", 3)),
-        row("a chat model", "model_allow_list", "model", 400, AUDIO, Part.text("model", "gpt-6.1-sol")),
-        row("an unknown model", "model_allow_list", "model", 400, AUDIO, Part.text("model", "whisper-1")),
-        row("prompt sent as a file", "form_field_type", "prompt", 400, AUDIO, MODEL, Part.file("prompt", 9)),
-        row("an unknown response format", "response_format", "response_format", 400, AUDIO, MODEL, Part.text("response_format", "diarized_json")));
+        row(
+            "a chat model",
+            "model_allow_list",
+            "model",
+            400,
+            AUDIO,
+            Part.text("model", "gpt-6.1-sol")),
+        row(
+            "an unknown model",
+            "model_allow_list",
+            "model",
+            400,
+            AUDIO,
+            Part.text("model", "whisper-1")),
+        row(
+            "prompt sent as a file",
+            "form_field_type",
+            "prompt",
+            400,
+            AUDIO,
+            MODEL,
+            Part.file("prompt", 9)),
+        row(
+            "an unknown response format",
+            "response_format",
+            "response_format",
+            400,
+            AUDIO,
+            MODEL,
+            Part.text("response_format", "diarized_json")));
   }
 
   @ParameterizedTest(name = "{0} -> {1} on {2} ({3})")
@@ -62,7 +102,8 @@ class TranscriptionPolicyTest {
                     Part.text("prompt", "FeedHand"),
                     Part.text("response_format", "verbose_json")),
                 TODAY));
-    assertEquals(List.of("model", "language", "file", "prompt", "response_format"), a.forwardFields());
+    assertEquals(
+        List.of("model", "language", "file", "prompt", "response_format"), a.forwardFields());
     assertEquals("gpt-6-transcribe", a.model());
   }
 

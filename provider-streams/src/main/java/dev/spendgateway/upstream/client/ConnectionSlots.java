@@ -6,11 +6,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * How many calls to one provider hold a pooled connection (or are about to), bounded by that
- * provider's {@code max-connections}. A call that finds every slot taken is refused at once
- * ({@link SafeErrors#UPSTREAM_BUSY}) instead of joining Pekko's pool queue: over HTTP/1.1 a streamed
- * answer holds its connection until its last byte, so a queued call could wait for minutes — long
- * enough for the caller's or the server's idle timeout to reset it while its reservation is held.
- * Refused here, nothing was sent, the reservation is voided and the caller is told to retry.
+ * provider's {@code max-connections}. A call that finds every slot taken is refused at once ({@link
+ * SafeErrors#UPSTREAM_BUSY}) instead of joining Pekko's pool queue: over HTTP/1.1 a streamed answer
+ * holds its connection until its last byte, so a queued call could wait for minutes — long enough
+ * for the caller's or the server's idle timeout to reset it while its reservation is held. Refused
+ * here, nothing was sent, the reservation is voided and the caller is told to retry.
  *
  * <p>A slot is held from the request until the response body ends (or the request fails): the same
  * span for which the pool keeps the connection busy. Thread-safe, lock-free.

@@ -76,8 +76,8 @@ public final class HeaderPolicy {
   }
 
   /**
-   * The headers to send upstream: the caller's allowed headers (betas filtered), then the real
-   * key. {@code settings} supplies the key, the default version and the allowed betas.
+   * The headers to send upstream: the caller's allowed headers (betas filtered), then the real key.
+   * {@code settings} supplies the key, the default version and the allowed betas.
    */
   public static List<HttpHeader> upstreamRequestHeaders(
       ProviderSettings settings, Iterable<HttpHeader> callerHeaders) {

@@ -9,6 +9,7 @@ import java.time.Duration;
  */
 public final class MaxCallDurationExceeded extends RuntimeException {
   public MaxCallDurationExceeded(Duration limit) {
-    super("provider call cut after providers.max-call-duration (" + limit + ")", null, false, false);
+    super(
+        "provider call cut after providers.max-call-duration (" + limit + ")", null, false, false);
   }
 }

@@ -40,7 +40,8 @@ public record ProviderSettings(
   public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(30);
 
   /** A header name as HTTP spells it, lower-case; no wildcard can slip into the allow-list. */
-  private static final java.util.regex.Pattern HEADER_NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
+  private static final java.util.regex.Pattern HEADER_NAME =
+      java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
 
   /**
    * Headers the gateway writes itself on every upstream call: the credential, the encoding it can
@@ -48,8 +49,15 @@ public record ProviderSettings(
    * the caller's copy next to (or instead of) the gateway's.
    */
   private static final Set<String> SET_BY_THE_GATEWAY =
-      Set.of("authorization", "x-api-key", "accept-encoding", "host", "content-type", "content-length",
-          "transfer-encoding", "connection");
+      Set.of(
+          "authorization",
+          "x-api-key",
+          "accept-encoding",
+          "host",
+          "content-type",
+          "content-length",
+          "transfer-encoding",
+          "connection");
 
   public ProviderSettings {
     URI uri = URI.create(baseUrl);
@@ -73,8 +81,13 @@ public record ProviderSettings(
     for (String name : forwardHeaders) {
       if (!HEADER_NAME.matcher(name).matches() || SET_BY_THE_GATEWAY.contains(name)) {
         throw new IllegalArgumentException(
-            provider.wireName() + ".forward-headers: '" + name + "' must be a lower-case header name"
-                + " the gateway does not set itself (not one of " + new java.util.TreeSet<>(SET_BY_THE_GATEWAY) + ")");
+            provider.wireName()
+                + ".forward-headers: '"
+                + name
+                + "' must be a lower-case header name"
+                + " the gateway does not set itself (not one of "
+                + new java.util.TreeSet<>(SET_BY_THE_GATEWAY)
+                + ")");
       }
     }
     forwardHeaders = Set.copyOf(forwardHeaders);
@@ -96,8 +109,19 @@ public record ProviderSettings(
       String anthropicVersion,
       Set<String> allowedBetas,
       Set<String> forwardHeaders) {
-    this(provider, baseUrl, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
-        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders, DEFAULT_KEEP_ALIVE_TIMEOUT);
+    this(
+        provider,
+        baseUrl,
+        apiKey,
+        connectTimeout,
+        responseStartTimeout,
+        idleTimeout,
+        maxConnections,
+        maxOpenRequests,
+        anthropicVersion,
+        allowedBetas,
+        forwardHeaders,
+        DEFAULT_KEEP_ALIVE_TIMEOUT);
   }
 
   /** Reads one provider block, e.g. {@code config.getConfig("providers.openai")}. */
@@ -114,7 +138,9 @@ public record ProviderSettings(
         c.hasPath("default-version") ? c.getString("default-version") : DEFAULT_ANTHROPIC_VERSION,
         c.hasPath("allowed-betas") ? Set.copyOf(c.getStringList("allowed-betas")) : Set.of(),
         Set.copyOf(c.getStringList("forward-headers")),
-        c.hasPath("keep-alive-timeout") ? c.getDuration("keep-alive-timeout") : DEFAULT_KEEP_ALIVE_TIMEOUT);
+        c.hasPath("keep-alive-timeout")
+            ? c.getDuration("keep-alive-timeout")
+            : DEFAULT_KEEP_ALIVE_TIMEOUT);
   }
 
   public boolean isTls() {
@@ -124,15 +150,35 @@ public record ProviderSettings(
   /** A copy with another base URL (tests, simulator). */
   public ProviderSettings withBaseUrl(String url) {
     return new ProviderSettings(
-        provider, url, apiKey, connectTimeout, responseStartTimeout, idleTimeout, maxConnections,
-        maxOpenRequests, anthropicVersion, allowedBetas, forwardHeaders, keepAliveTimeout);
+        provider,
+        url,
+        apiKey,
+        connectTimeout,
+        responseStartTimeout,
+        idleTimeout,
+        maxConnections,
+        maxOpenRequests,
+        anthropicVersion,
+        allowedBetas,
+        forwardHeaders,
+        keepAliveTimeout);
   }
 
   /** A copy with another response-start timeout (and an idle timeout at least as long). */
   public ProviderSettings withResponseStartTimeout(Duration timeout) {
     Duration idle = idleTimeout.compareTo(timeout) < 0 ? timeout : idleTimeout;
     return new ProviderSettings(
-        provider, baseUrl, apiKey, connectTimeout, timeout, idle, maxConnections, maxOpenRequests,
-        anthropicVersion, allowedBetas, forwardHeaders, keepAliveTimeout);
+        provider,
+        baseUrl,
+        apiKey,
+        connectTimeout,
+        timeout,
+        idle,
+        maxConnections,
+        maxOpenRequests,
+        anthropicVersion,
+        allowedBetas,
+        forwardHeaders,
+        keepAliveTimeout);
   }
 }

@@ -7,14 +7,15 @@ import java.util.Set;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 
 /**
- * The providers' rate-limit headers, read into numbers: how many requests and tokens are left in the
- * provider's current window and what the window allows. Both providers send them on every answer,
- * so the gateway sees an account nearing its limit before the first 429.
+ * The providers' rate-limit headers, read into numbers: how many requests and tokens are left in
+ * the provider's current window and what the window allows. Both providers send them on every
+ * answer, so the gateway sees an account nearing its limit before the first 429.
  *
  * <ul>
  *   <li>OpenAI: {@code x-ratelimit-limit-requests}, {@code x-ratelimit-remaining-requests}, {@code
  *       x-ratelimit-limit-tokens}, {@code x-ratelimit-remaining-tokens}.
- *   <li>Anthropic: {@code anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining}}.
+ *   <li>Anthropic: {@code
+ *       anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining}}.
  * </ul>
  *
  * Resets (durations or timestamps) are not read: the remaining count is what an operator watches.
@@ -24,7 +25,8 @@ import org.apache.pekko.http.javadsl.model.HttpHeader;
 public final class RateLimitHeaders {
   private static final String OPENAI_PREFIX = "x-ratelimit-";
   private static final String ANTHROPIC_PREFIX = "anthropic-ratelimit-";
-  private static final Set<String> RESOURCES = Set.of("requests", "tokens", "input_tokens", "output_tokens");
+  private static final Set<String> RESOURCES =
+      Set.of("requests", "tokens", "input_tokens", "output_tokens");
 
   private RateLimitHeaders() {}
 
@@ -46,7 +48,9 @@ public final class RateLimitHeaders {
     }
   }
 
-  /** Reads every rate-limit header of one answer; headers that are not whole numbers are skipped. */
+  /**
+   * Reads every rate-limit header of one answer; headers that are not whole numbers are skipped.
+   */
   public static Reading read(Iterable<HttpHeader> headers) {
     Map<String, Long> remaining = new LinkedHashMap<>();
     Map<String, Long> limit = new LinkedHashMap<>();

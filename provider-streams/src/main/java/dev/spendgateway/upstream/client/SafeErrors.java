@@ -13,13 +13,13 @@ import org.apache.pekko.stream.StreamTcpException;
 
 /**
  * Turns an upstream failure into a short, safe error class for logs, metrics and {@link
- * UpstreamResult.ConnectionFailed}. Exception <em>messages</em> are never used: they can hold
- * URLs, host names or, from careless libraries, header values.
+ * UpstreamResult.ConnectionFailed}. Exception <em>messages</em> are never used: they can hold URLs,
+ * host names or, from careless libraries, header values.
  *
  * <p>Classes: {@code connect_failed}, {@code dns_failed}, {@code tls_handshake_failed}, {@code
- * tls_failed}, {@code pool_overflow} (the provider's pool queue is full: answer "try later"), {@code
- * upstream_busy} (every connection to the provider is busy: answer "try later"),
- * {@code idle_timeout}, {@code response_start_timeout}, {@code max_call_duration}, {@code
+ * tls_failed}, {@code pool_overflow} (the provider's pool queue is full: answer "try later"),
+ * {@code upstream_busy} (every connection to the provider is busy: answer "try later"), {@code
+ * idle_timeout}, {@code response_start_timeout}, {@code max_call_duration}, {@code
  * connection_closed}, {@code connection_lost}, {@code drain_timeout}, {@code too_large}, otherwise
  * {@code error:<SimpleClassName>}.
  */
@@ -33,6 +33,7 @@ public final class SafeErrors {
    * anything was sent, so the call is free, and the caller is told to retry shortly.
    */
   public static final String UPSTREAM_BUSY = "upstream_busy";
+
   public static final String CONNECT_FAILED = "connect_failed";
 
   /**

@@ -38,10 +38,12 @@ public sealed interface UpstreamBody {
         return HttpEntities.create(strict.contentType(), strict.bytes());
       }
       AtomicReference<ByteString> once = new AtomicReference<>(strict.bytes());
-      Source<ByteString, NotUsed> handedOver = Source.fromIterator(() -> {
-        ByteString bytes = once.getAndSet(null);
-        return bytes == null ? Collections.emptyIterator() : List.of(bytes).iterator();
-      });
+      Source<ByteString, NotUsed> handedOver =
+          Source.fromIterator(
+              () -> {
+                ByteString bytes = once.getAndSet(null);
+                return bytes == null ? Collections.emptyIterator() : List.of(bytes).iterator();
+              });
       return HttpEntities.create(strict.contentType(), strict.bytes().size(), handedOver);
     }
     Streamed streamed = (Streamed) body;

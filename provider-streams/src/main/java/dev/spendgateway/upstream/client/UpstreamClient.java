@@ -28,15 +28,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's HTTP client to the providers: one Pekko HTTP host connection pool per provider
- * (via {@code Http.singleRequest} with that provider's {@link ConnectionPoolSettings}), TLS for
- * https base URLs, plain HTTP for http ones (the simulator on loopback).
+ * The gateway's HTTP client to the providers: one Pekko HTTP host connection pool per provider (via
+ * {@code Http.singleRequest} with that provider's {@link ConnectionPoolSettings}), TLS for https
+ * base URLs, plain HTTP for http ones (the simulator on loopback).
  *
  * <p>Each call swaps the credentials ({@link HeaderPolicy}): the caller's gateway token and every
- * other credential stay home, the real key is added. Bodies stream in both directions; the
- * response body is handed back unread, decoded if the provider compressed it although asked not to
- * ({@link UpstreamEncoding}), so the caller and the usage tap read the same plain bytes. Pools never retry (max-retries 0: POST is not idempotent,
- * and retries belong to the failover router with its budget).
+ * other credential stay home, the real key is added. Bodies stream in both directions; the response
+ * body is handed back unread, decoded if the provider compressed it although asked not to ({@link
+ * UpstreamEncoding}), so the caller and the usage tap read the same plain bytes. Pools never retry
+ * (max-retries 0: POST is not idempotent, and retries belong to the failover router with its
+ * budget).
  *
  * <p>Two exceptions to "never retry", both provably free: a request whose connection was refused or
  * whose TLS handshake failed never left the gateway, so it is sent once more when its body is in
@@ -62,7 +63,8 @@ public final class UpstreamClient {
   private final Map<Provider, Pool> pools = new EnumMap<>(Provider.class);
   private final Optional<ClientTransport> transport;
 
-  private UpstreamClient(ActorSystem<?> system, UpstreamSettings settings, Optional<ClientTransport> transport) {
+  private UpstreamClient(
+      ActorSystem<?> system, UpstreamSettings settings, Optional<ClientTransport> transport) {
     this.system = system;
     this.settings = settings;
     this.http = Http.get(system);
@@ -79,7 +81,8 @@ public final class UpstreamClient {
   }
 
   /** With another way to open connections (tests: a connect refused on purpose). */
-  static UpstreamClient create(ActorSystem<?> system, UpstreamSettings settings, ClientTransport transport) {
+  static UpstreamClient create(
+      ActorSystem<?> system, UpstreamSettings settings, ClientTransport transport) {
     return new UpstreamClient(system, settings, Optional.of(transport));
   }
 
@@ -111,12 +114,18 @@ public final class UpstreamClient {
    * request (free, and not billed), so an in-memory body is sent once more at once.
    */
   private CompletionStage<UpstreamResult> sendAgainIfNeverSent(
-      Provider provider, String path, UpstreamRequest request, CallDeadline deadline, UpstreamResult first) {
+      Provider provider,
+      String path,
+      UpstreamRequest request,
+      CallDeadline deadline,
+      UpstreamResult first) {
     if (first instanceof UpstreamResult.ConnectionFailed failed
         && failed.isRetryableNeverSent()
         && request.body() instanceof UpstreamBody.Strict) {
-      LOG.info("upstream call never sent provider={} error={}; sending it once more",
-          provider.wireName(), failed.safeErrorClass());
+      LOG.info(
+          "upstream call never sent provider={} error={}; sending it once more",
+          provider.wireName(),
+          failed.safeErrorClass());
       return attempt(provider, path, request, deadline);
     }
     return CompletableFuture.completedFuture(first);
@@ -127,13 +136,17 @@ public final class UpstreamClient {
     Pool pool = pools.get(provider);
     Optional<ConnectionSlots.Slot> slot = pool.slots().tryTake();
     if (slot.isEmpty()) {
-      // Every connection is busy (long streams hold theirs to the last byte): refused now, never queued.
-      return CompletableFuture.completedFuture(new UpstreamResult.ConnectionFailed(SafeErrors.UPSTREAM_BUSY));
+      // Every connection is busy (long streams hold theirs to the last byte): refused now, never
+      // queued.
+      return CompletableFuture.completedFuture(
+          new UpstreamResult.ConnectionFailed(SafeErrors.UPSTREAM_BUSY));
     }
     CompletableFuture<UpstreamResult> result = new CompletableFuture<>();
     Cancellable timer = startResponseTimer(pool, deadline, result);
     http.singleRequest(toHttpRequest(pool, path, request), pool.https(), pool.settings(), poolLog)
-        .whenComplete((response, error) -> onResponse(provider, deadline, timer, result, response, error, slot.get()));
+        .whenComplete(
+            (response, error) ->
+                onResponse(provider, deadline, timer, result, response, error, slot.get()));
     return result;
   }
 
@@ -155,11 +168,16 @@ public final class UpstreamClient {
     Duration responseStart = pool.config().responseStartTimeout();
     Duration left = deadline.left();
     String errorClass =
-        left.compareTo(responseStart) < 0 ? SafeErrors.MAX_CALL_DURATION : SafeErrors.RESPONSE_START_TIMEOUT;
+        left.compareTo(responseStart) < 0
+            ? SafeErrors.MAX_CALL_DURATION
+            : SafeErrors.RESPONSE_START_TIMEOUT;
     Runnable expire = () -> result.complete(new UpstreamResult.ConnectionFailed(errorClass));
     return system
         .scheduler()
-        .scheduleOnce(left.compareTo(responseStart) < 0 ? left : responseStart, expire, system.executionContext());
+        .scheduleOnce(
+            left.compareTo(responseStart) < 0 ? left : responseStart,
+            expire,
+            system.executionContext());
   }
 
   private void onResponse(
@@ -181,11 +199,15 @@ public final class UpstreamClient {
     HttpResponse readable = UpstreamEncoding.decoded(response, materializer);
     if (!result.complete(responded(readable, deadline, slot))) {
       LOG.warn("upstream response after timeout provider={} discarded", provider.wireName());
-      readable.discardEntityBytes(materializer).completionStage().whenComplete((done, failure) -> slot.release());
+      readable
+          .discardEntityBytes(materializer)
+          .completionStage()
+          .whenComplete((done, failure) -> slot.release());
     }
   }
 
-  private UpstreamResult.Responded responded(HttpResponse response, CallDeadline deadline, ConnectionSlots.Slot slot) {
+  private UpstreamResult.Responded responded(
+      HttpResponse response, CallDeadline deadline, ConnectionSlots.Slot slot) {
     return new UpstreamResult.Responded(
         response.status().intValue(),
         HeaderPolicy.passedBackResponseHeaders(response.getHeaders()),
@@ -194,26 +216,36 @@ public final class UpstreamClient {
   }
 
   /**
-   * The body, failed with {@link MaxCallDurationExceeded} (and its connection closed) if it is still
-   * flowing when the call's max duration runs out. When the body ends, however it ends, the timer is
-   * cancelled and the call's connection slot given back (the pool frees the connection then too).
+   * The body, failed with {@link MaxCallDurationExceeded} (and its connection closed) if it is
+   * still flowing when the call's max duration runs out. When the body ends, however it ends, the
+   * timer is cancelled and the call's connection slot given back (the pool frees the connection
+   * then too).
    */
-  private Source<ByteString, ?> cutAtDeadline(Source<ByteString, ?> body, CallDeadline deadline, ConnectionSlots.Slot slot) {
+  private Source<ByteString, ?> cutAtDeadline(
+      Source<ByteString, ?> body, CallDeadline deadline, ConnectionSlots.Slot slot) {
     SharedKillSwitch cut = KillSwitches.shared("max-call-duration");
     Cancellable timer =
-        system.scheduler().scheduleOnce(
-            deadline.left(), () -> cut.abort(new MaxCallDurationExceeded(deadline.limit())), system.executionContext());
-    return body.via(cut.flow()).watchTermination((mat, done) -> done.whenComplete((d, e) -> {
-      timer.cancel();
-      slot.release();
-    }));
+        system
+            .scheduler()
+            .scheduleOnce(
+                deadline.left(),
+                () -> cut.abort(new MaxCallDurationExceeded(deadline.limit())),
+                system.executionContext());
+    return body.via(cut.flow())
+        .watchTermination(
+            (mat, done) ->
+                done.whenComplete(
+                    (d, e) -> {
+                      timer.cancel();
+                      slot.release();
+                    }));
   }
 
   /**
-   * Builds every provider's connection pool now instead of on its first call. A pool of
-   * {@code max-connections} = 10,000 slots is slow to build on a busy box (seconds), and the call
-   * that found it missing would pay that as time to first byte. Nothing is sent and no connection
-   * is opened: Pekko's pool master only sets the pool up ({@code min-connections} is 0).
+   * Builds every provider's connection pool now instead of on its first call. A pool of {@code
+   * max-connections} = 10,000 slots is slow to build on a busy box (seconds), and the call that
+   * found it missing would pay that as time to first byte. Nothing is sent and no connection is
+   * opened: Pekko's pool master only sets the pool up ({@code min-connections} is 0).
    *
    * @return completes once the pool master has built them: it handles requests in the order they
    *     were asked, so its answer to the size query sent after the starts means they are done.
@@ -230,7 +262,8 @@ public final class UpstreamClient {
       if (https) {
         http.cachedHostConnectionPoolHttps(
             ConnectHttp.toHostHttps(base.getHost(), port).withCustomHttpsContext(pool.https()),
-            pool.settings(), poolLog);
+            pool.settings(),
+            poolLog);
       } else {
         http.cachedHostConnectionPool(
             ConnectHttp.toHost(base.getHost(), port), pool.settings(), poolLog);
@@ -247,7 +280,8 @@ public final class UpstreamClient {
   public static CompletionStage<Integer> poolsRunning(ActorSystem<?> system) {
     scala.concurrent.Future<Object> size =
         ((org.apache.pekko.http.scaladsl.HttpExt)
-            org.apache.pekko.http.scaladsl.Http.get(system.classicSystem())).poolSize();
+                org.apache.pekko.http.scaladsl.Http.get(system.classicSystem()))
+            .poolSize();
     return scala.jdk.javaapi.FutureConverters.asJava(size).thenApply(n -> (Integer) n);
   }
 
@@ -288,9 +322,12 @@ public final class UpstreamClient {
       poolSettings = poolSettings.withTransport(transport.get());
     }
     if (p.apiKey().isEmpty()) {
-      LOG.warn("no API key configured for provider={}; calls go out without one", p.provider().wireName());
+      LOG.warn(
+          "no API key configured for provider={}; calls go out without one",
+          p.provider().wireName());
     }
-    return new Pool(p, poolSettings, http.defaultClientHttpsContext(), new ConnectionSlots(p.maxConnections()));
+    return new Pool(
+        p, poolSettings, http.defaultClientHttpsContext(), new ConnectionSlots(p.maxConnections()));
   }
 
   /**
@@ -298,5 +335,8 @@ public final class UpstreamClient {
    * that keep calls from queueing behind its busy connections.
    */
   private record Pool(
-      ProviderSettings config, ConnectionPoolSettings settings, HttpsConnectionContext https, ConnectionSlots slots) {}
+      ProviderSettings config,
+      ConnectionPoolSettings settings,
+      HttpsConnectionContext https,
+      ConnectionSlots slots) {}
 }

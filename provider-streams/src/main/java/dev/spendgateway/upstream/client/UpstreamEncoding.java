@@ -13,12 +13,12 @@ import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
 /**
- * What the gateway does with an answer the provider compressed. It asks for {@code
- * accept-encoding: identity}, but a provider (or a proxy in front of one) may compress anyway, and
- * passing the bytes on without their {@code content-encoding} would hand the caller garbage and
- * blind the usage tap. So the body is decoded here, before anyone reads it: gzip and deflate with
- * Pekko HTTP's own coders (allow-list); any other or stacked encoding is refused — the body fails
- * at once, which every reader treats as an unreadable answer (the reservation keeps its worst case).
+ * What the gateway does with an answer the provider compressed. It asks for {@code accept-encoding:
+ * identity}, but a provider (or a proxy in front of one) may compress anyway, and passing the bytes
+ * on without their {@code content-encoding} would hand the caller garbage and blind the usage tap.
+ * So the body is decoded here, before anyone reads it: gzip and deflate with Pekko HTTP's own
+ * coders (allow-list); any other or stacked encoding is refused — the body fails at once, which
+ * every reader treats as an unreadable answer (the reservation keeps its worst case).
  */
 final class UpstreamEncoding {
 
@@ -96,6 +96,7 @@ final class UpstreamEncoding {
         .withHeaders(kept)
         .withEntity(
             HttpEntities.createChunked(
-                response.entity().getContentType(), Source.<ByteString>failed(new UnreadableEncoding())));
+                response.entity().getContentType(),
+                Source.<ByteString>failed(new UnreadableEncoding())));
   }
 }

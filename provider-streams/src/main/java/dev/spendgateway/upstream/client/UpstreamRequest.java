@@ -11,11 +11,12 @@ import org.apache.pekko.util.ByteString;
  * A call to make upstream.
  *
  * @param method usually POST
- * @param callerHeaders the caller's incoming headers, unfiltered: {@link HeaderPolicy} decides
- *     what goes on, so the edge can hand over {@code request.getHeaders()} as is
+ * @param callerHeaders the caller's incoming headers, unfiltered: {@link HeaderPolicy} decides what
+ *     goes on, so the edge can hand over {@code request.getHeaders()} as is
  * @param body what to send
  */
-public record UpstreamRequest(HttpMethod method, List<HttpHeader> callerHeaders, UpstreamBody body) {
+public record UpstreamRequest(
+    HttpMethod method, List<HttpHeader> callerHeaders, UpstreamBody body) {
 
   public UpstreamRequest {
     callerHeaders = List.copyOf(callerHeaders);

@@ -13,10 +13,10 @@ import org.apache.pekko.util.ByteString;
 public sealed interface UpstreamResult {
 
   /**
-   * The provider answered. The body streams from the pooled connection and <b>must</b> be
-   * consumed or discarded exactly once (pass it on, {@code StreamMeter.meter}, {@code
-   * BodyCollector.collect}, or {@link #discardBody}); an unread body holds the connection until
-   * the pool's subscription timeout.
+   * The provider answered. The body streams from the pooled connection and <b>must</b> be consumed
+   * or discarded exactly once (pass it on, {@code StreamMeter.meter}, {@code
+   * BodyCollector.collect}, or {@link #discardBody}); an unread body holds the connection until the
+   * pool's subscription timeout.
    *
    * @param status HTTP status, passed through to the caller as is
    * @param headersToPassBack the allow-listed response headers ({@link HeaderPolicy})
@@ -25,7 +25,10 @@ public sealed interface UpstreamResult {
    *     UpstreamEncoding}), otherwise unchanged
    */
   record Responded(
-      int status, List<HttpHeader> headersToPassBack, ContentType contentType, Source<ByteString, ?> body)
+      int status,
+      List<HttpHeader> headersToPassBack,
+      ContentType contentType,
+      Source<ByteString, ?> body)
       implements UpstreamResult {
 
     public boolean isSuccess() {
@@ -44,9 +47,9 @@ public sealed interface UpstreamResult {
   }
 
   /**
-   * No response: connect/TLS/DNS failure, every connection busy ({@link SafeErrors#UPSTREAM_BUSY}), full
-   * pool queue ({@link SafeErrors#POOL_OVERFLOW}),
-   * response-start timeout, connection lost before the status line.
+   * No response: connect/TLS/DNS failure, every connection busy ({@link SafeErrors#UPSTREAM_BUSY}),
+   * full pool queue ({@link SafeErrors#POOL_OVERFLOW}), response-start timeout, connection lost
+   * before the status line.
    *
    * @param safeErrorClass see {@link SafeErrors}; never an exception message
    */
@@ -54,14 +57,17 @@ public sealed interface UpstreamResult {
 
     private static final java.util.Set<String> NEVER_SENT =
         java.util.Set.of(
-            SafeErrors.CONNECT_FAILED, SafeErrors.POOL_OVERFLOW, SafeErrors.UPSTREAM_BUSY, "dns_failed",
+            SafeErrors.CONNECT_FAILED,
+            SafeErrors.POOL_OVERFLOW,
+            SafeErrors.UPSTREAM_BUSY,
+            "dns_failed",
             SafeErrors.TLS_HANDSHAKE_FAILED);
 
     /**
-     * Whether the request may have reached the provider (and been billed): false only for
-     * failures provably before any byte was sent (a refused connect, DNS, a failed TLS handshake, a
-     * full pool) — those settle at 0. Any other TLS error, a response-start timeout or a connection
-     * lost mid-request may have been processed: keep the worst case.
+     * Whether the request may have reached the provider (and been billed): false only for failures
+     * provably before any byte was sent (a refused connect, DNS, a failed TLS handshake, a full
+     * pool) — those settle at 0. Any other TLS error, a response-start timeout or a connection lost
+     * mid-request may have been processed: keep the worst case.
      */
     public boolean mayHaveReachedProvider() {
       return !NEVER_SENT.contains(safeErrorClass);
@@ -73,7 +79,8 @@ public sealed interface UpstreamResult {
      * the provider as down.
      */
     public boolean isOverload() {
-      return SafeErrors.UPSTREAM_BUSY.equals(safeErrorClass) || SafeErrors.POOL_OVERFLOW.equals(safeErrorClass);
+      return SafeErrors.UPSTREAM_BUSY.equals(safeErrorClass)
+          || SafeErrors.POOL_OVERFLOW.equals(safeErrorClass);
     }
 
     /**

@@ -24,7 +24,9 @@ public record UpstreamSettings(
     SseLimits sseLimits,
     Duration maxCallDuration) {
 
-  /** {@code providers.max-call-duration}'s default (see conf/providers.conf for the rule it obeys). */
+  /**
+   * {@code providers.max-call-duration}'s default (see conf/providers.conf for the rule it obeys).
+   */
   public static final Duration DEFAULT_MAX_CALL_DURATION = Duration.ofMinutes(13);
 
   public UpstreamSettings {
@@ -44,7 +46,9 @@ public record UpstreamSettings(
         new SseLimits(
             Math.toIntExact(p.getBytes("max-sse-line-bytes")),
             Math.toIntExact(p.getBytes("max-sse-event-bytes"))),
-        p.hasPath("max-call-duration") ? p.getDuration("max-call-duration") : DEFAULT_MAX_CALL_DURATION);
+        p.hasPath("max-call-duration")
+            ? p.getDuration("max-call-duration")
+            : DEFAULT_MAX_CALL_DURATION);
   }
 
   public ProviderSettings provider(Provider provider) {
@@ -57,16 +61,22 @@ public record UpstreamSettings(
   /** A copy with one provider's settings replaced. */
   public UpstreamSettings with(ProviderSettings settings) {
     return switch (settings.provider()) {
-      case OPENAI -> new UpstreamSettings(settings, anthropic, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
-      case ANTHROPIC -> new UpstreamSettings(openai, settings, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
+      case OPENAI ->
+          new UpstreamSettings(
+              settings, anthropic, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
+      case ANTHROPIC ->
+          new UpstreamSettings(
+              openai, settings, drainTimeout, maxResponseBytes, sseLimits, maxCallDuration);
     };
   }
 
   public UpstreamSettings withDrainTimeout(Duration timeout) {
-    return new UpstreamSettings(openai, anthropic, timeout, maxResponseBytes, sseLimits, maxCallDuration);
+    return new UpstreamSettings(
+        openai, anthropic, timeout, maxResponseBytes, sseLimits, maxCallDuration);
   }
 
   public UpstreamSettings withMaxCallDuration(Duration duration) {
-    return new UpstreamSettings(openai, anthropic, drainTimeout, maxResponseBytes, sseLimits, duration);
+    return new UpstreamSettings(
+        openai, anthropic, drainTimeout, maxResponseBytes, sseLimits, duration);
   }
 }

@@ -14,12 +14,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
 /**
- * Admission control for upstream calls (docs/ROUTER.md, pools): one lane per (pool, provider), each with
- * its own concurrency limit and bounded FIFO queue. Interactive and batch lanes share nothing, so
- * interactive calls never wait behind a batch flood. {@link #admit} completes at once when a slot is
- * free, queues while the queue has room, and otherwise fails at once with {@link PoolFull} carrying a
- * Retry-After estimated from the lane's observed drain rate. Thread-safe; time from an injected
- * nanosecond source.
+ * Admission control for upstream calls (docs/ROUTER.md, pools): one lane per (pool, provider), each
+ * with its own concurrency limit and bounded FIFO queue. Interactive and batch lanes share nothing,
+ * so interactive calls never wait behind a batch flood. {@link #admit} completes at once when a
+ * slot is free, queues while the queue has room, and otherwise fails at once with {@link PoolFull}
+ * carrying a Retry-After estimated from the lane's observed drain rate. Thread-safe; time from an
+ * injected nanosecond source.
  *
  * <p>A queued caller that gives up should cancel the returned stage ({@code
  * toCompletableFuture().cancel(false)}): its place is skipped and its slot is never taken.
@@ -57,7 +57,10 @@ public final class AdmissionPools {
   public record LaneStats(
       Pool pool, Provider provider, int inFlight, int limit, int depth, Duration oldestWait) {}
 
-  /** A held concurrency slot. Close it exactly when the upstream call ends; closing twice is harmless. */
+  /**
+   * A held concurrency slot. Close it exactly when the upstream call ends; closing twice is
+   * harmless.
+   */
   public static final class Permit implements AutoCloseable {
     private final Lane lane;
     private final Duration waited;
@@ -105,7 +108,8 @@ public final class AdmissionPools {
       PoolLimits limits = settings.pools().get(pool);
       for (Provider provider : Provider.values()) {
         byProvider.put(
-            provider, new Lane(pool, provider, limits.concurrency().get(provider), limits.queueSize()));
+            provider,
+            new Lane(pool, provider, limits.concurrency().get(provider), limits.queueSize()));
       }
       lanes.put(pool, byProvider);
     }
@@ -114,8 +118,8 @@ public final class AdmissionPools {
   /**
    * Asks for a slot to call {@code provider} on behalf of a {@code pool} call.
    *
-   * @return a stage completing with a {@link Permit} (at once when a slot is free, later when queued)
-   *     or failed at once with {@link PoolFull}
+   * @return a stage completing with a {@link Permit} (at once when a slot is free, later when
+   *     queued) or failed at once with {@link PoolFull}
    */
   public CompletionStage<Permit> admit(Pool pool, Provider provider) {
     return lanes.get(pool).get(provider).admit();
@@ -144,7 +148,9 @@ public final class AdmissionPools {
 
   private record Waiter(CompletableFuture<Permit> future, long enqueuedNanos) {}
 
-  /** One (pool, provider) lane. All state under the lane's monitor; futures completed outside it. */
+  /**
+   * One (pool, provider) lane. All state under the lane's monitor; futures completed outside it.
+   */
   private final class Lane {
     private final Pool pool;
     private final Provider provider;
@@ -234,7 +240,9 @@ public final class AdmissionPools {
       queue.removeIf(w -> w.future().isCancelled());
       Waiter oldest = queue.peekFirst();
       Duration wait =
-          oldest == null ? Duration.ZERO : Duration.ofNanos(nanoTime.getAsLong() - oldest.enqueuedNanos());
+          oldest == null
+              ? Duration.ZERO
+              : Duration.ofNanos(nanoTime.getAsLong() - oldest.enqueuedNanos());
       return new LaneStats(pool, provider, inFlight, limit, queue.size(), wait);
     }
   }

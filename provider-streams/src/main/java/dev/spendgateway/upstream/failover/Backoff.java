@@ -5,9 +5,10 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 /**
- * Capped exponential backoff with full jitter: the wait before retry {@code attempt} (0 for the first
- * retry) is uniform in {@code [0, min(cap, base · 2^attempt)]}. Full jitter spreads a crowd of
- * rate-limited callers over the whole window instead of moving them in lockstep (no retry storm).
+ * Capped exponential backoff with full jitter: the wait before retry {@code attempt} (0 for the
+ * first retry) is uniform in {@code [0, min(cap, base · 2^attempt)]}. Full jitter spreads a crowd
+ * of rate-limited callers over the whole window instead of moving them in lockstep (no retry
+ * storm).
  */
 public record Backoff(Duration base, Duration cap) {
   public Backoff {

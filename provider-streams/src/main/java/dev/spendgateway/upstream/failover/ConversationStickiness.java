@@ -38,8 +38,8 @@ public final class ConversationStickiness {
   }
 
   /**
-   * Records that the conversation switched to {@code provider}. A conversation already stuck (and not
-   * expired) keeps its first provider: the answer is the provider it is stuck to.
+   * Records that the conversation switched to {@code provider}. A conversation already stuck (and
+   * not expired) keeps its first provider: the answer is the provider it is stuck to.
    */
   public synchronized Provider stick(String conversationId, Provider provider) {
     Optional<Provider> current = find(conversationId);

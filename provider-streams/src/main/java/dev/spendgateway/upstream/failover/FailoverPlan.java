@@ -3,8 +3,8 @@ package dev.spendgateway.upstream.failover;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.Provider;
-import dev.spendgateway.policy.failover.Classification;
 import dev.spendgateway.policy.dataclass.DataClasses;
+import dev.spendgateway.policy.failover.Classification;
 import dev.spendgateway.policy.failover.ErrorClassifier;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -16,10 +16,10 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * The failover router's decisions, as pure functions: where the first attempt
- * goes ({@link #start}) and what follows an attempt's outcome ({@link #next}). The router executes
- * the {@link Step}; everything stateful (budget, circuits, stickiness, random backoff) is read by the
- * router and handed in as plain values, so every rule here is table-tested.
+ * The failover router's decisions, as pure functions: where the first attempt goes ({@link #start})
+ * and what follows an attempt's outcome ({@link #next}). The router executes the {@link Step};
+ * everything stateful (budget, circuits, stickiness, random backoff) is read by the router and
+ * handed in as plain values, so every rule here is table-tested.
  *
  * <p>Rules, in order, for {@link #next}:
  *
@@ -30,22 +30,24 @@ import java.util.function.Predicate;
  *       grammar is too large" (400) → {@link RetryWithSchemaInPrompt}; once per call each.
  *   <li>Caller error (invalid request, content refusal, any other 4xx) → {@link Deliver}: the other
  *       side would refuse it the same way.
- *   <li>410 → the model is retired ({@link Decision#modelGone()}: open its circuit, alarm); switch to
- *       the fallback if usable, else {@link GiveUp} 503 {@code model_retired} naming model and profile.
- *   <li>429 with an affordable wait ({@link Attempt#affordableRetryWait()}) → {@link RetrySame}; 429
- *       past the wait or the budget, a quota or billing 429 (at once: waiting does not clear it), and
- *       every other failover class (connection error, 401, 402, 403, 408, 409, 500–504, Anthropic 529
- *       and "credit balance is too low") → {@link SwitchTo} the fallback when the switch is allowed.
- *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once —,
- *       no fallback, its model circuit open or retired, or the request needs something the fallback
- *       lacks): a transient fault ({@link ErrorClassifier#isTransient}: no answer, a rate-limit
- *       429, an outage status) retries here while the budget allows (a quota 429 never does);
- *       otherwise: 503 {@code fallback_not_permitted} when
- *       the call's data class does not allow the fallback's provider (the caller's data must not go
- *       there, whatever the outage; the router hands back the primary's error with it); a quota 429
- *       {@link Deliver}ed as it is; 429 {@code rate_limited} after a 429; 503 {@code
- *       fallback_unsupported} naming the missing feature when the request itself blocked the switch
- *       (the outage is transient, so not a 400); else 503 {@code upstream_unavailable}.
+ *   <li>410 → the model is retired ({@link Decision#modelGone()}: open its circuit, alarm); switch
+ *       to the fallback if usable, else {@link GiveUp} 503 {@code model_retired} naming model and
+ *       profile.
+ *   <li>429 with an affordable wait ({@link Attempt#affordableRetryWait()}) → {@link RetrySame};
+ *       429 past the wait or the budget, a quota or billing 429 (at once: waiting does not clear
+ *       it), and every other failover class (connection error, 401, 402, 403, 408, 409, 500–504,
+ *       Anthropic 529 and "credit balance is too low") → {@link SwitchTo} the fallback when the
+ *       switch is allowed.
+ *   <li>No switch allowed (already on the fallback — a call and a conversation switch at most once
+ *       —, no fallback, its model circuit open or retired, or the request needs something the
+ *       fallback lacks): a transient fault ({@link ErrorClassifier#isTransient}: no answer, a
+ *       rate-limit 429, an outage status) retries here while the budget allows (a quota 429 never
+ *       does); otherwise: 503 {@code fallback_not_permitted} when the call's data class does not
+ *       allow the fallback's provider (the caller's data must not go there, whatever the outage;
+ *       the router hands back the primary's error with it); a quota 429 {@link Deliver}ed as it is;
+ *       429 {@code rate_limited} after a 429; 503 {@code fallback_unsupported} naming the missing
+ *       feature when the request itself blocked the switch (the outage is transient, so not a 400);
+ *       else 503 {@code upstream_unavailable}.
  * </ol>
  *
  * <p>Data classes: {@link Context#permitted()} is the set of providers the call's data class (as
@@ -59,16 +61,24 @@ public final class FailoverPlan {
   /** What the router does next. */
   public sealed interface Step {}
 
-  /** Make the call on this provider and model; {@code failover} is the {@code x-gateway-failover} value. */
+  /**
+   * Make the call on this provider and model; {@code failover} is the {@code x-gateway-failover}
+   * value.
+   */
   public record Call(Provider provider, String model, boolean failover) implements Step {}
 
   /** Retry on the same provider and model after {@code delay}. */
   public record RetrySame(Duration delay) implements Step {}
 
-  /** Fail over: the same turn on the fallback (translated), after which the call never switches back. */
+  /**
+   * Fail over: the same turn on the fallback (translated), after which the call never switches
+   * back.
+   */
   public record SwitchTo(Provider provider, String model) implements Step {}
 
-  /** OpenAI refused the strict schema: the same turn again in json_object mode; remember the schema. */
+  /**
+   * OpenAI refused the strict schema: the same turn again in json_object mode; remember the schema.
+   */
   public record RetryAsJsonObject() implements Step {}
 
   /** Claude refused the grammar: the same turn again with the schema in the system prompt. */
@@ -99,7 +109,8 @@ public final class FailoverPlan {
    * @param stickyProvider the provider the conversation is stuck to, if any
    * @param modelOpen whether a model's 410 circuit is open
    * @param today for catalog lifecycle (retired / end of support)
-   * @param maxRetryAfter the longest Retry-After worth waiting for ({@code failover.max-retry-after})
+   * @param maxRetryAfter the longest Retry-After worth waiting for ({@code
+   *     failover.max-retry-after})
    * @param dataClass the name of the call's data class, for messages
    * @param permitted the providers the call's data class allows on this profile (may be empty)
    */
@@ -122,7 +133,15 @@ public final class FailoverPlan {
         Predicate<String> modelOpen,
         LocalDate today,
         Duration maxRetryAfter) {
-      this(profile, requestFeatures, fallbackBlocker, stickyProvider, modelOpen, today, maxRetryAfter, "internal",
+      this(
+          profile,
+          requestFeatures,
+          fallbackBlocker,
+          stickyProvider,
+          modelOpen,
+          today,
+          maxRetryAfter,
+          "internal",
           EnumSet.allOf(Provider.class));
     }
 
@@ -144,14 +163,15 @@ public final class FailoverPlan {
    *
    * @param provider where it went
    * @param model which model
-   * @param status HTTP status, or {@link ErrorClassifier#CONNECTION_ERROR} (0) for no answer (an open
-   *     provider breaker counts as that too)
+   * @param status HTTP status, or {@link ErrorClassifier#CONNECTION_ERROR} (0) for no answer (an
+   *     open provider breaker counts as that too)
    * @param body the error body (null for success); read for credit balance and schema refusals
    * @param retryAfter the answer's parsed Retry-After
    * @param affordableRetryWait the wait {@link RetryPolicy#affordableWait} grants for one more
    *     attempt here; empty when the budget or the advised wait rules a retry out
    * @param bytesSent true when part of the answer already reached the client
-   * @param structuredDowngradeDone true when this call already retried with json_object / a prompt schema
+   * @param structuredDowngradeDone true when this call already retried with json_object / a prompt
+   *     schema
    */
   public record Attempt(
       Provider provider,
@@ -172,8 +192,8 @@ public final class FailoverPlan {
 
   /**
    * Catalog features an OpenAI chat request relies on: {@code streaming} for {@code stream: true},
-   * {@code json_schema} for a json_schema response format. ({@code json_object} is not listed: Claude
-   * serves it by instruction, and the catalog does not list it for Claude models.)
+   * {@code json_schema} for a json_schema response format. ({@code json_object} is not listed:
+   * Claude serves it by instruction, and the catalog does not list it for Claude models.)
    */
   public static Set<String> featuresOf(JsonNode chatRequest) {
     Set<String> features = new LinkedHashSet<>();
@@ -187,19 +207,29 @@ public final class FailoverPlan {
   }
 
   /**
-   * Where the first attempt goes: the fallback when the conversation is stuck to it (and it can serve
-   * this request) or when the primary's model is retired / its circuit open; else the primary. With
-   * neither usable: 503 {@code model_retired}.
+   * Where the first attempt goes: the fallback when the conversation is stuck to it (and it can
+   * serve this request) or when the primary's model is retired / its circuit open; else the
+   * primary. With neither usable: 503 {@code model_retired}.
    */
   public static Step start(Context ctx) {
     RoutingProfile p = ctx.profile();
     boolean primaryPermitted = ctx.permitted().contains(p.primary().provider());
-    boolean fallbackPermitted = p.fallback().map(f -> ctx.permitted().contains(f.provider())).orElse(false);
+    boolean fallbackPermitted =
+        p.fallback().map(f -> ctx.permitted().contains(f.provider())).orElse(false);
     if (!primaryPermitted && !fallbackPermitted) {
-      return new GiveUp(403, DataClasses.FORBIDDEN,
-          "data class '" + ctx.dataClass() + "' may not be sent to any provider of profile '" + p.name() + "' ("
-              + String.join(", ", DataClasses.wireNames(profileProviders(p))) + "); it may go to "
-              + (ctx.permitted().isEmpty() ? "none of them" : String.join(", ", DataClasses.wireNames(ctx.permitted()))));
+      return new GiveUp(
+          403,
+          DataClasses.FORBIDDEN,
+          "data class '"
+              + ctx.dataClass()
+              + "' may not be sent to any provider of profile '"
+              + p.name()
+              + "' ("
+              + String.join(", ", DataClasses.wireNames(profileProviders(p)))
+              + "); it may go to "
+              + (ctx.permitted().isEmpty()
+                  ? "none of them"
+                  : String.join(", ", DataClasses.wireNames(ctx.permitted()))));
     }
     Optional<String> fallbackProblem = fallbackProblem(ctx);
     if (!primaryPermitted && fallbackProblem.isEmpty()) {
@@ -227,7 +257,11 @@ public final class FailoverPlan {
         attempt.status() == ErrorClassifier.CONNECTION_ERROR
             ? ErrorClassifier.classifyConnectionError(attempt.provider())
             : ErrorClassifier.classify(
-                attempt.provider(), attempt.status(), attempt.body(), attempt.retryAfter(), ctx.maxRetryAfter());
+                attempt.provider(),
+                attempt.status(),
+                attempt.body(),
+                attempt.retryAfter(),
+                ctx.maxRetryAfter());
     boolean gone = c == Classification.MODEL_GONE;
     return new Decision(c, gone, step(ctx, attempt, c));
   }
@@ -239,13 +273,18 @@ public final class FailoverPlan {
     if (a.bytesSent()) {
       return new CutStream(
           "upstream_cut",
-          a.provider().wireName() + " stopped mid-answer (" + describe(a.status()) + "); the answer is incomplete");
+          a.provider().wireName()
+              + " stopped mid-answer ("
+              + describe(a.status())
+              + "); the answer is incomplete");
     }
     if (!a.structuredDowngradeDone() && ctx.requestFeatures().contains("json_schema")) {
-      if (a.provider() == Provider.OPENAI && StructuredOutputFallback.isStrictSchemaRejection(a.status(), a.body())) {
+      if (a.provider() == Provider.OPENAI
+          && StructuredOutputFallback.isStrictSchemaRejection(a.status(), a.body())) {
         return new RetryAsJsonObject();
       }
-      if (a.provider() == Provider.ANTHROPIC && StructuredOutputFallback.isGrammarTooLarge(a.status(), a.body())) {
+      if (a.provider() == Provider.ANTHROPIC
+          && StructuredOutputFallback.isGrammarTooLarge(a.status(), a.body())) {
         return new RetryWithSchemaInPrompt();
       }
     }
@@ -269,8 +308,14 @@ public final class FailoverPlan {
       return new RetrySame(a.affordableRetryWait().get());
     }
     boolean quota = c == Classification.QUOTA_EXHAUSTED;
-    String why = a.provider().wireName() + " answered " + describe(a.status())
-        + " for profile '" + ctx.profile().name() + "' and there is no failover: " + switchProblem.get();
+    String why =
+        a.provider().wireName()
+            + " answered "
+            + describe(a.status())
+            + " for profile '"
+            + ctx.profile().name()
+            + "' and there is no failover: "
+            + switchProblem.get();
     if (classBlocks) {
       return new GiveUp(503, DataClasses.FALLBACK_NOT_PERMITTED, why);
     }
@@ -282,14 +327,17 @@ public final class FailoverPlan {
       return new GiveUp(429, "rate_limited", why);
     }
     boolean blockedByRequest =
-        isOnPrimary(ctx, a) && ctx.profile().fallback().isPresent() && featureOrTranslationBlocked(ctx);
+        isOnPrimary(ctx, a)
+            && ctx.profile().fallback().isPresent()
+            && featureOrTranslationBlocked(ctx);
     return new GiveUp(503, blockedByRequest ? "fallback_unsupported" : "upstream_unavailable", why);
   }
 
   /** Why the call cannot switch now, or empty when it can. */
   private static Optional<String> switchProblem(Context ctx, Attempt a) {
     if (!isOnPrimary(ctx, a)) {
-      return Optional.of("the call is already on the fallback (a call switches provider at most once)");
+      return Optional.of(
+          "the call is already on the fallback (a call switches provider at most once)");
     }
     return fallbackProblem(ctx);
   }
@@ -306,7 +354,8 @@ public final class FailoverPlan {
     }
     ModelInfo f = fallback.get();
     if (!ctx.permitted().contains(f.provider())) {
-      return Optional.of("data class '" + ctx.dataClass() + "' may not be sent to " + f.provider().wireName());
+      return Optional.of(
+          "data class '" + ctx.dataClass() + "' may not be sent to " + f.provider().wireName());
     }
     if (!usable(f, ctx)) {
       return Optional.of("the fallback model '" + f.name() + "' is retired");
@@ -314,7 +363,11 @@ public final class FailoverPlan {
     for (String feature : ctx.requestFeatures()) {
       if (!f.hasFeature(feature)) {
         return Optional.of(
-            "the request uses " + feature + ", which the fallback model '" + f.name() + "' does not support");
+            "the request uses "
+                + feature
+                + ", which the fallback model '"
+                + f.name()
+                + "' does not support");
       }
     }
     return ctx.fallbackBlocker().map(reason -> "the request cannot go to the fallback: " + reason);
@@ -345,7 +398,11 @@ public final class FailoverPlan {
     return new GiveUp(
         503,
         "model_retired",
-        "model '" + model + "' of profile '" + ctx.profile().name() + "' is retired and "
+        "model '"
+            + model
+            + "' of profile '"
+            + ctx.profile().name()
+            + "' is retired and "
             + fallbackProblem.orElse("no fallback is usable"));
   }
 

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The {@code failover} block of conf/profiles.conf (every key documented there), read once at start.
- * Each building block takes the part it needs.
+ * The {@code failover} block of conf/profiles.conf (every key documented there), read once at
+ * start. Each building block takes the part it needs.
  *
  * <p>The breaker's {@code call-timeout} times a call up to its response headers, and a non-streamed
  * answer's headers come only after the whole generation — up to the provider's {@code
@@ -33,12 +33,15 @@ public record FailoverSettings(
     budgets = Map.copyOf(budgets);
   }
 
-  /** Added to the longest response-start-timeout: the upstream's own timer then ends a silent call first. */
+  /**
+   * Added to the longest response-start-timeout: the upstream's own timer then ends a silent call
+   * first.
+   */
   public static final Duration BREAKER_MARGIN = Duration.ofSeconds(10);
 
   /**
-   * The longest {@code providers.<provider>.response-start-timeout} in {@code config}, empty when it
-   * has no {@code providers} block (a config of the failover block alone).
+   * The longest {@code providers.<provider>.response-start-timeout} in {@code config}, empty when
+   * it has no {@code providers} block (a config of the failover block alone).
    */
   static Optional<Duration> longestResponseStart(Config config) {
     Optional<Duration> longest = Optional.empty();
@@ -62,7 +65,8 @@ public record FailoverSettings(
     Map<Pool, AdmissionPools.PoolLimits> pools = new EnumMap<>(Pool.class);
     for (Pool pool : Pool.values()) {
       Config b = f.getConfig("budgets." + pool.wireName());
-      budgets.put(pool, new AttemptBudget.Limits(b.getInt("max-attempts"), b.getDuration("total-time")));
+      budgets.put(
+          pool, new AttemptBudget.Limits(b.getInt("max-attempts"), b.getDuration("total-time")));
       Config p = f.getConfig("pools." + pool.wireName());
       Map<Provider, Integer> concurrency = new EnumMap<>(Provider.class);
       for (Provider provider : Provider.values()) {
@@ -72,7 +76,9 @@ public record FailoverSettings(
     }
     String openFor = f.getString("model-gone-open-for");
     Optional<Duration> modelGoneOpenFor =
-        "forever".equals(openFor) ? Optional.empty() : Optional.of(f.getDuration("model-gone-open-for"));
+        "forever".equals(openFor)
+            ? Optional.empty()
+            : Optional.of(f.getDuration("model-gone-open-for"));
     ProviderBreakers.Settings breaker =
         new ProviderBreakers.Settings(
             f.getInt("breaker.max-failures"),

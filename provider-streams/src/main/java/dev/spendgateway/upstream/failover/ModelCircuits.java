@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
- * Per-MODEL circuits opened by a 410 Gone (the model is retired): no retry, every later call
- * goes straight to the profile's fallback. A circuit stays open for {@code
+ * Per-MODEL circuits opened by a 410 Gone (the model is retired): no retry, every later call goes
+ * straight to the profile's fallback. A circuit stays open for {@code
  * failover.model-gone-open-for}, or — the default, {@code forever} — until restart or {@link
  * #reset}: a retired model does not come back, the catalog update is the fix. The listener is told
  * once per opening, for the alarm (the edge logs it and counts {@code
@@ -27,6 +27,7 @@ public final class ModelCircuits {
   private final Optional<Duration> openFor;
   private final LongSupplier nanoTime;
   private final Listener listener;
+
   /** model → nano time it was opened. */
   private final Map<String, Long> openedAt = new ConcurrentHashMap<>();
 

@@ -13,8 +13,13 @@ public final class PoolFull extends RuntimeException {
 
   public PoolFull(Pool pool, Provider provider, long retryAfterSeconds) {
     super(
-        "the " + pool.wireName() + " queue for " + provider.wireName()
-            + " is full; try again in " + retryAfterSeconds + " s",
+        "the "
+            + pool.wireName()
+            + " queue for "
+            + provider.wireName()
+            + " is full; try again in "
+            + retryAfterSeconds
+            + " s",
         null,
         false,
         false);

@@ -17,15 +17,15 @@ import org.apache.pekko.pattern.CircuitBreakerOpenException;
  * One Pekko {@link CircuitBreaker} per provider: {@code max-failures} consecutive failures open it;
  * while open every call fails at once with {@link CircuitBreakerOpenException} (the router treats
  * that like a connection error: fail over, no upstream traffic); after {@code reset-timeout} one
- * half-open probe is let through — success closes it, failure re-opens it with the timeout doubled up
- * to {@code max-reset-timeout}.
+ * half-open probe is let through — success closes it, failure re-opens it with the timeout doubled
+ * up to {@code max-reset-timeout}.
  *
  * <p>What counts as a failure is the caller's call: pass a predicate on the answer (the gateway's
  * is {@code ErrorClassifier.countsAgainstProvider}: no answer or a 5xx is a failure; a 429 or a
- * caller error 400 is NOT — the provider is healthy). The call
- * timeout applies to the supplied stage: complete it at the response headers, never at the end of
- * the body — a long answer is not a failure — and keep it at least the provider's
- * response-start-timeout ({@link Settings#coveringResponseStart}).
+ * caller error 400 is NOT — the provider is healthy). The call timeout applies to the supplied
+ * stage: complete it at the response headers, never at the end of the body — a long answer is not a
+ * failure — and keep it at least the provider's response-start-timeout ({@link
+ * Settings#coveringResponseStart}).
  */
 public final class ProviderBreakers {
 
@@ -40,7 +40,8 @@ public final class ProviderBreakers {
 
     /**
      * These settings with a call-timeout that lets a response start as late as {@code
-     * responseStart} (plus {@link FailoverSettings#BREAKER_MARGIN}); unchanged when it already does.
+     * responseStart} (plus {@link FailoverSettings#BREAKER_MARGIN}); unchanged when it already
+     * does.
      */
     public Settings coveringResponseStart(Duration responseStart) {
       Duration floor = responseStart.plus(FailoverSettings.BREAKER_MARGIN);
@@ -70,7 +71,10 @@ public final class ProviderBreakers {
     for (Provider provider : Provider.values()) {
       CircuitBreaker breaker =
           CircuitBreaker.create(
-                  scheduler, settings.maxFailures(), settings.callTimeout(), settings.resetTimeout())
+                  scheduler,
+                  settings.maxFailures(),
+                  settings.callTimeout(),
+                  settings.resetTimeout())
               .withExponentialBackoff(settings.maxResetTimeout());
       breaker.addOnOpenListener(() -> onStateChange.accept(provider, State.OPEN));
       breaker.addOnHalfOpenListener(() -> onStateChange.accept(provider, State.HALF_OPEN));
@@ -98,7 +102,8 @@ public final class ProviderBreakers {
     return breakers
         .get(provider)
         .callWithCircuitBreakerCS(
-            body, (result, error) -> error.isPresent() || result.map(isFailure::test).orElse(false));
+            body,
+            (result, error) -> error.isPresent() || result.map(isFailure::test).orElse(false));
   }
 
   /** {@link #withBreaker(Provider, Supplier, Predicate)} where only a failed stage is a failure. */

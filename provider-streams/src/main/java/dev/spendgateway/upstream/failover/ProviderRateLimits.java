@@ -9,14 +9,14 @@ import java.util.function.LongSupplier;
 
 /**
  * The node's own pace towards each provider: requests and tokens per minute, so a burst is spread
- * out (or refused) here instead of becoming a storm of upstream 429s that every caller then retries.
- * One limiter per provider, shared by every route.
+ * out (or refused) here instead of becoming a storm of upstream 429s that every caller then
+ * retries. One limiter per provider, shared by every route.
  *
- * <p>Each limit is a bucket that refills continuously at {@code perMinute / 60} per second and holds
- * at most one minute's worth. A call takes its share at once; when the bucket is short the call is
- * told how long to wait for its turn (the bucket goes into debt, so later calls queue behind it in
- * order). A call whose wait would exceed {@code maxWait} takes nothing and is refused with that wait,
- * which the edge answers as 429 with {@code Retry-After}.
+ * <p>Each limit is a bucket that refills continuously at {@code perMinute / 60} per second and
+ * holds at most one minute's worth. A call takes its share at once; when the bucket is short the
+ * call is told how long to wait for its turn (the bucket goes into debt, so later calls queue
+ * behind it in order). A call whose wait would exceed {@code maxWait} takes nothing and is refused
+ * with that wait, which the edge answers as 429 with {@code Retry-After}.
  *
  * <p>Tokens are counted at the call's worst case (input as assumed plus the whole output budget),
  * as the providers themselves count a request's {@code max_tokens} against the minute's tokens.
@@ -50,7 +50,8 @@ public final class ProviderRateLimits {
     this.nanoTime = nanoTime;
     for (Map.Entry<Provider, Limits> e : limits.entrySet()) {
       if (e.getValue().requestsPerMinute() > 0) {
-        requests.put(e.getKey(), new Bucket(e.getValue().requestsPerMinute(), nanoTime.getAsLong()));
+        requests.put(
+            e.getKey(), new Bucket(e.getValue().requestsPerMinute(), nanoTime.getAsLong()));
       }
       if (e.getValue().tokensPerMinute() > 0) {
         tokens.put(e.getKey(), new Bucket(e.getValue().tokensPerMinute(), nanoTime.getAsLong()));
@@ -63,7 +64,11 @@ public final class ProviderRateLimits {
     Config r = config.getConfig("failover.rate-limits");
     Map<Provider, Limits> limits = new EnumMap<>(Provider.class);
     for (Provider p : Provider.values()) {
-      limits.put(p, new Limits(r.getLong(p.wireName() + ".requests-per-minute"), r.getLong(p.wireName() + ".tokens-per-minute")));
+      limits.put(
+          p,
+          new Limits(
+              r.getLong(p.wireName() + ".requests-per-minute"),
+              r.getLong(p.wireName() + ".tokens-per-minute")));
     }
     return new ProviderRateLimits(limits, r.getDuration("max-wait"), nanoTime);
   }

@@ -9,15 +9,15 @@ import java.time.format.DateTimeParseException;
 import java.util.Optional;
 
 /**
- * Parses a {@code Retry-After} header (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date read against
- * a given {@code now} (no clock reads here). Also OpenAI's {@code retry-after-ms}.
+ * Parses a {@code Retry-After} header (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date read
+ * against a given {@code now} (no clock reads here). Also OpenAI's {@code retry-after-ms}.
  */
 public final class RetryAfter {
   private RetryAfter() {}
 
   /**
-   * @return the wait, {@link Duration#ZERO} for a date already past, empty when absent or unreadable
-   *     (an unreadable header means "no advice", so backoff applies)
+   * @return the wait, {@link Duration#ZERO} for a date already past, empty when absent or
+   *     unreadable (an unreadable header means "no advice", so backoff applies)
    */
   public static Optional<Duration> parse(String header, Instant now) {
     if (header == null || header.isBlank()) {
@@ -48,7 +48,9 @@ public final class RetryAfter {
     }
     try {
       BigDecimal ms = new BigDecimal(header.trim());
-      return ms.signum() < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(ms.movePointRight(6).longValue()));
+      return ms.signum() < 0
+          ? Optional.empty()
+          : Optional.of(Duration.ofNanos(ms.movePointRight(6).longValue()));
     } catch (NumberFormatException | ArithmeticException e) {
       return Optional.empty();
     }

@@ -10,8 +10,8 @@ import java.util.Set;
 /**
  * One approved routing profile (conf/profiles.conf): the name callers put in {@code model}, the
  * OpenAI primary, the tested Claude fallback (optional), the context limit, the features every
- * request on the profile may rely on, the admission pool, the default {@code max_tokens} used
- * when a translated request names none, and the data classes it narrows.
+ * request on the profile may rely on, the admission pool, the default {@code max_tokens} used when
+ * a translated request names none, and the data classes it narrows.
  *
  * @param dataClasses per data class name, the providers this profile may use for that class (the
  *     class's own list still applies: only providers in both are used); a class not named here is

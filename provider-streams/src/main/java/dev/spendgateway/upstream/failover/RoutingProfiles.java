@@ -28,6 +28,7 @@ public final class RoutingProfiles {
   static final String DEFAULTS_PATH = "profile-defaults";
 
   private final Map<String, RoutingProfile> byName;
+
   /** The catalog's lifecycle warning window ({@link ModelCatalog#warningDays()}). */
   private final long warningDays;
 
@@ -78,25 +79,39 @@ public final class RoutingProfiles {
     ModelInfo primary = model(name, "primary", c.getString("primary"), catalog, Provider.OPENAI);
     Optional<ModelInfo> fallback =
         c.hasPath("fallback")
-            ? Optional.of(model(name, "fallback", c.getString("fallback"), catalog, Provider.ANTHROPIC))
+            ? Optional.of(
+                model(name, "fallback", c.getString("fallback"), catalog, Provider.ANTHROPIC))
             : Optional.empty();
     Set<String> features = new LinkedHashSet<>(c.getStringList("features"));
     long contextLimit =
         c.hasPath("context-limit")
             ? c.getLong("context-limit")
-            : Math.min(primary.contextLimit(), fallback.map(ModelInfo::contextLimit).orElse(Long.MAX_VALUE));
+            : Math.min(
+                primary.contextLimit(),
+                fallback.map(ModelInfo::contextLimit).orElse(Long.MAX_VALUE));
     for (ModelInfo m : fallback.isPresent() ? List.of(primary, fallback.get()) : List.of(primary)) {
       for (String feature : features) {
         if (!m.hasFeature(feature)) {
           throw new IllegalArgumentException(
-              "profile '" + name + "' requires feature '" + feature + "' but model '" + m.name()
+              "profile '"
+                  + name
+                  + "' requires feature '"
+                  + feature
+                  + "' but model '"
+                  + m.name()
                   + "' does not have it (conf/models.conf features)");
         }
       }
       if (contextLimit > m.contextLimit()) {
         throw new IllegalArgumentException(
-            "profile '" + name + "' context-limit " + contextLimit + " exceeds model '" + m.name()
-                + "' context window " + m.contextLimit());
+            "profile '"
+                + name
+                + "' context-limit "
+                + contextLimit
+                + " exceeds model '"
+                + m.name()
+                + "' context window "
+                + m.contextLimit());
       }
     }
     if (contextLimit < 1) {
@@ -105,13 +120,23 @@ public final class RoutingProfiles {
     Pool pool = Pool.fromWireName(c.getString("pool"));
     long defaultMaxTokens = c.getLong("default-max-tokens");
     if (defaultMaxTokens < 1) {
-      throw new IllegalArgumentException("profile '" + name + "' default-max-tokens must be positive");
+      throw new IllegalArgumentException(
+          "profile '" + name + "' default-max-tokens must be positive");
     }
-    return new RoutingProfile(name, primary, fallback, contextLimit, features, pool, defaultMaxTokens,
+    return new RoutingProfile(
+        name,
+        primary,
+        fallback,
+        contextLimit,
+        features,
+        pool,
+        defaultMaxTokens,
         dataClasses(name, c));
   }
 
-  /** {@code data-classes { restricted = [openai] }}: the providers the profile may use per class. */
+  /**
+   * {@code data-classes { restricted = [openai] }}: the providers the profile may use per class.
+   */
   private static Map<String, Set<Provider>> dataClasses(String profile, Config c) {
     Config classes = c.getConfig("data-classes");
     Map<String, Set<Provider>> out = new TreeMap<>();
@@ -122,7 +147,13 @@ public final class RoutingProfiles {
           providers.add(Provider.fromWireName(p));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException(
-              "profile '" + profile + "' data-classes." + className + ": unknown provider '" + p + "' (openai, anthropic)");
+              "profile '"
+                  + profile
+                  + "' data-classes."
+                  + className
+                  + ": unknown provider '"
+                  + p
+                  + "' (openai, anthropic)");
         }
       }
       out.put(className, providers);
@@ -138,12 +169,24 @@ public final class RoutingProfiles {
             .orElseThrow(
                 () ->
                     new IllegalArgumentException(
-                        "profile '" + profile + "' " + key + " model '" + model
+                        "profile '"
+                            + profile
+                            + "' "
+                            + key
+                            + " model '"
+                            + model
                             + "' is not in conf/models.conf"));
     if (info.provider() != expected || info.kind() != ModelKind.CHAT) {
       throw new IllegalArgumentException(
-          "profile '" + profile + "' " + key + " model '" + model + "' must be a "
-              + expected.wireName() + " chat model");
+          "profile '"
+              + profile
+              + "' "
+              + key
+              + " model '"
+              + model
+              + "' must be a "
+              + expected.wireName()
+              + " chat model");
     }
     return info;
   }
@@ -166,9 +209,9 @@ public final class RoutingProfiles {
   public record LifecycleWarning(String profile, String model, Optional<Long> daysLeft) {}
 
   /**
-   * Deprecated models used by profiles, and active ones within the catalog's warning window of their
-   * end of support, for the start-up and daily warning (log + metric with days left). Retired ones
-   * are not listed: the plan routes around them.
+   * Deprecated models used by profiles, and active ones within the catalog's warning window of
+   * their end of support, for the start-up and daily warning (log + metric with days left). Retired
+   * ones are not listed: the plan routes around them.
    */
   public List<LifecycleWarning> lifecycleWarnings(LocalDate today) {
     List<LifecycleWarning> out = new ArrayList<>();

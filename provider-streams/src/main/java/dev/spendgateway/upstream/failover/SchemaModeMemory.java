@@ -48,7 +48,10 @@ public final class SchemaModeMemory {
     return hashes.size();
   }
 
-  /** Lower-case hex SHA-256 of the canonical form: equal schemas hash equal whatever their key order. */
+  /**
+   * Lower-case hex SHA-256 of the canonical form: equal schemas hash equal whatever their key
+   * order.
+   */
   public static String hash(JsonNode schema) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");

@@ -10,9 +10,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Pure helpers for the router's two structured-output downgrades (docs/ROUTER.md): OpenAI strict {@code
- * json_schema} rejected with a 400 → the same turn in {@code json_object} mode with the schema as an
- * instruction; Claude "compiled grammar is too large" → the schema moves from {@code
+ * Pure helpers for the router's two structured-output downgrades (docs/ROUTER.md): OpenAI strict
+ * {@code json_schema} rejected with a 400 → the same turn in {@code json_object} mode with the
+ * schema as an instruction; Claude "compiled grammar is too large" → the schema moves from {@code
  * output_config.format} into the system prompt. Inputs are never modified; each helper returns a
  * new body.
  */
@@ -34,8 +34,8 @@ public final class StructuredOutputFallback {
   }
 
   /**
-   * An OpenAI request in {@code json_object} mode: {@code response_format} becomes {@code
-   * {type: json_object}} and a system message carrying the schema is inserted after the leading
+   * An OpenAI request in {@code json_object} mode: {@code response_format} becomes {@code {type:
+   * json_object}} and a system message carrying the schema is inserted after the leading
    * system/developer messages (OpenAI's json mode also needs the word "JSON" in the messages; the
    * instruction has it). A request without a json_schema format is returned as an unchanged copy.
    */
@@ -124,8 +124,10 @@ public final class StructuredOutputFallback {
     if (status != 400 || body == null) {
       return false;
     }
-    String text = errorOf(body).map(e -> e.path("message").asText("")).orElse(body).toLowerCase(Locale.ROOT);
-    return text.contains("grammar is too large") || text.contains("schema is too complex for compilation");
+    String text =
+        errorOf(body).map(e -> e.path("message").asText("")).orElse(body).toLowerCase(Locale.ROOT);
+    return text.contains("grammar is too large")
+        || text.contains("schema is too complex for compilation");
   }
 
   private static Optional<JsonNode> errorOf(String body) {

@@ -13,8 +13,8 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>One instance per stream, driven by one stream stage (not thread-safe). Unlike Pekko's own
  * {@code EventStreamParser}, it bounds the <em>unterminated</em> line too (a newline-free body
- * cannot grow the buffer) and never fails: oversized lines/events are dropped and counted in
- * {@link #malformed()}.
+ * cannot grow the buffer) and never fails: oversized lines/events are dropped and counted in {@link
+ * #malformed()}.
  */
 public final class SseDecoder {
 

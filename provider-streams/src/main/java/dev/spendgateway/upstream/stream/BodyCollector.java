@@ -14,8 +14,8 @@ public final class BodyCollector {
 
   /**
    * Reads {@code body} to its end, at most {@code maxBytes} ({@code providers.max-response-bytes}).
-   * Never completes exceptionally: over the bound → {@link CollectedBody.TooLarge}, a cut →
-   * {@link CollectedBody.Failed}.
+   * Never completes exceptionally: over the bound → {@link CollectedBody.TooLarge}, a cut → {@link
+   * CollectedBody.Failed}.
    */
   public static CompletionStage<CollectedBody> collect(
       Source<ByteString, ?> body, long maxBytes, Materializer materializer) {

@@ -17,11 +17,11 @@ import scala.concurrent.ExecutionContext;
  * The client's end of an already running meter: a publisher for exactly one subscriber, who must
  * come within the client subscribe timeout.
  *
- * <p>The meter runs before anyone reads it, so the count no longer depends on the web server
- * ever starting the response. If the response is never started (the caller hung up before the
- * headers), nobody subscribes: when the timeout passes, the handoff subscribes a subscriber that
- * cancels at once, which the usage tap reads as "the client left" and drains. Whoever takes the
- * handoff first wins; a subscriber that comes later, or a second one, gets {@link ClientGone}.
+ * <p>The meter runs before anyone reads it, so the count no longer depends on the web server ever
+ * starting the response. If the response is never started (the caller hung up before the headers),
+ * nobody subscribes: when the timeout passes, the handoff subscribes a subscriber that cancels at
+ * once, which the usage tap reads as "the client left" and drains. Whoever takes the handoff first
+ * wins; a subscriber that comes later, or a second one, gets {@link ClientGone}.
  *
  * <p>{@link #clientDone()} completes when the client's side is over: read to its end, failed,
  * cancelled, or given up. The meter's outcome waits for it, so a settle never overtakes the
@@ -44,7 +44,10 @@ final class ClientHandoff implements Publisher<ByteString> {
    * @param subscribeTimeout {@code providers.client-subscribe-timeout}
    */
   static ClientHandoff awaitClient(
-      Publisher<ByteString> meterOutput, Duration subscribeTimeout, Scheduler scheduler, ExecutionContext ec) {
+      Publisher<ByteString> meterOutput,
+      Duration subscribeTimeout,
+      Scheduler scheduler,
+      ExecutionContext ec) {
     ClientHandoff handoff = new ClientHandoff(meterOutput);
     // Nobody can subscribe before this method returns, so the timer is in place before any client.
     try {
@@ -116,12 +119,13 @@ final class ClientHandoff implements Publisher<ByteString> {
   }
 
   /**
-   * The stream was already given to another reader, or given up because no reader came within
-   * the client subscribe timeout. Carries no answer bytes.
+   * The stream was already given to another reader, or given up because no reader came within the
+   * client subscribe timeout. Carries no answer bytes.
    */
   static final class ClientGone extends IllegalStateException {
     ClientGone() {
-      super("the metered stream has no reader slot left (taken, or the client subscribe timeout passed)");
+      super(
+          "the metered stream has no reader slot left (taken, or the client subscribe timeout passed)");
     }
   }
 }

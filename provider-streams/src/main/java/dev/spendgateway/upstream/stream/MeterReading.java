@@ -23,7 +23,8 @@ record MeterReading(UsageTally tally, long bytes, long malformed) {
    * @param events the SSE events the chunk completed
    * @param malformedSoFar the decoder's running count of skipped lines and events
    */
-  MeterReading withChunk(int chunkBytes, List<SseEvent> events, long malformedSoFar, UsageExtractor extractor) {
+  MeterReading withChunk(
+      int chunkBytes, List<SseEvent> events, long malformedSoFar, UsageExtractor extractor) {
     UsageTally next = tally;
     for (SseEvent event : events) {
       next = extractor.accept(next, event);
@@ -36,7 +37,8 @@ record MeterReading(UsageTally tally, long bytes, long malformed) {
    * event came, else {@link Termination#ENDED_EARLY} (a stream closed mid-answer is a cut).
    */
   StreamOutcome finished(boolean clientLeft) {
-    Termination termination = tally.terminalSeen() ? Termination.COMPLETED : Termination.ENDED_EARLY;
+    Termination termination =
+        tally.terminalSeen() ? Termination.COMPLETED : Termination.ENDED_EARLY;
     return outcome(termination, Optional.empty(), clientLeft);
   }
 
@@ -45,7 +47,8 @@ record MeterReading(UsageTally tally, long bytes, long malformed) {
     return outcome(why, Optional.of(safeErrorClass), clientLeft);
   }
 
-  private StreamOutcome outcome(Termination termination, Optional<String> errorClass, boolean clientLeft) {
+  private StreamOutcome outcome(
+      Termination termination, Optional<String> errorClass, boolean clientLeft) {
     return new StreamOutcome(
         tally.usageDocument(),
         termination,

@@ -29,8 +29,8 @@ import org.reactivestreams.Publisher;
  * </pre>
  *
  * <ul>
- *   <li>The count runs whatever the client does: it no longer waits for the web server to start
- *       the response, which it never does when the caller hangs up before the headers.
+ *   <li>The count runs whatever the client does: it no longer waits for the web server to start the
+ *       response, which it never does when the caller hangs up before the headers.
  *   <li>Backpressure end to end: the tap pulls only when the client pulls, so a slow client slows
  *       the upstream read; only the handoff's small input buffer lies in between.
  *   <li>Client leaves, or never subscribes within the client subscribe timeout: the tap drains the
@@ -47,8 +47,8 @@ import org.reactivestreams.Publisher;
 public final class StreamMeter {
 
   /**
-   * The client subscribe timeout when none is configured: long enough for the web server to start
-   * a response it was just handed, short enough that an abandoned stream's count is not held up.
+   * The client subscribe timeout when none is configured: long enough for the web server to start a
+   * response it was just handed, short enough that an abandoned stream's count is not held up.
    */
   public static final Duration DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT = Duration.ofSeconds(5);
 
@@ -59,7 +59,10 @@ public final class StreamMeter {
   private final Duration clientSubscribeTimeout;
 
   private StreamMeter(
-      ActorSystem<?> system, SseLimits limits, Duration drainTimeout, Duration clientSubscribeTimeout) {
+      ActorSystem<?> system,
+      SseLimits limits,
+      Duration drainTimeout,
+      Duration clientSubscribeTimeout) {
     this.system = system;
     this.materializer = Materializer.matFromSystem(system);
     this.limits = limits;
@@ -69,16 +72,23 @@ public final class StreamMeter {
 
   /**
    * @param limits SSE bounds ({@code providers.max-sse-line-bytes}/{@code max-sse-event-bytes})
-   * @param drainTimeout {@code providers.drain-timeout}: how long a left client's stream is still read
+   * @param drainTimeout {@code providers.drain-timeout}: how long a left client's stream is still
+   *     read
    * @param clientSubscribeTimeout {@code providers.client-subscribe-timeout}: how long the response
    *     may take to start reading a metered stream before the client counts as gone
    */
   public static StreamMeter create(
-      ActorSystem<?> system, SseLimits limits, Duration drainTimeout, Duration clientSubscribeTimeout) {
+      ActorSystem<?> system,
+      SseLimits limits,
+      Duration drainTimeout,
+      Duration clientSubscribeTimeout) {
     return new StreamMeter(system, limits, drainTimeout, clientSubscribeTimeout);
   }
 
-  /** As {@link #create(ActorSystem, SseLimits, Duration, Duration)}, with {@link #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}. */
+  /**
+   * As {@link #create(ActorSystem, SseLimits, Duration, Duration)}, with {@link
+   * #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}.
+   */
   public static StreamMeter create(ActorSystem<?> system, SseLimits limits, Duration drainTimeout) {
     return create(system, limits, drainTimeout, DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT);
   }
@@ -89,7 +99,9 @@ public final class StreamMeter {
     return create(system, settings.sseLimits(), settings.drainTimeout(), clientSubscribeTimeout);
   }
 
-  /** The meter configured from {@code providers.*}, with {@link #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}. */
+  /**
+   * The meter configured from {@code providers.*}, with {@link #DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT}.
+   */
   public static StreamMeter create(ActorSystem<?> system, UpstreamSettings settings) {
     return create(system, settings, DEFAULT_CLIENT_SUBSCRIBE_TIMEOUT);
   }
@@ -103,52 +115,62 @@ public final class StreamMeter {
   public MeteredStream meter(Source<ByteString, ?> upstream, ApiKind kind) {
     Pair<CompletionStage<StreamOutcome>, Publisher<ByteString>> running;
     try {
-      running = upstream
-          .viaMat(UsageTap.flow(limits, kind.extractor(), drainTimeout), Keep.right())
-          .toMat(oneSubscriberHandoff(), Keep.both())
-          .run(materializer);
+      running =
+          upstream
+              .viaMat(UsageTap.flow(limits, kind.extractor(), drainTimeout), Keep.right())
+              .toMat(oneSubscriberHandoff(), Keep.both())
+              .run(materializer);
     } catch (RuntimeException materializerGone) {
       return notStarted(materializerGone);
     }
-    ClientHandoff handoff = ClientHandoff.awaitClient(
-        running.second(), clientSubscribeTimeout, system.scheduler(), system.executionContext());
+    ClientHandoff handoff =
+        ClientHandoff.awaitClient(
+            running.second(),
+            clientSubscribeTimeout,
+            system.scheduler(),
+            system.executionContext());
     return new MeteredStream(clientSide(handoff), afterTheClient(running.first(), handoff));
   }
 
   /**
    * What the edge sends. The watch sits after the handoff's buffer, so it ends only when the
-   * client's own stream has taken the last chunk, failed or cancelled; a run refused with
-   * {@link ClientHandoff.ClientGone} was never the client and does not count.
+   * client's own stream has taken the last chunk, failed or cancelled; a run refused with {@link
+   * ClientHandoff.ClientGone} was never the client and does not count.
    */
   private static Source<ByteString, NotUsed> clientSide(ClientHandoff handoff) {
     return Source.fromPublisher(handoff)
-        .watchTermination((notUsed, over) -> {
-          over.whenComplete((done, error) -> {
-            if (!(SafeErrors.unwrap(error) instanceof ClientHandoff.ClientGone)) {
-              handoff.clientEnded();
-            }
-          });
-          return NotUsed.getInstance();
-        });
+        .watchTermination(
+            (notUsed, over) -> {
+              over.whenComplete(
+                  (done, error) -> {
+                    if (!(SafeErrors.unwrap(error) instanceof ClientHandoff.ClientGone)) {
+                      handoff.clientEnded();
+                    }
+                  });
+              return NotUsed.getInstance();
+            });
   }
 
   /**
-   * The tap's outcome, released once the client's side is over too. The handoff reads a few
-   * chunks ahead of the client, so the upstream can end while the client still reads; the caller
-   * settles and logs on the outcome, and that must not overtake the answer's delivery. A stopped
-   * meter does not wait: nothing will move on the client's side any more.
+   * The tap's outcome, released once the client's side is over too. The handoff reads a few chunks
+   * ahead of the client, so the upstream can end while the client still reads; the caller settles
+   * and logs on the outcome, and that must not overtake the answer's delivery. A stopped meter does
+   * not wait: nothing will move on the client's side any more.
    */
   private static CompletionStage<StreamOutcome> afterTheClient(
       CompletionStage<StreamOutcome> counted, ClientHandoff handoff) {
-    return counted.thenCompose(outcome -> outcome.termination() == Termination.STOPPED
-        ? CompletableFuture.completedFuture(outcome)
-        : handoff.clientDone().thenApply(clientOver -> outcome));
+    return counted.thenCompose(
+        outcome ->
+            outcome.termination() == Termination.STOPPED
+                ? CompletableFuture.completedFuture(outcome)
+                : handoff.clientDone().thenApply(clientOver -> outcome));
   }
 
   private Sink<ByteString, Publisher<ByteString>> oneSubscriberHandoff() {
     return Sink.<ByteString>asPublisher(AsPublisher.WITHOUT_FANOUT)
-        .withAttributes(ActorAttributes.streamSubscriptionTimeout(
-            clientSubscribeTimeout, StreamSubscriptionTimeoutTerminationMode.noop()));
+        .withAttributes(
+            ActorAttributes.streamSubscriptionTimeout(
+                clientSubscribeTimeout, StreamSubscriptionTimeoutTerminationMode.noop()));
   }
 
   /**
@@ -157,7 +179,8 @@ public final class StreamMeter {
    */
   private static MeteredStream notStarted(RuntimeException why) {
     StreamOutcome stopped = MeterReading.start().cut(Termination.STOPPED, UsageTap.STOPPED, true);
-    Source<ByteString, NotUsed> failed = Source.failed(new IllegalStateException(SafeErrors.classify(why)));
+    Source<ByteString, NotUsed> failed =
+        Source.failed(new IllegalStateException(SafeErrors.classify(why)));
     return new MeteredStream(failed, CompletableFuture.completedFuture(stopped));
   }
 }

@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Optional;
 
 /**
- * What the usage tap learned once the upstream of a streamed answer ended (or the gateway stopped it).
+ * What the usage tap learned once the upstream of a streamed answer ended (or the gateway stopped
+ * it).
  *
  * <p>Settlement rule for the caller: {@link #cleanEnd()} and the provider's final usage → parse it
  * and settle the actual cost; anything else → keep the worst case and log {@code usage_missing} (a

@@ -11,8 +11,8 @@ public enum Termination {
   /** The client left and draining the rest took longer than {@code providers.drain-timeout}. */
   DRAIN_TIMEOUT,
   /**
-   * The gateway stopped the stream before the upstream ended (its stream materializer shut down,
-   * or the metering stage broke): nothing more can be read, keep the worst case.
+   * The gateway stopped the stream before the upstream ended (its stream materializer shut down, or
+   * the metering stage broke): nothing more can be read, keep the worst case.
    */
   STOPPED
 }

@@ -17,13 +17,13 @@ import org.apache.pekko.util.ByteString;
  * chat completion stream and passes every other byte through unchanged.
  *
  * <p>The gateway always asks OpenAI for stream usage, because without it a streamed call could only
- * be billed at its worst case. A caller that did not ask for usage does not expect that extra chunk:
- * the usual {@code for chunk in stream: chunk.choices[0]} loop fails on it. Put this stage on the
- * client's side of the meter only, so the usage tap still reads the usage.
+ * be billed at its worst case. A caller that did not ask for usage does not expect that extra
+ * chunk: the usual {@code for chunk in stream: chunk.choices[0]} loop fails on it. Put this stage
+ * on the client's side of the meter only, so the usage tap still reads the usage.
  *
- * <p>The stage splits the bytes into SSE events at blank lines ({@code \n}, {@code \r\n} or
- * {@code \r} line ends, events split across any number of TCP frames) and forwards each whole event
- * byte for byte, {@code data: [DONE]} included. It holds back at most one incomplete event. An event
+ * <p>The stage splits the bytes into SSE events at blank lines ({@code \n}, {@code \r\n} or {@code
+ * \r} line ends, events split across any number of TCP frames) and forwards each whole event byte
+ * for byte, {@code data: [DONE]} included. It holds back at most one incomplete event. An event
  * longer than {@link SseLimits#maxEventBytes()} cannot be a usage chunk, so it is passed on as it
  * arrives. This is a fresh parser per stream: every materialization gets its own state.
  */
@@ -32,14 +32,19 @@ public final class UsageChunkFilter {
   private static final ByteString USAGE_KEY = ByteString.fromString("\"usage\"");
 
   private final int maxEventBytes;
+
   /** The bytes of the event being read, until its blank line arrives. */
   private ByteString pending = ByteString.emptyByteString();
+
   /** The last byte ended a line (or nothing of this event was read yet). */
   private boolean atLineStart = true;
+
   /** The last byte was a CR: a LF right after it belongs to the same line end. */
   private boolean lastWasCr;
+
   /** A CR ended the event; a LF right after it is still part of it. */
   private boolean endsAfterCr;
+
   /** The current event outgrew the bound: its bytes go straight through. */
   private boolean oversized;
 
@@ -61,7 +66,8 @@ public final class UsageChunkFilter {
    * The client's side of a chat completion stream: unchanged when the caller asked for usage
    * itself, else without the usage-only chunk.
    */
-  public static Flow<ByteString, ByteString, NotUsed> forCaller(boolean callerAskedForUsage, SseLimits limits) {
+  public static Flow<ByteString, ByteString, NotUsed> forCaller(
+      boolean callerAskedForUsage, SseLimits limits) {
     return callerAskedForUsage ? Flow.of(ByteString.class) : flow(limits);
   }
 

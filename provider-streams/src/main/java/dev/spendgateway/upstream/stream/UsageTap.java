@@ -60,7 +60,8 @@ import org.apache.pekko.util.ByteString;
  * <p>Each materialization has its own decoder, tally and outcome.
  */
 public final class UsageTap
-    extends AbstractGraphStageWithMaterializedValue<FlowShape<ByteString, ByteString>, CompletionStage<StreamOutcome>> {
+    extends AbstractGraphStageWithMaterializedValue<
+        FlowShape<ByteString, ByteString>, CompletionStage<StreamOutcome>> {
 
   /** The outcome's error class when the drain timer cut an abandoned stream. */
   static final String DRAIN_TIMEOUT = "drain_timeout";
@@ -117,33 +118,37 @@ public final class UsageTap
     Tap(CompletableFuture<StreamOutcome> outcome) {
       super(shape);
       this.outcome = outcome;
-      setHandler(upstream, new AbstractInHandler() {
-        @Override
-        public void onPush() {
-          onChunk(grab(upstream));
-        }
+      setHandler(
+          upstream,
+          new AbstractInHandler() {
+            @Override
+            public void onPush() {
+              onChunk(grab(upstream));
+            }
 
-        @Override
-        public void onUpstreamFinish() {
-          onUpstreamEnded();
-        }
+            @Override
+            public void onUpstreamFinish() {
+              onUpstreamEnded();
+            }
 
-        @Override
-        public void onUpstreamFailure(Throwable error) {
-          onUpstreamBroke(error);
-        }
-      });
-      setHandler(client, new AbstractOutHandler() {
-        @Override
-        public void onPull() {
-          pull(upstream);
-        }
+            @Override
+            public void onUpstreamFailure(Throwable error) {
+              onUpstreamBroke(error);
+            }
+          });
+      setHandler(
+          client,
+          new AbstractOutHandler() {
+            @Override
+            public void onPull() {
+              pull(upstream);
+            }
 
-        @Override
-        public void onDownstreamFinish(Throwable cause) {
-          onClientLeft();
-        }
-      });
+            @Override
+            public void onDownstreamFinish(Throwable cause) {
+              onClientLeft();
+            }
+          });
     }
 
     private void onChunk(ByteString chunk) {

@@ -1,14 +1,14 @@
 package dev.spendgateway.upstream.translate;
 
-import dev.spendgateway.upstream.sse.SseDecoder;
-import dev.spendgateway.upstream.sse.SseEvent;
-import dev.spendgateway.upstream.sse.SseLimits;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.policy.cost.UsageParsers;
 import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.upstream.sse.SseDecoder;
+import dev.spendgateway.upstream.sse.SseEvent;
+import dev.spendgateway.upstream.sse.SseLimits;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,13 +34,14 @@ import org.apache.pekko.util.ByteString;
  *       ({@link FinishReasons}); its cumulative usage is kept.
  *   <li>{@code message_stop} → the usage chunk ({@code choices: []}, {@code usage} as in {@link
  *       MessagesToChat}), then {@code [DONE]}. The usage chunk is only for a caller that asked for
- *       it ({@code stream_options.include_usage}), as OpenAI itself would send it; a caller that did
- *       not ask reads {@code choices[0]} of every chunk. When Anthropic reported no readable usage
- *       the usage chunk is left out rather than faked as zero.
+ *       it ({@code stream_options.include_usage}), as OpenAI itself would send it; a caller that
+ *       did not ask reads {@code choices[0]} of every chunk. When Anthropic reported no readable
+ *       usage the usage chunk is left out rather than faked as zero.
  *   <li>{@code ping}, {@code content_block_stop} and unknown event types → nothing.
- *   <li>{@code error} (e.g. {@code overloaded_error} mid-stream), unreadable data, an oversized line,
- *       or the upstream ending / failing before {@code message_stop} → one {@code {"error":{…}}}
- *       payload and no {@code [DONE]}: the client sees the stream was cut, never a silent truncation.
+ *   <li>{@code error} (e.g. {@code overloaded_error} mid-stream), unreadable data, an oversized
+ *       line, or the upstream ending / failing before {@code message_stop} → one {@code
+ *       {"error":{…}}} payload and no {@code [DONE]}: the client sees the stream was cut, never a
+ *       silent truncation.
  * </ul>
  *
  * <p>Output strings are SSE {@code data:} payloads without the framing; {@link #frame} adds it.
@@ -136,9 +137,7 @@ public final class AnthropicSseToChatChunks {
     return out;
   }
 
-  /**
-   * The upstream bytes ended. Returns nothing after a complete stream, otherwise the cut error.
-   */
+  /** The upstream bytes ended. Returns nothing after a complete stream, otherwise the cut error. */
   public List<String> onUpstreamEnd() {
     if (finished) {
       return List.of();
@@ -180,10 +179,10 @@ public final class AnthropicSseToChatChunks {
   }
 
   /**
-   * The translator as a stream stage: Anthropic SSE bytes in (any chunking) → OpenAI SSE frames out.
-   * Each materialization gets its own parser and translator. An upstream failure does not fail this
-   * stage: it becomes the cut error frame and a normal completion, so the client's connection ends
-   * with a readable error event. (Settling the reservation is the counting branch's job.)
+   * The translator as a stream stage: Anthropic SSE bytes in (any chunking) → OpenAI SSE frames
+   * out. Each materialization gets its own parser and translator. An upstream failure does not fail
+   * this stage: it becomes the cut error frame and a normal completion, so the client's connection
+   * ends with a readable error event. (Settling the reservation is the counting branch's job.)
    */
   public static Flow<ByteString, ByteString, NotUsed> flow(
       String model, long createdEpochSeconds, int maxLineBytes) {
@@ -205,8 +204,10 @@ public final class AnthropicSseToChatChunks {
         .<Input>map(Input.Bytes::new)
         .recover(Throwable.class, Input.Failed::new)
         .statefulMap(
-            () -> new StreamState(new SseDecoder(new SseLimits(maxLineBytes, MAX_EVENT_BYTES)),
-                new AnthropicSseToChatChunks(model, createdEpochSeconds, usageChunk)),
+            () ->
+                new StreamState(
+                    new SseDecoder(new SseLimits(maxLineBytes, MAX_EVENT_BYTES)),
+                    new AnthropicSseToChatChunks(model, createdEpochSeconds, usageChunk)),
             (state, input) -> Pair.create(state, state.on(input)),
             state -> java.util.Optional.of(state.onEnd()))
         .mapConcat(frames -> frames);
@@ -341,7 +342,8 @@ public final class AnthropicSseToChatChunks {
       // The usage tap's decoder skips what breaks its bounds; a translation cannot skip a piece of
       // the answer, so it ends the caller's stream with an error event instead.
       if (parser.malformed() > malformedBefore && !translator.isFinished()) {
-        payloads.addAll(translator.fail("upstream_unreadable", "the upstream sent an oversized event"));
+        payloads.addAll(
+            translator.fail("upstream_unreadable", "the upstream sent an oversized event"));
       }
       return frames(payloads);
     }

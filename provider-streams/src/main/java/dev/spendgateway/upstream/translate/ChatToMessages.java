@@ -14,8 +14,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Translates an OpenAI Chat Completions request into an Anthropic Messages request, for the failover
- * router's Claude fallback. Pure: no I/O, no clock; the input is never modified.
+ * Translates an OpenAI Chat Completions request into an Anthropic Messages request, for the
+ * failover router's Claude fallback. Pure: no I/O, no clock; the input is never modified.
  *
  * <p>What maps, and how:
  *
@@ -24,24 +24,24 @@ import java.util.regex.Pattern;
  *       {@code system} string (joined with a blank line, in order): Anthropic has no system role
  *       inside {@code messages}.
  *   <li>{@code user} / {@code assistant} messages keep their role; string content stays a string,
- *       content parts become blocks: {@code text} → text block; {@code image_url} with a
- *       {@code data:image/…;base64,} URL → {@code image} block with a base64 source, with an
- *       {@code http(s)} URL → {@code image} block with a url source ({@code detail} is dropped).
- *       The {@code name} of a message is dropped (Anthropic has none).
+ *       content parts become blocks: {@code text} → text block; {@code image_url} with a {@code
+ *       data:image/…;base64,} URL → {@code image} block with a base64 source, with an {@code
+ *       http(s)} URL → {@code image} block with a url source ({@code detail} is dropped). The
+ *       {@code name} of a message is dropped (Anthropic has none).
  *   <li>{@code max_completion_tokens}, else {@code max_tokens}, → {@code max_tokens}; absent → the
  *       profile's default (Anthropic requires it).
- *   <li>{@code temperature} is clamped to Anthropic's 0..1 (OpenAI allows 0..2): a caller asking for
- *       more randomness than Claude offers gets Claude's most random setting, never an error.
+ *   <li>{@code temperature} is clamped to Anthropic's 0..1 (OpenAI allows 0..2): a caller asking
+ *       for more randomness than Claude offers gets Claude's most random setting, never an error.
  *   <li>{@code top_p} is passed on; when both {@code temperature} and {@code top_p} are sent, only
  *       {@code temperature} is kept (current Claude models refuse the pair).
  *   <li>{@code stop} (string or list) → {@code stop_sequences}; {@code user} → {@code
  *       metadata.user_id}; {@code stream} → {@code stream}.
  *   <li>{@code response_format}: Anthropic has no such field. {@code json_object} becomes an
  *       instruction appended to {@code system} ("answer with one JSON object only"). {@code
- *       json_schema} becomes Anthropic's native structured output ({@code output_config.format}) when
- *       {@link Options#nativeJsonSchema()} says the target model has the {@code json_schema} feature,
- *       otherwise an instruction carrying the schema in {@code system} (the same text {@link
- *       SchemaInstructions} writes after a "grammar is too large" refusal).
+ *       json_schema} becomes Anthropic's native structured output ({@code output_config.format})
+ *       when {@link Options#nativeJsonSchema()} says the target model has the {@code json_schema}
+ *       feature, otherwise an instruction carrying the schema in {@code system} (the same text
+ *       {@link SchemaInstructions} writes after a "grammar is too large" refusal).
  *   <li>Ignored because they do not change the answer: {@code model} (replaced by the profile's
  *       fallback model), {@code stream_options} (the chunk translator always ends with a usage
  *       chunk), {@code store}, {@code metadata}, {@code service_tier}, {@code seed}, {@code
@@ -49,10 +49,10 @@ import java.util.regex.Pattern;
  *       tools}, {@code tool_choice: "none"}.
  * </ul>
  *
- * <p>Everything else is refused with a {@link TranslationError} naming the field: tools and function
- * calling, {@code n > 1}, logprobs, audio, predicted outputs, web search options, logit bias, non-zero
- * penalties, reasoning effort, and any field this class does not know. Refusing unknown fields is
- * deliberate: a new OpenAI feature must not silently vanish on the fallback.
+ * <p>Everything else is refused with a {@link TranslationError} naming the field: tools and
+ * function calling, {@code n > 1}, logprobs, audio, predicted outputs, web search options, logit
+ * bias, non-zero penalties, reasoning effort, and any field this class does not know. Refusing
+ * unknown fields is deliberate: a new OpenAI feature must not silently vanish on the fallback.
  */
 public final class ChatToMessages {
   private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
@@ -64,16 +64,44 @@ public final class ChatToMessages {
   private static final Set<String> IMAGE_MEDIA_TYPES =
       Set.of("image/jpeg", "image/png", "image/gif", "image/webp");
 
-  private static final Pattern DATA_URL = Pattern.compile("^data:([^;,]+);base64,(.*)$", Pattern.DOTALL);
+  private static final Pattern DATA_URL =
+      Pattern.compile("^data:([^;,]+);base64,(.*)$", Pattern.DOTALL);
 
-  /** Fields that carry no behaviour Claude would lose, or that are checked elsewhere in this class. */
+  /**
+   * Fields that carry no behaviour Claude would lose, or that are checked elsewhere in this class.
+   */
   private static final Set<String> KNOWN_FIELDS =
       Set.of(
-          "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop",
-          "stream", "stream_options", "response_format", "n", "user", "store", "metadata",
-          "service_tier", "seed", "presence_penalty", "frequency_penalty", "logprobs",
-          "top_logprobs", "tools", "tool_choice", "parallel_tool_calls", "functions",
-          "function_call", "audio", "modalities", "prediction", "web_search_options", "logit_bias",
+          "model",
+          "messages",
+          "max_tokens",
+          "max_completion_tokens",
+          "temperature",
+          "top_p",
+          "stop",
+          "stream",
+          "stream_options",
+          "response_format",
+          "n",
+          "user",
+          "store",
+          "metadata",
+          "service_tier",
+          "seed",
+          "presence_penalty",
+          "frequency_penalty",
+          "logprobs",
+          "top_logprobs",
+          "tools",
+          "tool_choice",
+          "parallel_tool_calls",
+          "functions",
+          "function_call",
+          "audio",
+          "modalities",
+          "prediction",
+          "web_search_options",
+          "logit_bias",
           "reasoning_effort");
 
   /** Why each known-but-unsupported field is refused when it asks for something. */
@@ -94,9 +122,9 @@ public final class ChatToMessages {
    *
    * @param model the Anthropic model id to call (the profile's fallback)
    * @param defaultMaxTokens {@code max_tokens} when the request names none (the profile's default)
-   * @param nativeJsonSchema true when the target model has the {@code json_schema} feature: a {@code
-   *     json_schema} response format then becomes {@code output_config.format}; false puts the schema
-   *     into the system prompt
+   * @param nativeJsonSchema true when the target model has the {@code json_schema} feature: a
+   *     {@code json_schema} response format then becomes {@code output_config.format}; false puts
+   *     the schema into the system prompt
    */
   public record Options(String model, long defaultMaxTokens, boolean nativeJsonSchema) {
     public Options {
@@ -163,11 +191,13 @@ public final class ChatToMessages {
     }
     JsonNode toolChoice = req.get("tool_choice");
     if (toolChoice != null && !toolChoice.isNull() && !"none".equals(toolChoice.asText(""))) {
-      throw new TranslationError("tool_choice", "tool choice is not translated to the Claude fallback");
+      throw new TranslationError(
+          "tool_choice", "tool choice is not translated to the Claude fallback");
     }
     JsonNode n = req.get("n");
     if (n != null && !n.isNull() && n.asInt(1) != 1) {
-      throw new TranslationError("n", "the Claude fallback answers with one choice only (n must be 1)");
+      throw new TranslationError(
+          "n", "the Claude fallback answers with one choice only (n must be 1)");
     }
     if (req.path("logprobs").asBoolean(false)) {
       throw new TranslationError("logprobs", "logprobs are not available on the Claude fallback");
@@ -180,7 +210,8 @@ public final class ChatToMessages {
     }
     JsonNode logitBias = req.get("logit_bias");
     if (logitBias != null && !logitBias.isNull() && !logitBias.isEmpty()) {
-      throw new TranslationError("logit_bias", "logit bias has no equivalent on the Claude fallback");
+      throw new TranslationError(
+          "logit_bias", "logit bias has no equivalent on the Claude fallback");
     }
     JsonNode modalities = req.get("modalities");
     if (modalities != null && modalities.isArray()) {
@@ -211,7 +242,8 @@ public final class ChatToMessages {
                 where + ".tool_calls", "tool calls are not translated to the Claude fallback");
           }
           if (message.hasNonNull("audio")) {
-            throw new TranslationError(where + ".audio", "audio is not available on the Claude fallback");
+            throw new TranslationError(
+                where + ".audio", "audio is not available on the Claude fallback");
           }
           out.add(turn("assistant", message, where, false));
         }
@@ -222,7 +254,8 @@ public final class ChatToMessages {
       }
     }
     if (out.isEmpty()) {
-      throw new TranslationError("messages", "messages must hold at least one user or assistant message");
+      throw new TranslationError(
+          "messages", "messages must hold at least one user or assistant message");
     }
     return out;
   }
@@ -246,13 +279,15 @@ public final class ChatToMessages {
     throw new TranslationError(where + ".content", "system content must be a string or text parts");
   }
 
-  private static ObjectNode turn(String role, JsonNode message, String where, boolean imagesAllowed) {
+  private static ObjectNode turn(
+      String role, JsonNode message, String where, boolean imagesAllowed) {
     ObjectNode out = JSON.objectNode();
     out.put("role", role);
     JsonNode content = message.get("content");
     if (content != null && content.isTextual()) {
       if (content.asText().isEmpty()) {
-        throw new TranslationError(where + ".content", "empty content is refused by the Claude fallback");
+        throw new TranslationError(
+            where + ".content", "empty content is refused by the Claude fallback");
       }
       out.put("content", content.asText());
       return out;

@@ -1,6 +1,8 @@
 package dev.spendgateway.upstream.translate;
 
-/** Anthropic {@code stop_reason} → OpenAI {@code finish_reason}, shared by the JSON and SSE paths. */
+/**
+ * Anthropic {@code stop_reason} → OpenAI {@code finish_reason}, shared by the JSON and SSE paths.
+ */
 public final class FinishReasons {
   private FinishReasons() {}
 

@@ -8,18 +8,19 @@ import dev.spendgateway.policy.cost.UsageParsers;
 import dev.spendgateway.policy.cost.UsageReport;
 
 /**
- * Translates an Anthropic Messages answer into an OpenAI {@code chat.completion}. Pure: the creation
- * time and the model name to report are passed in.
+ * Translates an Anthropic Messages answer into an OpenAI {@code chat.completion}. Pure: the
+ * creation time and the model name to report are passed in.
  *
  * <ul>
- *   <li>{@code id}: {@code chatcmpl-} + the Anthropic message id (traceable in Anthropic's console).
+ *   <li>{@code id}: {@code chatcmpl-} + the Anthropic message id (traceable in Anthropic's
+ *       console).
  *   <li>{@code choices[0].message.content}: the text blocks joined in order; thinking blocks are
  *       dropped (OpenAI chat has no place for them); {@code refusal} is null.
  *   <li>{@code finish_reason}: see {@link FinishReasons#toOpenAi}.
  *   <li>{@code usage}: {@code prompt_tokens = input + cache read + cache write} (OpenAI's prompt
  *       count includes cached tokens), {@code completion_tokens = output}, {@code
- *       prompt_tokens_details.cached_tokens = cache read}. When Anthropic reported no readable usage
- *       the field is left out — never a zero, which would read as a free call.
+ *       prompt_tokens_details.cached_tokens = cache read}. When Anthropic reported no readable
+ *       usage the field is left out — never a zero, which would read as a free call.
  * </ul>
  */
 public final class MessagesToChat {
@@ -33,7 +34,8 @@ public final class MessagesToChat {
    *     model, as the router chooses
    * @param createdEpochSeconds the {@code created} field (the router's clock, never read here)
    */
-  public static ObjectNode translate(JsonNode messagesResponse, String model, long createdEpochSeconds) {
+  public static ObjectNode translate(
+      JsonNode messagesResponse, String model, long createdEpochSeconds) {
     ObjectNode out = JSON.objectNode();
     out.put("id", chatId(messagesResponse.path("id").asText("")));
     out.put("object", "chat.completion");
@@ -46,9 +48,10 @@ public final class MessagesToChat {
     message.put("content", text(messagesResponse.path("content")));
     message.putNull("refusal");
     choice.putNull("logprobs");
-    String stopReason = messagesResponse.path("stop_reason").isTextual()
-        ? messagesResponse.path("stop_reason").asText()
-        : null;
+    String stopReason =
+        messagesResponse.path("stop_reason").isTextual()
+            ? messagesResponse.path("stop_reason").asText()
+            : null;
     choice.put("finish_reason", FinishReasons.toOpenAi(stopReason));
     UsageReport usage = UsageParsers.anthropic(messagesResponse.get("usage"));
     if (usage instanceof UsageReport.Reported reported) {

@@ -19,8 +19,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * The OpenAI side of a routed stream: re-frames OpenAI {@code chat.completion.chunk} events with
  * {@code model} set to the profile name (so an answer from either provider looks the same) and,
- * when the upstream fails or ends before {@code [DONE]}, ends the client's stream with one
- * {@code {"error":{"type":"upstream_cut",…}}} event — the same contract as {@link
+ * when the upstream fails or ends before {@code [DONE]}, ends the client's stream with one {@code
+ * {"error":{"type":"upstream_cut",…}}} event — the same contract as {@link
  * AnthropicSseToChatChunks#flow}. Fresh state per materialization.
  */
 public final class OpenAiChunks {
@@ -36,7 +36,8 @@ public final class OpenAiChunks {
    * {@link #flow(String, SseLimits)} without the usage-only chunk unless the caller asked for it:
    * the gateway asks OpenAI for usage on every stream to count it, not to show it.
    */
-  public static Flow<ByteString, ByteString, NotUsed> flow(String model, SseLimits limits, boolean usageChunk) {
+  public static Flow<ByteString, ByteString, NotUsed> flow(
+      String model, SseLimits limits, boolean usageChunk) {
     return UsageChunkFilter.forCaller(usageChunk, limits).via(reframed(model, limits));
   }
 
@@ -97,8 +98,9 @@ public final class OpenAiChunks {
         return frames(decoder.feed(b.bytes()));
       }
       finished = true;
-      return List.of(AnthropicSseToChatChunks.frame(
-          cutError("the upstream connection failed before the answer was complete")));
+      return List.of(
+          AnthropicSseToChatChunks.frame(
+              cutError("the upstream connection failed before the answer was complete")));
     }
 
     List<ByteString> onEnd() {
@@ -108,8 +110,9 @@ public final class OpenAiChunks {
       List<ByteString> out = new ArrayList<>(frames(decoder.finish()));
       if (!finished) {
         finished = true;
-        out.add(AnthropicSseToChatChunks.frame(
-            cutError("the upstream stream ended before the answer was complete")));
+        out.add(
+            AnthropicSseToChatChunks.frame(
+                cutError("the upstream stream ended before the answer was complete")));
       }
       return out;
     }

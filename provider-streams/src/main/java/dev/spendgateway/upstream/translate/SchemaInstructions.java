@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
  * place, so the JSON and the failover paths word it the same way.
  */
 public final class SchemaInstructions {
-  /** Appended for {@code json_object}; contains the word "JSON", which OpenAI's json mode requires. */
+  /**
+   * Appended for {@code json_object}; contains the word "JSON", which OpenAI's json mode requires.
+   */
   public static final String JSON_OBJECT_INSTRUCTION =
       "Answer with a single valid JSON object and nothing else: no prose, no Markdown code fences.";
 

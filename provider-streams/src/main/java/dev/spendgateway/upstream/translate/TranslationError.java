@@ -4,9 +4,10 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
- * A request the OpenAI → Anthropic translation refuses: it uses a feature the Claude fallback cannot
- * honour the same way (tools, {@code n > 1}, logprobs, audio, …). The router answers it with a 400
- * instead of failing over into a different behaviour; {@link #toOpenAiError()} is that answer's body.
+ * A request the OpenAI → Anthropic translation refuses: it uses a feature the Claude fallback
+ * cannot honour the same way (tools, {@code n > 1}, logprobs, audio, …). The router answers it with
+ * a 400 instead of failing over into a different behaviour; {@link #toOpenAiError()} is that
+ * answer's body.
  */
 public final class TranslationError extends RuntimeException {
   private final String field;

@@ -8,13 +8,13 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Anthropic Messages streaming: {@code message_start.message.usage} gives input/cache tokens and
- * a first output count; each {@code message_delta.usage} carries <em>cumulative</em> counts
+ * Anthropic Messages streaming: {@code message_start.message.usage} gives input/cache tokens and a
+ * first output count; each {@code message_delta.usage} carries <em>cumulative</em> counts
  * (output_tokens always; newer API versions also input/cache tokens and {@code
  * server_tool_use.web_search_requests}) that overwrite the earlier values; {@code message_stop}
  * ends the answer. The document is the merged {@code usage} object, as in the JSON answer. It is
- * final only once a {@code message_delta} brought {@code output_tokens}: an answer that ends without
- * one reported its input alone and is billed at its worst case.
+ * final only once a {@code message_delta} brought {@code output_tokens}: an answer that ends
+ * without one reported its input alone and is billed at its worst case.
  */
 final class AnthropicMessagesUsage implements UsageExtractor {
 
@@ -48,9 +48,11 @@ final class AnthropicMessagesUsage implements UsageExtractor {
   private static UsageTally onMessageDelta(UsageTally tally, SseEvent event) {
     return Json.parse(event.data())
         .flatMap(json -> Json.object(json, "usage"))
-        .map(delta -> delta.has("output_tokens")
-            ? tally.withUsage(merged(tally.usageDocument(), delta))
-            : tally.withPartialUsage(merged(tally.usageDocument(), delta)))
+        .map(
+            delta ->
+                delta.has("output_tokens")
+                    ? tally.withUsage(merged(tally.usageDocument(), delta))
+                    : tally.withPartialUsage(merged(tally.usageDocument(), delta)))
         .orElse(tally);
   }
 

@@ -10,7 +10,9 @@ import java.util.Optional;
  */
 public interface UsageExtractor {
 
-  /** Folds one SSE event into the tally. Never throws: unreadable events are counted and skipped. */
+  /**
+   * Folds one SSE event into the tally. Never throws: unreadable events are counted and skipped.
+   */
   UsageTally accept(UsageTally tally, SseEvent event);
 
   /** The usage document of a non-streamed JSON answer, same shape as the streamed one. */

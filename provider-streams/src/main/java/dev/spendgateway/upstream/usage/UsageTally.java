@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Optional;
 
 /**
- * What a usage extractor has learned from a stream so far. Immutable: each event yields a new
- * tally (the JSON document inside is never mutated after it is put here).
+ * What a usage extractor has learned from a stream so far. Immutable: each event yields a new tally
+ * (the JSON document inside is never mutated after it is put here).
  *
  * @param usageDocument the usage document, shaped like the non-streamed answer would give it (see
  *     {@link ApiKind}); empty until the provider reported usage

@@ -32,7 +32,8 @@ class ConnectionSlotsTest {
     slots.tryTake().orElseThrow();
     slot.release();
     slot.release();
-    assertEquals(1, slots.inUse(), "the body's end and a late failure may both release: counted once");
+    assertEquals(
+        1, slots.inUse(), "the body's end and a late failure may both release: counted once");
   }
 
   @Test
@@ -41,11 +42,13 @@ class ConnectionSlotsTest {
     List<Thread> threads = new ArrayList<>();
     java.util.concurrent.atomic.AtomicInteger got = new java.util.concurrent.atomic.AtomicInteger();
     for (int t = 0; t < 8; t++) {
-      Thread thread = new Thread(() -> {
-        for (int i = 0; i < 100; i++) {
-          slots.tryTake().ifPresent(s -> got.incrementAndGet());
-        }
-      });
+      Thread thread =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 100; i++) {
+                  slots.tryTake().ifPresent(s -> got.incrementAndGet());
+                }
+              });
       thread.start();
       threads.add(thread);
     }

@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class HeaderPolicyTest {
 
   /** The shipped providers.conf: the table below is a test of its allow-lists. */
-  private static final UpstreamSettings SHIPPED = UpstreamSettings.fromConfig(UpstreamSettingsTest.shippedConfig());
+  private static final UpstreamSettings SHIPPED =
+      UpstreamSettings.fromConfig(UpstreamSettingsTest.shippedConfig());
 
   @ParameterizedTest(name = "to {0}: {1} forwarded={2} ({3})")
   @CsvSource({
@@ -61,7 +62,8 @@ class HeaderPolicyTest {
     "ANTHROPIC, x-some-new-header,           false, not on the allow-list",
   })
   void requestHeaders(Provider provider, String name, boolean forwarded, String reason) {
-    assertEquals(forwarded, HeaderPolicy.isForwardedRequestHeader(SHIPPED.provider(provider), name), reason);
+    assertEquals(
+        forwarded, HeaderPolicy.isForwardedRequestHeader(SHIPPED.provider(provider), name), reason);
   }
 
   @ParameterizedTest(name = "forward-headers may not list {0}")
@@ -75,7 +77,10 @@ class HeaderPolicyTest {
     "X-Stainless-Lang,  names are matched lower-case",
   })
   void theAllowListRefusesNamesTheGatewayOwnsAndPatterns(String name, String reason) {
-    assertThrows(IllegalArgumentException.class, () -> settings(Provider.OPENAI, Set.of(), Set.of("accept", name)), reason);
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> settings(Provider.OPENAI, Set.of(), Set.of("accept", name)),
+        reason);
   }
 
   @ParameterizedTest(name = "{0} passed back={1} ({2})")
@@ -103,11 +108,20 @@ class HeaderPolicyTest {
     return settings(provider, betas, SHIPPED.provider(provider).forwardHeaders());
   }
 
-  private static ProviderSettings settings(Provider provider, Set<String> betas, Set<String> forwarded) {
+  private static ProviderSettings settings(
+      Provider provider, Set<String> betas, Set<String> forwarded) {
     return new ProviderSettings(
-        provider, "https://example.invalid", Secret.of("sk-real-" + provider.wireName()),
-        Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(2), 4, 16,
-        ProviderSettings.DEFAULT_ANTHROPIC_VERSION, betas, forwarded);
+        provider,
+        "https://example.invalid",
+        Secret.of("sk-real-" + provider.wireName()),
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(2),
+        4,
+        16,
+        ProviderSettings.DEFAULT_ANTHROPIC_VERSION,
+        betas,
+        forwarded);
   }
 
   private static Map<String, String> byName(List<HttpHeader> headers) {
@@ -159,9 +173,12 @@ class HeaderPolicyTest {
     List<HttpHeader> caller =
         List.of(
             RawHeader.create("anthropic-version", "2024-01-01"),
-            RawHeader.create("anthropic-beta", "context-1m-2025-08-07, fine-beta,code-execution-2025-05-22"));
+            RawHeader.create(
+                "anthropic-beta", "context-1m-2025-08-07, fine-beta,code-execution-2025-05-22"));
     Map<String, String> sent =
-        byName(HeaderPolicy.upstreamRequestHeaders(settings(Provider.ANTHROPIC, Set.of("fine-beta")), caller));
+        byName(
+            HeaderPolicy.upstreamRequestHeaders(
+                settings(Provider.ANTHROPIC, Set.of("fine-beta")), caller));
     assertEquals("2024-01-01", sent.get("anthropic-version"));
     assertEquals("fine-beta", sent.get("anthropic-beta"));
   }
@@ -174,7 +191,9 @@ class HeaderPolicyTest {
             RawHeader.create("anthropic-beta", "code-execution-2025-08-25"),
             RawHeader.create("anthropic-beta", "other-fine, mcp-client-2025-04-04"));
     List<String> sent =
-        HeaderPolicy.upstreamRequestHeaders(settings(Provider.ANTHROPIC, Set.of("fine-beta", "other-fine")), caller).stream()
+        HeaderPolicy.upstreamRequestHeaders(
+                settings(Provider.ANTHROPIC, Set.of("fine-beta", "other-fine")), caller)
+            .stream()
             .filter(h -> h.is("anthropic-beta"))
             .map(HttpHeader::value)
             .toList();
@@ -193,9 +212,19 @@ class HeaderPolicyTest {
   void noKeyConfiguredSendsNoCredentialAtAll() {
     ProviderSettings keyless =
         new ProviderSettings(
-            Provider.OPENAI, "http://127.0.0.1:1", Secret.of(""), Duration.ofSeconds(1),
-            Duration.ofSeconds(1), Duration.ofSeconds(1), 1, 1, "v", Set.of(), Set.of("accept"));
-    assertFalse(byName(HeaderPolicy.upstreamRequestHeaders(keyless, CALLER)).containsKey("authorization"));
+            Provider.OPENAI,
+            "http://127.0.0.1:1",
+            Secret.of(""),
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(1),
+            1,
+            1,
+            "v",
+            Set.of(),
+            Set.of("accept"));
+    assertFalse(
+        byName(HeaderPolicy.upstreamRequestHeaders(keyless, CALLER)).containsKey("authorization"));
   }
 
   @Test
@@ -206,6 +235,8 @@ class HeaderPolicyTest {
             RawHeader.create("request-id", "req_1"),
             RawHeader.create("Set-Cookie", "a=b"),
             RawHeader.create("anthropic-organization-id", "org"));
-    assertEquals(Map.of("retry-after", "3", "request-id", "req_1"), byName(HeaderPolicy.passedBackResponseHeaders(upstream)));
+    assertEquals(
+        Map.of("retry-after", "3", "request-id", "req_1"),
+        byName(HeaderPolicy.passedBackResponseHeaders(upstream)));
   }
 }

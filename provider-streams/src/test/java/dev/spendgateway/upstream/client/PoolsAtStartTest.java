@@ -2,7 +2,6 @@ package dev.spendgateway.upstream.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.policy.catalog.Provider;
@@ -30,9 +29,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The providers' pools are built at start ({@link UpstreamClient#startPools}), with the shipped
- * 10,000 slots, and the calls afterwards use exactly those pools: none is built on a first call.
- * No connection leaves the test: the transport refuses every connect (and counts them, proving
- * the calls went through a pool).
+ * 10,000 slots, and the calls afterwards use exactly those pools: none is built on a first call. No
+ * connection leaves the test: the transport refuses every connect (and counts them, proving the
+ * calls went through a pool).
  */
 class PoolsAtStartTest {
   private final ActorTestKit testKit = ActorTestKit.create();
@@ -44,10 +43,13 @@ class PoolsAtStartTest {
 
   @Test
   void both_pools_are_built_before_any_call_and_the_first_calls_use_them() throws Exception {
-    UpstreamSettings settings = UpstreamSettings.fromConfig(ConfigFactory.parseMap(Map.of(
-            "providers.openai.base-url", "https://api.openai.com",
-            "providers.anthropic.base-url", "http://127.0.0.1:9"))
-        .withFallback(UpstreamSettingsTest.shippedConfig()));
+    UpstreamSettings settings =
+        UpstreamSettings.fromConfig(
+            ConfigFactory.parseMap(
+                    Map.of(
+                        "providers.openai.base-url", "https://api.openai.com",
+                        "providers.anthropic.base-url", "http://127.0.0.1:9"))
+                .withFallback(UpstreamSettingsTest.shippedConfig()));
     assertEquals(10_000, settings.provider(Provider.OPENAI).maxConnections(), "the shipped size");
     RefusingConnects transport = new RefusingConnects();
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings, transport);
@@ -57,14 +59,19 @@ class PoolsAtStartTest {
 
     for (Provider provider : List.of(Provider.OPENAI, Provider.ANTHROPIC)) {
       // A streamed body: not sent again after the refused connect, so one connect per call.
-      UpstreamBody body = new UpstreamBody.Streamed(
-          ContentTypes.APPLICATION_JSON, 2, Source.single(ByteString.fromString("{}")));
-      UpstreamResult result = await(client.call(provider, "/v1/x",
-          new UpstreamRequest(HttpMethods.POST, List.of(), body)));
+      UpstreamBody body =
+          new UpstreamBody.Streamed(
+              ContentTypes.APPLICATION_JSON, 2, Source.single(ByteString.fromString("{}")));
+      UpstreamResult result =
+          await(
+              client.call(
+                  provider, "/v1/x", new UpstreamRequest(HttpMethods.POST, List.of(), body)));
       assertInstanceOf(UpstreamResult.ConnectionFailed.class, result);
     }
     assertEquals(2, transport.connects.get(), "the calls went through the pools");
-    assertEquals(2, await(UpstreamClient.poolsRunning(testKit.system())),
+    assertEquals(
+        2,
+        await(UpstreamClient.poolsRunning(testKit.system())),
         "the calls used the pools built at start, none was built for them");
   }
 
@@ -79,14 +86,17 @@ class PoolsAtStartTest {
     @Override
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> connectTo(
         String host, int port, ClientConnectionSettings settings, ActorSystem system) {
-      return Flow.fromMaterializer((mat, attributes) -> {
-            connects.incrementAndGet();
-            Throwable refused = new StreamTcpException("Tcp command failed")
-                .initCause(new ConnectException("Connection refused"));
-            return Flow.fromSinkAndSourceMat(
-                Sink.<ByteString>ignore(), Source.<ByteString>failed(refused),
-                (sunk, failed) -> CompletableFuture.<OutgoingConnection>failedFuture(refused));
-          })
+      return Flow.fromMaterializer(
+              (mat, attributes) -> {
+                connects.incrementAndGet();
+                Throwable refused =
+                    new StreamTcpException("Tcp command failed")
+                        .initCause(new ConnectException("Connection refused"));
+                return Flow.fromSinkAndSourceMat(
+                    Sink.<ByteString>ignore(),
+                    Source.<ByteString>failed(refused),
+                    (sunk, failed) -> CompletableFuture.<OutgoingConnection>failedFuture(refused));
+              })
           .mapMaterializedValue(connection -> connection.thenCompose(c -> c));
     }
   }

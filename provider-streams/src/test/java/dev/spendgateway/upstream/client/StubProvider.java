@@ -110,7 +110,9 @@ final class StubProvider implements AutoCloseable {
 
   private CompletionStage<HttpResponse> later(Duration delay, HttpResponse response) {
     CompletableFuture<HttpResponse> future = new CompletableFuture<>();
-    system.scheduler().scheduleOnce(delay, () -> future.complete(response), system.executionContext());
+    system
+        .scheduler()
+        .scheduleOnce(delay, () -> future.complete(response), system.executionContext());
     return future;
   }
 

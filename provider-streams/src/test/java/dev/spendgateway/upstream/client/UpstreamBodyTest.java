@@ -28,8 +28,7 @@ class UpstreamBodyTest {
 
   @Test
   void a_body_in_memory_is_sent_with_its_length_and_not_kept_by_the_entity() throws Exception {
-    ByteString prompt =
-        ByteString.fromString("{\"messages\":[\"" + "x".repeat(32 * 1024) + "\"]}");
+    ByteString prompt = ByteString.fromString("{\"messages\":[\"" + "x".repeat(32 * 1024) + "\"]}");
     RequestEntity entity =
         UpstreamBody.toEntity(new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, prompt));
 
@@ -40,14 +39,18 @@ class UpstreamBodyTest {
 
   @Test
   void an_empty_body_stays_a_plain_empty_entity() throws Exception {
-    RequestEntity entity = UpstreamBody.toEntity(
-        new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.emptyByteString()));
+    RequestEntity entity =
+        UpstreamBody.toEntity(
+            new UpstreamBody.Strict(ContentTypes.APPLICATION_JSON, ByteString.emptyByteString()));
     assertEquals(0, entity.getContentLengthOption().getAsLong());
     assertTrue(entity.isStrict());
   }
 
   private static ByteString read(RequestEntity entity) throws Exception {
-    return entity.getDataBytes().runFold(ByteString.emptyByteString(), ByteString::concat, MAT)
-        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    return entity
+        .getDataBytes()
+        .runFold(ByteString.emptyByteString(), ByteString::concat, MAT)
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
   }
 }

@@ -34,7 +34,6 @@ import org.apache.pekko.http.javadsl.settings.ClientConnectionSettings;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.StreamTcpException;
 import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
@@ -81,11 +80,13 @@ class UpstreamCallTimersTest {
       o.put("providers." + p + ".max-connections", 256);
     }
     o.putAll(overrides);
-    return UpstreamSettings.fromConfig(ConfigFactory.parseMap(o).withFallback(UpstreamSettingsTest.shippedConfig()));
+    return UpstreamSettings.fromConfig(
+        ConfigFactory.parseMap(o).withFallback(UpstreamSettingsTest.shippedConfig()));
   }
 
   private static UpstreamRequest json() {
-    return UpstreamRequest.post(List.of(), ContentTypes.APPLICATION_JSON, ByteString.fromString("{\"model\":\"m\"}"));
+    return UpstreamRequest.post(
+        List.of(), ContentTypes.APPLICATION_JSON, ByteString.fromString("{\"model\":\"m\"}"));
   }
 
   private static <T> T await(CompletionStage<T> stage) throws Exception {
@@ -93,37 +94,51 @@ class UpstreamCallTimersTest {
   }
 
   private static String bodyOf(UpstreamResult result) throws Exception {
-    UpstreamResult.Responded responded = assertInstanceOf(UpstreamResult.Responded.class, result, result::toString);
-    return await(responded.body().runWith(Sink.fold(ByteString.emptyByteString(), ByteString::concat), MAT)).utf8String();
+    UpstreamResult.Responded responded =
+        assertInstanceOf(UpstreamResult.Responded.class, result, result::toString);
+    return await(
+            responded
+                .body()
+                .runWith(Sink.fold(ByteString.emptyByteString(), ByteString::concat), MAT))
+        .utf8String();
   }
 
-  // --- keep-alive ---------------------------------------------------------------------------------
+  // --- keep-alive
+  // ---------------------------------------------------------------------------------
 
   @Test
   void theShippedPoolsCloseAConnectionUnusedForThirtySeconds() {
     UpstreamSettings shipped = UpstreamSettings.fromConfig(UpstreamSettingsTest.shippedConfig());
     for (Provider provider : Provider.values()) {
-      assertEquals(Duration.ofSeconds(30), shipped.provider(provider).keepAliveTimeout(), provider.wireName());
+      assertEquals(
+          Duration.ofSeconds(30),
+          shipped.provider(provider).keepAliveTimeout(),
+          provider.wireName());
     }
   }
 
   @Test
   void aConnectionUnusedPastTheKeepAliveTimeoutIsNotReused() throws Exception {
-    UpstreamClient client = UpstreamClient.create(testKit.system(),
-        settings(Map.of("providers.openai.keep-alive-timeout", "300ms")));
+    UpstreamClient client =
+        UpstreamClient.create(
+            testKit.system(), settings(Map.of("providers.openai.keep-alive-timeout", "300ms")));
 
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
     Thread.sleep(1_000); // the test's pace: the connection sits unused past its 300 ms keep-alive
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
 
     assertEquals(2, upstream.requests());
-    assertEquals(2, upstream.connections(), "the second call got a fresh connection, not one the provider may have closed");
+    assertEquals(
+        2,
+        upstream.connections(),
+        "the second call got a fresh connection, not one the provider may have closed");
   }
 
   @Test
   void aConnectionUsedAgainWithinTheKeepAliveTimeoutIsReused() throws Exception {
-    UpstreamClient client = UpstreamClient.create(testKit.system(),
-        settings(Map.of("providers.openai.keep-alive-timeout", "10s")));
+    UpstreamClient client =
+        UpstreamClient.create(
+            testKit.system(), settings(Map.of("providers.openai.keep-alive-timeout", "10s")));
 
     bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
     Thread.sleep(300); // the test's pace: a pause well within the 10 s keep-alive
@@ -132,32 +147,39 @@ class UpstreamCallTimersTest {
     assertEquals(1, upstream.connections());
   }
 
-  // --- max-call-duration --------------------------------------------------------------------------
+  // --- max-call-duration
+  // --------------------------------------------------------------------------
 
   @Test
   void aStreamStillRunningAtMaxCallDurationIsCutAndNamedSo() throws Exception {
-    UpstreamClient client = UpstreamClient.create(testKit.system(),
-        settings(Map.of("providers.max-call-duration", "1200ms")));
+    UpstreamClient client =
+        UpstreamClient.create(
+            testKit.system(), settings(Map.of("providers.max-call-duration", "1200ms")));
     upstream.script(RawUpstream.Script.stream(10, Duration.ofMillis(300)));
 
     long start = System.nanoTime();
-    UpstreamResult.Responded responded = assertInstanceOf(UpstreamResult.Responded.class,
-        await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
-    MeteredStream metered = StreamMeter.create(testKit.system(), client.settings())
-        .meter(responded.body(), ApiKind.OPENAI_CHAT_COMPLETIONS);
+    UpstreamResult.Responded responded =
+        assertInstanceOf(
+            UpstreamResult.Responded.class,
+            await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
+    MeteredStream metered =
+        StreamMeter.create(testKit.system(), client.settings())
+            .meter(responded.body(), ApiKind.OPENAI_CHAT_COMPLETIONS);
     metered.toClient().runWith(Sink.ignore(), MAT);
     StreamOutcome outcome = await(metered.outcome());
     long tookMs = (System.nanoTime() - start) / 1_000_000;
 
     assertEquals(java.util.Optional.of(SafeErrors.MAX_CALL_DURATION), outcome.errorClass());
     assertFalse(outcome.usageSettled(), "a cut call is kept at its worst case");
-    assertTrue(tookMs >= 1_100 && tookMs < 2_800, "cut at the limit, not at the end: " + tookMs + " ms");
+    assertTrue(
+        tookMs >= 1_100 && tookMs < 2_800, "cut at the limit, not at the end: " + tookMs + " ms");
   }
 
   @Test
   void aStreamEndingWithinMaxCallDurationIsWhole() throws Exception {
-    UpstreamClient client = UpstreamClient.create(testKit.system(),
-        settings(Map.of("providers.max-call-duration", "5s")));
+    UpstreamClient client =
+        UpstreamClient.create(
+            testKit.system(), settings(Map.of("providers.max-call-duration", "5s")));
     upstream.script(RawUpstream.Script.stream(4, Duration.ofMillis(200)));
 
     String body = bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
@@ -165,7 +187,8 @@ class UpstreamCallTimersTest {
     assertTrue(body.contains("{\"n\":3}"), body);
   }
 
-  // --- the one retry of what was never sent --------------------------------------------------------
+  // --- the one retry of what was never sent
+  // --------------------------------------------------------
 
   /**
    * A transport whose connection attempts fail as {@code failureOfAttempt} says (null: really
@@ -187,23 +210,29 @@ class UpstreamCallTimersTest {
     @Override
     public Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> connectTo(
         String host, int port, ClientConnectionSettings settings, ActorSystem system) {
-      return Flow.fromMaterializer((mat, attributes) -> {
-            Throwable failure = failureOfAttempt.apply(connects.incrementAndGet());
-            return failure == null ? ClientTransport.TCP().connectTo(host, port, settings, system) : failing(failure);
-          })
+      return Flow.fromMaterializer(
+              (mat, attributes) -> {
+                Throwable failure = failureOfAttempt.apply(connects.incrementAndGet());
+                return failure == null
+                    ? ClientTransport.TCP().connectTo(host, port, settings, system)
+                    : failing(failure);
+              })
           .mapMaterializedValue(connection -> connection.thenCompose(c -> c));
     }
 
-    private static Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> failing(Throwable failure) {
+    private static Flow<ByteString, ByteString, CompletionStage<OutgoingConnection>> failing(
+        Throwable failure) {
       return Flow.fromSinkAndSourceMat(
-          Sink.<ByteString>ignore(), Source.<ByteString>failed(failure),
+          Sink.<ByteString>ignore(),
+          Source.<ByteString>failed(failure),
           (sunk, failed) -> CompletableFuture.<OutgoingConnection>failedFuture(failure));
     }
   }
 
   /** How Pekko reports a refused connect: the JDK's ConnectException as the cause. */
   private static Throwable refused() {
-    return new StreamTcpException("Tcp command failed").initCause(new ConnectException("Connection refused"));
+    return new StreamTcpException("Tcp command failed")
+        .initCause(new ConnectException("Connection refused"));
   }
 
   @Test
@@ -211,17 +240,22 @@ class UpstreamCallTimersTest {
     FailingConnects transport = FailingConnects.first(refused());
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings(Map.of()), transport);
 
-    assertEquals("{\"ok\":true}", bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json()))));
+    assertEquals(
+        "{\"ok\":true}",
+        bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json()))));
     assertEquals(2, transport.connects.get());
     assertEquals(1, upstream.requests(), "the provider saw the call once");
   }
 
   @Test
   void aFailedTlsHandshakeIsSentOnceMoreAndAnswered() throws Exception {
-    FailingConnects transport = FailingConnects.first(new SSLHandshakeException("certificate expired"));
+    FailingConnects transport =
+        FailingConnects.first(new SSLHandshakeException("certificate expired"));
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings(Map.of()), transport);
 
-    assertEquals("{\"ok\":true}", bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json()))));
+    assertEquals(
+        "{\"ok\":true}",
+        bodyOf(await(client.call(Provider.OPENAI, "/v1/chat/completions", json()))));
     assertEquals(2, transport.connects.get());
   }
 
@@ -230,8 +264,10 @@ class UpstreamCallTimersTest {
     FailingConnects transport = FailingConnects.first(new SSLException("bad record MAC"));
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings(Map.of()), transport);
 
-    UpstreamResult.ConnectionFailed failed = assertInstanceOf(UpstreamResult.ConnectionFailed.class,
-        await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
+    UpstreamResult.ConnectionFailed failed =
+        assertInstanceOf(
+            UpstreamResult.ConnectionFailed.class,
+            await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
 
     assertEquals(SafeErrors.TLS_FAILED, failed.safeErrorClass());
     assertTrue(failed.mayHaveReachedProvider());
@@ -242,11 +278,19 @@ class UpstreamCallTimersTest {
   void aStreamedBodyIsNeverSentAgainItCannotBeReplayed() throws Exception {
     FailingConnects transport = FailingConnects.first(refused());
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings(Map.of()), transport);
-    UpstreamRequest upload = new UpstreamRequest(HttpMethods.POST, List.of(),
-        new UpstreamBody.Streamed(ContentTypes.APPLICATION_OCTET_STREAM, 3, Source.single(ByteString.fromString("abc"))));
+    UpstreamRequest upload =
+        new UpstreamRequest(
+            HttpMethods.POST,
+            List.of(),
+            new UpstreamBody.Streamed(
+                ContentTypes.APPLICATION_OCTET_STREAM,
+                3,
+                Source.single(ByteString.fromString("abc"))));
 
-    UpstreamResult.ConnectionFailed failed = assertInstanceOf(UpstreamResult.ConnectionFailed.class,
-        await(client.call(Provider.OPENAI, "/v1/audio/transcriptions", upload)));
+    UpstreamResult.ConnectionFailed failed =
+        assertInstanceOf(
+            UpstreamResult.ConnectionFailed.class,
+            await(client.call(Provider.OPENAI, "/v1/audio/transcriptions", upload)));
 
     assertEquals(SafeErrors.CONNECT_FAILED, failed.safeErrorClass());
     assertFalse(failed.mayHaveReachedProvider(), "never sent: free");
@@ -258,8 +302,10 @@ class UpstreamCallTimersTest {
     FailingConnects transport = new FailingConnects(attempt -> refused());
     UpstreamClient client = UpstreamClient.create(testKit.system(), settings(Map.of()), transport);
 
-    UpstreamResult.ConnectionFailed failed = assertInstanceOf(UpstreamResult.ConnectionFailed.class,
-        await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
+    UpstreamResult.ConnectionFailed failed =
+        assertInstanceOf(
+            UpstreamResult.ConnectionFailed.class,
+            await(client.call(Provider.OPENAI, "/v1/chat/completions", json())));
 
     assertEquals(SafeErrors.CONNECT_FAILED, failed.safeErrorClass());
     assertFalse(failed.mayHaveReachedProvider());

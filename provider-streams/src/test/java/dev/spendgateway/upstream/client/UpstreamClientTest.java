@@ -91,7 +91,8 @@ class UpstreamClientTest {
       o.put("providers." + p + ".response-start-timeout", "500ms");
       o.put("providers." + p + ".idle-timeout", "5s");
       o.put("providers." + p + ".connect-timeout", "1s");
-      // A small pool: a fresh pool of the shipped 10,000 slots takes longer to fail its first refused
+      // A small pool: a fresh pool of the shipped 10,000 slots takes longer to fail its first
+      // refused
       // connect than this test's 500 ms response-start timeout (see conf/providers.conf).
       o.put("providers." + p + ".max-connections", 256);
     }
@@ -122,8 +123,12 @@ class UpstreamClientTest {
   void anthropicStreamArrivesWithTheRealKeyAndIsMeteredToItsUsage() throws Exception {
     String body = "{\"model\":\"claude-opus-5-5\",\"stream\":true}";
     UpstreamResult result =
-        await(client.call(Provider.ANTHROPIC, "/v1/messages",
-            UpstreamRequest.post(CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString(body))));
+        await(
+            client.call(
+                Provider.ANTHROPIC,
+                "/v1/messages",
+                UpstreamRequest.post(
+                    CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString(body))));
 
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
     assertEquals(200, responded.status());
@@ -156,12 +161,18 @@ class UpstreamClientTest {
   @Test
   void aRateLimitIsPassedBackWithRetryAfterAndRequestIdButNoCookie() throws Exception {
     UpstreamResult result =
-        await(client.call(Provider.OPENAI, "/v1/chat/completions",
-            UpstreamRequest.post(CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
+        await(
+            client.call(
+                Provider.OPENAI,
+                "/v1/chat/completions",
+                UpstreamRequest.post(
+                    CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
 
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
     assertEquals(429, responded.status());
-    assertEquals(Map.of("retry-after", "7", "x-upstream-request-id", "req_stub_2"), byName(responded.headersToPassBack()));
+    assertEquals(
+        Map.of("retry-after", "7", "x-upstream-request-id", "req_stub_2"),
+        byName(responded.headersToPassBack()));
     CollectedBody.Complete body =
         (CollectedBody.Complete) await(BodyCollector.collect(responded.body(), 1024, MAT));
     assertEquals("requests", body.json().orElseThrow().get("error").get("type").asText());
@@ -178,10 +189,12 @@ class UpstreamClientTest {
         Source.from(List.of(ByteString.fromString("part-1;"), ByteString.fromString("part-2")));
     UpstreamRequest request =
         new UpstreamRequest(
-            HttpMethods.POST, CALLER_HEADERS,
+            HttpMethods.POST,
+            CALLER_HEADERS,
             new UpstreamBody.Streamed(ContentTypes.APPLICATION_OCTET_STREAM, -1, parts));
     UpstreamResult.Responded responded =
-        (UpstreamResult.Responded) await(client.call(Provider.OPENAI, "/v1/audio/transcriptions", request));
+        (UpstreamResult.Responded)
+            await(client.call(Provider.OPENAI, "/v1/audio/transcriptions", request));
     responded.discardBody(MAT);
     assertEquals(404, responded.status());
     assertEquals("part-1;part-2", stub.next().body());
@@ -196,8 +209,12 @@ class UpstreamClientTest {
     UpstreamClient refused =
         UpstreamClient.create(testKit.system(), settings("http://127.0.0.1:" + closedPort));
     UpstreamResult result =
-        await(refused.call(Provider.ANTHROPIC, "/v1/messages",
-            UpstreamRequest.post(CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
+        await(
+            refused.call(
+                Provider.ANTHROPIC,
+                "/v1/messages",
+                UpstreamRequest.post(
+                    CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
 
     UpstreamResult.ConnectionFailed failed = (UpstreamResult.ConnectionFailed) result;
     assertEquals(SafeErrors.CONNECT_FAILED, failed.safeErrorClass());
@@ -208,8 +225,12 @@ class UpstreamClientTest {
   void noResponseWithinTheResponseStartTimeoutIsAFailureThatMayHaveBeenBilled() throws Exception {
     long start = System.nanoTime();
     UpstreamResult result =
-        await(client.call(Provider.OPENAI, "/slow",
-            UpstreamRequest.post(CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
+        await(
+            client.call(
+                Provider.OPENAI,
+                "/slow",
+                UpstreamRequest.post(
+                    CALLER_HEADERS, ContentTypes.APPLICATION_JSON, ByteString.fromString("{}"))));
     long tookMs = (System.nanoTime() - start) / 1_000_000;
 
     UpstreamResult.ConnectionFailed failed = (UpstreamResult.ConnectionFailed) result;

@@ -73,7 +73,8 @@ class UpstreamSettingsTest {
   @Test
   void aBaseUrlWithUserInfoIsRefused() {
     Config overrides =
-        ConfigFactory.parseMap(Map.of("providers.openai.base-url", "https://user:pw@api.openai.com"));
+        ConfigFactory.parseMap(
+            Map.of("providers.openai.base-url", "https://user:pw@api.openai.com"));
     assertThrows(
         IllegalArgumentException.class,
         () -> UpstreamSettings.fromConfig(overrides.withFallback(shippedConfig())));

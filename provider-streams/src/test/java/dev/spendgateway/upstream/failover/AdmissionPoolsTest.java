@@ -30,7 +30,9 @@ class AdmissionPoolsTest {
         new AdmissionPools.PoolLimits(queue, Map.of(Provider.OPENAI, limit, Provider.ANTHROPIC, 1));
     return new AdmissionPools(
         new AdmissionPools.Settings(
-            Map.of(Pool.INTERACTIVE, limits, Pool.BATCH, limits), Duration.ofSeconds(2), Duration.ofSeconds(60)),
+            Map.of(Pool.INTERACTIVE, limits, Pool.BATCH, limits),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(60)),
         clock::get);
   }
 
@@ -45,16 +47,21 @@ class AdmissionPoolsTest {
     AdmissionPools pools = pools(2, 2);
     Permit a = now(pools.admit(Pool.INTERACTIVE, Provider.OPENAI));
     now(pools.admit(Pool.INTERACTIVE, Provider.OPENAI));
-    CompletableFuture<Permit> queued1 = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
+    CompletableFuture<Permit> queued1 =
+        pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
     clock.addAndGet(Duration.ofMillis(300).toNanos());
-    CompletableFuture<Permit> queued2 = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
+    CompletableFuture<Permit> queued2 =
+        pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
     assertFalse(queued1.isDone());
     assertEquals(2, pools.depth(Pool.INTERACTIVE, Provider.OPENAI));
     assertEquals(Duration.ofMillis(300), pools.oldestWait(Pool.INTERACTIVE, Provider.OPENAI));
 
-    CompletableFuture<Permit> refused = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
+    CompletableFuture<Permit> refused =
+        pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture();
     assertTrue(refused.isCompletedExceptionally(), "a full queue answers at once");
-    PoolFull full = assertInstanceOf(PoolFull.class, assertThrows(CompletionException.class, refused::join).getCause());
+    PoolFull full =
+        assertInstanceOf(
+            PoolFull.class, assertThrows(CompletionException.class, refused::join).getCause());
     assertEquals(2, full.retryAfterSeconds(), "no drain observed yet: the initial estimate");
     assertEquals(Pool.INTERACTIVE, full.pool());
 
@@ -73,7 +80,8 @@ class AdmissionPoolsTest {
     now(pools.admit(Pool.BATCH, Provider.OPENAI));
     now(pools.admit(Pool.BATCH, Provider.OPENAI));
     pools.admit(Pool.BATCH, Provider.OPENAI);
-    assertTrue(pools.admit(Pool.BATCH, Provider.OPENAI).toCompletableFuture().isCompletedExceptionally());
+    assertTrue(
+        pools.admit(Pool.BATCH, Provider.OPENAI).toCompletableFuture().isCompletedExceptionally());
     now(pools.admit(Pool.INTERACTIVE, Provider.OPENAI));
     now(pools.admit(Pool.BATCH, Provider.ANTHROPIC));
   }
@@ -82,9 +90,11 @@ class AdmissionPoolsTest {
   void aCancelledWaiterIsSkippedAndLosesItsPlace() {
     AdmissionPools pools = pools(1, 1);
     Permit held = now(pools.admit(Pool.INTERACTIVE, Provider.ANTHROPIC));
-    CompletableFuture<Permit> gaveUp = pools.admit(Pool.INTERACTIVE, Provider.ANTHROPIC).toCompletableFuture();
+    CompletableFuture<Permit> gaveUp =
+        pools.admit(Pool.INTERACTIVE, Provider.ANTHROPIC).toCompletableFuture();
     gaveUp.cancel(false);
-    CompletableFuture<Permit> next = pools.admit(Pool.INTERACTIVE, Provider.ANTHROPIC).toCompletableFuture();
+    CompletableFuture<Permit> next =
+        pools.admit(Pool.INTERACTIVE, Provider.ANTHROPIC).toCompletableFuture();
     assertFalse(next.isCompletedExceptionally(), "the cancelled waiter's place was freed");
     held.close();
     assertTrue(next.isDone());
@@ -109,7 +119,8 @@ class AdmissionPoolsTest {
     for (int i = 0; i < 10; i++) {
       waiting.add(pools.admit(Pool.BATCH, Provider.OPENAI).toCompletableFuture());
     }
-    CompletableFuture<Permit> refused = pools.admit(Pool.BATCH, Provider.OPENAI).toCompletableFuture();
+    CompletableFuture<Permit> refused =
+        pools.admit(Pool.BATCH, Provider.OPENAI).toCompletableFuture();
     PoolFull full = (PoolFull) assertThrows(CompletionException.class, refused::join).getCause();
     // 20 waiting + this one at ~2 per second (9 intervals over 4.5 s) → about 11 s.
     assertEquals(11, full.retryAfterSeconds());
@@ -121,8 +132,12 @@ class AdmissionPoolsTest {
         new AdmissionPools(
             new AdmissionPools.Settings(
                 Map.of(
-                    Pool.INTERACTIVE, new AdmissionPools.PoolLimits(1000, Map.of(Provider.OPENAI, 4, Provider.ANTHROPIC, 1)),
-                    Pool.BATCH, new AdmissionPools.PoolLimits(1000, Map.of(Provider.OPENAI, 4, Provider.ANTHROPIC, 1))),
+                    Pool.INTERACTIVE,
+                        new AdmissionPools.PoolLimits(
+                            1000, Map.of(Provider.OPENAI, 4, Provider.ANTHROPIC, 1)),
+                    Pool.BATCH,
+                        new AdmissionPools.PoolLimits(
+                            1000, Map.of(Provider.OPENAI, 4, Provider.ANTHROPIC, 1))),
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(60)),
             System::nanoTime);
@@ -137,12 +152,17 @@ class AdmissionPoolsTest {
             callers.submit(
                 () -> {
                   for (int i = 0; i < 62; i++) {
-                    try (Permit permit = pools.admit(Pool.INTERACTIVE, Provider.OPENAI).toCompletableFuture().join()) {
+                    try (Permit permit =
+                        pools
+                            .admit(Pool.INTERACTIVE, Provider.OPENAI)
+                            .toCompletableFuture()
+                            .join()) {
                       maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
                       Thread.onSpinWait();
                       inside.decrementAndGet();
                       done.incrementAndGet();
-                      permit.close(); // closing inside try-with-resources too: released exactly once
+                      permit
+                          .close(); // closing inside try-with-resources too: released exactly once
                     }
                   }
                 }));
@@ -156,7 +176,10 @@ class AdmissionPoolsTest {
     assertEquals(32 * 62, done.get());
     assertTrue(maxInside.get() <= 4, "never more than the limit in flight: " + maxInside.get());
     AdmissionPools.LaneStats lane =
-        pools.stats().stream().filter(s -> s.pool() == Pool.INTERACTIVE && s.provider() == Provider.OPENAI).findFirst().orElseThrow();
+        pools.stats().stream()
+            .filter(s -> s.pool() == Pool.INTERACTIVE && s.provider() == Provider.OPENAI)
+            .findFirst()
+            .orElseThrow();
     assertEquals(0, lane.inFlight());
     assertEquals(0, lane.depth());
   }

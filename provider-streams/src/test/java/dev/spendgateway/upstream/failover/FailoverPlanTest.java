@@ -28,9 +28,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class FailoverPlanTest {
   private static final RoutingProfiles PROFILES = RoutingProfiles.fromConfig(Confs.shipped());
   private static final RoutingProfile FAST = PROFILES.find("fast-summary").orElseThrow();
-  private static final RoutingProfile STRUCTURED = PROFILES.find("structured-analysis").orElseThrow();
+  private static final RoutingProfile STRUCTURED =
+      PROFILES.find("structured-analysis").orElseThrow();
   private static final RoutingProfile NO_FALLBACK =
-      new RoutingProfile("solo", FAST.primary(), Optional.empty(), 200_000, Set.of(), Pool.INTERACTIVE, 1024);
+      new RoutingProfile(
+          "solo", FAST.primary(), Optional.empty(), 200_000, Set.of(), Pool.INTERACTIVE, 1024);
   private static final LocalDate TODAY = LocalDate.parse("2026-11-30");
   private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(20);
   private static final Duration ONE_S = Duration.ofSeconds(1);
@@ -68,39 +70,140 @@ class FailoverPlanTest {
         row("OpenAI 502 fails over", openAi(502, null), Fallback.HEALTHY, TO_HAIKU),
         row("OpenAI 503 fails over", openAi(503, null), Fallback.HEALTHY, TO_HAIKU),
         row("OpenAI 504 fails over", openAi(504, null), Fallback.HEALTHY, TO_HAIKU),
-        row("OpenAI 429 with an affordable wait retries here", openAi(429, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
-        row("OpenAI 429 with the budget spent fails over", openAi(429, null), Fallback.HEALTHY, TO_HAIKU),
-        row("OpenAI 429 asking 120 s (over the max) fails over", openAi(429, null).retryAfter(Duration.ofSeconds(120)), Fallback.HEALTHY, TO_HAIKU),
-        row("OpenAI 400 invalid request is the caller's", openAi(400, INVALID), Fallback.HEALTHY, new Deliver()),
+        row(
+            "OpenAI 429 with an affordable wait retries here",
+            openAi(429, null).waitAllowed(ONE_S),
+            Fallback.HEALTHY,
+            new RetrySame(ONE_S)),
+        row(
+            "OpenAI 429 with the budget spent fails over",
+            openAi(429, null),
+            Fallback.HEALTHY,
+            TO_HAIKU),
+        row(
+            "OpenAI 429 asking 120 s (over the max) fails over",
+            openAi(429, null).retryAfter(Duration.ofSeconds(120)),
+            Fallback.HEALTHY,
+            TO_HAIKU),
+        row(
+            "OpenAI 400 invalid request is the caller's",
+            openAi(400, INVALID),
+            Fallback.HEALTHY,
+            new Deliver()),
         row("OpenAI 404 is the caller's", openAi(404, null), Fallback.HEALTHY, new Deliver()),
         row("OpenAI 413 is the caller's", openAi(413, null), Fallback.HEALTHY, new Deliver()),
-        row("OpenAI 422 content refusal is the caller's", openAi(422, null), Fallback.HEALTHY, new Deliver()),
-        row("OpenAI 400 saying credit balance is too low is the caller's on the OpenAI side", openAi(400, CREDIT), Fallback.HEALTHY, new Deliver()),
+        row(
+            "OpenAI 422 content refusal is the caller's",
+            openAi(422, null),
+            Fallback.HEALTHY,
+            new Deliver()),
+        row(
+            "OpenAI 400 saying credit balance is too low is the caller's on the OpenAI side",
+            openAi(400, CREDIT),
+            Fallback.HEALTHY,
+            new Deliver()),
         row("OpenAI 410 switches to the fallback", openAi(410, null), Fallback.HEALTHY, TO_HAIKU),
-        row("OpenAI 410 with no fallback is model_retired", openAi(410, null), Fallback.NONE, new GiveUp(503, "model_retired", "")),
-        row("OpenAI 410 with the fallback's circuit open is model_retired", openAi(410, null), Fallback.MODEL_CIRCUIT_OPEN, new GiveUp(503, "model_retired", "")),
-        row("OpenAI 503 with no fallback retries while the budget allows", openAi(503, null).waitAllowed(ONE_S), Fallback.NONE, new RetrySame(ONE_S)),
-        row("OpenAI 503 with no fallback and no budget gives up", openAi(503, null), Fallback.NONE, new GiveUp(503, "upstream_unavailable", "")),
-        row("OpenAI 401 with no fallback gives up without retrying", openAi(401, null).waitAllowed(ONE_S), Fallback.NONE, new GiveUp(503, "upstream_unavailable", "")),
-        row("OpenAI 429 with no fallback and no budget is rate_limited", openAi(429, null), Fallback.NONE, new GiveUp(429, "rate_limited", "")),
-        row("OpenAI 503 for a json_schema request the fallback lacks is a clear error", openAi(503, null), Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS, new GiveUp(503, "fallback_unsupported", "")),
-        row("OpenAI 503 for a request with tools is a clear error", openAi(503, null), Fallback.REQUEST_HAS_TOOLS, new GiveUp(503, "fallback_unsupported", "")),
-        row("OpenAI cut after the first byte ends the stream", openAi(0, null).sent(), Fallback.HEALTHY, new CutStream("upstream_cut", "")),
-        row("OpenAI 200 after bytes were sent is delivered", openAi(200, null).sent(), Fallback.HEALTHY, new Deliver()),
-        row("Claude 529 after the switch retries there while the budget allows", claude(529, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
-        row("Claude 529 after the switch with no budget gives up", claude(529, null), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
-        row("Claude 'credit balance is too low' gives up, never switches back", claude(400, CREDIT).waitAllowed(ONE_S), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
-        row("Claude 400 invalid request is the caller's", claude(400, INVALID), Fallback.HEALTHY, new Deliver()),
-        row("Claude 429 with an affordable wait retries there", claude(429, null).waitAllowed(ONE_S), Fallback.HEALTHY, new RetrySame(ONE_S)),
-        row("Claude 429 with no budget is rate_limited", claude(429, null), Fallback.HEALTHY, new GiveUp(429, "rate_limited", "")),
-        row("Claude connection error with no budget gives up", claude(0, null), Fallback.HEALTHY, new GiveUp(503, "upstream_unavailable", "")),
-        row("Claude cut after the first byte ends the stream", claude(0, null).sent(), Fallback.HEALTHY, new CutStream("upstream_cut", "")),
-        row("Claude 410 after the switch is model_retired", claude(410, null), Fallback.HEALTHY, new GiveUp(503, "model_retired", "")));
+        row(
+            "OpenAI 410 with no fallback is model_retired",
+            openAi(410, null),
+            Fallback.NONE,
+            new GiveUp(503, "model_retired", "")),
+        row(
+            "OpenAI 410 with the fallback's circuit open is model_retired",
+            openAi(410, null),
+            Fallback.MODEL_CIRCUIT_OPEN,
+            new GiveUp(503, "model_retired", "")),
+        row(
+            "OpenAI 503 with no fallback retries while the budget allows",
+            openAi(503, null).waitAllowed(ONE_S),
+            Fallback.NONE,
+            new RetrySame(ONE_S)),
+        row(
+            "OpenAI 503 with no fallback and no budget gives up",
+            openAi(503, null),
+            Fallback.NONE,
+            new GiveUp(503, "upstream_unavailable", "")),
+        row(
+            "OpenAI 401 with no fallback gives up without retrying",
+            openAi(401, null).waitAllowed(ONE_S),
+            Fallback.NONE,
+            new GiveUp(503, "upstream_unavailable", "")),
+        row(
+            "OpenAI 429 with no fallback and no budget is rate_limited",
+            openAi(429, null),
+            Fallback.NONE,
+            new GiveUp(429, "rate_limited", "")),
+        row(
+            "OpenAI 503 for a json_schema request the fallback lacks is a clear error",
+            openAi(503, null),
+            Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS,
+            new GiveUp(503, "fallback_unsupported", "")),
+        row(
+            "OpenAI 503 for a request with tools is a clear error",
+            openAi(503, null),
+            Fallback.REQUEST_HAS_TOOLS,
+            new GiveUp(503, "fallback_unsupported", "")),
+        row(
+            "OpenAI cut after the first byte ends the stream",
+            openAi(0, null).sent(),
+            Fallback.HEALTHY,
+            new CutStream("upstream_cut", "")),
+        row(
+            "OpenAI 200 after bytes were sent is delivered",
+            openAi(200, null).sent(),
+            Fallback.HEALTHY,
+            new Deliver()),
+        row(
+            "Claude 529 after the switch retries there while the budget allows",
+            claude(529, null).waitAllowed(ONE_S),
+            Fallback.HEALTHY,
+            new RetrySame(ONE_S)),
+        row(
+            "Claude 529 after the switch with no budget gives up",
+            claude(529, null),
+            Fallback.HEALTHY,
+            new GiveUp(503, "upstream_unavailable", "")),
+        row(
+            "Claude 'credit balance is too low' gives up, never switches back",
+            claude(400, CREDIT).waitAllowed(ONE_S),
+            Fallback.HEALTHY,
+            new GiveUp(503, "upstream_unavailable", "")),
+        row(
+            "Claude 400 invalid request is the caller's",
+            claude(400, INVALID),
+            Fallback.HEALTHY,
+            new Deliver()),
+        row(
+            "Claude 429 with an affordable wait retries there",
+            claude(429, null).waitAllowed(ONE_S),
+            Fallback.HEALTHY,
+            new RetrySame(ONE_S)),
+        row(
+            "Claude 429 with no budget is rate_limited",
+            claude(429, null),
+            Fallback.HEALTHY,
+            new GiveUp(429, "rate_limited", "")),
+        row(
+            "Claude connection error with no budget gives up",
+            claude(0, null),
+            Fallback.HEALTHY,
+            new GiveUp(503, "upstream_unavailable", "")),
+        row(
+            "Claude cut after the first byte ends the stream",
+            claude(0, null).sent(),
+            Fallback.HEALTHY,
+            new CutStream("upstream_cut", "")),
+        row(
+            "Claude 410 after the switch is model_retired",
+            claude(410, null),
+            Fallback.HEALTHY,
+            new GiveUp(503, "model_retired", "")));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("afterPrimaryAttempt")
-  void decidesAfterAnAttempt(String sentence, AttemptRow attempt, Fallback fallback, Step expected) {
+  void decidesAfterAnAttempt(
+      String sentence, AttemptRow attempt, Fallback fallback, Step expected) {
     Decision d = FailoverPlan.next(context(FAST, fallback, Optional.empty()), attempt.build(FAST));
     assertSameStep(expected, d.step(), sentence);
     assertEquals(attempt.status == 410, d.modelGone(), "only a 410 opens a model circuit");
@@ -108,45 +211,127 @@ class FailoverPlanTest {
 
   static Stream<Arguments> structuredOutput() {
     return Stream.of(
-        row("OpenAI strict schema rejected retries in json_object mode", openAi(400, STRICT), false, new RetryAsJsonObject()),
-        row("OpenAI strict schema rejected twice is the caller's", openAi(400, STRICT), true, new Deliver()),
-        row("Claude grammar too large retries with the schema in the prompt", claude(400, GRAMMAR), false, new RetryWithSchemaInPrompt()),
-        row("Claude grammar too large twice is the caller's", claude(400, GRAMMAR), true, new Deliver()));
+        row(
+            "OpenAI strict schema rejected retries in json_object mode",
+            openAi(400, STRICT),
+            false,
+            new RetryAsJsonObject()),
+        row(
+            "OpenAI strict schema rejected twice is the caller's",
+            openAi(400, STRICT),
+            true,
+            new Deliver()),
+        row(
+            "Claude grammar too large retries with the schema in the prompt",
+            claude(400, GRAMMAR),
+            false,
+            new RetryWithSchemaInPrompt()),
+        row(
+            "Claude grammar too large twice is the caller's",
+            claude(400, GRAMMAR),
+            true,
+            new Deliver()));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("structuredOutput")
-  void downgradesStructuredOutputOnce(String sentence, AttemptRow attempt, boolean alreadyDone, Step expected) {
+  void downgradesStructuredOutputOnce(
+      String sentence, AttemptRow attempt, boolean alreadyDone, Step expected) {
     Context ctx =
-        new Context(STRUCTURED, Set.of("json_schema"), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER);
+        new Context(
+            STRUCTURED,
+            Set.of("json_schema"),
+            Optional.empty(),
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER);
     AttemptRow row = alreadyDone ? attempt.downgraded() : attempt;
     assertSameStep(expected, FailoverPlan.next(ctx, row.build(STRUCTURED)).step(), sentence);
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("structuredOutput")
-  void noDowngradeWithoutASchema(String sentence, AttemptRow attempt, boolean alreadyDone, Step ignored) {
-    Context ctx = new Context(STRUCTURED, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER);
-    assertSameStep(new Deliver(), FailoverPlan.next(ctx, attempt.build(STRUCTURED)).step(), sentence);
+  void noDowngradeWithoutASchema(
+      String sentence, AttemptRow attempt, boolean alreadyDone, Step ignored) {
+    Context ctx =
+        new Context(
+            STRUCTURED,
+            Set.of(),
+            Optional.empty(),
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER);
+    assertSameStep(
+        new Deliver(), FailoverPlan.next(ctx, attempt.build(STRUCTURED)).step(), sentence);
   }
 
   static Stream<Arguments> firstAttempt() {
     return Stream.of(
-        Arguments.of("a fresh call goes to the primary", FAST, Fallback.HEALTHY, Optional.empty(), Set.of(), new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
-        Arguments.of("a conversation stuck to Claude stays there", FAST, Fallback.HEALTHY, Optional.of(Provider.ANTHROPIC), Set.of(), new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
-        Arguments.of("a stuck conversation needing json_schema the fallback lacks goes to the primary", FAST, Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS, Optional.of(Provider.ANTHROPIC), Set.of(), new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
-        Arguments.of("a retired primary (circuit open) goes straight to the fallback", FAST, Fallback.HEALTHY, Optional.empty(), Set.of("gpt-6.1-sol-mini"), new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
-        Arguments.of("a retired primary with no fallback is model_retired", NO_FALLBACK, Fallback.NONE, Optional.empty(), Set.of("gpt-6.1-sol-mini"), new GiveUp(503, "model_retired", "")),
-        Arguments.of("both models' circuits open is model_retired", FAST, Fallback.HEALTHY, Optional.empty(), Set.of("gpt-6.1-sol-mini", "claude-haiku-5-5"), new GiveUp(503, "model_retired", "")));
+        Arguments.of(
+            "a fresh call goes to the primary",
+            FAST,
+            Fallback.HEALTHY,
+            Optional.empty(),
+            Set.of(),
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        Arguments.of(
+            "a conversation stuck to Claude stays there",
+            FAST,
+            Fallback.HEALTHY,
+            Optional.of(Provider.ANTHROPIC),
+            Set.of(),
+            new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
+        Arguments.of(
+            "a stuck conversation needing json_schema the fallback lacks goes to the primary",
+            FAST,
+            Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS,
+            Optional.of(Provider.ANTHROPIC),
+            Set.of(),
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        Arguments.of(
+            "a retired primary (circuit open) goes straight to the fallback",
+            FAST,
+            Fallback.HEALTHY,
+            Optional.empty(),
+            Set.of("gpt-6.1-sol-mini"),
+            new Call(Provider.ANTHROPIC, "claude-haiku-5-5", true)),
+        Arguments.of(
+            "a retired primary with no fallback is model_retired",
+            NO_FALLBACK,
+            Fallback.NONE,
+            Optional.empty(),
+            Set.of("gpt-6.1-sol-mini"),
+            new GiveUp(503, "model_retired", "")),
+        Arguments.of(
+            "both models' circuits open is model_retired",
+            FAST,
+            Fallback.HEALTHY,
+            Optional.empty(),
+            Set.of("gpt-6.1-sol-mini", "claude-haiku-5-5"),
+            new GiveUp(503, "model_retired", "")));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("firstAttempt")
   void choosesTheFirstTarget(
-      String sentence, RoutingProfile profile, Fallback fallback, Optional<Provider> sticky, Set<String> openModels, Step expected) {
+      String sentence,
+      RoutingProfile profile,
+      Fallback fallback,
+      Optional<Provider> sticky,
+      Set<String> openModels,
+      Step expected) {
     Context base = context(profile, fallback, sticky);
     Context ctx =
-        new Context(profile, base.requestFeatures(), base.fallbackBlocker(), sticky, openModels::contains, TODAY, MAX_RETRY_AFTER);
+        new Context(
+            profile,
+            base.requestFeatures(),
+            base.fallbackBlocker(),
+            sticky,
+            openModels::contains,
+            TODAY,
+            MAX_RETRY_AFTER);
     assertSameStep(expected, FailoverPlan.start(ctx), sentence);
   }
 
@@ -161,76 +346,177 @@ class FailoverPlanTest {
 
   static Stream<Arguments> quotaAndDataClass() {
     return Stream.of(
-        row("an OpenAI quota 429 fails over at once, even with a wait the budget allows",
-            openAi(429, QUOTA).waitAllowed(ONE_S), FAST, BOTH, TO_HAIKU),
-        row("an OpenAI quota 429 with no fallback is handed back at once, never retried",
-            openAi(429, QUOTA).waitAllowed(ONE_S), NO_FALLBACK, BOTH, new Deliver()),
-        row("a Claude billing 429 after the switch is handed back at once",
-            claude(429, CLAUDE_BILLING).waitAllowed(ONE_S), FAST, BOTH, new Deliver()),
-        row("a rate-limit 429 on a class without the fallback still retries here",
-            openAi(429, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new RetrySame(ONE_S)),
-        row("an OpenAI 503 on a class without the fallback retries here while the budget allows",
-            openAi(503, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new RetrySame(ONE_S)),
-        row("an OpenAI 503 on a class without the fallback and no budget is fallback_not_permitted",
-            openAi(503, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
-        row("an OpenAI rate-limit 429 on a class without the fallback and no budget is fallback_not_permitted",
-            openAi(429, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
-        row("an OpenAI quota 429 on a class without the fallback is fallback_not_permitted at once",
-            openAi(429, QUOTA).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
-        row("an OpenAI 401 on a class without the fallback is fallback_not_permitted",
-            openAi(401, null).waitAllowed(ONE_S), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
-        row("an OpenAI 410 on a class without the fallback is fallback_not_permitted (circuit still opens)",
-            openAi(410, null), FAST, OPENAI_ONLY, new GiveUp(503, "fallback_not_permitted", "")),
-        row("a caller error on a class without the fallback is still the caller's",
-            openAi(400, INVALID), FAST, OPENAI_ONLY, new Deliver()));
+        row(
+            "an OpenAI quota 429 fails over at once, even with a wait the budget allows",
+            openAi(429, QUOTA).waitAllowed(ONE_S),
+            FAST,
+            BOTH,
+            TO_HAIKU),
+        row(
+            "an OpenAI quota 429 with no fallback is handed back at once, never retried",
+            openAi(429, QUOTA).waitAllowed(ONE_S),
+            NO_FALLBACK,
+            BOTH,
+            new Deliver()),
+        row(
+            "a Claude billing 429 after the switch is handed back at once",
+            claude(429, CLAUDE_BILLING).waitAllowed(ONE_S),
+            FAST,
+            BOTH,
+            new Deliver()),
+        row(
+            "a rate-limit 429 on a class without the fallback still retries here",
+            openAi(429, null).waitAllowed(ONE_S),
+            FAST,
+            OPENAI_ONLY,
+            new RetrySame(ONE_S)),
+        row(
+            "an OpenAI 503 on a class without the fallback retries here while the budget allows",
+            openAi(503, null).waitAllowed(ONE_S),
+            FAST,
+            OPENAI_ONLY,
+            new RetrySame(ONE_S)),
+        row(
+            "an OpenAI 503 on a class without the fallback and no budget is fallback_not_permitted",
+            openAi(503, null),
+            FAST,
+            OPENAI_ONLY,
+            new GiveUp(503, "fallback_not_permitted", "")),
+        row(
+            "an OpenAI rate-limit 429 on a class without the fallback and no budget is fallback_not_permitted",
+            openAi(429, null),
+            FAST,
+            OPENAI_ONLY,
+            new GiveUp(503, "fallback_not_permitted", "")),
+        row(
+            "an OpenAI quota 429 on a class without the fallback is fallback_not_permitted at once",
+            openAi(429, QUOTA).waitAllowed(ONE_S),
+            FAST,
+            OPENAI_ONLY,
+            new GiveUp(503, "fallback_not_permitted", "")),
+        row(
+            "an OpenAI 401 on a class without the fallback is fallback_not_permitted",
+            openAi(401, null).waitAllowed(ONE_S),
+            FAST,
+            OPENAI_ONLY,
+            new GiveUp(503, "fallback_not_permitted", "")),
+        row(
+            "an OpenAI 410 on a class without the fallback is fallback_not_permitted (circuit still opens)",
+            openAi(410, null),
+            FAST,
+            OPENAI_ONLY,
+            new GiveUp(503, "fallback_not_permitted", "")),
+        row(
+            "a caller error on a class without the fallback is still the caller's",
+            openAi(400, INVALID),
+            FAST,
+            OPENAI_ONLY,
+            new Deliver()));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("quotaAndDataClass")
   void quota429sAndDataClassesDecideTheSwitch(
-      String sentence, AttemptRow attempt, RoutingProfile profile, Set<Provider> permitted, Step expected) {
-    Context ctx = new Context(profile, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
-        "c", permitted);
+      String sentence,
+      AttemptRow attempt,
+      RoutingProfile profile,
+      Set<Provider> permitted,
+      Step expected) {
+    Context ctx =
+        new Context(
+            profile,
+            Set.of(),
+            Optional.empty(),
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER,
+            "c",
+            permitted);
     Decision d = FailoverPlan.next(ctx, attempt.build(profile));
     assertSameStep(expected, d.step(), sentence);
-    assertEquals(attempt.status == 410, d.modelGone(), "a 410 opens the model circuit whatever the class");
+    assertEquals(
+        attempt.status == 410, d.modelGone(), "a 410 opens the model circuit whatever the class");
   }
 
   static Stream<Arguments> firstAttemptByDataClass() {
     return Stream.of(
-        row("a class allowing both starts on the primary", FAST, BOTH, new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
-        row("a class allowing only the primary starts on it", FAST, OPENAI_ONLY, new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
-        row("a class allowing only the fallback's provider starts there, and that is no failover", FAST, ANTHROPIC_ONLY,
+        row(
+            "a class allowing both starts on the primary",
+            FAST,
+            BOTH,
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row(
+            "a class allowing only the primary starts on it",
+            FAST,
+            OPENAI_ONLY,
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row(
+            "a class allowing only the fallback's provider starts there, and that is no failover",
+            FAST,
+            ANTHROPIC_ONLY,
             new Call(Provider.ANTHROPIC, "claude-haiku-5-5", false)),
-        row("a class allowing no provider of the profile is data_class_forbidden", NO_FALLBACK, ANTHROPIC_ONLY,
+        row(
+            "a class allowing no provider of the profile is data_class_forbidden",
+            NO_FALLBACK,
+            ANTHROPIC_ONLY,
             new GiveUp(403, "data_class_forbidden", "")),
-        row("a profile narrowing the class to nothing is data_class_forbidden", FAST, Set.of(),
+        row(
+            "a profile narrowing the class to nothing is data_class_forbidden",
+            FAST,
+            Set.of(),
             new GiveUp(403, "data_class_forbidden", "")));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("firstAttemptByDataClass")
-  void theDataClassChoosesWhereTheFirstAttemptMayGo(String sentence, RoutingProfile profile, Set<Provider> permitted, Step expected) {
-    Context ctx = new Context(profile, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
-        "restricted", permitted);
+  void theDataClassChoosesWhereTheFirstAttemptMayGo(
+      String sentence, RoutingProfile profile, Set<Provider> permitted, Step expected) {
+    Context ctx =
+        new Context(
+            profile,
+            Set.of(),
+            Optional.empty(),
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER,
+            "restricted",
+            permitted);
     assertSameStep(expected, FailoverPlan.start(ctx), sentence);
   }
 
   @org.junit.jupiter.api.Test
   void fallbackNotPermittedNamesTheClassAndTheProvider() {
-    Context ctx = new Context(FAST, Set.of(), Optional.empty(), Optional.empty(), m -> false, TODAY, MAX_RETRY_AFTER,
-        "restricted", OPENAI_ONLY);
+    Context ctx =
+        new Context(
+            FAST,
+            Set.of(),
+            Optional.empty(),
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER,
+            "restricted",
+            OPENAI_ONLY);
     GiveUp g = (GiveUp) FailoverPlan.next(ctx, openAi(503, null).build(FAST)).step();
-    assertEquals("openai answered HTTP 503 for profile 'fast-summary' and there is no failover: data class"
-        + " 'restricted' may not be sent to anthropic", g.message());
+    assertEquals(
+        "openai answered HTTP 503 for profile 'fast-summary' and there is no failover: data class"
+            + " 'restricted' may not be sent to anthropic",
+        g.message());
   }
 
   @org.junit.jupiter.api.Test
   void modelRetiredNamesModelAndProfile() {
-    Step step = FailoverPlan.next(context(NO_FALLBACK, Fallback.NONE, Optional.empty()), openAi(410, null).build(NO_FALLBACK)).step();
+    Step step =
+        FailoverPlan.next(
+                context(NO_FALLBACK, Fallback.NONE, Optional.empty()),
+                openAi(410, null).build(NO_FALLBACK))
+            .step();
     GiveUp g = (GiveUp) step;
     assertEquals(
-        "model 'gpt-6.1-sol-mini' of profile 'solo' is retired and the profile has no fallback", g.message());
+        "model 'gpt-6.1-sol-mini' of profile 'solo' is retired and the profile has no fallback",
+        g.message());
   }
 
   @org.junit.jupiter.api.Test
@@ -244,19 +530,29 @@ class FailoverPlanTest {
 
   // ---- helpers ----
 
-  private static Context context(RoutingProfile profile, Fallback fallback, Optional<Provider> sticky) {
+  private static Context context(
+      RoutingProfile profile, Fallback fallback, Optional<Provider> sticky) {
     RoutingProfile p = fallback == Fallback.NONE ? NO_FALLBACK : profile;
-    Set<String> features = fallback == Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS ? Set.of("json_schema") : Set.of();
+    Set<String> features =
+        fallback == Fallback.REQUEST_NEEDS_JSON_SCHEMA_IT_LACKS ? Set.of("json_schema") : Set.of();
     Optional<String> blocker =
-        fallback == Fallback.REQUEST_HAS_TOOLS ? Optional.of("tools are not translated to the Claude fallback") : Optional.empty();
-    Set<String> open = fallback == Fallback.MODEL_CIRCUIT_OPEN ? Set.of("claude-haiku-5-5") : Set.of();
+        fallback == Fallback.REQUEST_HAS_TOOLS
+            ? Optional.of("tools are not translated to the Claude fallback")
+            : Optional.empty();
+    Set<String> open =
+        fallback == Fallback.MODEL_CIRCUIT_OPEN ? Set.of("claude-haiku-5-5") : Set.of();
     return new Context(p, features, blocker, sticky, open::contains, TODAY, MAX_RETRY_AFTER);
   }
 
-  /** Compares the step kind and its status/type/targets; free-text messages are checked separately. */
+  /**
+   * Compares the step kind and its status/type/targets; free-text messages are checked separately.
+   */
   private static void assertSameStep(Step expected, Step actual, String sentence) {
     if (expected instanceof GiveUp e && actual instanceof GiveUp a) {
-      assertEquals(e.status() + " " + e.errorType(), a.status() + " " + a.errorType(), sentence + " — " + a.message());
+      assertEquals(
+          e.status() + " " + e.errorType(),
+          a.status() + " " + a.errorType(),
+          sentence + " — " + a.message());
     } else if (expected instanceof CutStream e && actual instanceof CutStream a) {
       assertEquals(e.errorType(), a.errorType(), sentence);
     } else {

@@ -50,7 +50,8 @@ class MemoryTest {
 
   @Test
   void stickinessUnderConcurrencyKeepsOneProviderPerConversationAndTheBound() throws Exception {
-    ConversationStickiness s = new ConversationStickiness(500, Duration.ofMinutes(30), System::nanoTime);
+    ConversationStickiness s =
+        new ConversationStickiness(500, Duration.ofMinutes(30), System::nanoTime);
     ExecutorService pool = Executors.newFixedThreadPool(16);
     CountDownLatch go = new CountDownLatch(1);
     ConcurrentHashMap<String, Provider> firstAnswer = new ConcurrentHashMap<>();
@@ -85,8 +86,13 @@ class MemoryTest {
   @Test
   void schemaMemoryMatchesEqualSchemasWhateverTheKeyOrder() {
     SchemaModeMemory memory = new SchemaModeMemory(100);
-    memory.rememberRejected(JsonForTests.parse("{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"},\"a\":{\"type\":\"number\"}}}"));
-    assertTrue(memory.wasRejected(JsonForTests.parse("{\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"string\"}},\"type\":\"object\"}")));
+    memory.rememberRejected(
+        JsonForTests.parse(
+            "{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"},\"a\":{\"type\":\"number\"}}}"));
+    assertTrue(
+        memory.wasRejected(
+            JsonForTests.parse(
+                "{\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"string\"}},\"type\":\"object\"}")));
     assertFalse(memory.wasRejected(JsonForTests.parse("{\"type\":\"object\"}")));
     assertEquals(64, SchemaModeMemory.hash(JsonForTests.parse("{}")).length());
   }
@@ -120,7 +126,8 @@ class MemoryTest {
   void aTimedModelCircuitClosesAfterItsTimeAndAlarmsAgainOnTheNext410() {
     AtomicLong clock = new AtomicLong();
     List<String> alarms = new ArrayList<>();
-    ModelCircuits circuits = new ModelCircuits(Optional.of(Duration.ofHours(1)), clock::get, alarms::add);
+    ModelCircuits circuits =
+        new ModelCircuits(Optional.of(Duration.ofHours(1)), clock::get, alarms::add);
     circuits.onModelGone("m");
     clock.addAndGet(Duration.ofMinutes(59).toNanos());
     assertEquals(java.util.Set.of("m"), circuits.openModels());

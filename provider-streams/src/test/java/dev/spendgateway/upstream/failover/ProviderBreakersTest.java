@@ -43,18 +43,23 @@ class ProviderBreakersTest {
     ProviderBreakers breakers =
         ProviderBreakers.create(
             testKit.system(),
-            new ProviderBreakers.Settings(2, Duration.ofSeconds(2), Duration.ofMillis(200), Duration.ofSeconds(1)),
+            new ProviderBreakers.Settings(
+                2, Duration.ofSeconds(2), Duration.ofMillis(200), Duration.ofSeconds(1)),
             (provider, state) -> transitions.add(provider.wireName() + " " + state));
     AtomicInteger upstreamCalls = new AtomicInteger();
 
     // A caller error is an answer from a healthy provider: it does not count.
     for (int i = 0; i < 3; i++) {
-      await(breakers.withBreaker(Provider.OPENAI, () -> answer(upstreamCalls, 400), status -> status >= 500));
+      await(
+          breakers.withBreaker(
+              Provider.OPENAI, () -> answer(upstreamCalls, 400), status -> status >= 500));
     }
     assertEquals(ProviderBreakers.State.CLOSED, breakers.state(Provider.OPENAI));
 
     for (int i = 0; i < 2; i++) {
-      await(breakers.withBreaker(Provider.OPENAI, () -> answer(upstreamCalls, 503), status -> status >= 500));
+      await(
+          breakers.withBreaker(
+              Provider.OPENAI, () -> answer(upstreamCalls, 503), status -> status >= 500));
     }
     assertEquals(ProviderBreakers.State.OPEN, breakers.state(Provider.OPENAI));
     assertFalse(breakers.isCallAllowed(Provider.OPENAI));
@@ -64,16 +69,24 @@ class ProviderBreakersTest {
     ExecutionException refused =
         assertThrows(
             ExecutionException.class,
-            () -> await(breakers.withBreaker(Provider.OPENAI, () -> answer(upstreamCalls, 200), s -> false)));
+            () ->
+                await(
+                    breakers.withBreaker(
+                        Provider.OPENAI, () -> answer(upstreamCalls, 200), s -> false)));
     assertInstanceOf(CircuitBreakerOpenException.class, refused.getCause());
     assertEquals(before, upstreamCalls.get(), "an open breaker makes no upstream call");
 
     long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-    while (breakers.state(Provider.OPENAI) != ProviderBreakers.State.HALF_OPEN && System.nanoTime() < deadline) {
+    while (breakers.state(Provider.OPENAI) != ProviderBreakers.State.HALF_OPEN
+        && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     assertEquals(ProviderBreakers.State.HALF_OPEN, breakers.state(Provider.OPENAI));
-    assertEquals(200, await(breakers.withBreaker(Provider.OPENAI, () -> answer(upstreamCalls, 200), s -> s >= 500)));
+    assertEquals(
+        200,
+        await(
+            breakers.withBreaker(
+                Provider.OPENAI, () -> answer(upstreamCalls, 200), s -> s >= 500)));
     assertEquals(ProviderBreakers.State.CLOSED, breakers.state(Provider.OPENAI));
     assertEquals(List.of("openai OPEN", "openai HALF_OPEN", "openai CLOSED"), transitions);
   }
@@ -83,7 +96,8 @@ class ProviderBreakersTest {
     ProviderBreakers breakers =
         ProviderBreakers.create(
             testKit.system(),
-            new ProviderBreakers.Settings(1, Duration.ofSeconds(2), Duration.ofSeconds(30), Duration.ofMinutes(1)),
+            new ProviderBreakers.Settings(
+                1, Duration.ofSeconds(2), Duration.ofSeconds(30), Duration.ofMinutes(1)),
             (p, s) -> {});
     breakers.onSuccess(Provider.ANTHROPIC);
     assertTrue(breakers.isCallAllowed(Provider.ANTHROPIC));

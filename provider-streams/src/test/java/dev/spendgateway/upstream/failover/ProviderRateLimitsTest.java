@@ -17,8 +17,10 @@ class ProviderRateLimitsTest {
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
   private ProviderRateLimits limits(long rpm, long tpm, Duration maxWait) {
-    return new ProviderRateLimits(Map.of(Provider.OPENAI, new Limits(rpm, tpm), Provider.ANTHROPIC, new Limits(0, 0)),
-        maxWait, now::get);
+    return new ProviderRateLimits(
+        Map.of(Provider.OPENAI, new Limits(rpm, tpm), Provider.ANTHROPIC, new Limits(0, 0)),
+        maxWait,
+        now::get);
   }
 
   @Test
@@ -27,8 +29,14 @@ class ProviderRateLimitsTest {
     for (int i = 0; i < 60; i++) {
       assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 10), "call " + i);
     }
-    assertEquals(new Turn.Go(Duration.ofSeconds(1)), l.take(Provider.OPENAI, 10), "one a second after the burst");
-    assertEquals(new Turn.Go(Duration.ofSeconds(2)), l.take(Provider.OPENAI, 10), "queued behind the previous one");
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(1)),
+        l.take(Provider.OPENAI, 10),
+        "one a second after the burst");
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(2)),
+        l.take(Provider.OPENAI, 10),
+        "queued behind the previous one");
   }
 
   @Test
@@ -40,14 +48,18 @@ class ProviderRateLimitsTest {
     Turn refused = l.take(Provider.OPENAI, 1);
     assertEquals(new Turn.Refused(Duration.ofSeconds(3), "requests per minute"), refused);
     now.addAndGet(Duration.ofSeconds(1).toNanos());
-    assertEquals(new Turn.Go(Duration.ofSeconds(2)), l.take(Provider.OPENAI, 1), "the refusal took no place in line");
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(2)),
+        l.take(Provider.OPENAI, 1),
+        "the refusal took no place in line");
   }
 
   @Test
   void tokensAreCountedAtTheWorstCaseAndRefillContinuously() {
     ProviderRateLimits l = limits(0, 6_000, Duration.ofSeconds(30));
     assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 6_000));
-    assertEquals(new Turn.Go(Duration.ofSeconds(10)), l.take(Provider.OPENAI, 1_000), "100 tokens a second");
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(10)), l.take(Provider.OPENAI, 1_000), "100 tokens a second");
     now.addAndGet(Duration.ofSeconds(20).toNanos());
     assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 1_000), "refilled meanwhile");
   }
@@ -55,7 +67,8 @@ class ProviderRateLimitsTest {
   @Test
   void aCallLargerThanAMinutesTokensCanStillGoWhenTheBucketIsFull() {
     ProviderRateLimits l = limits(0, 1_000, Duration.ofSeconds(5));
-    assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 50_000), "never refused for ever");
+    assertEquals(
+        new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 50_000), "never refused for ever");
   }
 
   @Test

@@ -25,16 +25,18 @@ class RetryTest {
   private static final Instant NOW = Instant.parse("2026-11-30T10:00:00Z");
 
   /**
-   * One seed per run, printed before the first case and named in any failure, so a failing run
-   * can be replayed with {@code -Dfuzz.seed=S}.
+   * One seed per run, printed before the first case and named in any failure, so a failing run can
+   * be replayed with {@code -Dfuzz.seed=S}.
    */
   private static final long SEED = Long.getLong("fuzz.seed", System.nanoTime());
 
   @RegisterExtension
-  static final TestExecutionExceptionHandler NAME_THE_SEED = (context, failure) -> {
-    throw new AssertionError(
-        failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]", failure);
-  };
+  static final TestExecutionExceptionHandler NAME_THE_SEED =
+      (context, failure) -> {
+        throw new AssertionError(
+            failure.getMessage() + " [seed " + SEED + ": replay with -Dfuzz.seed=" + SEED + "]",
+            failure);
+      };
 
   @BeforeAll
   static void printTheSeed() {
@@ -42,7 +44,17 @@ class RetryTest {
   }
 
   @ParameterizedTest(name = "attempt {0}: jitter window up to {1} ms")
-  @CsvSource({"0, 500", "1, 1000", "2, 2000", "3, 4000", "4, 8000", "5, 8000", "40, 8000", "63, 8000", "1000, 8000"})
+  @CsvSource({
+    "0, 500",
+    "1, 1000",
+    "2, 2000",
+    "3, 4000",
+    "4, 8000",
+    "5, 8000",
+    "40, 8000",
+    "63, 8000",
+    "1000, 8000"
+  })
   void backoffWindowDoublesUpToTheCap(int attempt, long ceilingMs) {
     assertEquals(Duration.ofMillis(ceilingMs), BACKOFF.ceiling(attempt));
   }
@@ -91,8 +103,11 @@ class RetryTest {
   void retryPolicyHonoursAnAffordableRetryAfterAndRefusesALongOne() {
     RetryPolicy policy = new RetryPolicy(BACKOFF, Duration.ofSeconds(20));
     SplittableRandom random = new SplittableRandom(SEED);
-    assertEquals(Optional.of(Duration.ofSeconds(20)), policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(20)), random));
-    assertEquals(Optional.empty(), policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(21)), random));
+    assertEquals(
+        Optional.of(Duration.ofSeconds(20)),
+        policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(20)), random));
+    assertEquals(
+        Optional.empty(), policy.waitBeforeRetry(0, Optional.of(Duration.ofSeconds(21)), random));
     Duration backoff = policy.waitBeforeRetry(2, Optional.empty(), random).orElseThrow();
     assertTrue(backoff.compareTo(Duration.ofSeconds(2)) <= 0);
   }
@@ -100,7 +115,8 @@ class RetryTest {
   @Test
   void budgetBoundsAttempts() {
     AtomicLong clock = new AtomicLong();
-    AttemptBudget budget = AttemptBudget.start(new AttemptBudget.Limits(3, Duration.ofSeconds(30)), clock::get);
+    AttemptBudget budget =
+        AttemptBudget.start(new AttemptBudget.Limits(3, Duration.ofSeconds(30)), clock::get);
     assertTrue(budget.tryStartAttempt());
     assertTrue(budget.tryStartAttempt());
     assertTrue(budget.allowsRetryAfter(Duration.ofSeconds(1)));
@@ -114,12 +130,15 @@ class RetryTest {
   @Test
   void budgetBoundsTotalTime() {
     AtomicLong clock = new AtomicLong(1_000);
-    AttemptBudget budget = AttemptBudget.start(new AttemptBudget.Limits(10, Duration.ofSeconds(30)), clock::get);
+    AttemptBudget budget =
+        AttemptBudget.start(new AttemptBudget.Limits(10, Duration.ofSeconds(30)), clock::get);
     budget.tryStartAttempt();
     clock.addAndGet(Duration.ofSeconds(25).toNanos());
     assertEquals(Duration.ofSeconds(5), budget.remaining());
     assertTrue(budget.allowsRetryAfter(Duration.ofSeconds(4)));
-    assertFalse(budget.allowsRetryAfter(Duration.ofSeconds(5)), "a wait that ends at the deadline leaves no time to call");
+    assertFalse(
+        budget.allowsRetryAfter(Duration.ofSeconds(5)),
+        "a wait that ends at the deadline leaves no time to call");
     clock.addAndGet(Duration.ofSeconds(6).toNanos());
     assertEquals(Duration.ZERO, budget.remaining());
     assertFalse(budget.tryStartAttempt());
@@ -129,10 +148,16 @@ class RetryTest {
   void affordableWaitCombinesPolicyAndBudget() {
     AtomicLong clock = new AtomicLong();
     RetryPolicy policy = new RetryPolicy(BACKOFF, Duration.ofSeconds(20));
-    AttemptBudget budget = AttemptBudget.start(new AttemptBudget.Limits(4, Duration.ofSeconds(10)), clock::get);
+    AttemptBudget budget =
+        AttemptBudget.start(new AttemptBudget.Limits(4, Duration.ofSeconds(10)), clock::get);
     budget.tryStartAttempt();
     SplittableRandom random = new SplittableRandom(SEED);
-    assertEquals(Optional.of(Duration.ofSeconds(5)), policy.affordableWait(0, Optional.of(Duration.ofSeconds(5)), random, budget));
-    assertEquals(Optional.empty(), policy.affordableWait(0, Optional.of(Duration.ofSeconds(15)), random, budget), "fits the policy, not the budget");
+    assertEquals(
+        Optional.of(Duration.ofSeconds(5)),
+        policy.affordableWait(0, Optional.of(Duration.ofSeconds(5)), random, budget));
+    assertEquals(
+        Optional.empty(),
+        policy.affordableWait(0, Optional.of(Duration.ofSeconds(15)), random, budget),
+        "fits the policy, not the budget");
   }
 }

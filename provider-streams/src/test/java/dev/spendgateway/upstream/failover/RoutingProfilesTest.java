@@ -44,7 +44,8 @@ class RoutingProfilesTest {
   @Test
   void theShippedFailoverSettingsAreRead() {
     FailoverSettings s = FailoverSettings.fromConfig(SHIPPED);
-    assertEquals(new AttemptBudget.Limits(4, Duration.ofSeconds(30)), s.budgets().get(Pool.INTERACTIVE));
+    assertEquals(
+        new AttemptBudget.Limits(4, Duration.ofSeconds(30)), s.budgets().get(Pool.INTERACTIVE));
     assertEquals(new AttemptBudget.Limits(8, Duration.ofMinutes(10)), s.budgets().get(Pool.BATCH));
     assertEquals(Duration.ofSeconds(20), s.retryPolicy().maxRetryAfter());
     assertEquals(Optional.empty(), s.modelGoneOpenFor());
@@ -54,7 +55,8 @@ class RoutingProfilesTest {
   @Test
   void modelGoneOpenForMayBeADuration() {
     Config c = ConfigFactory.parseString("failover.model-gone-open-for = 1h").withFallback(SHIPPED);
-    assertEquals(Optional.of(Duration.ofHours(1)), FailoverSettings.fromConfig(c).modelGoneOpenFor());
+    assertEquals(
+        Optional.of(Duration.ofHours(1)), FailoverSettings.fromConfig(c).modelGoneOpenFor());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -109,11 +111,13 @@ class RoutingProfilesTest {
 
   /** The shipped catalog plus an active model whose end of support is announced for 2026-12-20. */
   private static ModelCatalog catalogWithEndingModel(long warningDays) {
-    Config models = ConfigFactory.parseString(
-        "models { \"gpt-6.1-sol-old\" { provider = openai, input-usd-per-million = \"1\", output-usd-per-million = \"2\","
-            + " context-limit = 400000, lifecycle = active, end-of-support = \"2026-12-20\" } }")
-        .withFallback(SHIPPED);
-    return ModelCatalog.fromMap(models.getConfig("models").root().unwrapped()).withWarningDays(warningDays);
+    Config models =
+        ConfigFactory.parseString(
+                "models { \"gpt-6.1-sol-old\" { provider = openai, input-usd-per-million = \"1\", output-usd-per-million = \"2\","
+                    + " context-limit = 400000, lifecycle = active, end-of-support = \"2026-12-20\" } }")
+            .withFallback(SHIPPED);
+    return ModelCatalog.fromMap(models.getConfig("models").root().unwrapped())
+        .withWarningDays(warningDays);
   }
 
   @ParameterizedTest(name = "on {0} with a {1}-day window: warned {2}")
@@ -126,32 +130,47 @@ class RoutingProfilesTest {
     "2026-12-19, 0,  false",
     "2026-12-20, 0,  true",
   })
-  void anActiveModelNearItsEndOfSupportIsWarnedLikeADeprecatedOne(String day, long window, boolean warned) {
+  void anActiveModelNearItsEndOfSupportIsWarnedLikeADeprecatedOne(
+      String day, long window, boolean warned) {
     Config c = profiles("profiles { soon { primary = \"gpt-6.1-sol-old\" } }");
     LocalDate today = LocalDate.parse(day);
-    List<RoutingProfiles.LifecycleWarning> expected = warned
-        ? List.of(new RoutingProfiles.LifecycleWarning("soon", "gpt-6.1-sol-old",
-            Optional.of(java.time.temporal.ChronoUnit.DAYS.between(today, LocalDate.parse("2026-12-20")))))
-        : List.of();
-    assertEquals(expected, RoutingProfiles.fromConfig(c, catalogWithEndingModel(window)).lifecycleWarnings(today));
+    List<RoutingProfiles.LifecycleWarning> expected =
+        warned
+            ? List.of(
+                new RoutingProfiles.LifecycleWarning(
+                    "soon",
+                    "gpt-6.1-sol-old",
+                    Optional.of(
+                        java.time.temporal.ChronoUnit.DAYS.between(
+                            today, LocalDate.parse("2026-12-20")))))
+            : List.of();
+    assertEquals(
+        expected,
+        RoutingProfiles.fromConfig(c, catalogWithEndingModel(window)).lifecycleWarnings(today));
   }
 
   @Test
   void aProfileMayNarrowADataClass() {
-    Config c = profiles(
-        "profiles { p { primary = \"gpt-6.1-sol\", fallback = \"claude-opus-5-5\","
-            + " data-classes { internal = [openai] } } }");
+    Config c =
+        profiles(
+            "profiles { p { primary = \"gpt-6.1-sol\", fallback = \"claude-opus-5-5\","
+                + " data-classes { internal = [openai] } } }");
     RoutingProfile p = RoutingProfiles.fromConfig(c, CATALOG).find("p").orElseThrow();
-    assertEquals(Optional.of(Set.of(dev.spendgateway.policy.catalog.Provider.OPENAI)), p.narrowingFor("internal"));
+    assertEquals(
+        Optional.of(Set.of(dev.spendgateway.policy.catalog.Provider.OPENAI)),
+        p.narrowingFor("internal"));
     assertEquals(Optional.empty(), p.narrowingFor("public"));
   }
 
   @Test
   void aNarrowingNamingAnUnknownProviderFailsAtStart() {
-    Config c = profiles(
-        "profiles { p { primary = \"gpt-6.1-sol\", data-classes { internal = [gemini] } } }");
+    Config c =
+        profiles(
+            "profiles { p { primary = \"gpt-6.1-sol\", data-classes { internal = [gemini] } } }");
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> RoutingProfiles.fromConfig(c, CATALOG));
-    assertTrue(e.getMessage().contains("profile 'p' data-classes.internal: unknown provider 'gemini'"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("profile 'p' data-classes.internal: unknown provider 'gemini'"),
+        e.getMessage());
   }
 }

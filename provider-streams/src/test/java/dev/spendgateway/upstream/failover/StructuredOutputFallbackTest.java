@@ -12,7 +12,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class StructuredOutputFallbackTest {
-  private static final JsonNode SCHEMA = JsonForTests.parse("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}");
+  private static final JsonNode SCHEMA =
+      JsonForTests.parse("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}");
 
   @Test
   void jsonSchemaBecomesJsonObjectWithTheSchemaAfterTheSystemMessages() {
@@ -21,7 +22,8 @@ class StructuredOutputFallbackTest {
             JsonForTests.parse(
                 "{\"model\":\"gpt-6.1-sol\",\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"u\"}],"
                     + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"r\",\"strict\":true,\"schema\":"
-                    + SCHEMA + "}}}");
+                    + SCHEMA
+                    + "}}}");
     JsonNode before = request.deepCopy();
 
     ObjectNode out = StructuredOutputFallback.toJsonObjectMode(request);
@@ -29,7 +31,8 @@ class StructuredOutputFallbackTest {
     assertEquals(JsonForTests.parse("{\"type\":\"json_object\"}"), out.get("response_format"));
     assertEquals(3, out.get("messages").size());
     assertEquals("system", out.get("messages").get(1).get("role").asText());
-    assertEquals(SchemaInstructions.forSchema(SCHEMA), out.get("messages").get(1).get("content").asText());
+    assertEquals(
+        SchemaInstructions.forSchema(SCHEMA), out.get("messages").get(1).get("content").asText());
     assertEquals("user", out.get("messages").get(2).get("role").asText());
     assertEquals(before, request, "the input is not modified");
   }
@@ -39,10 +42,13 @@ class StructuredOutputFallbackTest {
     ObjectNode stringSystem =
         (ObjectNode)
             JsonForTests.parse(
-                "{\"system\":\"Be brief.\",\"output_config\":{\"format\":{\"type\":\"json_schema\",\"schema\":" + SCHEMA + "}}}");
+                "{\"system\":\"Be brief.\",\"output_config\":{\"format\":{\"type\":\"json_schema\",\"schema\":"
+                    + SCHEMA
+                    + "}}}");
     ObjectNode out = StructuredOutputFallback.schemaIntoSystemPrompt(stringSystem, SCHEMA);
     assertFalse(out.has("output_config"));
-    assertEquals("Be brief.\n\n" + SchemaInstructions.forSchema(SCHEMA), out.get("system").asText());
+    assertEquals(
+        "Be brief.\n\n" + SchemaInstructions.forSchema(SCHEMA), out.get("system").asText());
 
     ObjectNode blockSystem =
         (ObjectNode)
@@ -53,7 +59,9 @@ class StructuredOutputFallbackTest {
     assertEquals(2, out2.get("system").size());
 
     ObjectNode none = (ObjectNode) JsonForTests.parse("{}");
-    assertEquals(SchemaInstructions.forSchema(SCHEMA), StructuredOutputFallback.schemaIntoSystemPrompt(none, SCHEMA).get("system").asText());
+    assertEquals(
+        SchemaInstructions.forSchema(SCHEMA),
+        StructuredOutputFallback.schemaIntoSystemPrompt(none, SCHEMA).get("system").asText());
   }
 
   @ParameterizedTest(name = "{0}")

@@ -39,9 +39,11 @@ class SseDecoderTest {
   @ParameterizedTest(name = "chunks of {0} bytes decode like the whole body")
   @ValueSource(ints = {1, 2, 3, 7, 64, 1000})
   void eventsSplitAcrossChunksDecodeTheSame(int chunkSize) {
-    for (String name : List.of(Fixtures.ANTHROPIC, Fixtures.OPENAI_CHAT, Fixtures.OPENAI_RESPONSES)) {
+    for (String name :
+        List.of(Fixtures.ANTHROPIC, Fixtures.OPENAI_CHAT, Fixtures.OPENAI_RESPONSES)) {
       ByteString body = Fixtures.bytes(name);
-      assertEquals(decode(LIMITS, List.of(body)), decode(LIMITS, Fixtures.chunks(body, chunkSize)), name);
+      assertEquals(
+          decode(LIMITS, List.of(body)), decode(LIMITS, Fixtures.chunks(body, chunkSize)), name);
     }
   }
 
@@ -50,7 +52,8 @@ class SseDecoderTest {
   void crlfLineEndsAreTheSameAsLf(int chunkSize) {
     ByteString body = Fixtures.bytes(Fixtures.OPENAI_CHAT);
     assertEquals(
-        decode(LIMITS, List.of(body)), decode(LIMITS, Fixtures.chunks(Fixtures.crlf(body), chunkSize)));
+        decode(LIMITS, List.of(body)),
+        decode(LIMITS, Fixtures.chunks(Fixtures.crlf(body), chunkSize)));
   }
 
   @Test
@@ -61,7 +64,8 @@ class SseDecoderTest {
   @Test
   void commentsAndUnknownFieldsAreIgnored() {
     assertEquals(
-        List.of(SseEvent.data("x")), decode(": keep-alive\nid: 7\nretry: 10\nfoo: bar\ndata: x\n\n"));
+        List.of(SseEvent.data("x")),
+        decode(": keep-alive\nid: 7\nretry: 10\nfoo: bar\ndata: x\n\n"));
   }
 
   @Test
@@ -94,7 +98,8 @@ class SseDecoderTest {
     SseLimits small = new SseLimits(32, 64);
     String big = "data: " + "x".repeat(100) + "\n\n";
     SseDecoder decoder = new SseDecoder(small);
-    List<SseEvent> events = new ArrayList<>(decoder.feed(ByteString.fromString(big + "data: ok\n\n")));
+    List<SseEvent> events =
+        new ArrayList<>(decoder.feed(ByteString.fromString(big + "data: ok\n\n")));
     assertEquals(List.of(SseEvent.data("ok")), events);
     assertEquals(1, decoder.malformed());
   }
@@ -107,13 +112,15 @@ class SseDecoderTest {
       assertTrue(decoder.feed(ByteString.fromString("x".repeat(100))).isEmpty());
     }
     assertEquals(1, decoder.malformed());
-    assertEquals(List.of(SseEvent.data("ok")), decoder.feed(ByteString.fromString("\n\ndata: ok\n\n")));
+    assertEquals(
+        List.of(SseEvent.data("ok")), decoder.feed(ByteString.fromString("\n\ndata: ok\n\n")));
   }
 
   @Test
   void anEventOverTheEventBoundIsSkippedWhole() {
     SseLimits small = new SseLimits(32, 40);
-    String body = "event: big\ndata: 0123456789012345678\ndata: 0123456789012345678\n\ndata: ok\n\n";
+    String body =
+        "event: big\ndata: 0123456789012345678\ndata: 0123456789012345678\n\ndata: ok\n\n";
     SseDecoder decoder = new SseDecoder(small);
     assertEquals(List.of(SseEvent.data("ok")), decoder.feed(ByteString.fromString(body)));
     assertEquals(1, decoder.malformed());

@@ -3,7 +3,6 @@ package dev.spendgateway.upstream.sse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.spendgateway.upstream.Fixtures;
-import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.stream.javadsl.Sink;

@@ -28,7 +28,9 @@ class BodyCollectorTest {
   @Test
   void aBodyWithinTheBoundIsCollectedAndParsedOnDemand() throws Exception {
     Source<ByteString, ?> body =
-        Source.from(java.util.List.of(ByteString.fromString("{\"usage\":"), ByteString.fromString("{\"a\":1}}")));
+        Source.from(
+            java.util.List.of(
+                ByteString.fromString("{\"usage\":"), ByteString.fromString("{\"a\":1}}")));
     CollectedBody.Complete complete = (CollectedBody.Complete) collect(body, 1024);
     assertEquals(1, complete.json().orElseThrow().get("usage").get("a").asInt());
   }
@@ -49,7 +51,8 @@ class BodyCollectorTest {
   @Test
   void aCutBodyIsFailedWithASafeClass() throws Exception {
     Source<ByteString, ?> cut =
-        Source.single(ByteString.fromString("{")).concat(Source.failed(new java.io.IOException("secret")));
+        Source.single(ByteString.fromString("{"))
+            .concat(Source.failed(new java.io.IOException("secret")));
     assertEquals(new CollectedBody.Failed("error:IOException"), collect(cut, 1000));
   }
 }

@@ -47,7 +47,9 @@ class StreamMeterTest {
     return StreamMeter.create(testKit.system(), LIMITS, drainTimeout, clientSubscribeTimeout);
   }
 
-  /** The chunks after a silence that starts when the provider gets to them, as a real pause does. */
+  /**
+   * The chunks after a silence that starts when the provider gets to them, as a real pause does.
+   */
   private static Source<ByteString, NotUsed> afterPause(List<ByteString> chunks, Duration pause) {
     return Source.lazySource(() -> Source.from(chunks).initialDelay(pause))
         .mapMaterializedValue(started -> NotUsed.getInstance());
@@ -85,7 +87,10 @@ class StreamMeterTest {
             .meter(Source.from(Fixtures.chunks(ANTHROPIC, 17)), ApiKind.ANTHROPIC_MESSAGES);
 
     ByteString received =
-        await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
+        await(
+            metered
+                .toClient()
+                .runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
     StreamOutcome outcome = await(metered.outcome());
 
     assertEquals(ANTHROPIC, received);
@@ -104,9 +109,11 @@ class StreamMeterTest {
         Source.from(Fixtures.chunks(firstPart, 50))
             .concat(Source.single(POISON))
             .map(StreamMeterTest::failOnPoison);
-    MeteredStream metered = meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
 
-    CompletionStage<List<ByteString>> client = metered.toClient().runWith(Sink.seq(), testKit.system());
+    CompletionStage<List<ByteString>> client =
+        metered.toClient().runWith(Sink.seq(), testKit.system());
     StreamOutcome outcome = await(metered.outcome());
 
     assertThrows(ExecutionException.class, () -> await(client));
@@ -130,11 +137,14 @@ class StreamMeterTest {
   }
 
   @Test
-  void anAnthropicStreamWhoseMessageDeltaHasNoUsageEndsCleanlyButKeepsTheWorstCase() throws Exception {
-    ByteString noFinalUsage = ByteString.fromString(ANTHROPIC.utf8String()
-        .replace(",\"usage\":{\"output_tokens\":30}}", "}"));
+  void anAnthropicStreamWhoseMessageDeltaHasNoUsageEndsCleanlyButKeepsTheWorstCase()
+      throws Exception {
+    ByteString noFinalUsage =
+        ByteString.fromString(
+            ANTHROPIC.utf8String().replace(",\"usage\":{\"output_tokens\":30}}", "}"));
     MeteredStream metered =
-        meter(Duration.ofSeconds(5)).meter(Source.from(Fixtures.chunks(noFinalUsage, 11)), ApiKind.ANTHROPIC_MESSAGES);
+        meter(Duration.ofSeconds(5))
+            .meter(Source.from(Fixtures.chunks(noFinalUsage, 11)), ApiKind.ANTHROPIC_MESSAGES);
 
     await(metered.toClient().runWith(Sink.ignore(), testKit.system()));
     StreamOutcome outcome = await(metered.outcome());
@@ -149,7 +159,8 @@ class StreamMeterTest {
   void aClientLeavingEarlyStillGetsTheRealUsageDrained() throws Exception {
     Source<ByteString, ?> upstream =
         Source.from(eventChunks(ANTHROPIC)).throttle(1, Duration.ofMillis(20));
-    MeteredStream metered = meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
+    MeteredStream metered =
+        meter(Duration.ofSeconds(5)).meter(upstream, ApiKind.ANTHROPIC_MESSAGES);
 
     List<ByteString> seen = await(metered.toClient().take(2).runWith(Sink.seq(), testKit.system()));
     StreamOutcome outcome = await(metered.outcome());
@@ -165,7 +176,9 @@ class StreamMeterTest {
   void aStreamTheEdgeNeverSendsIsStillDrainedWhenCancelled() throws Exception {
     MeteredStream metered =
         meter(Duration.ofSeconds(5))
-            .meter(Source.from(eventChunks(Fixtures.bytes(Fixtures.OPENAI_CHAT))), ApiKind.OPENAI_CHAT_COMPLETIONS);
+            .meter(
+                Source.from(eventChunks(Fixtures.bytes(Fixtures.OPENAI_CHAT))),
+                ApiKind.OPENAI_CHAT_COMPLETIONS);
 
     metered.toClient().runWith(Sink.cancelled(), testKit.system());
     StreamOutcome outcome = await(metered.outcome());
@@ -249,17 +262,22 @@ class StreamMeterTest {
     assertEquals(30, outcome.usageDocument().orElseThrow().get("output_tokens").asLong());
     assertEquals(ANTHROPIC.size(), outcome.bytes());
     assertTrue(tookMs >= 150 && tookMs < 5_000, "took " + tookMs + " ms");
-    ExecutionException late = assertThrows(ExecutionException.class,
-        () -> await(metered.toClient().runWith(Sink.seq(), testKit.system())));
+    ExecutionException late =
+        assertThrows(
+            ExecutionException.class,
+            () -> await(metered.toClient().runWith(Sink.seq(), testKit.system())));
     assertInstanceOf(ClientHandoff.ClientGone.class, late.getCause());
   }
 
   @Test
-  void aNeverSubscribedStreamOfAHangingProviderEndsAfterTheSubscribeTimeoutPlusTheDrain() throws Exception {
-    Source<ByteString, ?> hanging = Source.from(eventChunks(ANTHROPIC).subList(0, 3)).concat(Source.never());
+  void aNeverSubscribedStreamOfAHangingProviderEndsAfterTheSubscribeTimeoutPlusTheDrain()
+      throws Exception {
+    Source<ByteString, ?> hanging =
+        Source.from(eventChunks(ANTHROPIC).subList(0, 3)).concat(Source.never());
     long start = System.nanoTime();
     MeteredStream metered =
-        meter(Duration.ofMillis(300), Duration.ofMillis(200)).meter(hanging, ApiKind.ANTHROPIC_MESSAGES);
+        meter(Duration.ofMillis(300), Duration.ofMillis(200))
+            .meter(hanging, ApiKind.ANTHROPIC_MESSAGES);
 
     StreamOutcome outcome = await(metered.outcome());
     long tookMs = msSince(start);
@@ -273,11 +291,15 @@ class StreamMeterTest {
   @Test
   void theStreamGoesToOneClientOnly() throws Exception {
     MeteredStream metered =
-        meter(Duration.ofSeconds(5)).meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+        meter(Duration.ofSeconds(5))
+            .meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
 
     CompletionStage<ByteString> first =
-        metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system());
-    CompletionStage<List<ByteString>> second = metered.toClient().runWith(Sink.seq(), testKit.system());
+        metered
+            .toClient()
+            .runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system());
+    CompletionStage<List<ByteString>> second =
+        metered.toClient().runWith(Sink.seq(), testKit.system());
 
     assertEquals(ANTHROPIC, await(first));
     ExecutionException refused = assertThrows(ExecutionException.class, () -> await(second));
@@ -288,15 +310,23 @@ class StreamMeterTest {
   @Test
   void aClientSubscribingAfterPekkosOwnSubscriptionTimeoutStillGetsEverything() throws Exception {
     // Pekko's stream subscription timeout, scaled down: it must not cancel the meter on its own.
-    ActorTestKit impatient = ActorTestKit.create(ConfigFactory.parseString(
-        "pekko.stream.materializer.subscription-timeout.timeout = 100ms"));
+    ActorTestKit impatient =
+        ActorTestKit.create(
+            ConfigFactory.parseString(
+                "pekko.stream.materializer.subscription-timeout.timeout = 100ms"));
     try {
-      StreamMeter meter = StreamMeter.create(impatient.system(), LIMITS, Duration.ofSeconds(5), Duration.ofSeconds(3));
-      MeteredStream metered = meter.meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+      StreamMeter meter =
+          StreamMeter.create(
+              impatient.system(), LIMITS, Duration.ofSeconds(5), Duration.ofSeconds(3));
+      MeteredStream metered =
+          meter.meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
 
       Thread.sleep(500); // the test's pace: the client subscribes after the 100 ms timeout is past
       ByteString received =
-          await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, impatient.system()));
+          await(
+              metered
+                  .toClient()
+                  .runFold(ByteString.emptyByteString(), ByteString::concat, impatient.system()));
       StreamOutcome outcome = await(metered.outcome());
 
       assertEquals(ANTHROPIC, received);
@@ -316,11 +346,15 @@ class StreamMeterTest {
             .concatLazy(afterPause(events.subList(3, 5), pause))
             .concatLazy(afterPause(events.subList(5, events.size()), pause));
     MeteredStream metered =
-        meter(Duration.ofMillis(200), Duration.ofMillis(200)).meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
+        meter(Duration.ofMillis(200), Duration.ofMillis(200))
+            .meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
 
     long start = System.nanoTime();
     ByteString received =
-        await(metered.toClient().runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
+        await(
+            metered
+                .toClient()
+                .runFold(ByteString.emptyByteString(), ByteString::concat, testKit.system()));
     StreamOutcome outcome = await(metered.outcome());
 
     assertTrue(msSince(start) >= 2 * pause.toMillis(), "both pauses happened");
@@ -337,9 +371,11 @@ class StreamMeterTest {
         Source.from(events.subList(0, 2))
             .concatLazy(afterPause(events.subList(2, events.size()), Duration.ofMillis(400)));
     MeteredStream metered =
-        meter(Duration.ofSeconds(5), Duration.ofMillis(200)).meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
+        meter(Duration.ofSeconds(5), Duration.ofMillis(200))
+            .meter(pausing, ApiKind.ANTHROPIC_MESSAGES);
 
-    SinkQueueWithCancel<ByteString> client = metered.toClient().runWith(Sink.queue(), testKit.system());
+    SinkQueueWithCancel<ByteString> client =
+        metered.toClient().runWith(Sink.queue(), testKit.system());
     assertEquals(events.get(0), await(client.pull()).orElseThrow());
     client.cancel();
     StreamOutcome outcome = await(metered.outcome());
@@ -353,20 +389,32 @@ class StreamMeterTest {
 
   @Test
   void theOutcomeWaitsForTheClientToGetTheRestTheHandoffReadAhead() throws Exception {
-    // A short answer fits in the handoff's buffer: the upstream ends while the client has read one chunk.
+    // A short answer fits in the handoff's buffer: the upstream ends while the client has read one
+    // chunk.
     MeteredStream metered =
-        meter(Duration.ofSeconds(5)).meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
-    SinkQueueWithCancel<ByteString> client = metered.toClient()
-        .runWith(Sink.<ByteString>queue().withAttributes(Attributes.inputBuffer(1, 1)), testKit.system());
+        meter(Duration.ofSeconds(5))
+            .meter(Source.from(eventChunks(ANTHROPIC)), ApiKind.ANTHROPIC_MESSAGES);
+    SinkQueueWithCancel<ByteString> client =
+        metered
+            .toClient()
+            .runWith(
+                Sink.<ByteString>queue().withAttributes(Attributes.inputBuffer(1, 1)),
+                testKit.system());
     ByteString received = await(client.pull()).orElseThrow();
     // A second reader is refused, and its refusal is not the client's end either.
-    assertThrows(ExecutionException.class, () -> await(metered.toClient().runWith(Sink.ignore(), testKit.system())));
+    assertThrows(
+        ExecutionException.class,
+        () -> await(metered.toClient().runWith(Sink.ignore(), testKit.system())));
 
     // A settle before the client has read the rest would be an event that must not happen: the
     // upstream has ended, so it would come at once; 300 ms gives it every chance to show.
     Thread.sleep(300);
-    assertFalse(metered.outcome().toCompletableFuture().isDone(), "settled before the client had the answer");
-    for (Optional<ByteString> next = await(client.pull()); next.isPresent(); next = await(client.pull())) {
+    assertFalse(
+        metered.outcome().toCompletableFuture().isDone(),
+        "settled before the client had the answer");
+    for (Optional<ByteString> next = await(client.pull());
+        next.isPresent();
+        next = await(client.pull())) {
       received = received.concat(next.get());
     }
     StreamOutcome outcome = await(metered.outcome());

@@ -33,9 +33,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Every way a streamed answer can end, through the tap alone: the client gets the upstream's
- * chunks unchanged, and the outcome is closed once, by the first ending, with the usage or marked
- * as cut. Times are scaled down (a drain timeout of 300 ms stands for the production 30 s).
+ * Every way a streamed answer can end, through the tap alone: the client gets the upstream's chunks
+ * unchanged, and the outcome is closed once, by the first ending, with the usage or marked as cut.
+ * Times are scaled down (a drain timeout of 300 ms stands for the production 30 s).
  */
 class UsageTapTest {
 
@@ -47,7 +47,8 @@ class UsageTapTest {
   private static final List<ByteString> ANTHROPIC = eventChunks(Fixtures.bytes(Fixtures.ANTHROPIC));
   private static final List<ByteString> ANTHROPIC_BEFORE_STOP =
       eventChunks(Fixtures.until(Fixtures.bytes(Fixtures.ANTHROPIC), "event: message_stop"));
-  private static final List<ByteString> OPENAI_CHAT = eventChunks(Fixtures.bytes(Fixtures.OPENAI_CHAT));
+  private static final List<ByteString> OPENAI_CHAT =
+      eventChunks(Fixtures.bytes(Fixtures.OPENAI_CHAT));
   private static final List<ByteString> OPENAI_CHAT_NO_USAGE =
       OPENAI_CHAT.stream().filter(e -> !e.utf8String().contains("\"choices\":[]")).toList();
 
@@ -82,23 +83,94 @@ class UsageTapTest {
    */
   static Stream<Arguments> endings() {
     return Stream.of(
-        row("upstream completes with usage", ANTHROPIC, Tail.ENDS, ApiKind.ANTHROPIC_MESSAGES,
-            Client.READS_ALL, LONG_DRAIN, Termination.COMPLETED, false, true, null),
-        row("upstream completes without usage", OPENAI_CHAT_NO_USAGE, Tail.ENDS, ApiKind.OPENAI_CHAT_COMPLETIONS,
-            Client.READS_ALL, LONG_DRAIN, Termination.COMPLETED, false, false, null),
-        row("upstream completes before the end-of-answer event", ANTHROPIC_BEFORE_STOP, Tail.ENDS,
-            ApiKind.ANTHROPIC_MESSAGES, Client.READS_ALL, LONG_DRAIN, Termination.ENDED_EARLY, false, false, null),
-        row("upstream is cut", ANTHROPIC_BEFORE_STOP, Tail.FAILS, ApiKind.ANTHROPIC_MESSAGES,
-            Client.READS_ALL, LONG_DRAIN, Termination.UPSTREAM_FAILED, false, false, "error:IllegalStateException"),
-        row("client leaves, drain reaches the end", OPENAI_CHAT, Tail.ENDS, ApiKind.OPENAI_CHAT_COMPLETIONS,
-            Client.LEAVES_AFTER_ONE, LONG_DRAIN, Termination.COMPLETED, true, true, null),
-        row("client leaves, upstream is cut while draining", ANTHROPIC_BEFORE_STOP, Tail.FAILS,
-            ApiKind.ANTHROPIC_MESSAGES, Client.LEAVES_AFTER_ONE, LONG_DRAIN, Termination.UPSTREAM_FAILED, true, false,
+        row(
+            "upstream completes with usage",
+            ANTHROPIC,
+            Tail.ENDS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.READS_ALL,
+            LONG_DRAIN,
+            Termination.COMPLETED,
+            false,
+            true,
+            null),
+        row(
+            "upstream completes without usage",
+            OPENAI_CHAT_NO_USAGE,
+            Tail.ENDS,
+            ApiKind.OPENAI_CHAT_COMPLETIONS,
+            Client.READS_ALL,
+            LONG_DRAIN,
+            Termination.COMPLETED,
+            false,
+            false,
+            null),
+        row(
+            "upstream completes before the end-of-answer event",
+            ANTHROPIC_BEFORE_STOP,
+            Tail.ENDS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.READS_ALL,
+            LONG_DRAIN,
+            Termination.ENDED_EARLY,
+            false,
+            false,
+            null),
+        row(
+            "upstream is cut",
+            ANTHROPIC_BEFORE_STOP,
+            Tail.FAILS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.READS_ALL,
+            LONG_DRAIN,
+            Termination.UPSTREAM_FAILED,
+            false,
+            false,
             "error:IllegalStateException"),
-        row("client leaves, drain times out", ANTHROPIC_BEFORE_STOP, Tail.HANGS, ApiKind.ANTHROPIC_MESSAGES,
-            Client.LEAVES_AFTER_ONE, SHORT_DRAIN, Termination.DRAIN_TIMEOUT, true, false, UsageTap.DRAIN_TIMEOUT),
-        row("stream materializer shuts down", ANTHROPIC_BEFORE_STOP, Tail.HANGS, ApiKind.ANTHROPIC_MESSAGES,
-            Client.SHUT_DOWN_WHILE_READING, LONG_DRAIN, Termination.STOPPED, false, false, UsageTap.STOPPED));
+        row(
+            "client leaves, drain reaches the end",
+            OPENAI_CHAT,
+            Tail.ENDS,
+            ApiKind.OPENAI_CHAT_COMPLETIONS,
+            Client.LEAVES_AFTER_ONE,
+            LONG_DRAIN,
+            Termination.COMPLETED,
+            true,
+            true,
+            null),
+        row(
+            "client leaves, upstream is cut while draining",
+            ANTHROPIC_BEFORE_STOP,
+            Tail.FAILS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.LEAVES_AFTER_ONE,
+            LONG_DRAIN,
+            Termination.UPSTREAM_FAILED,
+            true,
+            false,
+            "error:IllegalStateException"),
+        row(
+            "client leaves, drain times out",
+            ANTHROPIC_BEFORE_STOP,
+            Tail.HANGS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.LEAVES_AFTER_ONE,
+            SHORT_DRAIN,
+            Termination.DRAIN_TIMEOUT,
+            true,
+            false,
+            UsageTap.DRAIN_TIMEOUT),
+        row(
+            "stream materializer shuts down",
+            ANTHROPIC_BEFORE_STOP,
+            Tail.HANGS,
+            ApiKind.ANTHROPIC_MESSAGES,
+            Client.SHUT_DOWN_WHILE_READING,
+            LONG_DRAIN,
+            Termination.STOPPED,
+            false,
+            false,
+            UsageTap.STOPPED));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -122,10 +194,11 @@ class UsageTapTest {
     Pair<CompletionStage<StreamOutcome>, CompletionStage<List<ByteString>>> run =
         upstream(chunks, tail)
             .viaMat(UsageTap.flow(LIMITS, kind.extractor(), drain), Keep.right())
-            .map(chunk -> {
-              firstChunkSeen.complete(chunk);
-              return chunk;
-            })
+            .map(
+                chunk -> {
+                  firstChunkSeen.complete(chunk);
+                  return chunk;
+                })
             .via(reading(client))
             .toMat(Sink.seq(), Keep.both())
             .run(mat);
@@ -141,11 +214,16 @@ class UsageTapTest {
     assertEquals(usageSettled, outcome.usageSettled(), "usage settled");
     assertEquals(Optional.ofNullable(errorClass), outcome.errorClass());
     if (kind == ApiKind.OPENAI_CHAT_COMPLETIONS) {
-      assertEquals(usageSettled, outcome.usageDocument().isPresent(), "a chat stream's usage comes from its usage chunk only");
+      assertEquals(
+          usageSettled,
+          outcome.usageDocument().isPresent(),
+          "a chat stream's usage comes from its usage chunk only");
     }
     assertClientGotTheChunksUnchanged(chunks, tail, client, run.second());
     if (termination == Termination.DRAIN_TIMEOUT) {
-      assertTrue(tookMs >= drain.toMillis() && tookMs < drain.toMillis() + 4_000, "took " + tookMs + " ms");
+      assertTrue(
+          tookMs >= drain.toMillis() && tookMs < drain.toMillis() + 4_000,
+          "took " + tookMs + " ms");
     } else {
       assertTrue(tookMs < 4_000, "took " + tookMs + " ms");
     }
@@ -156,18 +234,21 @@ class UsageTapTest {
   }
 
   private static void assertClientGotTheChunksUnchanged(
-      List<ByteString> chunks, Tail tail, Client client, CompletionStage<List<ByteString>> seen) throws Exception {
+      List<ByteString> chunks, Tail tail, Client client, CompletionStage<List<ByteString>> seen)
+      throws Exception {
     switch (client) {
       case READS_ALL -> {
         if (tail == Tail.FAILS) {
-          assertThrows(ExecutionException.class, () -> await(seen), "a cut upstream cuts the client");
+          assertThrows(
+              ExecutionException.class, () -> await(seen), "a cut upstream cuts the client");
         } else {
           assertEquals(chunks, await(seen), "same chunks, same bytes");
         }
       }
       case LEAVES_AFTER_ONE -> assertEquals(chunks.subList(0, 1), await(seen));
       case SHUT_DOWN_WHILE_READING ->
-          assertThrows(ExecutionException.class, () -> await(seen), "the client's stream is torn down too");
+          assertThrows(
+              ExecutionException.class, () -> await(seen), "the client's stream is torn down too");
     }
   }
 
@@ -178,7 +259,9 @@ class UsageTapTest {
 
     Pair<CompletionStage<StreamOutcome>, CompletionStage<ByteString>> run =
         Source.from(Fixtures.chunks(body, frame))
-            .viaMat(UsageTap.flow(LIMITS, ApiKind.ANTHROPIC_MESSAGES.extractor(), LONG_DRAIN), Keep.right())
+            .viaMat(
+                UsageTap.flow(LIMITS, ApiKind.ANTHROPIC_MESSAGES.extractor(), LONG_DRAIN),
+                Keep.right())
             .toMat(Sink.fold(ByteString.emptyByteString(), ByteString::concat), Keep.both())
             .run(testKit.system());
     StreamOutcome outcome = await(run.first());
@@ -203,7 +286,17 @@ class UsageTapTest {
       boolean clientLeft,
       boolean usageSettled,
       String errorClass) {
-    return Arguments.of(ending, chunks, tail, kind, client, drain, termination, clientLeft, usageSettled, errorClass);
+    return Arguments.of(
+        ending,
+        chunks,
+        tail,
+        kind,
+        client,
+        drain,
+        termination,
+        clientLeft,
+        usageSettled,
+        errorClass);
   }
 
   /**
@@ -214,7 +307,8 @@ class UsageTapTest {
     Source<ByteString, NotUsed> paced = Source.from(chunks).throttle(1, Duration.ofMillis(10));
     return switch (tail) {
       case ENDS -> paced;
-      // A failing source behind concat would fail the stream at once; a poison chunk fails it in turn.
+      // A failing source behind concat would fail the stream at once; a poison chunk fails it in
+      // turn.
       case FAILS -> paced.concat(Source.single(POISON)).map(UsageTapTest::failOnPoison);
       case HANGS -> paced.concat(Source.never());
     };
@@ -231,7 +325,9 @@ class UsageTapTest {
   }
 
   private static Flow<ByteString, ByteString, NotUsed> reading(Client client) {
-    return client == Client.LEAVES_AFTER_ONE ? Flow.of(ByteString.class).take(1) : Flow.of(ByteString.class);
+    return client == Client.LEAVES_AFTER_ONE
+        ? Flow.of(ByteString.class).take(1)
+        : Flow.of(ByteString.class);
   }
 
   /** One SSE event per chunk. */

@@ -1,18 +1,17 @@
 package dev.spendgateway.upstream.translate;
 
-import dev.spendgateway.upstream.sse.SseDecoder;
-import dev.spendgateway.upstream.sse.SseEvent;
-import dev.spendgateway.upstream.sse.SseLimits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.policy.cost.UsageReport;
+import dev.spendgateway.upstream.sse.SseDecoder;
+import dev.spendgateway.upstream.sse.SseEvent;
+import dev.spendgateway.upstream.sse.SseLimits;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,9 +42,11 @@ class AnthropicSseToChatChunksTest {
 
   /** The recorded session replayed event by event through the pure method. */
   private static List<String> replay(String fixture, AnthropicSseToChatChunks translator) {
-    SseDecoder parser = new SseDecoder(new SseLimits(AnthropicSseToChatChunks.DEFAULT_MAX_LINE_BYTES, 1 << 20));
+    SseDecoder parser =
+        new SseDecoder(new SseLimits(AnthropicSseToChatChunks.DEFAULT_MAX_LINE_BYTES, 1 << 20));
     List<String> out = new ArrayList<>();
-    for (SseEvent e : parser.feed(ByteString.fromString(Json.resource(fixture), StandardCharsets.UTF_8))) {
+    for (SseEvent e :
+        parser.feed(ByteString.fromString(Json.resource(fixture), StandardCharsets.UTF_8))) {
       out.addAll(translator.onEvent(e.type(), e.data()));
     }
     out.addAll(translator.onUpstreamEnd());
@@ -64,11 +65,13 @@ class AnthropicSseToChatChunksTest {
           """)
   void completeSessionsBecomeValidOpenAiChunks(
       String fixture, String text, String finish, long prompt, long completion, long cached) {
-    AnthropicSseToChatChunks translator = new AnthropicSseToChatChunks("fast-summary", 1_790_000_000L);
+    AnthropicSseToChatChunks translator =
+        new AnthropicSseToChatChunks("fast-summary", 1_790_000_000L);
     List<String> payloads = replay(fixture, translator);
 
     assertEquals(AnthropicSseToChatChunks.DONE, payloads.get(payloads.size() - 1));
-    List<JsonNode> chunks = payloads.subList(0, payloads.size() - 1).stream().map(Json::parse).toList();
+    List<JsonNode> chunks =
+        payloads.subList(0, payloads.size() - 1).stream().map(Json::parse).toList();
     chunks.forEach(AnthropicSseToChatChunksTest::assertValidChunk);
 
     JsonNode first = chunks.get(0).path("choices").get(0);
@@ -92,13 +95,20 @@ class AnthropicSseToChatChunksTest {
     assertEquals(prompt, usageChunk.path("usage").path("prompt_tokens").asLong());
     assertEquals(completion, usageChunk.path("usage").path("completion_tokens").asLong());
     assertEquals(prompt + completion, usageChunk.path("usage").path("total_tokens").asLong());
-    assertEquals(cached, usageChunk.path("usage").path("prompt_tokens_details").path("cached_tokens").asLong());
+    assertEquals(
+        cached,
+        usageChunk.path("usage").path("prompt_tokens_details").path("cached_tokens").asLong());
     assertTrue(translator.isComplete());
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"anthropic-text-stream.sse", "anthropic-max-tokens-crlf-stream.sse", "anthropic-thinking-stream.sse"})
-  void aCallerThatDidNotAskForUsageGetsNoUsageChunkButTheUsageIsStillCounted(String fixture) throws Exception {
+  @CsvSource({
+    "anthropic-text-stream.sse",
+    "anthropic-max-tokens-crlf-stream.sse",
+    "anthropic-thinking-stream.sse"
+  })
+  void aCallerThatDidNotAskForUsageGetsNoUsageChunkButTheUsageIsStillCounted(String fixture)
+      throws Exception {
     AnthropicSseToChatChunks translator = new AnthropicSseToChatChunks("p", 7, false);
     List<String> payloads = replay(fixture, translator);
     List<String> asked = replay(fixture, new AnthropicSseToChatChunks("p", 7, true));
@@ -111,10 +121,12 @@ class AnthropicSseToChatChunksTest {
     assertInstanceOf(UsageReport.Reported.class, translator.usage());
     assertTrue(translator.isComplete());
 
-    List<ByteString> flowed = Source.from(pieces(fixture, 5))
-        .via(AnthropicSseToChatChunks.flow("p", 7, false))
-        .runWith(org.apache.pekko.stream.javadsl.Sink.seq(), testKit.system())
-        .toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    List<ByteString> flowed =
+        Source.from(pieces(fixture, 5))
+            .via(AnthropicSseToChatChunks.flow("p", 7, false))
+            .runWith(org.apache.pekko.stream.javadsl.Sink.seq(), testKit.system())
+            .toCompletableFuture()
+            .get(10, java.util.concurrent.TimeUnit.SECONDS);
     assertEquals(payloads.stream().map(AnthropicSseToChatChunks::frame).toList(), flowed);
   }
 
@@ -140,10 +152,13 @@ class AnthropicSseToChatChunksTest {
     assertFalse(payloads.contains(AnthropicSseToChatChunks.DONE));
     JsonNode last = Json.parse(payloads.get(payloads.size() - 1));
     assertEquals(errorType, last.path("error").path("type").asText());
-    payloads.subList(0, payloads.size() - 1).stream().map(Json::parse).forEach(AnthropicSseToChatChunksTest::assertValidChunk);
+    payloads.subList(0, payloads.size() - 1).stream()
+        .map(Json::parse)
+        .forEach(AnthropicSseToChatChunksTest::assertValidChunk);
     assertTrue(translator.isFinished());
     assertFalse(translator.isComplete());
-    assertInstanceOf(UsageReport.NotReported.class, translator.usage(), "a cut stream keeps its worst case");
+    assertInstanceOf(
+        UsageReport.NotReported.class, translator.usage(), "a cut stream keeps its worst case");
   }
 
   @Test
@@ -161,7 +176,8 @@ class AnthropicSseToChatChunksTest {
     assertEquals("upstream_unreadable", Json.parse(out.get(0)).path("error").path("type").asText());
   }
 
-  @ParameterizedTest(name = "fixture {0} in {1}-byte pieces gives the same frames as the pure method")
+  @ParameterizedTest(
+      name = "fixture {0} in {1}-byte pieces gives the same frames as the pure method")
   @CsvSource(
       textBlock =
           """
@@ -172,9 +188,12 @@ class AnthropicSseToChatChunksTest {
           anthropic-thinking-stream.sse,        4096
           anthropic-cut-stream.sse,             5
           """)
-  void flowMatchesThePureTranslatorWhateverTheChunking(String fixture, int pieceSize) throws Exception {
+  void flowMatchesThePureTranslatorWhateverTheChunking(String fixture, int pieceSize)
+      throws Exception {
     List<ByteString> expected =
-        replay(fixture, new AnthropicSseToChatChunks("p", 7)).stream().map(AnthropicSseToChatChunks::frame).toList();
+        replay(fixture, new AnthropicSseToChatChunks("p", 7)).stream()
+            .map(AnthropicSseToChatChunks::frame)
+            .toList();
 
     List<ByteString> actual = runFlow(pieces(fixture, pieceSize), Source.empty());
 
@@ -184,11 +203,14 @@ class AnthropicSseToChatChunksTest {
   @Test
   void anUpstreamFailureBecomesTheCutErrorFrameAndTheFlowCompletes() throws Exception {
     List<ByteString> actual =
-        runFlow(pieces("anthropic-cut-stream.sse", 64), Source.failed(new RuntimeException("connection reset")));
+        runFlow(
+            pieces("anthropic-cut-stream.sse", 64),
+            Source.failed(new RuntimeException("connection reset")));
     String last = actual.get(actual.size() - 1).utf8String();
     assertTrue(last.startsWith("data: {\"error\""), last);
     assertTrue(last.endsWith("\n\n"));
-    assertEquals("upstream_cut", Json.parse(last.substring(6).trim()).path("error").path("type").asText());
+    assertEquals(
+        "upstream_cut", Json.parse(last.substring(6).trim()).path("error").path("type").asText());
   }
 
   @Test
@@ -202,7 +224,11 @@ class AnthropicSseToChatChunksTest {
             .get(5, TimeUnit.SECONDS);
     assertEquals(1, out.size());
     assertEquals(
-        "upstream_unreadable", Json.parse(out.get(0).utf8String().substring(6).trim()).path("error").path("type").asText());
+        "upstream_unreadable",
+        Json.parse(out.get(0).utf8String().substring(6).trim())
+            .path("error")
+            .path("type")
+            .asText());
   }
 
   private static List<ByteString> pieces(String fixture, int size) {

@@ -60,7 +60,11 @@ class ChatToMessagesTest {
 
   @Test
   void maxTokensDefaultsToTheProfileAndMaxTokensIsReadWhenAlone() {
-    assertEquals(1024, translate(HAIKU, "{'messages':[{'role':'user','content':'hi'}]}").get("max_tokens").asLong());
+    assertEquals(
+        1024,
+        translate(HAIKU, "{'messages':[{'role':'user','content':'hi'}]}")
+            .get("max_tokens")
+            .asLong());
     assertEquals(
         77,
         translate(HAIKU, "{'messages':[{'role':'user','content':'hi'}],'max_tokens':77}")
@@ -71,7 +75,8 @@ class ChatToMessagesTest {
   @Test
   void temperatureWinsOverTopPAndTopPAloneIsKept() {
     ObjectNode both =
-        translate(HAIKU, "{'messages':[{'role':'user','content':'hi'}],'temperature':0.3,'top_p':0.9}");
+        translate(
+            HAIKU, "{'messages':[{'role':'user','content':'hi'}],'temperature':0.3,'top_p':0.9}");
     assertEquals(0.3, both.get("temperature").asDouble());
     assertFalse(both.has("top_p"));
     ObjectNode topP = translate(HAIKU, "{'messages':[{'role':'user','content':'hi'}],'top_p':0.9}");
@@ -93,7 +98,8 @@ class ChatToMessagesTest {
             HAIKU,
             "{'messages':[{'role':'system','content':'Be brief.'},{'role':'user','content':'hi'}],"
                 + "'response_format':{'type':'json_object'}}");
-    assertEquals("Be brief.\n\n" + SchemaInstructions.JSON_OBJECT_INSTRUCTION, out.get("system").asText());
+    assertEquals(
+        "Be brief.\n\n" + SchemaInstructions.JSON_OBJECT_INSTRUCTION, out.get("system").asText());
     assertFalse(out.has("output_config"));
   }
 
@@ -124,7 +130,9 @@ class ChatToMessagesTest {
 
   @Test
   void theInputIsNotModified() {
-    JsonNode chat = Json.parse("{'messages':[{'role':'system','content':'s'},{'role':'user','content':'hi'}],'temperature':2}");
+    JsonNode chat =
+        Json.parse(
+            "{'messages':[{'role':'system','content':'s'},{'role':'user','content':'hi'}],'temperature':2}");
     JsonNode copy = chat.deepCopy();
     ChatToMessages.translate(chat, HAIKU);
     assertEquals(copy, chat);
@@ -164,10 +172,12 @@ class ChatToMessagesTest {
           """)
   void refusesWhatTheFallbackCannotHonour(String what, String field, String request) {
     TranslationError error =
-        assertThrows(TranslationError.class, () -> ChatToMessages.translate(Json.parse(request), HAIKU));
+        assertThrows(
+            TranslationError.class, () -> ChatToMessages.translate(Json.parse(request), HAIKU));
     assertEquals(field, error.field(), what);
     assertEquals(field, error.toOpenAiError().path("error").path("param").asText());
-    assertEquals("invalid_request_error", error.toOpenAiError().path("error").path("type").asText());
+    assertEquals(
+        "invalid_request_error", error.toOpenAiError().path("error").path("type").asText());
   }
 
   private static ObjectNode translate(ChatToMessages.Options options, String json) {

@@ -13,7 +13,10 @@ class MessagesToChatTest {
   @Test
   void translatesARecordedAnswer() {
     JsonNode out =
-        MessagesToChat.translate(Json.parse(Json.resource("anthropic-message.json")), "structured-analysis", 1_790_000_000L);
+        MessagesToChat.translate(
+            Json.parse(Json.resource("anthropic-message.json")),
+            "structured-analysis",
+            1_790_000_000L);
 
     JsonNode expected =
         Json.parse(
@@ -50,12 +53,17 @@ class MessagesToChatTest {
                 + "','usage':{'input_tokens':1,'output_tokens':1}}");
     assertEquals(
         finishReason,
-        MessagesToChat.translate(answer, "p", 0).path("choices").get(0).path("finish_reason").asText());
+        MessagesToChat.translate(answer, "p", 0)
+            .path("choices")
+            .get(0)
+            .path("finish_reason")
+            .asText());
   }
 
   @Test
   void missingUsageIsLeftOutNotZero() {
-    JsonNode answer = Json.parse("{'id':'m','type':'message','content':[],'stop_reason':'end_turn'}");
+    JsonNode answer =
+        Json.parse("{'id':'m','type':'message','content':[],'stop_reason':'end_turn'}");
     JsonNode out = MessagesToChat.translate(answer, "p", 0);
     assertFalse(out.has("usage"));
     assertEquals("", out.path("choices").get(0).path("message").path("content").asText());

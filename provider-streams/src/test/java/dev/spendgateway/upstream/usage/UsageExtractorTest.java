@@ -59,10 +59,13 @@ class UsageExtractorTest {
   void anthropicMergeIgnoresNullsAndMergesNestedObjects() {
     JsonNode merged =
         AnthropicMessagesUsage.merged(
-            Optional.of(json("{\"input_tokens\":5,\"server_tool_use\":{\"web_search_requests\":1,\"x\":1}}")),
+            Optional.of(
+                json(
+                    "{\"input_tokens\":5,\"server_tool_use\":{\"web_search_requests\":1,\"x\":1}}")),
             json("{\"input_tokens\":null,\"server_tool_use\":{\"web_search_requests\":3}}"));
     assertEquals(
-        json("{\"input_tokens\":5,\"server_tool_use\":{\"web_search_requests\":3,\"x\":1}}"), merged);
+        json("{\"input_tokens\":5,\"server_tool_use\":{\"web_search_requests\":3,\"x\":1}}"),
+        merged);
   }
 
   @Test
@@ -82,7 +85,8 @@ class UsageExtractorTest {
 
   @Test
   void anthropicStreamEndingWithoutMessageDeltaUsageKeepsOnlyAPartialUsage() {
-    UsageTally tally = replay(ApiKind.ANTHROPIC_MESSAGES, withoutDeltaUsage(Fixtures.bytes(Fixtures.ANTHROPIC)));
+    UsageTally tally =
+        replay(ApiKind.ANTHROPIC_MESSAGES, withoutDeltaUsage(Fixtures.bytes(Fixtures.ANTHROPIC)));
     assertTrue(tally.terminalSeen(), "it ended cleanly with message_stop");
     assertFalse(tally.usageFinal());
     assertEquals(1, tally.usageDocument().orElseThrow().get("output_tokens").asLong());
@@ -90,13 +94,16 @@ class UsageExtractorTest {
 
   /** The recorded session with its message_delta's usage taken out, as a provider may send it. */
   static ByteString withoutDeltaUsage(ByteString session) {
-    return ByteString.fromString(session.utf8String().replaceAll(
-        "(\"type\":\"message_delta\".*?),\"usage\":\\{[^}]*\\}", "$1"));
+    return ByteString.fromString(
+        session
+            .utf8String()
+            .replaceAll("(\"type\":\"message_delta\".*?),\"usage\":\\{[^}]*\\}", "$1"));
   }
 
   @Test
   void openAiChatUsageIsTheFinalUsageChunk() {
-    UsageTally tally = replay(ApiKind.OPENAI_CHAT_COMPLETIONS, Fixtures.bytes(Fixtures.OPENAI_CHAT));
+    UsageTally tally =
+        replay(ApiKind.OPENAI_CHAT_COMPLETIONS, Fixtures.bytes(Fixtures.OPENAI_CHAT));
     assertTrue(tally.terminalSeen());
     assertEquals(
         json(
@@ -139,7 +146,8 @@ class UsageExtractorTest {
 
   @Test
   void openAiResponsesTerminalEventIsFoundByItsDataTypeWhenUnnamed() {
-    String body = "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":1}}}\n\n";
+    String body =
+        "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":1}}}\n\n";
     assertTrue(replay(ApiKind.OPENAI_RESPONSES, ByteString.fromString(body)).terminalSeen());
   }
 
@@ -155,19 +163,24 @@ class UsageExtractorTest {
   void nonStreamedAnswersGiveTheSameDocumentShapes() {
     JsonNode messages = json("{\"id\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}");
     assertEquals(
-        messages.get("usage"), ApiKind.ANTHROPIC_MESSAGES.extractor().fromJsonAnswer(messages).orElseThrow());
+        messages.get("usage"),
+        ApiKind.ANTHROPIC_MESSAGES.extractor().fromJsonAnswer(messages).orElseThrow());
     JsonNode chat = json("{\"id\":\"c\",\"usage\":{\"prompt_tokens\":3}}");
     assertEquals(
-        chat.get("usage"), ApiKind.OPENAI_CHAT_COMPLETIONS.extractor().fromJsonAnswer(chat).orElseThrow());
+        chat.get("usage"),
+        ApiKind.OPENAI_CHAT_COMPLETIONS.extractor().fromJsonAnswer(chat).orElseThrow());
     JsonNode response = json("{\"id\":\"r\",\"usage\":{\"input_tokens\":3}}");
-    assertEquals(response, ApiKind.OPENAI_RESPONSES.extractor().fromJsonAnswer(response).orElseThrow());
+    assertEquals(
+        response, ApiKind.OPENAI_RESPONSES.extractor().fromJsonAnswer(response).orElseThrow());
     assertTrue(ApiKind.ANTHROPIC_MESSAGES.extractor().fromJsonAnswer(json("{}")).isEmpty());
   }
 
   @Test
   void apiKindIsFoundByProviderAndPath() {
-    assertEquals(Optional.of(ApiKind.ANTHROPIC_MESSAGES), ApiKind.of(Provider.ANTHROPIC, "/v1/messages"));
-    assertEquals(Optional.of(ApiKind.OPENAI_RESPONSES), ApiKind.of(Provider.OPENAI, "/v1/responses"));
+    assertEquals(
+        Optional.of(ApiKind.ANTHROPIC_MESSAGES), ApiKind.of(Provider.ANTHROPIC, "/v1/messages"));
+    assertEquals(
+        Optional.of(ApiKind.OPENAI_RESPONSES), ApiKind.of(Provider.OPENAI, "/v1/responses"));
     assertEquals(Optional.empty(), ApiKind.of(Provider.OPENAI, "/v1/messages"));
   }
 }
