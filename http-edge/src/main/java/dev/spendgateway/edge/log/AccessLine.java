@@ -2,6 +2,7 @@ package dev.spendgateway.edge.log;
 
 import dev.spendgateway.policy.money.Micros;
 import java.time.Instant;
+import java.util.function.Consumer;
 
 /**
  * An access line being filled in as a call proceeds: immutable, each {@code withX} returns a new
@@ -52,159 +53,43 @@ public record AccessLine(
   }
 
   public AccessLine withRequestId(String id) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        id,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.requestId = id);
   }
 
   public AccessLine withProvider(String name) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        name,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.provider = name);
   }
 
   /** The spend lane's wire name and the brand or preview id (null on the free lane). */
   public AccessLine withSpend(String laneName, String subject) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        laneName,
-        subject,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(
+        d -> {
+          d.lane = laneName;
+          d.brand = subject;
+        });
   }
 
   public AccessLine withModel(String name) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        name,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.model = name);
   }
 
   /** The HTTP status the caller gets (0 for an attempt whose answer never reached the caller). */
   public AccessLine withStatus(int code) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        code,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.status = code);
   }
 
   public AccessLine withReserved(long micros) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        micros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.reservedMicros = micros);
   }
 
   /** What the ledger closed the reservation at; null when it was not (or not knowingly) closed. */
   public AccessLine withSettled(Long micros) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        micros,
-        errorClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.settledMicros = micros);
   }
 
   /** A safe, fixed error class; null for a call that went as it should. */
   public AccessLine withError(String safeClass) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        safeClass,
-        failover,
-        profile,
-        dataClass);
+    return with(d -> d.errorClass = safeClass);
   }
 
   /**
@@ -215,62 +100,80 @@ public record AccessLine(
   }
 
   public AccessLine withFailover(boolean answeredByFallback) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        answeredByFallback,
-        profile,
-        dataClass);
+    return with(d -> d.failover = answeredByFallback);
   }
 
   /** The routing profile a router call named ({@code model}); null on the provider routes. */
   public AccessLine withProfile(String name) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        name,
-        dataClass);
+    return with(d -> d.profile = name);
   }
 
   /** The data class the call carried ({@code x-data-class} or the default): its name only. */
   public AccessLine withDataClass(String name) {
-    return new AccessLine(
-        time,
-        startedNanos,
-        requestId,
-        route,
-        provider,
-        lane,
-        brand,
-        model,
-        status,
-        reservedMicros,
-        settledMicros,
-        errorClass,
-        failover,
-        profile,
-        name);
+    return with(d -> d.dataClass = name);
+  }
+
+  /** A new line: this one with what {@code change} sets on a draft of it. */
+  private AccessLine with(Consumer<Draft> change) {
+    Draft draft = new Draft(this);
+    change.accept(draft);
+    return draft.line();
+  }
+
+  /** A line's fields while one wither changes some of them; never leaves this class. */
+  private static final class Draft {
+    private final Instant time;
+    private final long startedNanos;
+    private final String route;
+    String requestId;
+    String provider;
+    String lane;
+    String brand;
+    String model;
+    int status;
+    Long reservedMicros;
+    Long settledMicros;
+    String errorClass;
+    boolean failover;
+    String profile;
+    String dataClass;
+
+    Draft(AccessLine from) {
+      time = from.time;
+      startedNanos = from.startedNanos;
+      route = from.route;
+      requestId = from.requestId;
+      provider = from.provider;
+      lane = from.lane;
+      brand = from.brand;
+      model = from.model;
+      status = from.status;
+      reservedMicros = from.reservedMicros;
+      settledMicros = from.settledMicros;
+      errorClass = from.errorClass;
+      failover = from.failover;
+      profile = from.profile;
+      dataClass = from.dataClass;
+    }
+
+    AccessLine line() {
+      return new AccessLine(
+          time,
+          startedNanos,
+          requestId,
+          route,
+          provider,
+          lane,
+          brand,
+          model,
+          status,
+          reservedMicros,
+          settledMicros,
+          errorClass,
+          failover,
+          profile,
+          dataClass);
+    }
   }
 
   /** The record to write, with the duration up to {@code nowNanos}. */
