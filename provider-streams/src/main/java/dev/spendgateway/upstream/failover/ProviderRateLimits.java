@@ -22,11 +22,23 @@ import java.util.function.LongSupplier;
  * as the providers themselves count a request's {@code max_tokens} against the minute's tokens.
  */
 public final class ProviderRateLimits {
+  /**
+   * The most a limit may be per minute. The buckets count exactly in units × 60e9, and a bucket's
+   * level plus the debt of calls already let through must stay within a long: 50 million a minute
+   * (over 800,000 tokens a second from one node) keeps both with room to spare. Above it, turn the
+   * node's own pacing off (0) and let the provider's limits apply.
+   */
+  public static final long MAX_PER_MINUTE = 50_000_000L;
+
   /** One provider's limits; 0 turns a limit off. */
   public record Limits(long requestsPerMinute, long tokensPerMinute) {
     public Limits {
       if (requestsPerMinute < 0 || tokensPerMinute < 0) {
         throw new IllegalArgumentException("rate limits must be >= 0 (0 = off)");
+      }
+      if (requestsPerMinute > MAX_PER_MINUTE || tokensPerMinute > MAX_PER_MINUTE) {
+        throw new IllegalArgumentException(
+            "rate limits must be at most " + MAX_PER_MINUTE + " per minute (0 = off)");
       }
     }
   }
@@ -64,11 +76,17 @@ public final class ProviderRateLimits {
     Config r = config.getConfig("failover.rate-limits");
     Map<Provider, Limits> limits = new EnumMap<>(Provider.class);
     for (Provider p : Provider.values()) {
-      limits.put(
-          p,
-          new Limits(
-              r.getLong(p.wireName() + ".requests-per-minute"),
-              r.getLong(p.wireName() + ".tokens-per-minute")));
+      String key = "failover.rate-limits." + p.wireName();
+      try {
+        limits.put(
+            p,
+            new Limits(
+                r.getLong(p.wireName() + ".requests-per-minute"),
+                r.getLong(p.wireName() + ".tokens-per-minute")));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            key + ".requests-per-minute / .tokens-per-minute: " + e.getMessage(), e);
+      }
     }
     return new ProviderRateLimits(limits, r.getDuration("max-wait"), nanoTime);
   }

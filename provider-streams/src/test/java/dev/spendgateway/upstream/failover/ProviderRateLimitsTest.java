@@ -3,8 +3,10 @@ package dev.spendgateway.upstream.failover;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.ProviderRateLimits.Limits;
 import dev.spendgateway.upstream.failover.ProviderRateLimits.Turn;
@@ -94,5 +96,39 @@ class ProviderRateLimitsTest {
     ProviderRateLimits l = limits(100_000, 10_000_000, Duration.ofSeconds(1));
     now.addAndGet(Duration.ofDays(1).toNanos());
     assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, 10_000_000));
+  }
+
+  @Test
+  void aLimitTooLargeToCountExactlyIsRefusedAtStartNamingItsKey() {
+    var config =
+        ConfigFactory.parseString(
+            "failover.rate-limits { max-wait = 5s,"
+                + " openai { requests-per-minute = 0, tokens-per-minute = 150000000 },"
+                + " anthropic { requests-per-minute = 0, tokens-per-minute = 0 } }");
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ProviderRateLimits.fromConfig(config, now::get));
+    assertTrue(e.getMessage().startsWith("failover.rate-limits.openai."), e.getMessage());
+    assertTrue(e.getMessage().contains("at most 50000000 per minute"), e.getMessage());
+  }
+
+  @Test
+  void theLargestAllowedLimitLetsCallsQueueWithoutOverflow() {
+    ProviderRateLimits l =
+        limits(
+            ProviderRateLimits.MAX_PER_MINUTE,
+            ProviderRateLimits.MAX_PER_MINUTE,
+            Duration.ofSeconds(59));
+    // A minute's worth at once, then as deep a debt as the maximum wait allows: every answer is a
+    // wait within the limit, never a negative or wrapped-around one.
+    assertEquals(
+        new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, ProviderRateLimits.MAX_PER_MINUTE));
+    Turn next = l.take(Provider.OPENAI, ProviderRateLimits.MAX_PER_MINUTE / 2);
+    Turn.Go go = assertInstanceOf(Turn.Go.class, next);
+    assertEquals(Duration.ofSeconds(30), go.after());
+    Turn.Refused refused =
+        assertInstanceOf(
+            Turn.Refused.class, l.take(Provider.OPENAI, ProviderRateLimits.MAX_PER_MINUTE));
+    assertEquals(Duration.ofSeconds(90), refused.retryAfter());
   }
 }
