@@ -165,7 +165,10 @@ public final class StartupCheck {
         + "name; set GATEWAY_HOST to an interface of this machine, e.g. 127.0.0.1";
   }
 
-  /** Another process on the port would make the bind fail only after the ledger started. */
+  /**
+   * Another process on a port would make the bind fail only after the ledger started: both
+   * listeners (the HTTP/1.1 port and, when on, the HTTP/2 cleartext port) are tried first.
+   */
   static Optional<String> portProblem(GatewaySettings settings) {
     InetAddress address;
     try {
@@ -173,23 +176,37 @@ public final class StartupCheck {
     } catch (UnknownHostException e) {
       return Optional.of(unknownHost(settings));
     }
-    if (settings.port() == 0) {
-      return Optional.empty(); // any free port (tests)
+    return busy(address, settings.host(), settings.port(), "GATEWAY_PORT (gateway.port)")
+        .or(
+            () ->
+                busy(
+                    address,
+                    settings.host(),
+                    settings.http2Port(),
+                    "gateway.http2-port (JAVA_OPTS=-Dgateway.http2-port=N, 0 = off)"));
+  }
+
+  /** Why nothing can listen on {@code port}, if so; port 0 is any free port (tests) or off. */
+  private static Optional<String> busy(InetAddress address, String host, int port, String key) {
+    if (port == 0) {
+      return Optional.empty();
     }
     try (ServerSocket probe = new ServerSocket()) {
       probe.setReuseAddress(true);
-      probe.bind(new InetSocketAddress(address, settings.port()));
+      probe.bind(new InetSocketAddress(address, port));
       return Optional.empty();
     } catch (IOException e) {
       return Optional.of(
           "cannot listen on "
-              + settings.host()
+              + host
               + ":"
-              + settings.port()
+              + port
               + " ("
               + e.getMessage()
-              + "): another process uses the port, or the address is not on this machine; stop it or set GATEWAY_PORT "
-              + "(gateway.port) / GATEWAY_HOST");
+              + "): another process uses the port, or the address is not on this machine; stop it"
+              + " or set "
+              + key
+              + " / GATEWAY_HOST");
     }
   }
 

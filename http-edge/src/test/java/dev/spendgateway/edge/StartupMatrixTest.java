@@ -149,6 +149,13 @@ class StartupMatrixTest {
             2,
             "cannot listen on 127.0.0.1:" + busy.getLocalPort()),
         row(
+            "an HTTP/2 port another program holds",
+            List.of(),
+            Map.of("gateway.http2-port", busy.getLocalPort()),
+            2,
+            "cannot listen on 127.0.0.1:" + busy.getLocalPort(),
+            "gateway.http2-port"),
+        row(
             "a host that does not exist",
             List.of(),
             Map.of("gateway.host", "no-such-host.invalid"),
