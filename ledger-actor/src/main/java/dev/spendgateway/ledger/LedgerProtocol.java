@@ -1,5 +1,7 @@
 package dev.spendgateway.ledger;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
@@ -42,7 +44,10 @@ public interface LedgerProtocol {
   }
 
   /** The commands that change the books and are therefore group-committed. */
-  public sealed interface Batchable extends WithDeadline {}
+  public sealed interface Batchable extends WithDeadline {
+    /** This command without its caller's ref, to travel in a {@link NodeBatch}. */
+    Batchable withoutReplyTo();
+  }
 
   /**
    * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
@@ -60,6 +65,25 @@ public interface LedgerProtocol {
       Instant deadline,
       ActorRef<ReserveReply> replyTo)
       implements Batchable {
+    @Override
+    public Reserve withoutReplyTo() {
+      return withReplyTo(null);
+    }
+
+    /** The same reserve, answered to {@code to}. */
+    public Reserve withReplyTo(ActorRef<ReserveReply> to) {
+      return new Reserve(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          owner,
+          deadline,
+          to);
+    }
+
     /** Without a deadline. */
     public Reserve(
         String id,
@@ -108,6 +132,16 @@ public interface LedgerProtocol {
   public record Settle(
       String id, long actualMicros, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
       implements Batchable {
+    @Override
+    public Settle withoutReplyTo() {
+      return withReplyTo(null);
+    }
+
+    /** The same settle, answered to {@code to}. */
+    public Settle withReplyTo(ActorRef<CloseReply> to) {
+      return new Settle(id, actualMicros, closer, deadline, to);
+    }
+
     /** Without a deadline. */
     public Settle(String id, long actualMicros, Owner closer, ActorRef<CloseReply> replyTo) {
       this(id, actualMicros, closer, null, replyTo);
@@ -125,6 +159,16 @@ public interface LedgerProtocol {
   public record VoidReservation(
       String id, Owner closer, Instant deadline, ActorRef<CloseReply> replyTo)
       implements Batchable {
+    @Override
+    public VoidReservation withoutReplyTo() {
+      return withReplyTo(null);
+    }
+
+    /** The same void, answered to {@code to}. */
+    public VoidReservation withReplyTo(ActorRef<CloseReply> to) {
+      return new VoidReservation(id, closer, deadline, to);
+    }
+
     /** Without a deadline. */
     public VoidReservation(String id, Owner closer, ActorRef<CloseReply> replyTo) {
       this(id, closer, null, replyTo);
@@ -248,6 +292,34 @@ public interface LedgerProtocol {
    * decided, retry), and the ledger stops.
    */
   public record HandOver() implements Command {}
+
+  /**
+   * The reserves, settles and voids one cluster node sends the ledger on another node, as one
+   * remote message instead of one per call: a message and its serialization cost about as much CPU
+   * as the ledger's whole decision, so a node sends whatever arrived while its earlier batches were
+   * on their way. The commands travel without their {@code replyTo} (each caller waits on the
+   * sending node, which keeps the commands by index); the ledger decides them as if they had come
+   * one by one and answers the batch with one {@link NodeAnswers}.
+   *
+   * @param batch the sending node's number for this batch, echoed in the answer
+   * @param commands in the order they reached the sending node, {@code replyTo} left out
+   * @param replyTo the sending node's batcher
+   */
+  public record NodeBatch(
+      long batch,
+      @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.WRAPPER_OBJECT)
+          @JsonSubTypes({
+            @JsonSubTypes.Type(value = Reserve.class, name = "Reserve"),
+            @JsonSubTypes.Type(value = Settle.class, name = "Settle"),
+            @JsonSubTypes.Type(value = VoidReservation.class, name = "Void")
+          })
+          List<Batchable> commands,
+      ActorRef<NodeAnswers> replyTo)
+      implements Command {
+    public NodeBatch {
+      commands = List.copyOf(commands);
+    }
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Replies
@@ -388,6 +460,39 @@ public interface LedgerProtocol {
       implements AdjustReply {}
 
   public record BatchWritten(int commands, int events) implements LedgerSerializable {}
+
+  /**
+   * The ledger's answers to one {@link NodeBatch}, sent once every command of it is answered (they
+   * normally share one group commit). A command the ledger did not answer within its ask timeout
+   * has no entry: its caller's own ask times out, as it would for a call sent alone.
+   */
+  public record NodeAnswers(long batch, List<NodeAnswer> answers) implements LedgerSerializable {
+    public NodeAnswers {
+      answers = List.copyOf(answers);
+    }
+  }
+
+  /**
+   * The reply to the command at {@code index} of its {@link NodeBatch}: a {@link ReserveReply} or a
+   * {@link CloseReply}.
+   */
+  public record NodeAnswer(
+      int index,
+      @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.WRAPPER_OBJECT)
+          @JsonSubTypes({
+            @JsonSubTypes.Type(value = Reserved.class, name = "Reserved"),
+            @JsonSubTypes.Type(value = Refused.class, name = "Refused"),
+            @JsonSubTypes.Type(value = Busy.class, name = "Busy"),
+            @JsonSubTypes.Type(value = Conflict.class, name = "Conflict"),
+            @JsonSubTypes.Type(value = IdReused.class, name = "IdReused"),
+            @JsonSubTypes.Type(value = Invalid.class, name = "Invalid"),
+            @JsonSubTypes.Type(value = Closed.class, name = "Closed"),
+            @JsonSubTypes.Type(value = Forbidden.class, name = "Forbidden"),
+            @JsonSubTypes.Type(value = NotOpen.class, name = "NotOpen"),
+            @JsonSubTypes.Type(value = NotFound.class, name = "NotFound")
+          })
+          LedgerSerializable reply)
+      implements LedgerSerializable {}
 
   public record Ready() implements LedgerSerializable {}
 }

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -19,6 +20,7 @@ import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
@@ -209,6 +211,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   public Receive<Object> createReceive() {
     return newReceiveBuilder()
         .onMessage(Batchable.class, this::onBatchable)
+        .onMessage(LedgerProtocol.NodeBatch.class, this::onNodeBatch)
         .onMessage(WriteDone.class, this::onWriteDone)
         // Before the pass-through: HandOver is a command too, but it is this actor's, not
         // GlobalBudget's.
@@ -308,6 +311,52 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       sendBatch();
     }
     return this;
+  }
+
+  /**
+   * Another node's commands, sent as one message: each is queued here as if it had come alone
+   * (through this actor's own mailbox, so fencing, hand-over, shedding and deadlines treat it like
+   * any other), and once all are answered the answers go back as one message. A command not
+   * answered within {@code ledger.ask-timeout} is left out; its caller's own ask times out.
+   */
+  private Behavior<Object> onNodeBatch(LedgerProtocol.NodeBatch nodeBatch) {
+    List<CompletableFuture<LedgerSerializable>> answers =
+        new ArrayList<>(nodeBatch.commands().size());
+    for (Batchable command : nodeBatch.commands()) {
+      answers.add(askSelf(command).toCompletableFuture());
+    }
+    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
+        .whenComplete(
+            (all, someTimedOut) -> {
+              List<LedgerProtocol.NodeAnswer> replies = new ArrayList<>(answers.size());
+              for (int i = 0; i < answers.size(); i++) {
+                CompletableFuture<LedgerSerializable> answer = answers.get(i);
+                if (!answer.isCompletedExceptionally()) {
+                  replies.add(new LedgerProtocol.NodeAnswer(i, answer.join()));
+                }
+              }
+              nodeBatch.replyTo().tell(new LedgerProtocol.NodeAnswers(nodeBatch.batch(), replies));
+            });
+    return this;
+  }
+
+  private CompletionStage<LedgerSerializable> askSelf(Batchable command) {
+    ActorRef<Object> self = getContext().getSelf();
+    var scheduler = getContext().getSystem().scheduler();
+    if (command instanceof LedgerProtocol.Reserve r) {
+      return AskPattern.<Object, LedgerProtocol.ReserveReply>ask(
+              self, r::withReplyTo, writeTimeout, scheduler)
+          .thenApply(reply -> reply);
+    }
+    if (command instanceof LedgerProtocol.Settle s) {
+      return AskPattern.<Object, LedgerProtocol.CloseReply>ask(
+              self, s::withReplyTo, writeTimeout, scheduler)
+          .thenApply(reply -> reply);
+    }
+    LedgerProtocol.VoidReservation v = (LedgerProtocol.VoidReservation) command;
+    return AskPattern.<Object, LedgerProtocol.CloseReply>ask(
+            self, v::withReplyTo, writeTimeout, scheduler)
+        .thenApply(reply -> reply);
   }
 
   private Behavior<Object> onWriteDone(WriteDone done) {

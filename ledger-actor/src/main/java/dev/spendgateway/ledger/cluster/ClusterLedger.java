@@ -51,11 +51,18 @@ public final class ClusterLedger {
             config.getDuration("gateway.cluster.ledger-probe-interval"),
             config.getDuration("gateway.cluster.ledger-probe-timeout"),
             config.getInt("gateway.cluster.retry-after-seconds"));
+    Config batching = config.getConfig("gateway.cluster.node-batch");
+    NodeBatcher.Settings nodeBatch =
+        new NodeBatcher.Settings(
+            batching.getInt("max-commands"),
+            batching.getInt("max-in-flight"),
+            batching.getDuration("answer-timeout"),
+            timing.retryAfterSeconds());
     warmUp(system);
     AtomicBoolean reachable = new AtomicBoolean(false);
     ActorRef<GlobalBudget.Command> gate =
         system.systemActorOf(
-            LedgerGate.create(proxy, timing, reachable), "ledger-gate", Props.empty());
+            LedgerGate.create(proxy, timing, nodeBatch, reachable), "ledger-gate", Props.empty());
     rehearseRecoveryOnceReachable(system, reachable);
     return new LedgerAccess(gate, reachable::get);
   }

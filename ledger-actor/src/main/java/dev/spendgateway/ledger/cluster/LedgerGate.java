@@ -44,6 +44,8 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   private record ProbeAnswered(long probe, boolean ok) {}
 
   private final ActorRef<GlobalBudget.Command> proxy;
+  private final ActorRef<Object> nodeBatcher;
+  private final Address selfAddress;
   private final Timing timing;
   private final AtomicBoolean reachable;
 
@@ -62,7 +64,10 @@ public final class LedgerGate extends AbstractBehavior<Object> {
    * @param reachable set by the gate, read by {@code /readyz}; starts false (not yet recovered)
    */
   public static Behavior<GlobalBudget.Command> create(
-      ActorRef<GlobalBudget.Command> proxy, Timing timing, AtomicBoolean reachable) {
+      ActorRef<GlobalBudget.Command> proxy,
+      Timing timing,
+      NodeBatcher.Settings batching,
+      AtomicBoolean reachable) {
     Behavior<Object> gate =
         Behaviors.setup(
             context ->
@@ -75,7 +80,7 @@ public final class LedgerGate extends AbstractBehavior<Object> {
                               Subscribe.create(
                                   context.getSelf().narrow(),
                                   ClusterEvent.ClusterDomainEvent.class));
-                      return new LedgerGate(context, proxy, timing, reachable);
+                      return new LedgerGate(context, proxy, timing, batching, reachable);
                     }));
     return gate.narrow();
   }
@@ -84,9 +89,12 @@ public final class LedgerGate extends AbstractBehavior<Object> {
       ActorContext<Object> context,
       ActorRef<GlobalBudget.Command> proxy,
       Timing timing,
+      NodeBatcher.Settings batching,
       AtomicBoolean reachable) {
     super(context);
     this.proxy = proxy;
+    this.nodeBatcher = context.spawn(NodeBatcher.create(proxy, batching), "node-batcher");
+    this.selfAddress = Cluster.get(context.getSystem()).selfMember().address();
     this.timing = timing;
     this.reachable = reachable;
     context.getSelf().tell(new Probe());
@@ -104,9 +112,18 @@ public final class LedgerGate extends AbstractBehavior<Object> {
         .build();
   }
 
+  /**
+   * The ledger on this node gets each command as it comes (no network to save); a ledger on another
+   * node gets them in batches. Where the ledger is only decides the cost: both ways reach it
+   * through the proxy wherever it is.
+   */
   private Behavior<Object> onWrite(Batchable command) {
     if (reachable.get()) {
-      proxy.tell(command);
+      if (oldest.isPresent() && oldest.get().equals(selfAddress)) {
+        proxy.tell(command);
+      } else {
+        nodeBatcher.tell(command);
+      }
     } else {
       GlobalBudget.send(
           command, new LedgerProtocol.Busy(Decider.busy(command).id(), timing.retryAfterSeconds()));
@@ -157,6 +174,9 @@ public final class LedgerGate extends AbstractBehavior<Object> {
       probing = false;
     }
     boolean was = reachable.getAndSet(answered.ok());
+    if (was && !answered.ok()) {
+      nodeBatcher.tell(new NodeBatcher.LedgerOutOfReach());
+    }
     if (was != answered.ok()) {
       getContext()
           .getLog()
@@ -192,6 +212,7 @@ public final class LedgerGate extends AbstractBehavior<Object> {
     if (affected.isPresent() && affected.equals(oldest) && reachable.getAndSet(false)) {
       // An answer to a probe sent before this news says nothing about the ledger now.
       decided = probes;
+      nodeBatcher.tell(new NodeBatcher.LedgerOutOfReach());
       getContext()
           .getLog()
           .warn(

@@ -79,6 +79,29 @@ class RemoteMessagesTest {
         new LedgerProtocol.GetReservation("r-1", ref.narrow()),
         new LedgerProtocol.AwaitReady(ref.narrow()),
         new LedgerProtocol.HandOver(),
+        new LedgerProtocol.NodeBatch(
+            7,
+            List.of(
+                new LedgerProtocol.Reserve(
+                    "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, Owner.GATEWAY, AT, null),
+                new LedgerProtocol.Settle("r-1", 120_000, Owner.GATEWAY, AT, null),
+                new LedgerProtocol.VoidReservation("r-2", Owner.LEDGER_API, null, null)),
+            ref.narrow()),
+        new LedgerProtocol.NodeAnswers(
+            7,
+            List.of(
+                new LedgerProtocol.NodeAnswer(0, new LedgerProtocol.Reserved("r-1", 300_000)),
+                new LedgerProtocol.NodeAnswer(
+                    1, new LedgerProtocol.Refused("r-2", CapName.BRAND_DAILY, "b1", 10_000)),
+                new LedgerProtocol.NodeAnswer(2, new LedgerProtocol.Busy("r-3", 2)),
+                new LedgerProtocol.NodeAnswer(3, new LedgerProtocol.Conflict("r-4", "why")),
+                new LedgerProtocol.NodeAnswer(4, new LedgerProtocol.IdReused("r-5")),
+                new LedgerProtocol.NodeAnswer(5, new LedgerProtocol.Invalid("r-6", "f", "m")),
+                new LedgerProtocol.NodeAnswer(
+                    6, new LedgerProtocol.Closed("r-1", Status.SETTLED, 120_000)),
+                new LedgerProtocol.NodeAnswer(7, new LedgerProtocol.Forbidden("r-7", "not yours")),
+                new LedgerProtocol.NodeAnswer(8, new LedgerProtocol.NotOpen("r-8", Status.VOIDED)),
+                new LedgerProtocol.NodeAnswer(9, new LedgerProtocol.NotFound("r-9")))),
         new LedgerProtocol.Reserved("r-1", 300_000),
         new LedgerProtocol.Refused("r-2", CapName.BRAND_DAILY, "b1", 10_000),
         new LedgerProtocol.Busy("r-3", 2),
