@@ -17,8 +17,14 @@
 #
 # Environment (all optional):
 #   CLUSTER_BENCH_CALLERS   callers in total per run, split over three loadtest processes (48)
-#   CLUSTER_BENCH_WARMUP    closed-loop warm-up before each measured run, seconds (60; the JIT
-#                           of every node must have compiled its paths, or calls/s measures it)
+#   CLUSTER_BENCH_WARMUP    shortest closed-loop warm-up before each measured run, seconds (60)
+#   CLUSTER_BENCH_WARMUP_MAX longest warm-up, seconds (420). The warm-up goes on in rounds of 20 s
+#                           until the gateway JVMs' JIT compiler threads use under
+#                           CLUSTER_BENCH_JIT_QUIET % (5) of the gateways' CPU in a round: each of
+#                           three nodes sees a third of the calls, so its JIT needs about three times
+#                           as long as one node's to compile the hot paths, and until then calls/s
+#                           measures the compilers (on 2 cores, C2 alone took 0.4 ms per call after
+#                           a 60 s warm-up of a 3-node cluster, 0.03 ms after 150 s)
 #   CLUSTER_BENCH_BASE_PORT first of the ports used: simulator base, HTTP base+1..base+4,
 #                           cluster base+11..base+13 (20800)
 #   CLUSTER_BENCH_DIR       node logs and data dirs, kept after the run (data/cluster-bench)
@@ -34,6 +40,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-20}"
 callers="${CLUSTER_BENCH_CALLERS:-48}"
 warmup="${CLUSTER_BENCH_WARMUP:-60}"
+warmup_max="${CLUSTER_BENCH_WARMUP_MAX:-420}"
+jit_quiet="${CLUSTER_BENCH_JIT_QUIET:-5}"
+warmup_round=20
 base="${CLUSTER_BENCH_BASE_PORT:-20800}"
 work="${CLUSTER_BENCH_DIR:-$root/data/cluster-bench}"
 pg_host="${PGHOST:-127.0.0.1}"
@@ -51,6 +60,8 @@ need curl "install curl"
 need jq "install jq (apt-get install -y jq)"
 [[ "$secs" =~ ^[0-9]+$ && "$secs" -ge 1 ]] || { echo "cluster-bench: seconds must be a whole number >= 1, not '$secs'" >&2; exit 2; }
 [[ "$warmup" =~ ^[0-9]+$ && "$warmup" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP must be a whole number >= 1, not '$warmup'" >&2; exit 2; }
+[[ "$warmup_max" =~ ^[0-9]+$ && "$warmup_max" -ge "$warmup" ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP_MAX must be a whole number >= CLUSTER_BENCH_WARMUP ($warmup), not '$warmup_max'" >&2; exit 2; }
+[[ "$jit_quiet" =~ ^[0-9]+$ && "$jit_quiet" -ge 1 && "$jit_quiet" -le 100 ]] || { echo "cluster-bench: CLUSTER_BENCH_JIT_QUIET must be a whole percent 1-100, not '$jit_quiet'" >&2; exit 2; }
 
 psql_do() { PGPASSWORD="${PGPASSWORD:-}" psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qtAc "$1"; }
 psql_do 'select 1' >/dev/null 2>&1 || {
@@ -141,12 +152,33 @@ cpu_ticks() {
 }
 hz=$(getconf CLK_TCK)
 
+# jit_ticks PID...: CPU time the processes' JIT compiler threads (C1, C2) used so far, clock ticks.
+jit_ticks() {
+  local total=0 p t f
+  for p in "$@"; do
+    for t in /proc/"$p"/task/*; do
+      case "$(cat "$t/comm" 2>/dev/null)" in "C1 CompilerThre"*|"C2 CompilerThre"*) ;; *) continue ;; esac
+      f=$(sed 's/^.*) //' "$t/stat" 2>/dev/null) || continue
+      read -r -a stat <<<"$f"
+      total=$((total + stat[11] + stat[12]))
+    done
+  done
+  echo "$total"
+}
+
+# jit_share CPU0 JIT0: percent of the gateways' CPU since (CPU0, JIT0) that their JIT threads used.
+jit_share() {
+  local cpu=$(( $(cpu_ticks "${gw_pids[@]}") - $1 )) jit=$(( $(jit_ticks "${gw_pids[@]}") - $2 ))
+  if (( cpu > 0 )); then echo $(( jit * 100 / cpu )); else echo 0; fi
+}
+
 # run_load SCENARIO LABEL PORT PORT PORT: three loadtests at once, one per port, each with a third
-# of the callers: first a warm-up run (not counted), then the measured one. Sets $measured to
-# "calls/s p50 p99 non-2xx cpu-ms-per-call loadavg": throughputs summed; of the three runs' p50 and
-# p99 the highest (the figure the slowest node's callers saw); the CPU the gateway processes
-# ($gw_pids) used during the measured run per call, which depends far less on what else the
-# machine runs than calls/s does.
+# of the callers: first warm-up rounds (not counted) until the gateways' JIT is quiet, then the
+# measured run. Sets $measured to "calls/s p50 p99 non-2xx cpu-ms-per-call jit-% warm-up-s
+# loadavg": throughputs summed; of the three runs' p50 and p99 the highest (the figure the slowest
+# node's callers saw); the CPU the gateway processes ($gw_pids) used during the measured run per
+# call, which depends far less on what else the machine runs than calls/s does, and the share of it
+# their JIT compilers took.
 measured=""
 gw_pids=()
 run_load() {
@@ -154,12 +186,13 @@ run_load() {
   local extra=()
   # Every reservation is one cent under caps that never bind (brand caps per run from the flags).
   if [[ "$scenario" == ledger ]]; then extra=(--brand-daily-usd 1000000 --brand-monthly-usd 1000000); fi
-  local round run_secs i lp failed=0 before after cpu0 cpu1
-  for round in warmup measure; do
+  local round=warmup run_secs i lp failed=0 before after cpu0 cpu1 jit0 share warmed=0
+  while true; do
     run_secs=$secs
-    [[ $round == warmup ]] && run_secs=$warmup
+    [[ $round == warmup ]] && run_secs=$warmup_round
     i=0; lp=()
-    [[ $round == measure ]] && { before=$(load1); cpu0=$(cpu_ticks "${gw_pids[@]}"); }
+    cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}")
+    [[ $round == measure ]] && before=$(load1)
     for port in "$@"; do
       i=$((i + 1))
       GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
@@ -168,13 +201,25 @@ run_load() {
       lp+=($!); pids+=($!)
     done
     for p in "${lp[@]}"; do wait "$p" || failed=1; done
+    [[ $round == measure ]] && break
+    warmed=$((warmed + run_secs))
+    share=$(jit_share "$cpu0" "$jit0")
+    log "    warm-up ${warmed}s: JIT compilers ${share} % of the gateways' CPU"
+    if (( warmed >= warmup_max )); then
+      log "    still compiling after ${warmup_max}s (CLUSTER_BENCH_WARMUP_MAX): measuring anyway"
+      round=measure
+    elif (( warmed >= warmup && share < jit_quiet )); then
+      round=measure
+    fi
   done
+  share=$(jit_share "$cpu0" "$jit0")
   cpu1=$(cpu_ticks "${gw_pids[@]}")
   after=$(load1)
   if [[ $failed == 1 ]]; then
     log "$label: a loadtest reported a problem (exit != 0); see $work/$label-*.json / .err"
   fi
-  measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" '
+  measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
+    --argjson jit "$share" --argjson warmed "$warmed" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
     | ($ops | map(.calls) | add) as $calls
     | [ ($ops | map(.throughputPerSec) | add | round),
@@ -183,10 +228,10 @@ run_load() {
         ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
           | map(.value) | add // 0) | add),
         (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
-        $la ] | @tsv' "$work/$label"-measure-?.json)
+        $jit, $warmed, $la ] | @tsv' "$work/$label"-measure-?.json)
 }
 
-row() { printf '%-22s %9s %9s %9s %8s %12s   %s\n' "$@"; }
+row() { printf '%-22s %9s %9s %9s %8s %12s %6s %8s   %s\n' "$@"; }
 results=()
 
 only_handover="${CLUSTER_BENCH_HANDOVER_ONLY:-0}"
@@ -199,7 +244,7 @@ pid=$started
 gw_pids=("$pid")
 await_ready "$single_port" "$pid" single
 for scenario in ledger anthropic; do
-  log "  $scenario: 3 x $per_proc callers, ${warmup}s warm-up + ${secs}s"
+  log "  $scenario: 3 x $per_proc callers, warm-up (${warmup}-${warmup_max}s) + ${secs}s"
   run_load "$scenario" "one-$scenario" "$single_port" "$single_port" "$single_port"
   results+=("1 node|$scenario|$measured")
 done
@@ -217,7 +262,7 @@ for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
 gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
 for scenario in ledger anthropic; do
   [[ "$only_handover" == 1 ]] && break
-  log "  $scenario: 1 x $per_proc callers per node, ${warmup}s warm-up + ${secs}s"
+  log "  $scenario: 1 x $per_proc callers per node, warm-up (${warmup}-${warmup_max}s) + ${secs}s"
   run_load "$scenario" "three-$scenario" $((base + 1)) $((base + 2)) $((base + 3))
   results+=("3 nodes|$scenario|$measured")
 done
@@ -310,15 +355,15 @@ graceful=$handed
 
 # --- report --------------------------------------------------------------------------------------
 echo
-echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (+${warmup}s warm-up), $callers callers" \
+echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (after warm-up until the JIT is quiet), $callers callers" \
   "(3 loadtests x $per_proc), PostgreSQL $pg_host:$pg_port"
-row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "load avg (1 min, before-after)"
+row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "warm-up" "load avg (1 min, before-after)"
 declare -A tput
 for r in "${results[@]}"; do
   IFS='|' read -r phase scenario fig <<<"$r"
-  read -r t p50 p99 bad cpu la <<<"$fig"
+  read -r t p50 p99 bad cpu jit warmed la <<<"$fig"
   tput["$phase/$scenario"]=$t
-  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$cpu" "$la"
+  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "${warmed}s" "$la"
 done
 for scenario in ledger anthropic; do
   one=${tput["1 node/$scenario"]:-0}; three=${tput["3 nodes/$scenario"]:-0}
