@@ -16,6 +16,10 @@ import java.util.Map;
  * size follows the open reservations and the window's ids (about 36 bytes each), never the closed
  * reservations as full records.
  *
+ * <p>Open reservations are listed soonest to expire first, the order of the expiry index, which
+ * recovery then builds without sorting (see {@link OpenReservations#of}). The order is not part of
+ * the format: a snapshot listing them in any other order (all written before) reads the same.
+ *
  * <p>Older formats stay readable: the first held every known reservation in {@code reservations}
  * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
@@ -54,7 +58,7 @@ public record LedgerSnapshot(
             .map(e -> new SpendEntry(e.getKey(), e.getValue()))
             .toList();
     return new LedgerSnapshot(
-        List.copyOf(state.openById().values()),
+        state.openById().inExpiryOrder(),
         entries,
         new HashMap<>(state.brandCapsBySubject().asMap()),
         List.copyOf(state.adjustmentsById().values()),
@@ -99,27 +103,32 @@ public record LedgerSnapshot(
 
   /** The state this snapshot holds; open reservations are re-indexed by expiry. */
   LedgerState toState() {
-    OpenReservations open = OpenReservations.empty();
     RecentIds recent = recentIds == null ? RecentIds.empty() : restoredRecent(recentIds);
+    List<Reservation> stillOpen = new ArrayList<>(reservations.size());
     for (Reservation r : reservations) {
       if (r.isOpen()) {
-        open = open.with(r.id(), r);
+        stillOpen.add(r);
       } else if (recentIds == null) {
         // The first format: closed and refused reservations were kept as records.
         Instant closedAt = r.closedAt() != null ? r.closedAt() : r.reservedAt();
         recent = recent.with(r, closedAt);
       }
     }
-    PersistentMap<CapKey, Spend> totals = PersistentMap.empty();
+    PersistentMap.Builder<CapKey, Spend> totals = PersistentMap.builder();
     for (SpendEntry e : spend) {
-      totals = totals.with(e.key(), e.spend());
+      totals.put(e.key(), e.spend());
     }
-    PersistentMap<String, Adjustment> byId = PersistentMap.empty();
+    PersistentMap.Builder<String, Adjustment> byId = PersistentMap.builder();
     for (Adjustment a : adjustments) {
-      byId = byId.with(a.id(), a);
+      byId.put(a.id(), a);
     }
     return new LedgerState(
-        recent, restoredPast(pastIds), open, totals, PersistentMap.of(brandCaps), byId);
+        recent,
+        restoredPast(pastIds),
+        OpenReservations.of(stillOpen),
+        totals.build(),
+        PersistentMap.of(brandCaps),
+        byId.build());
   }
 
   private static RecentIds restoredRecent(RecentIdsForm form) {

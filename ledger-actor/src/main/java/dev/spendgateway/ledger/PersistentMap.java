@@ -3,8 +3,10 @@ package dev.spendgateway.ledger;
 import java.util.Collection;
 import java.util.Map;
 import scala.Option;
+import scala.Tuple2;
 import scala.collection.immutable.HashMap;
 import scala.collection.immutable.HashMap$;
+import scala.collection.mutable.ReusableBuilder;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -28,11 +30,35 @@ final class PersistentMap<K, V> {
   }
 
   static <K, V> PersistentMap<K, V> of(Map<K, V> entries) {
-    PersistentMap<K, V> m = empty();
+    Builder<K, V> b = builder();
     for (Map.Entry<K, V> e : entries.entrySet()) {
-      m = m.with(e.getKey(), e.getValue());
+      b.put(e.getKey(), e.getValue());
     }
-    return m;
+    return b.build();
+  }
+
+  /** For building a map from many entries at once (a snapshot's), see {@link Builder}. */
+  static <K, V> Builder<K, V> builder() {
+    return new Builder<>();
+  }
+
+  /**
+   * Fills a new map in place and publishes it once: no path of the trie is copied per entry, as
+   * {@link #with} must do for a value others may hold. Used once, by one thread; a later {@code
+   * put} of a key wins over an earlier one.
+   */
+  static final class Builder<K, V> {
+    private final ReusableBuilder<Tuple2<K, V>, HashMap<K, V>> entries =
+        HashMap$.MODULE$.newBuilder();
+
+    Builder<K, V> put(K key, V value) {
+      entries.addOne(new Tuple2<>(key, value));
+      return this;
+    }
+
+    PersistentMap<K, V> build() {
+      return new PersistentMap<>(entries.result());
+    }
   }
 
   /** The value for {@code key}, or {@code null}. */

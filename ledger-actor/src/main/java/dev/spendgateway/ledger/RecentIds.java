@@ -71,9 +71,26 @@ final class RecentIds {
 
   /** The writer's shared hash table: id hash -> logical slot, open addressing, linear probing. */
   static final class Table {
-    long[] keys = new long[1024];
-    long[] slots = new long[1024]; // slot + 1; 0 = empty
+    long[] keys;
+    long[] slots; // slot + 1; 0 = empty
     int size;
+
+    Table() {
+      this(0);
+    }
+
+    /**
+     * A table that holds {@code expected} ids without growing (a snapshot's window is rebuilt in
+     * one go, not rehashed at every doubling).
+     */
+    Table(int expected) {
+      int length = 1024;
+      while ((expected + 1) * 4L > length * 3L) {
+        length *= 2;
+      }
+      keys = new long[length];
+      slots = new long[length];
+    }
 
     /** One past the highest slot written by any value sharing this table. */
     long written;
@@ -429,7 +446,8 @@ final class RecentIds {
 
   /** Rebuilds an index from a snapshot's chunks (see {@link LedgerSnapshot}). */
   static RecentIds restored(Chunk[] chunks, long tail, Subjects subjects) {
-    Table t = new Table();
+    long first = chunks.length == 0 ? tail : chunks[0].number << CHUNK_BITS;
+    Table t = new Table((int) Math.min(Integer.MAX_VALUE / 2, Math.max(0, tail - first)));
     for (Chunk chunk : chunks) {
       long base = chunk.number << CHUNK_BITS;
       for (int i = 0; i < CHUNK && base + i < tail; i++) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
 import dev.spendgateway.ledger.LedgerEvents.Event;
@@ -13,6 +14,7 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
 import java.time.Instant;
+import java.util.List;
 import java.util.stream.Stream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -163,5 +165,32 @@ class EventSerializationTest {
     assertEquals(state, read);
     assertEquals(Reservation.Owner.GATEWAY, read.reservation("gw-1").orElseThrow().owner());
     assertEquals(Reservation.Owner.LEDGER_API, read.reservation("r-1").orElseThrow().owner());
+  }
+
+  @Test
+  void aSnapshotListsOpenReservationsSoonestToExpireFirstAndReadsThemInAnyOrder() throws Exception {
+    LedgerState state = someState();
+    for (int i = 0; i < 20; i++) {
+      state =
+          state.applied(
+              new GlobalBudget.ReservationMade(
+                  "o-" + i, Lane.FREE, null, 1_000, 0, 0, AT, AT.plusSeconds(900 - 10L * i)));
+    }
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
+    List<String> listed = new java.util.ArrayList<>();
+    tree.get("reservations").forEach(r -> listed.add(r.get("id").asText()));
+    assertEquals(
+        state.dueForExpiry(AT.plusSeconds(3600)).stream().map(Reservation::id).toList(), listed);
+
+    // Older snapshots listed them in hash order: any order reads as the same books.
+    ArrayNode reversed = cbor.createArrayNode();
+    for (int i = tree.get("reservations").size() - 1; i >= 0; i--) {
+      reversed.add(tree.get("reservations").get(i));
+    }
+    tree.set("reservations", reversed);
+    LedgerState read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    assertEquals(state, read);
+    assertEquals(state.dueForExpiry(AT.plusSeconds(600)), read.dueForExpiry(AT.plusSeconds(600)));
   }
 }

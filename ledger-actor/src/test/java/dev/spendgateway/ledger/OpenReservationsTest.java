@@ -62,4 +62,38 @@ class OpenReservationsTest {
     assertEquals(2, before.size(), "the previous state is unchanged");
     assertEquals(after, after.without("missing") == after ? after : null);
   }
+
+  @Test
+  void builtInOneGoFromAnyOrderItIsTheSameAsOneAtATime() {
+    List<Reservation> listed =
+        List.of(open("c", 30), open("a", 10), open("x", 10), open("b", 20), open("y", 10));
+    OpenReservations oneAtATime = OpenReservations.empty();
+    for (Reservation r : listed) {
+      oneAtATime = oneAtATime.with(r.id(), r);
+    }
+    for (List<Reservation> order :
+        List.of(listed, oneAtATime.inExpiryOrder(), reversed(oneAtATime.inExpiryOrder()))) {
+      OpenReservations built = OpenReservations.of(order);
+      assertEquals(oneAtATime.asMap(), built.asMap());
+      assertEquals(List.of("a", "x", "y", "b", "c"), ids(built.inExpiryOrder()));
+      assertEquals(List.of("a", "x", "y"), ids(built.dueBy(T0.plusSeconds(10))));
+      assertEquals(4, built.without("x").size());
+      assertEquals(6, built.with("d", open("d", 5)).size());
+    }
+  }
+
+  @Test
+  void anIdListedTwiceKeepsTheLaterAsOneAtATimeDoes() {
+    OpenReservations built = OpenReservations.of(List.of(open("a", 10), open("a", 40)));
+    assertEquals(1, built.size());
+    assertEquals(T0.plusSeconds(40), built.get("a").expiresAt());
+    assertEquals(List.of(), built.dueBy(T0.plusSeconds(39)));
+    assertEquals(List.of("a"), ids(built.dueBy(T0.plusSeconds(40))));
+  }
+
+  private static List<Reservation> reversed(List<Reservation> rs) {
+    List<Reservation> out = new java.util.ArrayList<>(rs);
+    java.util.Collections.reverse(out);
+    return out;
+  }
 }

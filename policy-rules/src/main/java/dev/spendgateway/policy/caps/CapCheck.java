@@ -72,9 +72,13 @@ public final class CapCheck {
    * aside): what a settle, void, expiry or adjustment moves.
    */
   public static List<CapKey> keysFor(Lane lane, String subject, Instant reservedAt) {
-    return capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS).stream()
-        .map(Applicable::key)
-        .toList();
+    // Called for every reservation the ledger makes, closes or replays: a loop, not a stream.
+    List<Applicable> caps = capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS);
+    CapKey[] keys = new CapKey[caps.size()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = caps.get(i).key();
+    }
+    return List.of(keys);
   }
 
   private static final CapLimits NO_LIMITS = new CapLimits(0, 0, 0, 0, 0);

@@ -2,7 +2,6 @@ package dev.spendgateway.policy.caps;
 
 import java.time.Instant;
 import java.time.LocalDate;
-import java.time.ZoneOffset;
 
 /**
  * UTC window keys: the day ({@code 2026-11-30}) and month ({@code 2026-11}) an instant falls in,
@@ -14,16 +13,39 @@ public final class CapWindows {
 
   private CapWindows() {}
 
-  public static String dayKey(Instant at) {
-    return LocalDate.ofInstant(at, ZoneOffset.UTC).toString();
+  /**
+   * The last day asked for, with its keys. The ledger asks for the day of every reservation it
+   * decides or replays, nearly always the same day: handing out the same strings skips formatting a
+   * date and lets the cap keys built on them reuse the strings' cached hash codes. Immutable and
+   * published whole, so any thread sees a consistent day or computes its own.
+   */
+  private record Day(long epochDay, String dayKey, String monthKey) {
+    static Day of(long epochDay) {
+      String day = LocalDate.ofEpochDay(epochDay).toString();
+      return new Day(epochDay, day, day.substring(0, 7));
+    }
   }
 
-  /**
-   * {@code yyyy-MM}: the first seven characters of the ISO day (on the ledger's hot path, so no
-   * format()).
-   */
+  private static volatile Day lastDay = Day.of(0);
+
+  public static String dayKey(Instant at) {
+    return dayOf(at).dayKey();
+  }
+
+  /** {@code yyyy-MM}: the first seven characters of the ISO day. */
   public static String monthKey(Instant at) {
-    return dayKey(at).substring(0, 7);
+    return dayOf(at).monthKey();
+  }
+
+  private static Day dayOf(Instant at) {
+    // The UTC day, as LocalDate.ofInstant(at, UTC) computes it.
+    long epochDay = Math.floorDiv(at.getEpochSecond(), 86_400L);
+    Day day = lastDay;
+    if (day.epochDay() != epochDay) {
+      day = Day.of(epochDay);
+      lastDay = day;
+    }
+    return day;
   }
 
   /** The window of {@code cap} that {@code at} falls in. */
