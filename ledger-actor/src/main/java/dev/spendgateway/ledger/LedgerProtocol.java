@@ -47,6 +47,9 @@ public interface LedgerProtocol {
   public sealed interface Batchable extends WithDeadline {
     /** This command without its caller's ref, to travel in a {@link NodeBatch}. */
     Batchable withoutReplyTo();
+
+    /** The same command, answered to {@code to} (whichever reply type it has). */
+    Batchable answeredTo(ActorRef<LedgerSerializable> to);
   }
 
   /**
@@ -68,6 +71,11 @@ public interface LedgerProtocol {
     @Override
     public Reserve withoutReplyTo() {
       return withReplyTo(null);
+    }
+
+    @Override
+    public Reserve answeredTo(ActorRef<LedgerSerializable> to) {
+      return withReplyTo(to.narrow());
     }
 
     /** The same reserve, answered to {@code to}. */
@@ -137,6 +145,11 @@ public interface LedgerProtocol {
       return withReplyTo(null);
     }
 
+    @Override
+    public Settle answeredTo(ActorRef<LedgerSerializable> to) {
+      return withReplyTo(to.narrow());
+    }
+
     /** The same settle, answered to {@code to}. */
     public Settle withReplyTo(ActorRef<CloseReply> to) {
       return new Settle(id, actualMicros, closer, deadline, to);
@@ -162,6 +175,11 @@ public interface LedgerProtocol {
     @Override
     public VoidReservation withoutReplyTo() {
       return withReplyTo(null);
+    }
+
+    @Override
+    public VoidReservation answeredTo(ActorRef<LedgerSerializable> to) {
+      return withReplyTo(to.narrow());
     }
 
     /** The same void, answered to {@code to}. */

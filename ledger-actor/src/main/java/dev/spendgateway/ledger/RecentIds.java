@@ -85,7 +85,9 @@ final class RecentIds {
      */
     Table(int expected) {
       int length = 1024;
-      while ((expected + 1) * 4L > length * 3L) {
+      // At most 2^30 slots up front (a window of ~800 million ids); beyond that it grows as it
+      // fills.
+      while ((expected + 1) * 4L > length * 3L && length < 1 << 30) {
         length *= 2;
       }
       keys = new long[length];

@@ -341,22 +341,11 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   }
 
   private CompletionStage<LedgerSerializable> askSelf(Batchable command) {
-    ActorRef<Object> self = getContext().getSelf();
-    var scheduler = getContext().getSystem().scheduler();
-    if (command instanceof LedgerProtocol.Reserve r) {
-      return AskPattern.<Object, LedgerProtocol.ReserveReply>ask(
-              self, r::withReplyTo, writeTimeout, scheduler)
-          .thenApply(reply -> reply);
-    }
-    if (command instanceof LedgerProtocol.Settle s) {
-      return AskPattern.<Object, LedgerProtocol.CloseReply>ask(
-              self, s::withReplyTo, writeTimeout, scheduler)
-          .thenApply(reply -> reply);
-    }
-    LedgerProtocol.VoidReservation v = (LedgerProtocol.VoidReservation) command;
-    return AskPattern.<Object, LedgerProtocol.CloseReply>ask(
-            self, v::withReplyTo, writeTimeout, scheduler)
-        .thenApply(reply -> reply);
+    return AskPattern.<Object, LedgerSerializable>ask(
+        getContext().getSelf(),
+        command::answeredTo,
+        writeTimeout,
+        getContext().getSystem().scheduler());
   }
 
   private Behavior<Object> onWriteDone(WriteDone done) {

@@ -1,6 +1,7 @@
 package dev.spendgateway.ledger.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.AdjustmentScope;
 import dev.spendgateway.ledger.LedgerProtocol;
@@ -20,6 +21,7 @@ import org.apache.pekko.serialization.SerializationExtension;
 import org.apache.pekko.serialization.Serializers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -133,5 +135,57 @@ class RemoteMessagesTest {
                 bytes, serializer.identifier(), Serializers.manifestFor(serializer, message))
             .get();
     assertEquals(message, back);
+  }
+
+  /**
+   * The largest batch a node sends (conf/cluster.conf's {@code node-batch.max-commands}, every id
+   * and brand at the longest the edge accepts) and its answers must each fit one Artery frame: a
+   * larger message is dropped by remoting, and its callers would wait out their asks.
+   */
+  @Test
+  void theLargestBatchAndItsAnswersFitOneRemotingFrame() {
+    int maxCommands =
+        com.typesafe.config.ConfigFactory.parseFile(new java.io.File("../conf/cluster.conf"))
+            .getInt("gateway.cluster.node-batch.max-commands");
+    long frame =
+        testKit
+            .system()
+            .settings()
+            .config()
+            .getBytes("pekko.remote.artery.advanced.maximum-frame-size");
+    String longest = "i".repeat(dev.spendgateway.policy.access.LedgerId.MAX_LENGTH);
+    var commands = new java.util.ArrayList<LedgerProtocol.Batchable>();
+    var answers = new java.util.ArrayList<LedgerProtocol.NodeAnswer>();
+    for (int i = 0; i < maxCommands; i++) {
+      commands.add(
+          new LedgerProtocol.Reserve(
+              longest,
+              Lane.APP,
+              longest,
+              Long.MAX_VALUE,
+              Long.MAX_VALUE,
+              Long.MAX_VALUE,
+              Owner.LEDGER_API,
+              AT,
+              null));
+      answers.add(
+          new LedgerProtocol.NodeAnswer(
+              i,
+              new LedgerProtocol.Refused(longest, CapName.BRAND_MONTHLY, longest, Long.MIN_VALUE)));
+    }
+    TestProbe<Object> probe = testKit.createTestProbe();
+    int batch =
+        serialization
+            .serialize(new LedgerProtocol.NodeBatch(Long.MAX_VALUE, commands, probe.ref().narrow()))
+            .get()
+            .length;
+    int reply =
+        serialization
+            .serialize(new LedgerProtocol.NodeAnswers(Long.MAX_VALUE, answers))
+            .get()
+            .length;
+    assertTrue(
+        batch < frame, "a batch of " + maxCommands + " is " + batch + " bytes, frame " + frame);
+    assertTrue(reply < frame, "its answers are " + reply + " bytes, frame " + frame);
   }
 }
