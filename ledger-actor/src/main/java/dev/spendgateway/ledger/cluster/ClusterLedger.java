@@ -11,6 +11,7 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.ClusterSingleton;
 import org.apache.pekko.cluster.typed.SingletonActor;
@@ -29,6 +30,9 @@ public final class ClusterLedger {
   /** How often a node looks whether the ledger answers yet, to rehearse its recovery then. */
   private static final Duration REHEARSAL_POLL = Duration.ofMillis(500);
 
+  /** The warm standby's settings (conf/cluster.conf). */
+  static final String STANDBY_KEY = "gateway.cluster.standby";
+
   private ClusterLedger() {}
 
   /**
@@ -39,8 +43,17 @@ public final class ClusterLedger {
     // A crash of the front restarts it (a new GlobalBudget recovers from the journal); a failed
     // start
     // (schema, a non-durable database) stops it, and /readyz stays 503 on every node.
+    // Each start of the ledger here (the first, a take-over, a restart) may take this node's
+    // standby state for its recovery; only the first that finds a caught-up standby gets it.
+    LedgerStandby standby = LedgerStandby.get(Adapter.toClassic(system));
+    Behavior<GlobalBudget.Command> startingHere =
+        Behaviors.setup(
+            context -> {
+              standby.ledgerStartsHere();
+              return ledger;
+            });
     Behavior<GlobalBudget.Command> supervised =
-        Behaviors.supervise(ledger).onFailure(SupervisorStrategy.restart());
+        Behaviors.supervise(startingHere).onFailure(SupervisorStrategy.restart());
     ActorRef<GlobalBudget.Command> proxy =
         ClusterSingleton.get(system)
             .init(
@@ -85,7 +98,11 @@ public final class ClusterLedger {
                   return;
                 }
                 system.systemActorOf(
-                    RecoveryRehearsal.create(line -> system.log().info(line)),
+                    RecoveryRehearsal.create(
+                        line -> {
+                          system.log().info(line);
+                          startStandby(system);
+                        }),
                     "ledger-recovery-rehearsal",
                     Props.empty());
               },
@@ -93,6 +110,22 @@ public final class ClusterLedger {
     } catch (IllegalStateException shuttingDown) {
       // The scheduler refuses new tasks once the system stops: nothing left to warm.
     }
+  }
+
+  /**
+   * After the rehearsal (never at the same time: the rehearsal reads the snapshot store too),
+   * unless {@code gateway.cluster.standby.enabled} is off or the ledger runs here.
+   */
+  private static void startStandby(ActorSystem<?> system) {
+    Config config = system.settings().config();
+    if (config.hasPath(STANDBY_KEY + ".enabled") && !config.getBoolean(STANDBY_KEY + ".enabled")) {
+      return;
+    }
+    Duration pause =
+        config.hasPath(STANDBY_KEY + ".restart-pause")
+            ? config.getDuration(STANDBY_KEY + ".restart-pause")
+            : Duration.ofSeconds(5);
+    LedgerStandby.get(Adapter.toClassic(system)).start(pause);
   }
 
   /**
