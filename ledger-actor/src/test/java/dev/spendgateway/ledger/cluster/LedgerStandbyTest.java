@@ -152,6 +152,24 @@ class LedgerStandbyTest {
     }
   }
 
+  @Test
+  void aStandbyThatHasNotCaughtUpGivesNothingAndStops() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, NODE)) {
+      for (int i = 1; i <= 5; i++) {
+        reserve(ledger.client, "t-" + i, 10_000);
+      }
+      LedgerStandby standby = LedgerStandby.get(Adapter.toClassic(ledger.system));
+      standby.start(Duration.ofMillis(100));
+      // Taken at once, while it still loads the snapshot: the recovery reads the journal instead.
+      standby.ledgerStartsHere();
+      assertEquals(Optional.empty(), get(standby.takeForRecovery()));
+      Thread.sleep(500); // long enough for the snapshot load, a fold, and a restart if one came
+      assertEquals(false, standby.following());
+      assertEquals(0, standby.position());
+      assertEquals(Optional.empty(), standby.handedOver());
+    }
+  }
+
   /** Rows the standby must never fold over: only the next sequence number is taken. */
   @Test
   void onlyTheNextRowIsFolded() {
