@@ -28,8 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Three gateway processes in one cluster over one PostgreSQL journal, hammered through all three
  * with a brand cap that fits exactly N reservations: exactly N are accepted in total, also when the
  * node holding the ledger is killed (kill -9) mid-hammer and when the next one is stopped (SIGTERM)
- * with calls in flight; every acknowledged reservation is in the journal, and every node answers
- * every id the same way. The hand-over times are written to target/cluster-handover.txt.
+ * with calls in flight; every acknowledged reservation is in the journal, every node answers every
+ * id the same way, and each take-over's recovery starts from its node's warm standby instead of
+ * replaying the books. The hand-over times are written to target/cluster-handover.txt.
  */
 class ClusterProcessIT {
   /** Each reservation is one cent; the brand's caps fit exactly {@code FITS} of them. */
@@ -75,8 +76,14 @@ class ClusterProcessIT {
       List<String> report = new ArrayList<>();
       report.add("three nodes ready " + secondsSince(started) + " s after their start");
 
-      // 1. kill -9 of the node holding the ledger, a third of the way through.
+      // 1. kill -9 of the node holding the ledger, a third of the way through, once the other two
+      // keep a warm standby of its state (the take-over must start from it, not replay the books).
       Node first = cluster.ledgerNode(Duration.ofSeconds(30));
+      for (Node other : cluster.nodes) {
+        if (other != first) {
+          awaitLog(other, STANDBY_CAUGHT_UP, Duration.ofSeconds(90));
+        }
+      }
       LedgerHammer crash = new LedgerHammer(cluster.nodes, "crash", CENT, capFor(FITS));
       crash.run(
           IDS,
@@ -96,6 +103,7 @@ class ClusterProcessIT {
       // 2. SIGTERM of the node now holding the ledger, with calls in flight.
       Node second = cluster.ledgerNode(Duration.ofSeconds(60));
       assertTrue(second != first, "the ledger moved to another node");
+      assertTrue(second.logText().contains(FROM_STANDBY), ClusterNodes.tail(second));
       List<Node> alive = cluster.nodes.stream().filter(n -> n.process().isAlive()).toList();
       LedgerHammer graceful = new LedgerHammer(alive, "graceful", CENT, capFor(FITS));
       // New ids keep coming until the stopped node has handed the ledger over and exited.
@@ -112,6 +120,8 @@ class ClusterProcessIT {
       assertTrue(second.process().waitFor(60, TimeUnit.SECONDS), "the stopped node exits");
       assertEquals(0, second.process().exitValue(), "a graceful leave exits 0");
       assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
+      Node third = cluster.ledgerNode(Duration.ofSeconds(60));
+      assertTrue(third.logText().contains(FROM_STANDBY), ClusterNodes.tail(third));
       checkBooks(cluster, graceful, "graceful");
       report.add(handOverLine("SIGTERM", graceful));
       report.add(
@@ -124,6 +134,23 @@ class ClusterProcessIT {
               .resolve("cluster-handover.txt");
       Files.write(out, report, StandardCharsets.UTF_8);
       report.forEach(System.out::println);
+    }
+  }
+
+  /** A node's log line once its warm standby follows the journal. */
+  private static final String STANDBY_CAUGHT_UP = "ledger standby caught up";
+
+  /** The new ledger's log line when its recovery starts from its node's standby. */
+  private static final String FROM_STANDBY = "ledger recovery starts from this node's standby";
+
+  private static void awaitLog(Node node, String line, Duration max) throws Exception {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (!node.logText().contains(line)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "node " + node.index() + " never logged '" + line + "'\n" + ClusterNodes.tail(node));
+      }
+      Thread.sleep(200);
     }
   }
 
