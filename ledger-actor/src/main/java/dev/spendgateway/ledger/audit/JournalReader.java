@@ -76,19 +76,28 @@ public final class JournalReader {
    * deserialization as the ledger's recovery).
    */
   public Optional<Snapshot> latestSnapshot(Duration timeout) throws Exception {
+    return latestSnapshotAsync(timeout)
+        .toCompletableFuture()
+        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** As {@link #latestSnapshot}, without blocking. */
+  public java.util.concurrent.CompletionStage<Optional<Snapshot>> latestSnapshotAsync(
+      Duration timeout) {
     String pluginId =
         system.settings().config().getString("pekko.persistence.snapshot-store.plugin");
     ActorRef store =
         Persistence.get(Adapter.toClassic(system))
             .snapshotStoreFor(pluginId, com.typesafe.config.ConfigFactory.empty());
-    Object reply =
-        Patterns.ask(
-                store,
-                new SnapshotProtocol.LoadSnapshot(
-                    PERSISTENCE_ID, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
-                timeout)
-            .toCompletableFuture()
-            .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    return Patterns.ask(
+            store,
+            new SnapshotProtocol.LoadSnapshot(
+                PERSISTENCE_ID, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
+            timeout)
+        .thenApply(JournalReader::snapshotOf);
+  }
+
+  private static Optional<Snapshot> snapshotOf(Object reply) {
     if (reply instanceof SnapshotProtocol.LoadSnapshotResult result) {
       if (result.snapshot().isEmpty()) {
         return Optional.empty();

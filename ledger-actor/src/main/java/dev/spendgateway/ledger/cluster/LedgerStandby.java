@@ -3,22 +3,18 @@ package dev.spendgateway.ledger.cluster;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.audit.JournalReader;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.AbstractExtensionId;
-import org.apache.pekko.actor.ActorRef;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.Extension;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.event.Logging;
 import org.apache.pekko.event.LoggingAdapter;
-import org.apache.pekko.pattern.Patterns;
-import org.apache.pekko.persistence.Persistence;
-import org.apache.pekko.persistence.SelectedSnapshot;
-import org.apache.pekko.persistence.SnapshotProtocol;
-import org.apache.pekko.persistence.SnapshotSelectionCriteria;
 import org.apache.pekko.persistence.jdbc.query.javadsl.JdbcReadJournal;
 import org.apache.pekko.persistence.query.EventEnvelope;
 import org.apache.pekko.persistence.query.PersistenceQuery;
@@ -184,7 +180,7 @@ public final class LedgerStandby implements Extension {
           PersistenceQuery.get(system)
               .getReadJournalFor(JdbcReadJournal.class, JdbcReadJournal.Identifier());
       String pid = GlobalBudget.PERSISTENCE_ID.id();
-      CompletionStage<Caught> fromSnapshot = latestSnapshot(pid);
+      CompletionStage<Caught> fromSnapshot = latestSnapshot();
       fromSnapshot
           .thenCompose(
               start ->
@@ -287,36 +283,15 @@ public final class LedgerStandby implements Extension {
       }
     }
 
-    /**
-     * The latest snapshot through the snapshot store plugin (its own decoding), or the empty state.
-     */
-    private CompletionStage<Caught> latestSnapshot(String pid) {
-      String pluginId =
-          system.settings().config().getString("pekko.persistence.snapshot-store.plugin");
-      ActorRef store =
-          Persistence.get(system)
-              .snapshotStoreFor(pluginId, com.typesafe.config.ConfigFactory.empty());
-      return Patterns.ask(
-              store,
-              new SnapshotProtocol.LoadSnapshot(
-                  pid, SnapshotSelectionCriteria.latest(), Long.MAX_VALUE),
-              Duration.ofMinutes(2))
+    /** The latest snapshot (the store plugin's own decoding), or the empty state. */
+    private CompletionStage<Caught> latestSnapshot() {
+      return new JournalReader(Adapter.toTyped(system))
+          .latestSnapshotAsync(Duration.ofMinutes(2))
           .thenApply(
-              reply -> {
-                if (reply instanceof SnapshotProtocol.LoadSnapshotResult result) {
-                  if (result.snapshot().isEmpty()) {
-                    return new Caught(LedgerState.empty(), 0);
-                  }
-                  SelectedSnapshot selected = result.snapshot().get();
-                  return new Caught(
-                      (LedgerState) selected.snapshot(), selected.metadata().sequenceNr());
-                }
-                if (reply instanceof SnapshotProtocol.LoadSnapshotFailed failed) {
-                  throw new IllegalStateException(
-                      "cannot load the latest snapshot", failed.cause());
-                }
-                throw new IllegalStateException("unexpected snapshot store reply " + reply);
-              });
+              snapshot ->
+                  snapshot
+                      .map(s -> new Caught(s.state(), s.sequenceNr()))
+                      .orElse(new Caught(LedgerState.empty(), 0)));
     }
   }
 
