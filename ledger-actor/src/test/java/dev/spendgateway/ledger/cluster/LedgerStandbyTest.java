@@ -123,6 +123,52 @@ class LedgerStandbyTest {
   }
 
   @Test
+  void rowsWrittenSinceTheStandbysLastPollAreReplayedByTheRecovery() throws Exception {
+    // The standby's node polls the journal once, then not for 10 minutes: every row written after
+    // that first poll is the recovery's to replay.
+    Map<String, Object> slowPoll = new java.util.HashMap<>(NODE);
+    slowPoll.put("jdbc-read-journal.refresh-interval", "10m");
+    ActorSystem<Void> other = null;
+    try (H2Ledger first = H2Ledger.start(dataDir, NODE)) {
+      for (int i = 1; i <= 5; i++) {
+        reserve(first.client, "p-" + i, 10_000);
+      }
+      other =
+          ActorSystem.create(Behaviors.empty(), "ledger-h2-c", H2Ledger.config(dataDir, slowPoll));
+      LedgerStandby standby = LedgerStandby.get(Adapter.toClassic(other));
+      standby.start(Duration.ofSeconds(1));
+      await(standby::following, "the standby catches up");
+      long polled = standby.position();
+      for (int i = 6; i <= 10; i++) {
+        reserve(first.client, "p-" + i, 30_000);
+      }
+      settle(first.client, "p-1", 2_000);
+      long last = lastRow(first.system);
+      assertTrue(last > polled, "rows the standby has not seen: " + polled + " < " + last);
+      LedgerProtocol.Usage before = usage(first.client);
+      first.close();
+
+      standby.ledgerStartsHere();
+      LedgerSettings settings = LedgerSettings.fromConfig(other.settings().config());
+      LedgerClient client =
+          LedgerClient.of(
+              other, Ledger.spawn(other, settings, Clock.systemUTC()), settings, Clock.systemUTC());
+      client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      assertEquals(Optional.of(polled), standby.handedOver());
+      assertEquals(before, usage(client), "the standby's state plus the rows after it");
+      assertInstanceOf(
+          LedgerProtocol.Closed.class, get(client.settle("p-1", 2_000)), "a repeat of a close");
+      settle(client, "p-9", 30_000);
+      assertEquals(last + 1, lastRow(other));
+    } finally {
+      if (other != null) {
+        other.terminate();
+        other.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
   void itsStateIsAFullReplaysAndIsHandedOnlyToTheLedgerStartingHereOnce() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, NODE)) {
       for (int i = 1; i <= 9; i++) {
