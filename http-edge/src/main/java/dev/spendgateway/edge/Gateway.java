@@ -26,6 +26,8 @@ import dev.spendgateway.ledger.LedgerAccess;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.cluster.ClusterMode;
+import dev.spendgateway.ledger.cluster.LedgerStandby;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.dataclass.DataClasses;
@@ -43,6 +45,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
@@ -102,6 +105,9 @@ public final class Gateway {
     DataClasses dataClasses =
         DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
+    if (ClusterMode.isClusterNode(system.settings().config())) {
+      metrics.withStandby(LedgerStandby.get(Adapter.toClassic(system)));
+    }
     UpstreamSettings upstreamSettings = UpstreamSettings.fromConfig(config);
     UpstreamClient upstream = UpstreamClient.create(system, upstreamSettings);
     // Built now, while the ledger recovers, not on the first call (a 10,000-slot pool takes

@@ -2,10 +2,12 @@ package dev.spendgateway.edge.metrics;
 
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerObserver;
+import dev.spendgateway.ledger.cluster.LedgerStandby;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
@@ -50,6 +52,22 @@ public final class GatewayMetrics {
   /** As above, with per-subject series for the {@code subjectSeries} biggest spenders (0: none). */
   public GatewayMetrics withLedger(LedgerClient ledger, int subjectSeries) {
     this.usage = new LedgerUsageGauges(ledger, registry, subjectSeries);
+    return this;
+  }
+
+  /**
+   * A cluster node's warm standby of the ledger ({@code gateway.cluster.standby}): whether it
+   * follows the journal now, and the journal row it has folded to. On the node holding the ledger
+   * both are 0; on every other node {@code following} 0 for longer than a start means a take-over
+   * by that node would replay the books (its log says why).
+   */
+  public GatewayMetrics withStandby(LedgerStandby standby) {
+    Gauge.builder("gateway.ledger.standby.following", standby, s -> s.following() ? 1 : 0)
+        .description("1 while this node's warm standby of the ledger follows the journal")
+        .register(registry);
+    Gauge.builder("gateway.ledger.standby.row", standby, LedgerStandby::position)
+        .description("Journal row this node's warm standby has folded to (0: none runs)")
+        .register(registry);
     return this;
   }
 

@@ -82,6 +82,9 @@ class ClusterProcessIT {
       for (Node other : cluster.nodes) {
         if (other != first) {
           awaitLog(other, STANDBY_CAUGHT_UP, Duration.ofSeconds(90));
+          String metrics = get(other, "/metrics");
+          assertTrue(
+              metrics.lines().anyMatch("gateway_ledger_standby_following 1.0"::equals), metrics);
         }
       }
       LedgerHammer crash = new LedgerHammer(cluster.nodes, "crash", CENT, capFor(FITS));

@@ -216,6 +216,22 @@ class MetricsRoutesTest {
   }
 
   @Test
+  void aClusterNodesStandbyIsAGaugeAtZeroUntilItFollowsTheJournal() throws Exception {
+    // No standby runs in this process (it is not a cluster node): both gauges read 0.
+    Map<String, Double> scraped =
+        PrometheusText.parse(
+            new GatewayMetrics()
+                .withStandby(
+                    dev.spendgateway.ledger.cluster.LedgerStandby.get(
+                        org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system)))
+                .scrape()
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS));
+    assertEquals(0.0, value(scraped, "gateway_ledger_standby_following"));
+    assertEquals(0.0, value(scraped, "gateway_ledger_standby_row"));
+  }
+
+  @Test
   void callMetricsShowUpByProviderAndModel() throws Exception {
     CallMetrics calls = metrics.calls();
     calls.upstreamStatus("openai", "gpt-4o-mini", 200);
