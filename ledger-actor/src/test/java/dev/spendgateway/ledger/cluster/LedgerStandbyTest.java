@@ -90,11 +90,7 @@ class LedgerStandbyTest {
 
       // The ledger starts on the standby's node: its recovery takes the standby's state.
       standby.ledgerStartsHere();
-      LedgerSettings settings = LedgerSettings.fromConfig(other.settings().config());
-      LedgerClient client =
-          LedgerClient.of(
-              other, Ledger.spawn(other, settings, Clock.systemUTC()), settings, Clock.systemUTC());
-      client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      LedgerClient client = startLedger(other);
       assertEquals(Optional.of(last), standby.handedOver(), "recovered from the standby");
       assertEquals(before, usage(client), "the same books as the ledger it took over from");
       assertEquals(12, replayed.knownReservations());
@@ -115,10 +111,7 @@ class LedgerStandbyTest {
       reserve(client, "r-13", 10_000);
       assertEquals(last + 2, lastRow(other));
     } finally {
-      if (other != null) {
-        other.terminate();
-        other.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      }
+      terminate(other);
     }
   }
 
@@ -149,11 +142,7 @@ class LedgerStandbyTest {
       first.close();
 
       standby.ledgerStartsHere();
-      LedgerSettings settings = LedgerSettings.fromConfig(other.settings().config());
-      LedgerClient client =
-          LedgerClient.of(
-              other, Ledger.spawn(other, settings, Clock.systemUTC()), settings, Clock.systemUTC());
-      client.awaitReady().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      LedgerClient client = startLedger(other);
       assertEquals(Optional.of(polled), standby.handedOver());
       assertEquals(before, usage(client), "the standby's state plus the rows after it");
       assertInstanceOf(
@@ -161,10 +150,7 @@ class LedgerStandbyTest {
       settle(client, "p-9", 30_000);
       assertEquals(last + 1, lastRow(other));
     } finally {
-      if (other != null) {
-        other.terminate();
-        other.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      }
+      terminate(other);
     }
   }
 
@@ -241,6 +227,23 @@ class LedgerStandbyTest {
   private static EventEnvelope envelope(long sequenceNr, Object event) {
     return EventEnvelope.apply(
         NoOffset.getInstance(), GlobalBudget.PERSISTENCE_ID.id(), sequenceNr, event, 0L);
+  }
+
+  /** The ledger started on {@code system} (as the singleton would start it), recovered. */
+  private static LedgerClient startLedger(ActorSystem<?> system) throws Exception {
+    LedgerSettings settings = LedgerSettings.fromConfig(system.settings().config());
+    LedgerClient client =
+        LedgerClient.of(
+            system, Ledger.spawn(system, settings, Clock.systemUTC()), settings, Clock.systemUTC());
+    get(client.awaitReady());
+    return client;
+  }
+
+  private static void terminate(ActorSystem<?> system) throws Exception {
+    if (system != null) {
+      system.terminate();
+      get(system.getWhenTerminated());
+    }
   }
 
   /** Every row of the journal from the first, folded by the ledger's event handler. */
