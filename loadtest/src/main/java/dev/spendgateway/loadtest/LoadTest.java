@@ -276,12 +276,29 @@ public final class LoadTest implements Callable<Integer> {
                   .getErr()
                   .println(
                       "loadtest: "
-                          + firstLine(e.getMessage())
+                          + usageProblem(e, args)
                           + " (bin/loadtest --help lists "
                           + "the options)");
               e.getCommandLine().getErr().flush();
               return 2;
             });
+  }
+
+  /**
+   * The first thing wrong with the command line. An unknown option is named before a missing
+   * scenario: with {@code bin/loadtest --bogus} picocli reports only the scenario, and the caller
+   * would look for a typo in the wrong place.
+   */
+  static String usageProblem(CommandLine.ParameterException e, String[] args) {
+    if (e instanceof CommandLine.MissingParameterException) {
+      for (String arg : args) {
+        if (arg.startsWith("-")
+            && e.getCommandLine().getCommandSpec().findOption(arg.split("=", 2)[0]) == null) {
+          return "Unknown option: '" + arg + "'";
+        }
+      }
+    }
+    return firstLine(e.getMessage());
   }
 
   @Option(names = "--verbose", description = "On an error, print the stack trace too.")

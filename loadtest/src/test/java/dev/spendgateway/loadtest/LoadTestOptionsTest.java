@@ -159,6 +159,23 @@ class LoadTestOptionsTest {
     assertEquals(2, code);
   }
 
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "--bogus                 | Unknown option: '--bogus'",
+        "--bogus=1               | Unknown option: '--bogus=1'",
+        "ledger --bogus          | Unknown option: '--bogus'",
+        "-c 4                    | Missing required parameter: 'SCENARIO'",
+        "chaos                   | Invalid value for positional parameter",
+      })
+  void aUsageErrorNamesWhatIsWrong(String args, String message) {
+    StringWriter err = new StringWriter();
+    int code = LoadTest.commandLine().setErr(new PrintWriter(err)).execute(args.trim().split(" "));
+    assertEquals(2, code);
+    assertTrue(err.toString().startsWith("loadtest: " + message), err.toString());
+  }
+
   @Test
   void helpDocumentsEveryOption() {
     String help = LoadTest.commandLine().getUsageMessage();
