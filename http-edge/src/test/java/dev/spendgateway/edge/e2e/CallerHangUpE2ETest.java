@@ -17,9 +17,11 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -138,6 +140,68 @@ class CallerHangUpE2ETest {
             + ": the drained stream reported its usage, so the real cost is billed, not the worst case: "
             + line);
     assertTrue(line.path("error").isNull(), what + ": " + line);
+  }
+
+  /**
+   * A caller that hangs up while the router waits out a provider's 429 {@code retry-after}: the
+   * gateway cannot see the hang-up of a call whose answer has not started, so the router may still
+   * make its one retry, but the reservation must not outlive the call: nothing stays held once the
+   * wait and the retry are over, whatever was spent is what the access line says, and no second
+   * retry or fallback is sent for a caller who is gone.
+   */
+  @Test
+  void aCallerThatHangsUpDuringARateLimitWaitLeavesNothingHeld() throws Exception {
+    Brand brand = Brand.fresh("hangup-429");
+    String requestId = "hangup-429-" + System.nanoTime();
+    gw.sim.clearScripts();
+    gw.sim.script(SimRoute.OPENAI_CHAT, Fault.rateLimited(2));
+    int chatBefore = gw.sim.received(SimRoute.OPENAI_CHAT).size();
+    int claudeBefore = gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size();
+    String routed =
+        "{\"model\":\"fast-summary\",\"max_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+
+    try (Socket socket = connect()) {
+      socket
+          .getOutputStream()
+          .write(
+              request("/v1/chat/completions", routed, brand, requestId)
+                  .getBytes(StandardCharsets.UTF_8));
+      socket.getOutputStream().flush();
+      awaitUpstreamCalled(SimRoute.OPENAI_CHAT, chatBefore); // the 429: the wait has begun
+      socket.setSoLinger(true, 0); // close() now sends RST, inside the 2 s wait
+    }
+
+    // Past the provider's retry-after and a retry: whatever the router still does, it has done.
+    Thread.sleep(3_500);
+    JsonNode usage = gw.usage(brand.id());
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (money(cap(usage, "brand_daily"), "reservedUsd").signum() != 0
+        && System.nanoTime() < deadline) {
+      Thread.sleep(25);
+      usage = gw.usage(brand.id());
+    }
+    JsonNode daily = cap(usage, "brand_daily");
+    assertEquals(0, money(daily, "reservedUsd").signum(), "nothing held any more: " + usage);
+    // One line per attempt (the 429's reservation voided, a retry's settled): together they are
+    // exactly what the ledger booked.
+    List<JsonNode> lines = gw.awaitAccessLines(requestId, 1);
+    BigDecimal settled = BigDecimal.ZERO;
+    for (JsonNode line : lines) {
+      if (!line.path("settled_usd").isNull()) {
+        settled = settled.add(new BigDecimal(line.path("settled_usd").asText()));
+      }
+    }
+    assertEquals(
+        0,
+        settled.compareTo(money(daily, "spentUsd")),
+        "the lines' amounts are the ledger's: " + lines + " " + usage);
+    int attempts = gw.sim.received(SimRoute.OPENAI_CHAT).size() - chatBefore;
+    assertTrue(attempts >= 1 && attempts <= 2, "the 429 and at most one retry: " + attempts);
+    assertEquals(attempts, lines.size(), "a line per attempt: " + lines);
+    assertEquals(
+        claudeBefore,
+        gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(),
+        "no fallback for a retry that succeeded or a caller who is gone");
   }
 
   /**
