@@ -206,17 +206,12 @@ public final class LedgerState implements LedgerSerializable {
    * cannot follow this state (closing a reservation that is not open).
    */
   public LedgerState applied(Event event) {
-    if (event instanceof ReservationMade e) {
-      return withReservation(e);
-    } else if (event instanceof ReservationRefused e) {
-      return withRefusal(e);
-    } else if (event instanceof ReservationSettled e) {
-      return withClosed(e.id(), Status.SETTLED, e.actualMicros(), e.at());
-    } else if (event instanceof ReservationVoided e) {
-      return withClosed(e.id(), Status.VOIDED, 0, e.at());
-    } else if (event instanceof ReservationExpired e) {
-      return withClosed(e.id(), Status.EXPIRED, e.reservedMicros(), e.at());
-    } else if (event instanceof SpendAdjusted e) {
+    return appliedInOrder(event instanceof GroupCommit g ? g.facts() : List.of(event));
+  }
+
+  /** A fact that reads or rewrites the books as a whole, not one reservation's. */
+  private LedgerState appliedAsAWhole(Event event) {
+    if (event instanceof SpendAdjusted e) {
       return withAdjustment(e);
     } else if (event instanceof Compacted e) {
       return compactedBefore(e.cutoff()).idsExpiredBefore(e.idsClosedBefore(), e.pastIdsBefore());
@@ -231,19 +226,6 @@ public final class LedgerState implements LedgerSerializable {
     return open.get(id) != null;
   }
 
-  LedgerState withReservation(ReservationMade e) {
-    return new RowFold(this).reserve(e).state();
-  }
-
-  LedgerState withRefusal(ReservationRefused e) {
-    return new RowFold(this).refuse(e).state();
-  }
-
-  /** An open reservation closes at {@code actualMicros}: its hold is released, the cost counted. */
-  LedgerState withClosed(String id, Status status, long actualMicros, Instant at) {
-    return new RowFold(this).close(id, status, actualMicros, at).state();
-  }
-
   /**
    * The facts of one journal row (a group commit) applied in order, to the same state as applying
    * them one by one, but with the spend of the cap windows they move kept aside until the row ends:
@@ -255,18 +237,8 @@ public final class LedgerState implements LedgerSerializable {
   private LedgerState appliedInOrder(List<Event> facts) {
     RowFold row = new RowFold(this);
     for (Event fact : facts) {
-      if (fact instanceof ReservationMade e) {
-        row.reserve(e);
-      } else if (fact instanceof ReservationRefused e) {
-        row.refuse(e);
-      } else if (fact instanceof ReservationSettled e) {
-        row.close(e.id(), Status.SETTLED, e.actualMicros(), e.at());
-      } else if (fact instanceof ReservationVoided e) {
-        row.close(e.id(), Status.VOIDED, 0, e.at());
-      } else if (fact instanceof ReservationExpired e) {
-        row.close(e.id(), Status.EXPIRED, e.reservedMicros(), e.at());
-      } else {
-        row = new RowFold(row.state().applied(fact));
+      if (!row.took(fact)) {
+        row = new RowFold(row.state().appliedAsAWhole(fact));
       }
     }
     return row.state();
@@ -302,7 +274,25 @@ public final class LedgerState implements LedgerSerializable {
       return s != null ? s : spend.getOrDefault(key, Spend.NONE);
     }
 
-    RowFold reserve(ReservationMade e) {
+    /** Applies {@code fact} if it is one reservation's (made, refused, closed); false if not. */
+    boolean took(Event fact) {
+      if (fact instanceof ReservationMade e) {
+        reserve(e);
+      } else if (fact instanceof ReservationRefused e) {
+        refuse(e);
+      } else if (fact instanceof ReservationSettled e) {
+        close(e.id(), Status.SETTLED, e.actualMicros(), e.at());
+      } else if (fact instanceof ReservationVoided e) {
+        close(e.id(), Status.VOIDED, 0, e.at());
+      } else if (fact instanceof ReservationExpired e) {
+        close(e.id(), Status.EXPIRED, e.reservedMicros(), e.at());
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    private void reserve(ReservationMade e) {
       Reservation r =
           new Reservation(
               e.id(),
@@ -327,10 +317,9 @@ public final class LedgerState implements LedgerSerializable {
         brandCaps = brandCaps.with(e.subject(), sent);
       }
       open = open.with(e.id(), r);
-      return this;
     }
 
-    RowFold refuse(ReservationRefused e) {
+    private void refuse(ReservationRefused e) {
       Reservation r =
           new Reservation(
               e.id(),
@@ -347,10 +336,9 @@ public final class LedgerState implements LedgerSerializable {
               new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()),
               e.owner());
       recent = recent.with(r, e.at());
-      return this;
     }
 
-    RowFold close(String id, Status status, long actualMicros, Instant at) {
+    private void close(String id, Status status, long actualMicros, Instant at) {
       Reservation r = open.get(id);
       if (r == null) {
         throw new IllegalStateException("closing a reservation that is not open: " + id);
@@ -360,7 +348,6 @@ public final class LedgerState implements LedgerSerializable {
       }
       recent = recent.with(r.closed(status, actualMicros, at), at);
       open = open.without(r);
-      return this;
     }
 
     LedgerState state() {
