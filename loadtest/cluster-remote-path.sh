@@ -10,15 +10,20 @@
 #   loadtest/cluster-remote-path.sh per-call "-Dgateway.cluster.node-batch.max-commands=1 -Dgateway.cluster.node-batch.max-in-flight=100000"
 #
 # Environment (optional): WARM (warm-up seconds, 40), SECS (measured seconds, 20), CALLERS (per
-# loaded node, 16), BASE_PORT (21800: simulator; HTTP +1..+3; cluster +11..+13); PGHOST/PGPORT/
-# PGUSER as for psql (127.0.0.1, 5432, postgres). Results are appended to
-# data/cluster-remote-path/results.txt; node logs stay in data/cluster-remote-path/LABEL/.
+# loaded node, 16), RATE (calls/s per loaded node, open loop; unset: closed loop, as fast as the
+# nodes answer), BASE_PORT (21800: simulator; HTTP +1..+3; cluster +11..+13); PGHOST/PGPORT/PGUSER
+# as for psql (127.0.0.1, 5432, postgres). Results are appended to
+# data/cluster-remote-path/results.txt; node logs stay in data/cluster-remote-path/LABEL/. Besides
+# CPU per call it prints each node's thread sleeps per call (voluntary context switches of all its
+# threads): every hand-off of a call from one thread to a sleeping one shows there, and on this
+# box's two cores that count moved far less from run to run than calls/s did.
 # Needs java 17, psql, curl, jq; a database cluster_remote_<random> is created and dropped.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 label=${1:?usage: cluster-remote-path.sh LABEL [JAVA_OPTS]}
 opts=${2:-}
 warm=${WARM:-40}; secs=${SECS:-20}; callers=${CALLERS:-16}; base=${BASE_PORT:-21800}
+rate=(); [[ -n "${RATE:-}" ]] && rate=(--rate "$RATE")
 pg_host=${PGHOST:-127.0.0.1}; pg_port=${PGPORT:-5432}; pg_user=${PGUSER:-postgres}
 token=cluster-remote-path-token
 out_dir="$root/data/cluster-remote-path"; work="$out_dir/$label"
@@ -69,15 +74,18 @@ load() { # ROUND SECONDS: closed-loop reserves on nodes 2 and 3
   local lp=() port
   for port in $((base + 2)) $((base + 3)); do
     GATEWAY_TOKEN=$token LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
-      "$root/bin/loadtest" ledger --port "$port" -c "$callers" --duration "${2}s" --json -q \
+      "$root/bin/loadtest" ledger --port "$port" -c "$callers" "${rate[@]}" --duration "${2}s" --json -q \
       --brand-daily-usd 1000000 --brand-monthly-usd 1000000 >"$work/$1-$port.json" 2>"$work/$1-$port.err" &
     lp+=($!)
   done
   for p in "${lp[@]}"; do wait "$p"; done
 }
+# Context switches of all a node's threads: each time a thread goes to sleep (voluntary) or is
+# pushed off a core (involuntary). Hand-offs between threads show up here as voluntary switches.
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { v += $2 } END { print v + 0 }'; }
 load warm "$warm"
-declare -A c0
-for n in 1 2 3; do c0[$n]=$(ticks "${node_pid[$n]}"); done
+declare -A c0 s0
+for n in 1 2 3; do c0[$n]=$(ticks "${node_pid[$n]}"); s0[$n]=$(switches "${node_pid[$n]}"); done
 for n in 1 2; do threads "${node_pid[$n]}" >"$work/threads0-$n"; done
 load measure "$secs"
 for n in 1 2; do threads "${node_pid[$n]}" >"$work/threads1-$n"; done
@@ -90,7 +98,12 @@ for n in 1 2 3; do
   d=$(( $(ticks "${node_pid[$n]}") - c0[$n] )); total=$((total + d))
   line+=" node$n $(awk -v d="$d" -v c="$calls" -v hz="$hz" 'BEGIN { printf "%.3f", d * 1000 / hz / c }')"
 done
-line+=" all $(awk -v d="$total" -v c="$calls" -v hz="$hz" 'BEGIN { printf "%.3f", d * 1000 / hz / c }') (load $(cut -d' ' -f1 /proc/loadavg))"
+line+=" all $(awk -v d="$total" -v c="$calls" -v hz="$hz" 'BEGIN { printf "%.3f", d * 1000 / hz / c }');"
+line+=" thread sleeps per call:"
+for n in 1 2 3; do
+  line+=" node$n $(awk -v d="$(( $(switches "${node_pid[$n]}") - s0[$n] ))" -v c="$calls" 'BEGIN { printf "%.1f", d / c }')"
+done
+line+=" (load $(cut -d' ' -f1 /proc/loadavg))"
 echo "$line" | tee -a "$out_dir/results.txt"
 for n in 1 2; do
   echo "  node$n busiest threads, CPU ms per call:"

@@ -1,8 +1,11 @@
 package dev.spendgateway.edge.body;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
@@ -18,6 +21,9 @@ import org.apache.pekko.util.ByteString;
  */
 public final class CallerBodies {
   private CallerBodies() {}
+
+  /** Runs a stage's function in the thread that completes the stage before it. */
+  private static final Executor SAME_THREAD = Runnable::run;
 
   /** A body read into memory, or refused for its size, its framing or its pace. */
   public sealed interface Body {}
@@ -56,6 +62,16 @@ public final class CallerBodies {
 
   public static CompletionStage<Body> readStrict(
       RequestEntity entity, long limitBytes, long timeoutMillis, Materializer materializer) {
+    if (entity instanceof HttpEntity.Strict strict) {
+      // The whole body came with the headers (a small body usually does): it is read already, and
+      // the route goes on in this thread. toStrict would run a stream (a new actor) to copy it and
+      // hand the rest of the call to two thread pools in turn. Nothing is left to drain when it is
+      // too large.
+      return CompletableFuture.completedFuture(
+          strict.getData().size() > limitBytes
+              ? new TooLarge(limitBytes)
+              : new Read(strict.getData()));
+    }
     if (entity.getContentLengthOption().isPresent()
         && entity.getContentLengthOption().getAsLong() > limitBytes) {
       // Read and drop what the client sends (bounded by
@@ -69,10 +85,12 @@ public final class CallerBodies {
     }
     // The route's own limit goes to toStrict too: without it toStrict stops at Pekko's
     // max-to-strict-bytes (8 MiB) and a 10 MiB upload the policy allows fails like a cut body.
+    // The mapping runs where the read ends (SAME_THREAD): the stage Pekko returns would run a plain
+    // thenApply on the JDK's common pool, one more hand-off between threads for two allocations.
     return entity
         .withSizeLimit(limitBytes)
         .toStrict(timeoutMillis, limitBytes, materializer)
-        .<Body>thenApply(strict -> new Read(strict.getData()))
+        .<Body>thenApplyAsync(strict -> new Read(strict.getData()), SAME_THREAD)
         .exceptionally(failure -> refusalOrRethrow(failure, limitBytes, timeoutMillis));
   }
 
@@ -84,7 +102,7 @@ public final class CallerBodies {
    */
   public static CompletionStage<Void> discard(RequestEntity entity, Materializer materializer) {
     if (entity.isKnownEmpty() || entity.isStrict()) {
-      return java.util.concurrent.CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(null);
     }
     return entity.discardBytes(materializer).completionStage().handle((done, failure) -> null);
   }

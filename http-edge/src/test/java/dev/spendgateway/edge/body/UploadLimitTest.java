@@ -2,6 +2,7 @@ package dev.spendgateway.edge.body;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -18,7 +19,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * A caller's body is read up to the route's own limit — never cut at Pekko's in-memory read limit
  * (max-to-strict-bytes, 8 MiB), which would turn an allowed 10 MiB upload into a "malformed body".
- * Bodies arrive as the parser hands them over: streamed, with or without a Content-Length.
+ * Bodies arrive as the parser hands them over: streamed, with or without a Content-Length, or whole
+ * with the headers.
  */
 class UploadLimitTest {
   private static final long MIB = 1024 * 1024;
@@ -65,6 +67,28 @@ class UploadLimitTest {
       assertEquals(
           limitMib * MIB,
           assertInstanceOf(CallerBodies.TooLarge.class, body, body::toString).limitBytes());
+    }
+  }
+
+  /**
+   * A body that came whole with the headers (a strict entity, as most small JSON bodies do) is
+   * answered at once, in the calling thread: no stream is run to copy it, so the route goes on
+   * without a hand-off to another thread. Over the limit it is still refused.
+   */
+  @ParameterizedTest(name = "{0} bytes whole with the headers, limit {1}: {2}")
+  @CsvSource({"200, 4096, read", "4096, 4096, read", "4097, 4096, too large", "0, 4096, read"})
+  void aBodyThatCameWholeIsTakenAsItIsAtOnce(int bytes, long limit, String expected) {
+    RequestEntity whole =
+        HttpEntities.create(ContentTypes.APPLICATION_JSON, ByteString.fromArray(new byte[bytes]));
+
+    var read = CallerBodies.readStrict(whole, limit, 30_000, MAT).toCompletableFuture();
+
+    assertTrue(read.isDone(), "answered before readStrict returned");
+    CallerBodies.Body body = read.join();
+    if (expected.equals("read")) {
+      assertEquals(bytes, assertInstanceOf(CallerBodies.Read.class, body).bytes().size());
+    } else {
+      assertEquals(limit, assertInstanceOf(CallerBodies.TooLarge.class, body).limitBytes());
     }
   }
 }

@@ -20,8 +20,9 @@ import org.apache.pekko.cluster.typed.SingletonActor;
  * The ledger on a cluster node: the whole ledger — the batching front ({@code ReservationBatcher})
  * with its {@link GlobalBudget} — runs as one Cluster Singleton on the oldest node, so commands
  * from every node share one group commit, and every node reaches it through a singleton proxy
- * behind its own {@link LedgerGate}. Every command and reply crossing nodes is a {@code
- * LedgerSerializable} record, serialized by Jackson (CBOR); Java serialization stays off.
+ * behind its own {@link NodeBatcher}, which a {@link LedgerGate} tells whether the ledger is in
+ * reach and where. Every command and reply crossing nodes is a {@code LedgerSerializable} record,
+ * serialized by Jackson (CBOR); Java serialization stays off.
  */
 public final class ClusterLedger {
   /** The singleton's name, the same on every node. */
@@ -73,11 +74,17 @@ public final class ClusterLedger {
             timing.retryAfterSeconds());
     warmUp(system);
     AtomicBoolean reachable = new AtomicBoolean(false);
-    ActorRef<GlobalBudget.Command> gate =
+    AtomicBoolean here = new AtomicBoolean(false);
+    ActorRef<Object> door =
         system.systemActorOf(
-            LedgerGate.create(proxy, timing, nodeBatch, reachable), "ledger-gate", Props.empty());
+            NodeBatcher.create(
+                proxy, nodeBatch, new NodeBatcher.Whereabouts(reachable::get, here::get)),
+            "ledger-door",
+            Props.empty());
+    system.systemActorOf(
+        LedgerGate.create(proxy, timing, door, reachable, here), "ledger-gate", Props.empty());
     rehearseRecoveryOnceReachable(system, reachable);
-    return new LedgerAccess(gate, reachable::get);
+    return new LedgerAccess(door.narrow(), reachable::get);
   }
 
   /**

@@ -1,9 +1,7 @@
 package dev.spendgateway.ledger.cluster;
 
-import dev.spendgateway.ledger.Decider;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerProtocol;
-import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,20 +19,19 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
- * This node's door to the cluster's one ledger: every command goes on to the singleton proxy,
- * except while the ledger is known to be out of reach (moving to another node, recovering there, or
- * its node lost): then a reserve, settle or void is answered at once "busy, retry after N s" (the
- * edge's 503 with {@code retry-after}) instead of waiting out its ask in the proxy's buffer.
- * Nothing is decided for such a command, so no provider is ever called without a durable
- * reservation.
+ * Whether this node can reach the cluster's one ledger, and whether it runs here: two flags that
+ * this node's {@link NodeBatcher} reads at every command (closed: a reserve, settle or void is
+ * answered "busy, retry after N s" at once instead of waiting out its ask in the proxy's buffer)
+ * and {@code /readyz} reads too.
  *
  * <p>Whether the ledger is in reach is known two ways: a probe ({@code AwaitReady}, which the
  * ledger answers only once it has recovered) every {@code gateway.cluster.ledger-probe-interval},
  * and the cluster's own news: the moment the oldest node (where the singleton runs) becomes
- * unreachable, leaves or is downed, the gate closes; the next answered probe opens it again. {@code
- * /readyz} reads the same flag.
+ * unreachable, leaves or is downed, the gate closes and the batcher answers what it still holds
+ * busy; the next answered probe opens it again. Where the ledger runs is the oldest node, from the
+ * same news.
  */
-public final class LedgerGate extends AbstractBehavior<Object> {
+final class LedgerGate extends AbstractBehavior<Object> {
 
   /** The gate's timing ({@code gateway.cluster.*}). */
   public record Timing(Duration probeInterval, Duration probeTimeout, int retryAfterSeconds) {}
@@ -48,6 +45,7 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   private final Address selfAddress;
   private final Timing timing;
   private final AtomicBoolean reachable;
+  private final AtomicBoolean here;
 
   /** Probes sent so far (the number of the latest). */
   private long probes;
@@ -61,80 +59,56 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   private Optional<Address> oldest = Optional.empty();
 
   /**
-   * @param reachable set by the gate, read by {@code /readyz}; starts false (not yet recovered)
+   * @param nodeBatcher told when the ledger goes out of reach
+   * @param reachable set by the gate, read by the batcher and {@code /readyz}; starts false (not
+   *     yet recovered)
+   * @param here set by the gate: whether this node is the oldest, where the singleton runs
    */
-  public static Behavior<GlobalBudget.Command> create(
+  static Behavior<Object> create(
       ActorRef<GlobalBudget.Command> proxy,
       Timing timing,
-      NodeBatcher.Settings batching,
-      AtomicBoolean reachable) {
-    Behavior<Object> gate =
-        Behaviors.setup(
-            context ->
-                Behaviors.withTimers(
-                    timers -> {
-                      timers.startTimerWithFixedDelay(new Probe(), timing.probeInterval());
-                      Cluster.get(context.getSystem())
-                          .subscriptions()
-                          .tell(
-                              Subscribe.create(
-                                  context.getSelf().narrow(),
-                                  ClusterEvent.ClusterDomainEvent.class));
-                      return new LedgerGate(context, proxy, timing, batching, reachable);
-                    }));
-    return gate.narrow();
+      ActorRef<Object> nodeBatcher,
+      AtomicBoolean reachable,
+      AtomicBoolean here) {
+    return Behaviors.setup(
+        context ->
+            Behaviors.withTimers(
+                timers -> {
+                  timers.startTimerWithFixedDelay(new Probe(), timing.probeInterval());
+                  Cluster.get(context.getSystem())
+                      .subscriptions()
+                      .tell(
+                          Subscribe.create(
+                              context.getSelf().narrow(), ClusterEvent.ClusterDomainEvent.class));
+                  return new LedgerGate(context, proxy, timing, nodeBatcher, reachable, here);
+                }));
   }
 
   private LedgerGate(
       ActorContext<Object> context,
       ActorRef<GlobalBudget.Command> proxy,
       Timing timing,
-      NodeBatcher.Settings batching,
-      AtomicBoolean reachable) {
+      ActorRef<Object> nodeBatcher,
+      AtomicBoolean reachable,
+      AtomicBoolean here) {
     super(context);
     this.proxy = proxy;
-    this.nodeBatcher = context.spawn(NodeBatcher.create(proxy, batching), "node-batcher");
+    this.nodeBatcher = nodeBatcher;
     this.selfAddress = Cluster.get(context.getSystem()).selfMember().address();
     this.timing = timing;
     this.reachable = reachable;
+    this.here = here;
     context.getSelf().tell(new Probe());
   }
 
   @Override
   public Receive<Object> createReceive() {
     return newReceiveBuilder()
-        .onMessage(Batchable.class, this::onWrite)
-        .onMessage(GlobalBudget.Command.class, this::onOther)
         .onMessage(Probe.class, this::onProbe)
         .onMessage(ProbeAnswered.class, this::onProbeAnswered)
         .onMessage(ClusterEvent.CurrentClusterState.class, this::onClusterState)
         .onMessage(ClusterEvent.ClusterDomainEvent.class, this::onClusterEvent)
         .build();
-  }
-
-  /**
-   * The ledger on this node gets each command as it comes (no network to save); a ledger on another
-   * node gets them in batches. Where the ledger is only decides the cost: both ways reach it
-   * through the proxy wherever it is.
-   */
-  private Behavior<Object> onWrite(Batchable command) {
-    if (reachable.get()) {
-      if (oldest.isPresent() && oldest.get().equals(selfAddress)) {
-        proxy.tell(command);
-      } else {
-        nodeBatcher.tell(command);
-      }
-    } else {
-      GlobalBudget.send(
-          command, new LedgerProtocol.Busy(Decider.busy(command).id(), timing.retryAfterSeconds()));
-    }
-    return this;
-  }
-
-  /** Queries and operator commands wait in the proxy's buffer (their asks may time out: 503). */
-  private Behavior<Object> onOther(GlobalBudget.Command command) {
-    proxy.tell(command);
-    return this;
   }
 
   /**
@@ -189,8 +163,13 @@ public final class LedgerGate extends AbstractBehavior<Object> {
   }
 
   private Behavior<Object> onClusterState(ClusterEvent.CurrentClusterState state) {
-    oldest = oldestOf(state.getMembers());
+    setOldest(oldestOf(state.getMembers()));
     return this;
+  }
+
+  private void setOldest(Optional<Address> oldest) {
+    this.oldest = oldest;
+    here.set(oldest.isPresent() && oldest.get().equals(selfAddress));
   }
 
   /**
@@ -222,7 +201,7 @@ public final class LedgerGate extends AbstractBehavior<Object> {
               event.getClass().getSimpleName());
     }
     if (event instanceof ClusterEvent.MemberEvent) {
-      oldest = oldestOf(Cluster.get(getContext().getSystem()).state().getMembers());
+      setOldest(oldestOf(Cluster.get(getContext().getSystem()).state().getMembers()));
     }
     return this;
   }

@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.cluster;
 
 import dev.spendgateway.ledger.Decider;
 import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import dev.spendgateway.ledger.LedgerProtocol.NodeAnswer;
@@ -15,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -24,11 +26,21 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 /**
- * Carries this node's reserves, settles and voids to the ledger on another node in batches: one
- * remote message (a {@link NodeBatch}) for whatever arrived while earlier batches were on their
- * way, and one message back (a {@link NodeAnswers}), instead of a message and a serialization each
- * way per call. With at most {@code max-in-flight} batches unanswered a lone call still leaves at
- * once; under load the batches grow with the arrival rate, as the ledger's own group commit does.
+ * This node's door to the cluster's one ledger: every command the node's ledger client sends
+ * arrives here. Queries and operator commands go on to the singleton proxy. A reserve, settle or
+ * void goes on to the proxy as it comes while the ledger runs on this node (no network to save),
+ * and in batches while it runs on another: one remote message (a {@link NodeBatch}) for whatever
+ * arrived while earlier batches were on their way, and one message back (a {@link NodeAnswers}),
+ * instead of a message and a serialization each way per call. With at most {@code max-in-flight}
+ * batches unanswered a lone call still leaves at once; under load the batches grow with the arrival
+ * rate, as the ledger's own group commit does. While {@link LedgerGate} says the ledger is out of
+ * reach (moving, recovering, its node lost), a reserve, settle or void is answered at once "busy,
+ * retry after N s" (the edge's 503 with {@code retry-after}): nothing is decided for it, so no
+ * provider is ever called without a durable reservation.
+ *
+ * <p>The gate's two flags are read here, not asked for: one actor between the caller and the proxy,
+ * not two, since every hand-off between actors can wake a sleeping thread, and on a node sharing
+ * its cores with others those wake-ups were a fifth of its CPU.
  *
  * <p>The callers wait here, each at its index in the batch it went with, and are answered from the
  * batch's answers. A batch not answered within {@code answer-timeout} (its message lost with the
@@ -52,10 +64,19 @@ final class NodeBatcher extends AbstractBehavior<Object> {
   /** The gate closed: the ledger is moving or its node is lost. */
   record LedgerOutOfReach() {}
 
+  /**
+   * What {@link LedgerGate} knows of the ledger, read at each command.
+   *
+   * @param reachable whether the ledger answers (false: writes are answered busy at once)
+   * @param here whether it runs on this node (true: writes go on unbatched)
+   */
+  record Whereabouts(BooleanSupplier reachable, BooleanSupplier here) {}
+
   private record AnswerOverdue(long batch) {}
 
   private final ActorRef<GlobalBudget.Command> proxy;
   private final Settings settings;
+  private final Whereabouts ledger;
   private final TimerScheduler<Object> timers;
   private final ActorRef<NodeAnswers> answersTo;
 
@@ -73,21 +94,25 @@ final class NodeBatcher extends AbstractBehavior<Object> {
 
   private long batches;
 
-  static Behavior<Object> create(ActorRef<GlobalBudget.Command> proxy, Settings settings) {
+  static Behavior<Object> create(
+      ActorRef<GlobalBudget.Command> proxy, Settings settings, Whereabouts ledger) {
     return Behaviors.setup(
         context ->
-            Behaviors.withTimers(timers -> new NodeBatcher(context, timers, proxy, settings)));
+            Behaviors.withTimers(
+                timers -> new NodeBatcher(context, timers, proxy, settings, ledger)));
   }
 
   private NodeBatcher(
       ActorContext<Object> context,
       TimerScheduler<Object> timers,
       ActorRef<GlobalBudget.Command> proxy,
-      Settings settings) {
+      Settings settings,
+      Whereabouts ledger) {
     super(context);
     this.timers = timers;
     this.proxy = proxy;
     this.settings = settings;
+    this.ledger = ledger;
     this.answersTo = context.getSelf().narrow();
   }
 
@@ -95,6 +120,7 @@ final class NodeBatcher extends AbstractBehavior<Object> {
   public Receive<Object> createReceive() {
     return newReceiveBuilder()
         .onMessage(Batchable.class, this::onCommand)
+        .onMessage(GlobalBudget.Command.class, this::onOther)
         .onMessage(NodeAnswers.class, this::onAnswers)
         .onMessage(AnswerOverdue.class, this::onOverdue)
         .onMessage(LedgerOutOfReach.class, this::onOutOfReach)
@@ -102,9 +128,25 @@ final class NodeBatcher extends AbstractBehavior<Object> {
   }
 
   private Behavior<Object> onCommand(Batchable command) {
-    toSend.add(command);
-    sendWhileRoom();
+    if (!ledger.reachable().getAsBoolean()) {
+      GlobalBudget.send(command, busy(command));
+    } else if (ledger.here().getAsBoolean()) {
+      proxy.tell(command);
+    } else {
+      toSend.add(command);
+      sendWhileRoom();
+    }
     return this;
+  }
+
+  /** Queries and operator commands wait in the proxy's buffer (their asks may time out: 503). */
+  private Behavior<Object> onOther(GlobalBudget.Command command) {
+    proxy.tell(command);
+    return this;
+  }
+
+  private LedgerProtocol.Busy busy(Batchable command) {
+    return new LedgerProtocol.Busy(Decider.busy(command).id(), settings.retryAfterSeconds());
   }
 
   private Behavior<Object> onAnswers(NodeAnswers answers) {
@@ -112,9 +154,13 @@ final class NodeBatcher extends AbstractBehavior<Object> {
     inFlight.remove(answers.batch());
     timers.cancel(answers.batch());
     if (callers != null) {
-      for (NodeAnswer answer : answers.answers()) {
-        GlobalBudget.send(callers.get(answer.index()), answer.reply());
-      }
+      // The callers' own code (map the reply to a response) runs here, not one hand-off later.
+      LedgerClient.answeringInline(
+          () -> {
+            for (NodeAnswer answer : answers.answers()) {
+              GlobalBudget.send(callers.get(answer.index()), answer.reply());
+            }
+          });
     }
     sendWhileRoom();
     return this;
@@ -143,9 +189,7 @@ final class NodeBatcher extends AbstractBehavior<Object> {
    */
   private Behavior<Object> onOutOfReach(LedgerOutOfReach outOfReach) {
     for (Batchable command : toSend) {
-      GlobalBudget.send(
-          command,
-          new LedgerProtocol.Busy(Decider.busy(command).id(), settings.retryAfterSeconds()));
+      GlobalBudget.send(command, busy(command));
     }
     toSend.clear();
     inFlight.clear();

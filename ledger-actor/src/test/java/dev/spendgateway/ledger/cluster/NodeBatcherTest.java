@@ -15,6 +15,8 @@ import dev.spendgateway.policy.access.Lane;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -23,9 +25,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A node's batcher towards the ledger on another node, against a stand-in for the singleton proxy:
- * what leaves when, in which batch, and which caller gets which answer — also when answers are
- * missing, late, or the ledger goes out of reach.
+ * A node's door to the ledger, against a stand-in for the singleton proxy: what leaves when, in
+ * which batch, and which caller gets which answer — also when answers are missing, late, or the
+ * ledger goes out of reach — and what passes unbatched (the ledger on this node, queries) or is
+ * answered busy at once (the gate closed).
  */
 class NodeBatcherTest {
   private static final Duration QUIET = Duration.ofMillis(200);
@@ -34,6 +37,8 @@ class NodeBatcherTest {
   private ActorTestKit testKit;
   private TestProbe<GlobalBudget.Command> ledger;
   private ActorRef<Object> batcher;
+  private final AtomicBoolean reachable = new AtomicBoolean(true);
+  private final AtomicBoolean here = new AtomicBoolean(false);
   private final List<TestProbe<ReserveReply>> callers = new ArrayList<>();
 
   @BeforeEach
@@ -43,7 +48,10 @@ class NodeBatcherTest {
     // At most 3 commands per batch and 1 batch unanswered, so the tests can fill both.
     batcher =
         testKit.spawn(
-            NodeBatcher.create(ledger.ref(), new NodeBatcher.Settings(3, 1, ANSWER_TIMEOUT, 2)));
+            NodeBatcher.create(
+                ledger.ref(),
+                new NodeBatcher.Settings(3, 1, ANSWER_TIMEOUT, 2),
+                new NodeBatcher.Whereabouts(reachable::get, here::get)));
   }
 
   @AfterEach
@@ -120,8 +128,10 @@ class NodeBatcherTest {
     send(0);
     NodeBatch first = nextBatch();
     send(1);
+    reachable.set(false);
     batcher.tell(new NodeBatcher.LedgerOutOfReach());
     callers.get(1).expectMessage(new LedgerProtocol.Busy("r-1", 2));
+    reachable.set(true);
     send(2);
     NodeBatch afterMove = nextBatch();
     assertEquals(List.of("r-2"), ids(afterMove), "the first batch no longer holds the slot");
@@ -141,5 +151,33 @@ class NodeBatcherTest {
     callers.get(0).expectNoMessage(QUIET);
     next.replyTo().tell(reservedAll(next));
     callers.get(1).expectMessage(new LedgerProtocol.Reserved("r-1", 1_000));
+  }
+
+  @Test
+  void whileTheGateIsClosedAWriteIsAnsweredBusyAtOnceAndNothingLeaves() {
+    reachable.set(false);
+    send(0);
+    callers.get(0).expectMessage(new LedgerProtocol.Busy("r-0", 2));
+    ledger.expectNoMessage(QUIET);
+  }
+
+  @Test
+  void whileTheLedgerRunsOnThisNodeAWriteGoesOnAloneWithItsCallersRef() {
+    here.set(true);
+    send(0);
+    send(1);
+    Reserve first = ledger.expectMessageClass(Reserve.class);
+    assertEquals("r-0", first.id());
+    assertEquals(callers.get(0).ref(), first.replyTo());
+    assertEquals("r-1", ledger.expectMessageClass(Reserve.class).id());
+  }
+
+  @Test
+  void aQueryGoesOnAsItIsWhateverTheGateSays() {
+    reachable.set(false);
+    TestProbe<LedgerProtocol.Usage> asker = testKit.createTestProbe();
+    GlobalBudget.GetUsage query = new GlobalBudget.GetUsage(Optional.empty(), asker.ref());
+    batcher.tell(query);
+    assertEquals(query, ledger.expectMessageClass(GlobalBudget.GetUsage.class));
   }
 }
