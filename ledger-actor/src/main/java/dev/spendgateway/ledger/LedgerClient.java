@@ -33,10 +33,10 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * JDK start a new thread per callback; completing on the dispatcher avoids that and keeps caller
  * code off the ledger's thread.
  *
- * <p>One exception: answers given inside {@link #answeringInline} (a cluster node's batcher hands
- * out a remote ledger's answers that way) go on in the answering thread. That thread is not the
- * ledger's, and a hand-off to another thread per answer was a measurable share of a node's CPU when
- * several nodes share the cores.
+ * <p>One exception: for a client {@link #answeredInPlace}, answers given inside {@link
+ * #answeringInline} (a cluster node's batcher hands out a remote ledger's answers that way) go on
+ * in the answering thread. That thread is not the ledger's, and a hand-off to another thread per
+ * answer was a measurable share of a node's CPU when several nodes share the cores.
  *
  * <p>A client acts for one {@link Owner}: its reservations are recorded as that owner's, and it can
  * settle or void only those. {@link #of} gives the gateway's own client; the ledger API narrows it
@@ -50,6 +50,9 @@ public final class LedgerClient {
   private final Owner owner;
   private final Clock clock;
 
+  /** Whether answers given inside {@link #answeringInline} go on in the answering thread. */
+  private final boolean inPlace;
+
   /**
    * The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}; deadlines on the
    * system clock.
@@ -59,7 +62,7 @@ public final class LedgerClient {
       Scheduler scheduler,
       Executor executor,
       Duration askTimeout) {
-    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC());
+    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC(), false);
   }
 
   /**
@@ -73,18 +76,30 @@ public final class LedgerClient {
       Executor executor,
       Duration askTimeout,
       Owner owner,
-      Clock clock) {
+      Clock clock,
+      boolean inPlace) {
     this.ledger = ledger;
     this.scheduler = scheduler;
     this.executor = executor;
     this.askTimeout = askTimeout;
     this.owner = owner;
     this.clock = clock;
+    this.inPlace = inPlace;
   }
 
   /** The same ledger, reserving, settling and voiding as {@code owner}. */
   public LedgerClient actingAs(Owner owner) {
-    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock);
+    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock, inPlace);
+  }
+
+  /**
+   * The same client, for callers whose code after an answer is cheap (map the reply to a response):
+   * answers handed out inside {@link #answeringInline} go on in the answering thread. Not for
+   * callers that start more work on an answer (a provider call after its reserve): that work would
+   * hold up the answering actor's next message.
+   */
+  public LedgerClient answeredInPlace() {
+    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock, true);
   }
 
   /** Whose reservations this client makes and may close. */
@@ -113,7 +128,8 @@ public final class LedgerClient {
         system.executionContext(),
         settings.askTimeout(),
         Owner.GATEWAY,
-        clock);
+        clock,
+        false);
   }
 
   /** When a command sent now stops being worth deciding: when its ask times out. */
@@ -240,9 +256,9 @@ public final class LedgerClient {
     }
   }
 
-  /** The executor, except inside {@link #answeringInline}. */
+  /** The executor, except inside {@link #answeringInline} for a client {@link #answeredInPlace}. */
   private void continueAnswer(Runnable continuation) {
-    if (INLINE.get()[0]) {
+    if (inPlace && INLINE.get()[0]) {
       continuation.run();
     } else {
       executor.execute(continuation);

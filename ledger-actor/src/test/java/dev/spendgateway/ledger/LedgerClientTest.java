@@ -17,12 +17,13 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Where a caller's code after a ledger answer runs: on the client's executor, so it never runs on
  * the ledger's own thread, except for answers handed out inside {@link
- * LedgerClient#answeringInline} (a cluster node's batcher), which go on in the answering thread.
+ * LedgerClient#answeringInline} (a cluster node's batcher) to a client {@link
+ * LedgerClient#answeredInPlace} (the ledger API's), which go on in the answering thread.
  */
 class LedgerClientTest {
   private static final ActorTestKit testKit = ActorTestKit.create();
@@ -35,10 +36,10 @@ class LedgerClientTest {
     testKit.shutdownTestKit();
   }
 
-  @ParameterizedTest(name = "answered inline: {0}")
-  @ValueSource(booleans = {false, true})
-  void theCallersCodeRunsOnTheExecutorUnlessTheAnswerIsGivenInline(boolean inline)
-      throws Exception {
+  @ParameterizedTest(name = "answered inline: {0}, client answered in place: {1}")
+  @CsvSource({"false, false", "false, true", "true, false", "true, true"})
+  void theCallersCodeRunsOnTheExecutorUnlessTheAnswerIsGivenInlineToAClientThatTakesIt(
+      boolean inline, boolean inPlace) throws Exception {
     AtomicReference<Thread> answering = new AtomicReference<>();
     AtomicReference<Reserve> held = new AtomicReference<>();
     // Holds the reserve until told to answer: the caller's stage is attached by then, as it is
@@ -62,9 +63,10 @@ class LedgerClientTest {
                   }
                   return Behaviors.same();
                 }));
-    LedgerClient client =
+    LedgerClient gateways =
         new LedgerClient(
             ledger.narrow(), testKit.system().scheduler(), executor, Duration.ofSeconds(5));
+    LedgerClient client = inPlace ? gateways.answeredInPlace() : gateways;
 
     AtomicReference<Thread> continued = new AtomicReference<>();
     var reserved =
@@ -83,7 +85,7 @@ class LedgerClientTest {
     ReserveReply reply = reserved.get(10, TimeUnit.SECONDS);
 
     assertEquals(new Reserved("r-1", 1_000), reply);
-    if (inline) {
+    if (inline && inPlace) {
       assertEquals(answering.get(), continued.get(), "went on in the answering thread");
     } else {
       assertEquals("ledger-client-test-executor", continued.get().getName());

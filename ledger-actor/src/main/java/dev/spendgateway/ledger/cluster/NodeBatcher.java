@@ -154,7 +154,7 @@ final class NodeBatcher extends AbstractBehavior<Object> {
     inFlight.remove(answers.batch());
     timers.cancel(answers.batch());
     if (callers != null) {
-      // The callers' own code (map the reply to a response) runs here, not one hand-off later.
+      // The ledger API's callers go on here (map the reply to a response), not one hand-off later.
       LedgerClient.answeringInline(
           () -> {
             for (NodeAnswer answer : answers.answers()) {
