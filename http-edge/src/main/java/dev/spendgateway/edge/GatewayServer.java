@@ -80,7 +80,7 @@ public final class GatewayServer {
     CompletionStage<ServerBinding> http1 =
         Http.get(system)
             .newServerAt(settings.host(), settings.port())
-            .bindFlow(headsInTime(system).join(route.flow(system)));
+            .bindFlow(headsInTime(system).atop(CallerConnection.bidi()).join(route.flow(system)));
     return http1.thenCompose(
         main ->
             bindH2c(system, settings, route)

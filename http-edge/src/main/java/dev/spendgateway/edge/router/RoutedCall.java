@@ -2,6 +2,7 @@ package dev.spendgateway.edge.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.CallerConnection;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.call.BudgetRefusal;
@@ -736,9 +737,30 @@ final class RoutedCall {
           profile.name());
     }
     Step step = decision.step();
+    // Nobody would read a further attempt's answer, but the provider would bill it.
+    if (CallerConnection.gone(request).map(g -> g.toCompletableFuture().isDone()).orElse(false)) {
+      log.info(
+          "request {}: the caller hung up before {} answered; no further attempt",
+          call.spend().requestId(),
+          target.provider().wireName());
+      return answer(loop, deliver(call, loop, failure));
+    }
     if (step instanceof FailoverPlan.RetrySame retry) {
       Loop again = loop.retried();
-      return rc.delayer().after(retry.delay()).thenCompose(v -> attempt(call, again));
+      return waitedOut(retry.delay())
+          .thenCompose(
+              callerStayed -> {
+                if (callerStayed) {
+                  return attempt(call, again);
+                }
+                log.info(
+                    "request {}: the caller hung up during the {} ms wait before retrying {}; not"
+                        + " retried",
+                    call.spend().requestId(),
+                    retry.delay().toMillis(),
+                    target.provider().wireName());
+                return answer(loop, deliver(call, loop, failure));
+              });
     }
     if (step instanceof FailoverPlan.SwitchTo to) {
       call.spend().conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
@@ -911,6 +933,17 @@ final class RoutedCall {
 
   private static CompletionStage<Reply> refuse(HttpResponse response) {
     return CompletableFuture.completedFuture(new Reply(response, null));
+  }
+
+  /**
+   * Completes with true after {@code delay}, or with false as soon as the caller's connection ends
+   * (see {@code CallerConnection}); a request without that signal waits the whole delay.
+   */
+  private CompletionStage<Boolean> waitedOut(Duration delay) {
+    CompletableFuture<Boolean> stayed = new CompletableFuture<>();
+    rc.delayer().after(delay).thenRun(() -> stayed.complete(true));
+    CallerConnection.gone(request).ifPresent(gone -> gone.thenRun(() -> stayed.complete(false)));
+    return stayed;
   }
 
   private static CompletionStage<Reply> answer(Loop loop, HttpResponse response) {

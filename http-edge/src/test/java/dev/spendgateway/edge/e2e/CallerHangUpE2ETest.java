@@ -21,10 +21,10 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A caller that hangs up on a streamed call — before the response headers, or in the middle of the
@@ -144,13 +144,14 @@ class CallerHangUpE2ETest {
 
   /**
    * A caller that hangs up while the router waits out a provider's 429 {@code retry-after}: the
-   * gateway cannot see the hang-up of a call whose answer has not started, so the router may still
-   * make its one retry, but the reservation must not outlive the call: nothing stays held once the
-   * wait and the retry are over, whatever was spent is what the access line says, and no second
-   * retry or fallback is sent for a caller who is gone.
+   * router learns it from the connection's end and does not retry (the provider would bill an
+   * answer nobody reads), the 429's reservation is voided, nothing stays held, the access line is
+   * the ledger's, and no fallback is sent for a caller who is gone.
    */
-  @Test
-  void aCallerThatHangsUpDuringARateLimitWaitLeavesNothingHeld() throws Exception {
+  @ParameterizedTest(name = "reset once the 429 is logged (inside the wait): {0}")
+  @ValueSource(booleans = {true, false})
+  void aCallerThatHangsUpDuringARateLimitWaitIsNotRetriedAndLeavesNothingHeld(boolean inTheWait)
+      throws Exception {
     Brand brand = Brand.fresh("hangup-429");
     String requestId = "hangup-429-" + System.nanoTime();
     gw.sim.clearScripts();
@@ -167,11 +168,14 @@ class CallerHangUpE2ETest {
               request("/v1/chat/completions", routed, brand, requestId)
                   .getBytes(StandardCharsets.UTF_8));
       socket.getOutputStream().flush();
-      awaitUpstreamCalled(SimRoute.OPENAI_CHAT, chatBefore); // the 429: the wait has begun
-      socket.setSoLinger(true, 0); // close() now sends RST, inside the 2 s wait
+      awaitUpstreamCalled(SimRoute.OPENAI_CHAT, chatBefore); // the 429 is on its way back
+      if (inTheWait) {
+        gw.awaitAccessLines(requestId, 1); // the 429's attempt is over: the 2 s wait has begun
+      }
+      socket.setSoLinger(true, 0); // close() now sends RST
     }
 
-    // Past the provider's retry-after and a retry: whatever the router still does, it has done.
+    // Past the provider's retry-after and the time a retry would take.
     Thread.sleep(3_500);
     JsonNode usage = gw.usage(brand.id());
     long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
@@ -182,8 +186,7 @@ class CallerHangUpE2ETest {
     }
     JsonNode daily = cap(usage, "brand_daily");
     assertEquals(0, money(daily, "reservedUsd").signum(), "nothing held any more: " + usage);
-    // One line per attempt (the 429's reservation voided, a retry's settled): together they are
-    // exactly what the ledger booked.
+    // One line, the 429's (its reservation voided): exactly what the ledger booked.
     List<JsonNode> lines = gw.awaitAccessLines(requestId, 1);
     BigDecimal settled = BigDecimal.ZERO;
     for (JsonNode line : lines) {
@@ -195,13 +198,16 @@ class CallerHangUpE2ETest {
         0,
         settled.compareTo(money(daily, "spentUsd")),
         "the lines' amounts are the ledger's: " + lines + " " + usage);
-    int attempts = gw.sim.received(SimRoute.OPENAI_CHAT).size() - chatBefore;
-    assertTrue(attempts >= 1 && attempts <= 2, "the 429 and at most one retry: " + attempts);
-    assertEquals(attempts, lines.size(), "a line per attempt: " + lines);
+    assertEquals(
+        1,
+        gw.sim.received(SimRoute.OPENAI_CHAT).size() - chatBefore,
+        "the 429 only: no retry for a caller who is gone");
+    assertEquals(1, lines.size(), "a line per attempt: " + lines);
+    assertEquals(0, money(daily, "spentUsd").signum(), "the 429 was not billed: " + usage);
     assertEquals(
         claudeBefore,
         gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(),
-        "no fallback for a retry that succeeded or a caller who is gone");
+        "no fallback for a caller who is gone");
   }
 
   /**
