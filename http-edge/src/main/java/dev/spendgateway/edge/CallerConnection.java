@@ -65,6 +65,11 @@ public final class CallerConnection
     return request.getAttribute(GONE).map(Signal::gone);
   }
 
+  /** Whether {@code request}'s connection has ended already (false without the signal). */
+  public static boolean isGone(HttpRequest request) {
+    return gone(request).map(g -> g.toCompletableFuture().isDone()).orElse(false);
+  }
+
   @Override
   public BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape() {
     return shape;

@@ -43,12 +43,14 @@ class CallerConnectionTest {
   @Test
   void onlyARequestStillUnansweredWhenTheConnectionIsResetIsToldItsCallerIsGone() throws Exception {
     List<CompletionStage<Done>> signals = new CopyOnWriteArrayList<>();
+    List<HttpRequest> requests = new CopyOnWriteArrayList<>();
     CompletableFuture<HttpResponse> stillWorking = new CompletableFuture<>();
     Flow<HttpRequest, HttpResponse, NotUsed> route =
         Flow.<HttpRequest>create()
             .mapAsync(
                 1,
                 request -> {
+                  requests.add(request);
                   signals.add(CallerConnection.gone(request).orElseThrow());
                   return signals.size() == 1
                       ? CompletableFuture.completedFuture(HttpResponse.create())
@@ -66,6 +68,8 @@ class CallerConnectionTest {
     connection.completeExceptionally(new IOException("Connection reset by peer"));
 
     signals.get(1).toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertTrue(CallerConnection.isGone(requests.get(1)));
+    assertFalse(CallerConnection.isGone(requests.get(0)));
     assertFalse(signals.get(0).toCompletableFuture().isDone(), "the answered request's is dropped");
     assertEquals(1, answered.get());
   }
@@ -73,6 +77,7 @@ class CallerConnectionTest {
   @Test
   void aRequestThatDidNotComeThroughItHasNoSignal() {
     assertTrue(CallerConnection.gone(HttpRequest.create("/")).isEmpty());
+    assertFalse(CallerConnection.isGone(HttpRequest.create("/")));
   }
 
   private static void awaitTrue(java.util.function.BooleanSupplier condition) throws Exception {

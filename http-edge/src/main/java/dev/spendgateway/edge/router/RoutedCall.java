@@ -737,30 +737,29 @@ final class RoutedCall {
           profile.name());
     }
     Step step = decision.step();
-    // Nobody would read a further attempt's answer, but the provider would bill it.
-    if (CallerConnection.gone(request).map(g -> g.toCompletableFuture().isDone()).orElse(false)) {
-      log.info(
-          "request {}: the caller hung up before {} answered; no further attempt",
-          call.spend().requestId(),
-          target.provider().wireName());
-      return answer(loop, deliver(call, loop, failure));
+    if (CallerConnection.isGone(request)) {
+      return callerGone(
+          call,
+          loop,
+          failure,
+          "before " + target.provider().wireName() + " answered; no further attempt");
     }
     if (step instanceof FailoverPlan.RetrySame retry) {
       Loop again = loop.retried();
       return waitedOut(retry.delay())
           .thenCompose(
-              callerStayed -> {
-                if (callerStayed) {
-                  return attempt(call, again);
-                }
-                log.info(
-                    "request {}: the caller hung up during the {} ms wait before retrying {}; not"
-                        + " retried",
-                    call.spend().requestId(),
-                    retry.delay().toMillis(),
-                    target.provider().wireName());
-                return answer(loop, deliver(call, loop, failure));
-              });
+              callerStayed ->
+                  callerStayed
+                      ? attempt(call, again)
+                      : callerGone(
+                          call,
+                          loop,
+                          failure,
+                          "during the "
+                              + retry.delay().toMillis()
+                              + " ms wait before retrying "
+                              + target.provider().wireName()
+                              + "; not retried"));
     }
     if (step instanceof FailoverPlan.SwitchTo to) {
       call.spend().conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
@@ -933,6 +932,16 @@ final class RoutedCall {
 
   private static CompletionStage<Reply> refuse(HttpResponse response) {
     return CompletableFuture.completedFuture(new Reply(response, null));
+  }
+
+  /**
+   * The failed attempt's own answer and no further attempt, for a caller who hung up ({@code
+   * when}): nobody would read another attempt's answer, but the provider would bill it.
+   */
+  private CompletionStage<Reply> callerGone(
+      Prepared call, Loop loop, Failure failure, String when) {
+    log.info("request {}: the caller hung up {}", call.spend().requestId(), when);
+    return answer(loop, deliver(call, loop, failure));
   }
 
   /**
