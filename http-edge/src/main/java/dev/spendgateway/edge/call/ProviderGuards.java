@@ -2,13 +2,17 @@ package dev.spendgateway.edge.call;
 
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.Pool;
+import dev.spendgateway.upstream.failover.PoolFull;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
 import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -42,23 +46,111 @@ public record ProviderGuards(
     void rateLimited(Provider provider);
   }
 
+  /** What the guards decided for one provider call, before it may hold money. */
+  public sealed interface Clearance {
+    /** It may reserve and go; {@code permit} is its pool slot, to close when the call ends. */
+    record Cleared(Permit permit) implements Clearance {}
+
+    /** The node's pace: its turn is further away than the limits' maximum wait. */
+    record RateLimited(ProviderRateLimits.Turn.Refused refused) implements Clearance {}
+
+    /** Its pool's queue is full. */
+    record PoolRefused(PoolFull full) implements Clearance {}
+
+    /**
+     * Its caller hung up {@code when} (e.g. "while queued for a slot"): nothing is taken any more
+     * (the pace's share given back, the place in the queue skipped), nothing reserved or sent.
+     */
+    record CallerGone(String when) implements Clearance {}
+  }
+
   /**
-   * Waits for {@code provider}'s turn under its rate limits, counting the call at {@code
-   * worstCaseTokens}: completes with empty when the call may go, or with the refusal (nothing
-   * taken) when its turn is further away than the limits' maximum wait.
+   * The pace's turn, then a slot in {@code pool}: both may wait (up to the limits' maximum wait,
+   * and as long as the queue ahead takes), and a caller may hang up meanwhile. Pekko HTTP runs a
+   * route on after its caller has gone, so without {@code callerGone} a call queued behind
+   * minutes-long streams would go out, and be billed, for nobody, and an SDK that timed out and
+   * retried would have it sent twice. {@code callerGone} completes when the caller's connection
+   * ends; empty where that is not known (the call then waits as before).
    */
-  public CompletionStage<Optional<ProviderRateLimits.Turn.Refused>> turn(
-      Provider provider, long worstCaseTokens) {
+  public CompletionStage<Clearance> clear(
+      Provider provider,
+      long worstCaseTokens,
+      Pool pool,
+      Optional<? extends CompletionStage<?>> callerGone) {
+    if (isDone(callerGone)) {
+      return CompletableFuture.completedFuture(
+          new Clearance.CallerGone("before its call was sent"));
+    }
     ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
       listener.rateLimited(provider);
-      return CompletableFuture.completedFuture(Optional.of(refused));
+      return CompletableFuture.completedFuture(new Clearance.RateLimited(refused));
     }
     Duration wait = ((ProviderRateLimits.Turn.Go) turn).after();
-    if (wait.isZero()) {
-      return CompletableFuture.completedFuture(Optional.empty());
+    CompletionStage<Boolean> turnCame =
+        wait.isZero() ? CompletableFuture.completedFuture(true) : waitedOut(wait, callerGone);
+    return turnCame.thenCompose(
+        came -> {
+          if (!came || isDone(callerGone)) {
+            rateLimits.giveBack(provider, worstCaseTokens);
+            return CompletableFuture.completedFuture(
+                new Clearance.CallerGone(
+                    "while waiting "
+                        + wait.toMillis()
+                        + " ms for its turn under the node's "
+                        + provider.wireName()
+                        + " rate limits"));
+          }
+          return admitted(provider, pool, callerGone);
+        });
+  }
+
+  /** A slot in {@code pool}; a queued call whose caller hangs up gives its place up. */
+  private CompletionStage<Clearance> admitted(
+      Provider provider, Pool pool, Optional<? extends CompletionStage<?>> callerGone) {
+    CompletableFuture<Permit> waiting = pools.admit(pool, provider).toCompletableFuture();
+    if (!waiting.isDone()) {
+      callerGone.ifPresent(gone -> gone.thenRun(() -> waiting.cancel(false)));
     }
-    return delay.apply(wait).thenApply(v -> Optional.empty());
+    String queued =
+        "while queued in the "
+            + pool.wireName()
+            + " pool for a slot towards "
+            + provider.wireName();
+    return waiting.handle(
+        (permit, failure) -> {
+          if (failure == null) {
+            if (isDone(callerGone)) {
+              permit.close(); // the slot goes to the next in line
+              return new Clearance.CallerGone(queued);
+            }
+            return new Clearance.Cleared(permit);
+          }
+          Throwable cause =
+              failure instanceof CompletionException && failure.getCause() != null
+                  ? failure.getCause()
+                  : failure;
+          if (cause instanceof CancellationException) {
+            return new Clearance.CallerGone(queued);
+          }
+          if (cause instanceof PoolFull full) {
+            return new Clearance.PoolRefused(full);
+          }
+          throw new CompletionException(cause);
+        });
+  }
+
+  /** True after {@code wait}; false as soon as the caller's connection ends, if that is first. */
+  private CompletionStage<Boolean> waitedOut(
+      Duration wait, Optional<? extends CompletionStage<?>> callerGone) {
+    CompletableFuture<Boolean> came = new CompletableFuture<>();
+    delay.apply(wait).thenRun(() -> came.complete(true));
+    callerGone.ifPresent(gone -> gone.thenRun(() -> came.complete(false)));
+    return came;
+  }
+
+  private static boolean isDone(Optional<? extends CompletionStage<?>> callerGone) {
+    return callerGone.map(gone -> gone.toCompletableFuture().isDone()).orElse(false);
   }
 
   /** Whole seconds a refused call is told to wait (at least 1). */

@@ -21,6 +21,12 @@ public final class GatewayErrors {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /**
+   * The status of a call whose caller hung up before it was sent (the usual convention for a client
+   * that closed its request): what its access line records; nobody reads the answer.
+   */
+  public static final int CALLER_GONE = 499;
+
   /** The error dialects callers speak. */
   public enum Shape {
     /** {@code {"type":"error","error":{"type":…,"message":…}}} */
@@ -43,7 +49,9 @@ public final class GatewayErrors {
             () ->
                 StatusCodes.custom(
                     code,
-                    code == 529 ? "Overloaded" : "Provider Status " + code,
+                    code == 529
+                        ? "Overloaded"
+                        : code == CALLER_GONE ? "Client Closed Request" : "Provider Status " + code,
                     "",
                     code < 400,
                     true));

@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.provider;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.spendgateway.edge.CallerConnection;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
@@ -33,7 +34,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
@@ -213,20 +213,37 @@ final class ProviderCall {
     long tokens =
         prepared.worstCase().inputTokensAssumed() + prepared.worstCase().outputTokensAssumed();
     return guards
-        .turn(kind.provider(), tokens)
+        .clear(kind.provider(), tokens, pool, CallerConnection.gone(request))
         .thenCompose(
-            refused ->
-                refused.isPresent()
-                    ? rateLimited(refused.get())
-                    : guards
-                        .pools()
-                        .admit(pool, kind.provider())
-                        .handle(
-                            (permit, failure) ->
-                                failure == null
-                                    ? reserve(prepared, spend, known, permit)
-                                    : admissionRefused(failure))
-                        .thenCompose(s -> s));
+            clearance -> {
+              if (clearance instanceof ProviderGuards.Clearance.Cleared cleared) {
+                return reserve(prepared, spend, known, cleared.permit());
+              }
+              if (clearance instanceof ProviderGuards.Clearance.RateLimited limited) {
+                return rateLimited(limited.refused());
+              }
+              if (clearance instanceof ProviderGuards.Clearance.PoolRefused full) {
+                return poolFull(full.full());
+              }
+              return callerGone(spend, ((ProviderGuards.Clearance.CallerGone) clearance).when());
+            });
+  }
+
+  /**
+   * The caller hung up before its call was sent: nothing reserved, nothing sent. Nobody reads the
+   * answer; the access line records 499 (the convention for a client that closed its request) with
+   * {@code caller_gone}.
+   */
+  private CompletionStage<HttpResponse> callerGone(SpendContext spend, String when) {
+    log.info(
+        "request {}: the caller hung up {}; nothing was reserved or sent", spend.requestId(), when);
+    return refuse(
+        error(
+            GatewayErrors.CALLER_GONE,
+            "caller_gone",
+            "The caller hung up " + when + "; nothing was reserved or sent.",
+            null),
+        "caller_gone");
   }
 
   private CompletionStage<HttpResponse> rateLimited(ProviderRateLimits.Turn.Refused refused) {
@@ -248,14 +265,7 @@ final class ProviderCall {
     return refuse(response, "rate_limited");
   }
 
-  private CompletionStage<HttpResponse> admissionRefused(Throwable failure) {
-    Throwable cause =
-        failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause()
-            : failure;
-    if (!(cause instanceof PoolFull full)) {
-      throw new CompletionException(cause);
-    }
+  private CompletionStage<HttpResponse> poolFull(PoolFull full) {
     guards.listener().poolFull(full.pool(), full.provider());
     HttpResponse refused =
         error(

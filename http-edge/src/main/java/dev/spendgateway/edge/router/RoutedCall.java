@@ -37,6 +37,7 @@ import dev.spendgateway.upstream.failover.FailoverPlan.Decision;
 import dev.spendgateway.upstream.failover.FailoverPlan.Step;
 import dev.spendgateway.upstream.failover.Pool;
 import dev.spendgateway.upstream.failover.PoolFull;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfile;
 import dev.spendgateway.upstream.failover.StructuredOutputFallback;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
@@ -442,40 +443,84 @@ final class RoutedCall {
     }
     WorstCase worstCase = loop.bodyFor(target.provider()).worstCase();
     return guards
-        .turn(target.provider(), worstCase.inputTokensAssumed() + worstCase.outputTokensAssumed())
+        .clear(
+            target.provider(),
+            worstCase.inputTokensAssumed() + worstCase.outputTokensAssumed(),
+            call.pool(),
+            CallerConnection.gone(request))
         .thenCompose(
-            refused ->
-                refused.isPresent()
-                    ? answer(
-                        loop,
-                        callError(
-                            target,
-                            call.profile(),
-                            429,
-                            "rate_limited",
-                            target.provider().wireName()
-                                + " is over this gateway's "
-                                + refused.get().limit()
-                                + "; nothing was sent"
-                                + " or reserved, retry after "
-                                + ProviderGuards.retryAfterSeconds(refused.get().retryAfter())
-                                + " s.",
-                            null,
-                            "rate_limited",
-                            List.of(
-                                RawHeader.create(
-                                    "retry-after",
-                                    Long.toString(
-                                        ProviderGuards.retryAfterSeconds(
-                                            refused.get().retryAfter()))))))
-                    : rc.pools()
-                        .admit(call.pool(), target.provider())
-                        .handle(
-                            (permit, failure) ->
-                                failure == null
-                                    ? reserve(call, loop, permit)
-                                    : admissionRefused(call, loop, failure))
-                        .thenCompose(s -> s));
+            clearance -> {
+              if (clearance instanceof ProviderGuards.Clearance.Cleared cleared) {
+                return reserve(call, loop, cleared.permit());
+              }
+              if (clearance instanceof ProviderGuards.Clearance.RateLimited limited) {
+                return rateLimited(call, loop, limited.refused());
+              }
+              if (clearance instanceof ProviderGuards.Clearance.PoolRefused full) {
+                return poolFull(call, loop, full.full());
+              }
+              return callerGoneBeforeSent(
+                  call, loop, ((ProviderGuards.Clearance.CallerGone) clearance).when());
+            });
+  }
+
+  private CompletionStage<Reply> rateLimited(
+      Prepared call, Loop loop, ProviderRateLimits.Turn.Refused refused) {
+    Target target = loop.target();
+    long retryAfter = ProviderGuards.retryAfterSeconds(refused.retryAfter());
+    return answer(
+        loop,
+        callError(
+            target,
+            call.profile(),
+            429,
+            "rate_limited",
+            target.provider().wireName()
+                + " is over this gateway's "
+                + refused.limit()
+                + "; nothing was sent or reserved, retry after "
+                + retryAfter
+                + " s.",
+            null,
+            "rate_limited",
+            List.of(RawHeader.create("retry-after", Long.toString(retryAfter)))));
+  }
+
+  private CompletionStage<Reply> poolFull(Prepared call, Loop loop, PoolFull full) {
+    rc.listener().poolFull(full.pool(), full.provider());
+    return answer(
+        loop,
+        callError(
+            loop.target(),
+            call.profile(),
+            429,
+            "rate_limited",
+            full.getMessage(),
+            null,
+            "pool_full",
+            List.of(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())))));
+  }
+
+  /**
+   * The caller hung up while this attempt waited for its turn or its slot ({@code when}): it is not
+   * sent and nothing is reserved for it; the call's line records 499 {@code caller_gone}.
+   */
+  private CompletionStage<Reply> callerGoneBeforeSent(Prepared call, Loop loop, String when) {
+    log.info(
+        "request {}: the caller hung up {}; {} was not called",
+        call.spend().requestId(),
+        when,
+        loop.target().provider().wireName());
+    return answer(
+        loop,
+        callError(
+            loop.target(),
+            call.profile(),
+            GatewayErrors.CALLER_GONE,
+            "caller_gone",
+            "The caller hung up " + when + "; nothing was reserved or sent.",
+            null,
+            "caller_gone"));
   }
 
   /** The router's guards, shared with the pass-through routes. */
@@ -498,28 +543,6 @@ final class RoutedCall {
             rc.listener().rateLimited(provider);
           }
         });
-  }
-
-  private CompletionStage<Reply> admissionRefused(Prepared call, Loop loop, Throwable failure) {
-    Throwable cause =
-        failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause()
-            : failure;
-    if (!(cause instanceof PoolFull full)) {
-      throw new CompletionException(cause);
-    }
-    rc.listener().poolFull(full.pool(), full.provider());
-    return answer(
-        loop,
-        callError(
-            loop.target(),
-            call.profile(),
-            429,
-            "rate_limited",
-            full.getMessage(),
-            null,
-            "pool_full",
-            List.of(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())))));
   }
 
   private CompletionStage<Reply> reserve(Prepared call, Loop loop, Permit permit) {

@@ -369,7 +369,8 @@ public final class TestGateway implements AutoCloseable {
       "{\"model\":\"claude-opus-5-5\",\"max_tokens\":16,"
           + "\"messages\":[{\"role\":\"user\",\"content\":\"-\"}]}";
 
-  private List<JsonNode> accessLines(String requestId) {
+  /** The access lines carrying {@code requestId} so far, without waiting. */
+  public List<JsonNode> accessLines(String requestId) {
     return logs.accessLines().stream()
         .filter(l -> requestId.equals(l.path("request_id").asText()))
         .toList();

@@ -127,6 +127,23 @@ public final class ProviderRateLimits {
     return new Turn.Go(Duration.ofNanos(waitNanos));
   }
 
+  /**
+   * Returns a share {@link #take} let through that was never used: the call's caller hung up while
+   * it waited for its turn, so nothing was sent. Calls already waiting keep their turns; the next
+   * newcomer finds the room. Never fills a bucket past a minute's worth.
+   */
+  public synchronized void giveBack(Provider provider, long worstCaseTokens) {
+    long now = nanoTime.getAsLong();
+    Bucket r = requests.get(provider);
+    Bucket t = tokens.get(provider);
+    if (r != null) {
+      r.giveBack(1, now);
+    }
+    if (t != null) {
+      t.giveBack(Math.min(worstCaseTokens, t.perMinute), now);
+    }
+  }
+
   /** Whether any limit is set for {@code provider}. */
   public boolean limits(Provider provider) {
     return requests.containsKey(provider) || tokens.containsKey(provider);
@@ -167,6 +184,12 @@ public final class ProviderRateLimits {
     void take(long units, long now) {
       refill(now);
       levelTimesMinute -= units * NANOS_PER_MINUTE;
+    }
+
+    void giveBack(long units, long now) {
+      refill(now);
+      levelTimesMinute =
+          Math.min(perMinute * NANOS_PER_MINUTE, levelTimesMinute + units * NANOS_PER_MINUTE);
     }
 
     private static long ceilDiv(long a, long b) {

@@ -67,6 +67,30 @@ class ProviderRateLimitsTest {
   }
 
   @Test
+  void aTurnGivenBackByACallerWhoHungUpGoesToTheNextNewcomerAndNeverOverfills() {
+    ProviderRateLimits l = limits(60, 6_000, Duration.ofSeconds(30));
+    for (int i = 0; i < 60; i++) {
+      l.take(Provider.OPENAI, 100); // the minute's requests and all 6,000 tokens
+    }
+    assertEquals(new Turn.Go(Duration.ofSeconds(10)), l.take(Provider.OPENAI, 1_000));
+    l.giveBack(Provider.OPENAI, 1_000); // its caller left while it waited
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(1)),
+        l.take(Provider.OPENAI, 100),
+        "the next call waits as if the one who left had never come");
+
+    ProviderRateLimits idle = limits(60, 6_000, Duration.ofSeconds(30));
+    idle.giveBack(Provider.OPENAI, 6_000); // nothing was taken: the bucket stays a minute's worth
+    for (int i = 0; i < 60; i++) {
+      idle.take(Provider.OPENAI, 100);
+    }
+    assertEquals(
+        new Turn.Go(Duration.ofSeconds(1)),
+        idle.take(Provider.OPENAI, 100),
+        "a give-back never lets more than a minute's worth through at once");
+  }
+
+  @Test
   void aCallLargerThanAMinutesTokensCanStillGoWhenTheBucketIsFull() {
     ProviderRateLimits l = limits(0, 1_000, Duration.ofSeconds(5));
     assertEquals(

@@ -1,0 +1,232 @@
+package dev.spendgateway.edge.e2e;
+
+import static dev.spendgateway.edge.testkit.TestGateway.cap;
+import static dev.spendgateway.edge.testkit.TestGateway.money;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
+import dev.spendgateway.sim.Fault;
+import dev.spendgateway.sim.SimRoute;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A caller that hangs up while its call waits in the gateway — queued for a slot behind a slow
+ * call, or waiting for its turn under the node's pace towards the provider — gets no provider call
+ * and no reservation: Pekko HTTP would run the route on for nobody, and the provider would bill an
+ * answer nobody reads (twice, for an SDK that timed out and retried). Its access line says 499
+ * {@code caller_gone}, and the queue's next caller gets the slot. The leaving client is a raw
+ * socket, so it can reset the connection exactly when the row says.
+ */
+class CallerGoneWhileWaitingE2ETest {
+  /** One slot per provider, so a second call queues behind a slow first one. */
+  private static TestGateway oneSlot;
+
+  /** One request a minute per provider, waited for up to two minutes. */
+  private static TestGateway slowPace;
+
+  @BeforeAll
+  static void start() throws Exception {
+    oneSlot =
+        E2eGateway.start(
+            "gone-queued",
+            Map.of(
+                "failover.pools.interactive.concurrency.openai", 1,
+                "failover.pools.interactive.concurrency.anthropic", 1));
+    slowPace =
+        E2eGateway.start(
+            "gone-pace",
+            Map.of(
+                "failover.rate-limits.openai.requests-per-minute", 1,
+                "failover.rate-limits.anthropic.requests-per-minute", 1,
+                "failover.rate-limits.max-wait", "120s"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    oneSlot.close();
+    slowPace.close();
+  }
+
+  private static final String CLAUDE =
+      "{\"model\":\"claude-opus-5-5\",\"max_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+  private static final String CHAT =
+      "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+  private static final String ROUTED =
+      "{\"model\":\"fast-summary\",\"max_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
+
+  static Stream<Arguments> queued() {
+    return Stream.of(
+        Arguments.of(
+            "the Anthropic route", TestGateway.ANTHROPIC, SimRoute.ANTHROPIC_MESSAGES, CLAUDE),
+        Arguments.of("the OpenAI chat route", TestGateway.CHAT, SimRoute.OPENAI_CHAT, CHAT),
+        Arguments.of("the router", "/v1/chat/completions", SimRoute.OPENAI_CHAT, ROUTED));
+  }
+
+  @ParameterizedTest(
+      name = "{0}: a caller who leaves the queue is never sent and its place is skipped")
+  @MethodSource("queued")
+  void aCallerWhoHangsUpWhileQueuedForASlotIsNeverSent(
+      String what, String path, SimRoute route, String body) throws Exception {
+    TestGateway gw = oneSlot;
+    String provider = route == SimRoute.ANTHROPIC_MESSAGES ? "anthropic" : "openai";
+    gw.sim.clearScripts();
+    gw.sim.script(route, Fault.delayed(Duration.ofMillis(1_500)));
+    int before = gw.sim.received(route).size();
+    Brand holderBrand = Brand.fresh("gone-holder");
+    Brand leaverBrand = Brand.fresh("gone-leaver");
+    Brand nextBrand = Brand.fresh("gone-next");
+    String leaver = "gone-queued-" + System.nanoTime();
+
+    CompletableFuture<HttpResponse<String>> holder =
+        gw.sendAsync(gw.postJson(path, body, holderBrand).build());
+    awaitQueueDepth(gw, provider, 0, 1); // the slow call holds the only slot
+    try (Socket socket = connect(gw)) {
+      send(socket, path, body, leaverBrand, leaver);
+      awaitQueueDepth(gw, provider, 1, 1); // queued behind it
+      CompletableFuture<HttpResponse<String>> next =
+          gw.sendAsync(gw.postJson(path, body, nextBrand).build());
+      awaitQueueDepth(gw, provider, 2, 1); // and one more behind the leaver
+      socket.setSoLinger(true, 0); // close() now sends RST
+      socket.close();
+
+      JsonNode line = gw.awaitAccessLines(leaver, 1).get(0);
+      assertEquals(499, line.path("status").asInt(), what + ": " + line);
+      assertEquals("caller_gone", line.path("error").asText(), what + ": " + line);
+      assertTrue(line.path("reserved_usd").isNull(), what + ": nothing reserved: " + line);
+
+      assertEquals(200, holder.get().statusCode(), what + ": the slot's holder is answered");
+      assertEquals(
+          200, next.get().statusCode(), what + ": the slot went to the caller behind the leaver");
+    }
+    gw.awaitOnlyAccessLine(leaver);
+    assertEquals(
+        2,
+        gw.sim.received(route).size() - before,
+        what + ": the holder and the next caller reached the provider, the leaver did not");
+    JsonNode leaverUsage = gw.usage(leaverBrand.id());
+    if (leaverUsage.toString().contains(leaverBrand.id())) {
+      JsonNode daily = cap(leaverUsage, "brand_daily");
+      assertEquals(0, money(daily, "reservedUsd").signum(), what + ": " + leaverUsage);
+      assertEquals(0, money(daily, "spentUsd").signum(), what + ": " + leaverUsage);
+    }
+  }
+
+  static Stream<Arguments> paced() {
+    return Stream.of(
+        Arguments.of(
+            "the Anthropic route", TestGateway.ANTHROPIC, SimRoute.ANTHROPIC_MESSAGES, CLAUDE),
+        Arguments.of("the router", "/v1/chat/completions", SimRoute.OPENAI_CHAT, ROUTED));
+  }
+
+  @ParameterizedTest(name = "{0}: a caller who leaves during its turn's wait is never sent")
+  @MethodSource("paced")
+  void aCallerWhoHangsUpWhileWaitingForItsTurnIsNeverSent(
+      String what, String path, SimRoute route, String body) throws Exception {
+    TestGateway gw = slowPace;
+    gw.sim.clearScripts();
+    int before = gw.sim.received(route).size();
+    Brand brand = Brand.fresh("gone-pace");
+    String waiter = "gone-pace-" + System.nanoTime();
+
+    // The minute's one request goes at once; the next would wait a minute for its turn.
+    assertEquals(200, gw.send(gw.postJson(path, body, brand).build()).statusCode());
+    long left;
+    try (Socket socket = connect(gw)) {
+      send(socket, path, body, brand, waiter);
+      Thread.sleep(600); // read, vetted, and waiting for its turn by now
+      socket.setSoLinger(true, 0);
+      socket.close();
+      left = System.nanoTime();
+    }
+    // Not awaitOnlyAccessLine: its marker call would itself wait a minute for a turn here.
+    JsonNode line = gw.awaitAccessLines(waiter, 1).get(0);
+    long answeredMs = (System.nanoTime() - left) / 1_000_000;
+    assertEquals(499, line.path("status").asInt(), what + ": " + line);
+    assertEquals("caller_gone", line.path("error").asText(), what + ": " + line);
+    assertTrue(line.path("reserved_usd").isNull(), what + ": nothing reserved: " + line);
+    assertTrue(
+        answeredMs < 20_000,
+        what
+            + ": the wait ended with the connection, not with the turn a minute later: "
+            + answeredMs
+            + " ms");
+    assertEquals(
+        1, gw.sim.received(route).size() - before, what + ": only the minute's first request");
+    JsonNode daily = cap(gw.awaitSettled(brand.id()), "brand_daily");
+    assertEquals(0, money(daily, "reservedUsd").signum(), what + ": nothing held: " + daily);
+    assertEquals(1, gw.accessLines(waiter).size(), what + ": one line: " + gw.accessLines(waiter));
+  }
+
+  /**
+   * Polls the interactive lane's queue gauge towards {@code provider} until it reads {@code depth}.
+   */
+  private static void awaitQueueDepth(TestGateway gw, String provider, int depth, int inFlight)
+      throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (true) {
+      String metrics =
+          gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
+              .body();
+      if (gauge(metrics, "gateway_queue_depth", provider) == depth
+          && gauge(metrics, "gateway_pool_in_flight", provider) == inFlight) {
+        return;
+      }
+      assertTrue(
+          System.nanoTime() < deadline,
+          "the " + provider + " lane never held " + inFlight + " call(s) and " + depth + " queued");
+      Thread.sleep(10);
+    }
+  }
+
+  private static double gauge(String metrics, String name, String provider) {
+    return metrics
+        .lines()
+        .filter(
+            l ->
+                l.startsWith(name + "{")
+                    && l.contains("pool=\"interactive\"")
+                    && l.contains("provider=\"" + provider + "\""))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .findFirst()
+        .orElse(0);
+  }
+
+  private static Socket connect(TestGateway gw) throws Exception {
+    URI uri = URI.create(gw.base);
+    Socket socket = new Socket(uri.getHost(), uri.getPort());
+    socket.setSoTimeout(20_000);
+    return socket;
+  }
+
+  private static void send(Socket socket, String path, String body, Brand brand, String requestId)
+      throws Exception {
+    StringBuilder r = new StringBuilder();
+    r.append("POST ").append(path).append(" HTTP/1.1\r\n");
+    r.append("Host: 127.0.0.1\r\n");
+    r.append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n");
+    r.append("x-request-id: ").append(requestId).append("\r\n");
+    brand.headerMap().forEach((k, v) -> r.append(k).append(": ").append(v).append("\r\n"));
+    r.append("content-type: application/json\r\n");
+    r.append("content-length: ")
+        .append(body.getBytes(StandardCharsets.UTF_8).length)
+        .append("\r\n\r\n");
+    r.append(body);
+    socket.getOutputStream().write(r.toString().getBytes(StandardCharsets.UTF_8));
+    socket.getOutputStream().flush();
+  }
+}
