@@ -44,6 +44,13 @@ public record ProviderGuards(
     void poolFull(Pool pool, Provider provider);
 
     void rateLimited(Provider provider);
+
+    /**
+     * A call dropped unsent because its caller hung up while it waited: {@code wait} is {@code
+     * queue} (its pool's queue), {@code pace} (its turn under the rate limits) or {@code before}
+     * (gone by the time it reached the guards).
+     */
+    void callerGone(Provider provider, String wait);
   }
 
   /** What the guards decided for one provider call, before it may hold money. */
@@ -58,10 +65,11 @@ public record ProviderGuards(
     record PoolRefused(PoolFull full) implements Clearance {}
 
     /**
-     * Its caller hung up {@code when} (e.g. "while queued for a slot"): nothing is taken any more
-     * (the pace's share given back, the place in the queue skipped), nothing reserved or sent.
+     * Its caller hung up during {@code during} ({@code queue}, {@code pace} or {@code before}, as
+     * counted), {@code when} in words for the log: nothing is taken any more (the pace's share
+     * given back, the place in the queue skipped), nothing reserved or sent.
      */
-    record CallerGone(String when) implements Clearance {}
+    record CallerGone(String during, String when) implements Clearance {}
   }
 
   /**
@@ -79,7 +87,7 @@ public record ProviderGuards(
       Optional<? extends CompletionStage<?>> callerGone) {
     if (isDone(callerGone)) {
       return CompletableFuture.completedFuture(
-          new Clearance.CallerGone("before its call was sent"));
+          gone(provider, "before", "before its call was sent"));
     }
     ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
@@ -94,7 +102,9 @@ public record ProviderGuards(
           if (!came || isDone(callerGone)) {
             rateLimits.giveBack(provider, worstCaseTokens);
             return CompletableFuture.completedFuture(
-                new Clearance.CallerGone(
+                gone(
+                    provider,
+                    "pace",
                     "while waiting "
                         + wait.toMillis()
                         + " ms for its turn under the node's "
@@ -122,7 +132,7 @@ public record ProviderGuards(
           if (failure == null) {
             if (isDone(callerGone)) {
               permit.close(); // the slot goes to the next in line
-              return new Clearance.CallerGone(queued);
+              return gone(provider, "queue", queued);
             }
             return new Clearance.Cleared(permit);
           }
@@ -131,13 +141,18 @@ public record ProviderGuards(
                   ? failure.getCause()
                   : failure;
           if (cause instanceof CancellationException) {
-            return new Clearance.CallerGone(queued);
+            return gone(provider, "queue", queued);
           }
           if (cause instanceof PoolFull full) {
             return new Clearance.PoolRefused(full);
           }
           throw new CompletionException(cause);
         });
+  }
+
+  private Clearance gone(Provider provider, String wait, String when) {
+    listener.callerGone(provider, wait);
+    return new Clearance.CallerGone(wait, when);
   }
 
   /** True after {@code wait}; false as soon as the caller's connection ends, if that is first. */

@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * gateway_model_end_of_support_days{profile,model}} (-1 when the date is unknown), {@code
  * gateway_router_attempts_total{provider,outcome}}, {@code
  * gateway_router_failovers_total{profile,to}}, {@code
- * gateway_router_pool_full_total{pool,provider}}.
+ * gateway_router_pool_full_total{pool,provider}}, {@code gateway_rate_limited_total{provider}},
+ * {@code gateway_callers_gone_total{provider,wait}}.
  */
 public final class MicrometerRouterListener implements RouterListener {
   private final MeterRegistry registry;
@@ -35,6 +36,12 @@ public final class MicrometerRouterListener implements RouterListener {
         MultiGauge.builder("gateway.model.end.of.support.days")
             .description("Days until a deprecated profile model's end of support (-1: unknown)")
             .register(registry);
+    // Served at 0 from the start (two providers × three waits), so a rate sees 0, not no data.
+    for (Provider provider : Provider.values()) {
+      for (String wait : List.of("queue", "pace", "before")) {
+        callersGone(provider, wait);
+      }
+    }
   }
 
   @Override
@@ -82,6 +89,18 @@ public final class MicrometerRouterListener implements RouterListener {
         .tags("pool", pool.wireName(), "provider", provider.wireName())
         .register(registry)
         .increment();
+  }
+
+  @Override
+  public void callerGone(Provider provider, String wait) {
+    callersGone(provider, wait).increment();
+  }
+
+  private Counter callersGone(Provider provider, String wait) {
+    return Counter.builder("gateway.callers.gone")
+        .description("Calls dropped unsent because the caller hung up while they waited")
+        .tags("provider", provider.wireName(), "wait", wait)
+        .register(registry);
   }
 
   @Override

@@ -542,6 +542,11 @@ final class RoutedCall {
           public void rateLimited(Provider provider) {
             rc.listener().rateLimited(provider);
           }
+
+          @Override
+          public void callerGone(Provider provider, String wait) {
+            rc.listener().callerGone(provider, wait);
+          }
         });
   }
 

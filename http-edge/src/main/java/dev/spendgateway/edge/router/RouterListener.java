@@ -33,6 +33,13 @@ public interface RouterListener {
    */
   default void rateLimited(Provider provider) {}
 
+  /**
+   * A call dropped unsent because its caller hung up while it waited ({@code
+   * gateway_callers_gone_total{provider,wait}}; {@code wait} = {@code queue}, {@code pace} or
+   * {@code before}).
+   */
+  default void callerGone(Provider provider, String wait) {}
+
   /** Listens to nothing. */
   RouterListener NONE = new RouterListener() {};
 }

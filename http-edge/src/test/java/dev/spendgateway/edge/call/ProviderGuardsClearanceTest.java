@@ -49,6 +49,7 @@ class ProviderGuardsClearanceTest {
   private static final class World {
     final AtomicLong nanos = new AtomicLong(1_000_000_000L);
     final List<CompletableFuture<Void>> timers = new ArrayList<>();
+    final List<String> counted = new ArrayList<>();
     final ProviderRateLimits limits =
         new ProviderRateLimits(
             Map.of(P, new Limits(60, 0), Provider.ANTHROPIC, new Limits(0, 0)),
@@ -84,6 +85,11 @@ class ProviderGuardsClearanceTest {
 
               @Override
               public void rateLimited(Provider provider) {}
+
+              @Override
+              public void callerGone(Provider provider, String wait) {
+                counted.add(provider.wireName() + "/" + wait);
+              }
             });
 
     /** Empties the pace's bucket so that the next call waits a second for its turn. */
@@ -111,23 +117,27 @@ class ProviderGuardsClearanceTest {
 
   static Stream<Arguments> rows() {
     return Stream.of(
-        Arguments.of(HangUp.NEVER, "cleared"),
-        Arguments.of(HangUp.NO_SIGNAL, "cleared"),
-        Arguments.of(HangUp.BEFORE_THE_GUARDS, "before its call was sent"),
+        Arguments.of(HangUp.NEVER, null, "cleared"),
+        Arguments.of(HangUp.NO_SIGNAL, null, "cleared"),
+        Arguments.of(HangUp.BEFORE_THE_GUARDS, "before", "before its call was sent"),
         Arguments.of(
             HangUp.DURING_THE_TURN_WAIT,
+            "pace",
             "while waiting 1000 ms for its turn under the node's openai rate limits"),
         Arguments.of(
-            HangUp.WHILE_QUEUED, "while queued in the interactive pool for a slot towards openai"),
+            HangUp.WHILE_QUEUED,
+            "queue",
+            "while queued in the interactive pool for a slot towards openai"),
         Arguments.of(
             HangUp.AS_THE_SLOT_ARRIVES,
+            "queue",
             "while queued in the interactive pool for a slot towards openai"));
   }
 
-  @ParameterizedTest(name = "caller hangs up {0} → {1}")
+  @ParameterizedTest(name = "caller hangs up {0} → {2}")
   @MethodSource("rows")
   void aCallerWhoHangsUpWhileItsCallWaitsTakesNothingAndIsNeverCleared(
-      HangUp hangUp, String expected) {
+      HangUp hangUp, String wait, String expected) {
     World w = new World();
     w.spendTheMinute(); // every row's call waits a second for its turn
     Permit holder = w.takeTheOnlySlot(); // and queues behind the slot's holder
@@ -180,9 +190,11 @@ class ProviderGuardsClearanceTest {
           new Turn.Go(Duration.ofSeconds(1)),
           w.limits.take(P, TOKENS),
           "its turn was used: the next newcomer waits behind it");
+      assertEquals(List.of(), w.counted);
       return;
     }
-    assertEquals(new Clearance.CallerGone(expected), clearance);
+    assertEquals(new Clearance.CallerGone(wait, expected), clearance);
+    assertEquals(List.of("openai/" + wait), w.counted, "counted once, by the wait it left");
     assertTrue(next.isDone(), "the slot went on to the next in line, not to the caller who left");
     assertEquals(0, w.pools.depth(Pool.INTERACTIVE, P), "no dead place left in the queue");
     if (hangUp == HangUp.BEFORE_THE_GUARDS || hangUp == HangUp.DURING_THE_TURN_WAIT) {

@@ -114,6 +114,9 @@ class CallerGoneWhileWaitingE2ETest {
           200, next.get().statusCode(), what + ": the slot went to the caller behind the leaver");
     }
     gw.awaitOnlyAccessLine(leaver);
+    assertTrue(
+        counted(gw, "gateway_callers_gone_total", provider, "wait=\"queue\"") >= 1,
+        what + ": counted on /metrics");
     assertEquals(
         2,
         gw.sim.received(route).size() - before,
@@ -167,9 +170,31 @@ class CallerGoneWhileWaitingE2ETest {
             + " ms");
     assertEquals(
         1, gw.sim.received(route).size() - before, what + ": only the minute's first request");
+    String provider = route == SimRoute.ANTHROPIC_MESSAGES ? "anthropic" : "openai";
+    assertTrue(
+        counted(gw, "gateway_callers_gone_total", provider, "wait=\"pace\"") >= 1,
+        what + ": counted on /metrics");
     JsonNode daily = cap(gw.awaitSettled(brand.id()), "brand_daily");
     assertEquals(0, money(daily, "reservedUsd").signum(), what + ": nothing held: " + daily);
     assertEquals(1, gw.accessLines(waiter).size(), what + ": one line: " + gw.accessLines(waiter));
+  }
+
+  /** A counter's value on /metrics for {@code provider} and one more label. */
+  private static double counted(TestGateway gw, String name, String provider, String label)
+      throws Exception {
+    String metrics =
+        gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
+            .body();
+    return metrics
+        .lines()
+        .filter(
+            l ->
+                l.startsWith(name + "{")
+                    && l.contains(label)
+                    && l.contains("provider=\"" + provider + "\""))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .findFirst()
+        .orElse(0);
   }
 
   /**
