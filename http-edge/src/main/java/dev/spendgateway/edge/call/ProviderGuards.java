@@ -111,13 +111,19 @@ public record ProviderGuards(
                         + provider.wireName()
                         + " rate limits"));
           }
-          return admitted(provider, pool, callerGone);
+          return admitted(provider, worstCaseTokens, pool, callerGone);
         });
   }
 
-  /** A slot in {@code pool}; a queued call whose caller hangs up gives its place up. */
+  /**
+   * A slot in {@code pool}; a queued call whose caller hangs up gives its place up, and the pace's
+   * share it took (it will not be sent).
+   */
   private CompletionStage<Clearance> admitted(
-      Provider provider, Pool pool, Optional<? extends CompletionStage<?>> callerGone) {
+      Provider provider,
+      long worstCaseTokens,
+      Pool pool,
+      Optional<? extends CompletionStage<?>> callerGone) {
     CompletableFuture<Permit> waiting = pools.admit(pool, provider).toCompletableFuture();
     if (!waiting.isDone()) {
       callerGone.ifPresent(gone -> gone.thenRun(() -> waiting.cancel(false)));
@@ -132,6 +138,7 @@ public record ProviderGuards(
           if (failure == null) {
             if (isDone(callerGone)) {
               permit.close(); // the slot goes to the next in line
+              rateLimits.giveBack(provider, worstCaseTokens);
               return gone(provider, "queue", queued);
             }
             return new Clearance.Cleared(permit);
@@ -141,6 +148,7 @@ public record ProviderGuards(
                   ? failure.getCause()
                   : failure;
           if (cause instanceof CancellationException) {
+            rateLimits.giveBack(provider, worstCaseTokens);
             return gone(provider, "queue", queued);
           }
           if (cause instanceof PoolFull full) {
