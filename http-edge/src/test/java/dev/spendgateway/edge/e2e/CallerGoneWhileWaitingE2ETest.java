@@ -129,6 +129,37 @@ class CallerGoneWhileWaitingE2ETest {
     }
   }
 
+  /**
+   * A client that half-closes its connection after sending the request (it sends nothing more but
+   * still reads) has not hung up: its call waits for the slot like any other and is answered.
+   */
+  @ParameterizedTest(
+      name = "{0}: a caller that half-closes after its request still gets its answer")
+  @MethodSource("queued")
+  void aCallerThatOnlyHalfClosesIsNotTakenForGone(
+      String what, String path, SimRoute route, String body) throws Exception {
+    TestGateway gw = oneSlot;
+    String provider = route == SimRoute.ANTHROPIC_MESSAGES ? "anthropic" : "openai";
+    gw.sim.clearScripts();
+    gw.sim.script(route, Fault.delayed(Duration.ofMillis(1_000)));
+    int before = gw.sim.received(route).size();
+    String halfClosed = "half-closed-" + System.nanoTime();
+    CompletableFuture<HttpResponse<String>> holder =
+        gw.sendAsync(gw.postJson(path, body, Brand.fresh("half-holder")).build());
+    awaitQueueDepth(gw, provider, 0, 1);
+    try (Socket socket = connect(gw)) {
+      send(socket, path, body, Brand.fresh("half-closed"), halfClosed);
+      awaitQueueDepth(gw, provider, 1, 1);
+      socket.shutdownOutput(); // FIN: nothing more to send, still reading
+      String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(answer.startsWith("HTTP/1.1 200"), what + ": " + answer);
+    }
+    assertEquals(200, holder.get().statusCode());
+    JsonNode line = gw.awaitAccessLines(halfClosed, 1).get(0);
+    assertEquals(200, line.path("status").asInt(), what + ": " + line);
+    assertEquals(2, gw.sim.received(route).size() - before, what + ": both calls were sent");
+  }
+
   static Stream<Arguments> paced() {
     return Stream.of(
         Arguments.of(
