@@ -11,7 +11,6 @@ import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
 import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -95,14 +94,13 @@ class CallerGoneWhileWaitingE2ETest {
     CompletableFuture<HttpResponse<String>> holder =
         gw.sendAsync(gw.postJson(path, body, holderBrand).build());
     awaitQueueDepth(gw, provider, 0, 1); // the slow call holds the only slot
-    try (Socket socket = connect(gw)) {
-      send(socket, path, body, leaverBrand, leaver);
+    try (Socket socket = RawCaller.connect(gw)) {
+      RawCaller.send(socket, path, body, leaverBrand, leaver);
       awaitQueueDepth(gw, provider, 1, 1); // queued behind it
       CompletableFuture<HttpResponse<String>> next =
           gw.sendAsync(gw.postJson(path, body, nextBrand).build());
       awaitQueueDepth(gw, provider, 2, 1); // and one more behind the leaver
-      socket.setSoLinger(true, 0); // close() now sends RST
-      socket.close();
+      RawCaller.reset(socket);
 
       JsonNode line = gw.awaitAccessLines(leaver, 1).get(0);
       assertEquals(499, line.path("status").asInt(), what + ": " + line);
@@ -115,7 +113,7 @@ class CallerGoneWhileWaitingE2ETest {
     }
     gw.awaitOnlyAccessLine(leaver);
     assertTrue(
-        counted(gw, "gateway_callers_gone_total", provider, "wait=\"queue\"") >= 1,
+        metric(gw, "gateway_callers_gone_total", provider, "wait=\"queue\"") >= 1,
         what + ": counted on /metrics");
     assertEquals(
         2,
@@ -147,8 +145,8 @@ class CallerGoneWhileWaitingE2ETest {
     CompletableFuture<HttpResponse<String>> holder =
         gw.sendAsync(gw.postJson(path, body, Brand.fresh("half-holder")).build());
     awaitQueueDepth(gw, provider, 0, 1);
-    try (Socket socket = connect(gw)) {
-      send(socket, path, body, Brand.fresh("half-closed"), halfClosed);
+    try (Socket socket = RawCaller.connect(gw)) {
+      RawCaller.send(socket, path, body, Brand.fresh("half-closed"), halfClosed);
       awaitQueueDepth(gw, provider, 1, 1);
       socket.shutdownOutput(); // FIN: nothing more to send, still reading
       String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -180,11 +178,10 @@ class CallerGoneWhileWaitingE2ETest {
     // The minute's one request goes at once; the next would wait a minute for its turn.
     assertEquals(200, gw.send(gw.postJson(path, body, brand).build()).statusCode());
     long left;
-    try (Socket socket = connect(gw)) {
-      send(socket, path, body, brand, waiter);
+    try (Socket socket = RawCaller.connect(gw)) {
+      RawCaller.send(socket, path, body, brand, waiter);
       Thread.sleep(600); // read, vetted, and waiting for its turn by now
-      socket.setSoLinger(true, 0);
-      socket.close();
+      RawCaller.reset(socket);
       left = System.nanoTime();
     }
     // Not awaitOnlyAccessLine: its marker call would itself wait a minute for a turn here.
@@ -203,15 +200,15 @@ class CallerGoneWhileWaitingE2ETest {
         1, gw.sim.received(route).size() - before, what + ": only the minute's first request");
     String provider = route == SimRoute.ANTHROPIC_MESSAGES ? "anthropic" : "openai";
     assertTrue(
-        counted(gw, "gateway_callers_gone_total", provider, "wait=\"pace\"") >= 1,
+        metric(gw, "gateway_callers_gone_total", provider, "wait=\"pace\"") >= 1,
         what + ": counted on /metrics");
     JsonNode daily = cap(gw.awaitSettled(brand.id()), "brand_daily");
     assertEquals(0, money(daily, "reservedUsd").signum(), what + ": nothing held: " + daily);
     assertEquals(1, gw.accessLines(waiter).size(), what + ": one line: " + gw.accessLines(waiter));
   }
 
-  /** A counter's value on /metrics for {@code provider} and one more label. */
-  private static double counted(TestGateway gw, String name, String provider, String label)
+  /** A series' value on /metrics for {@code provider} and one more label, 0 when absent. */
+  private static double metric(TestGateway gw, String name, String provider, String label)
       throws Exception {
     String metrics =
         gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
@@ -235,11 +232,9 @@ class CallerGoneWhileWaitingE2ETest {
       throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (true) {
-      String metrics =
-          gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
-              .body();
-      if (gauge(metrics, "gateway_queue_depth", provider) == depth
-          && gauge(metrics, "gateway_pool_in_flight", provider) == inFlight) {
+      String pool = "pool=\"interactive\"";
+      if (metric(gw, "gateway_queue_depth", provider, pool) == depth
+          && metric(gw, "gateway_pool_in_flight", provider, pool) == inFlight) {
         return;
       }
       assertTrue(
@@ -247,42 +242,5 @@ class CallerGoneWhileWaitingE2ETest {
           "the " + provider + " lane never held " + inFlight + " call(s) and " + depth + " queued");
       Thread.sleep(10);
     }
-  }
-
-  private static double gauge(String metrics, String name, String provider) {
-    return metrics
-        .lines()
-        .filter(
-            l ->
-                l.startsWith(name + "{")
-                    && l.contains("pool=\"interactive\"")
-                    && l.contains("provider=\"" + provider + "\""))
-        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
-        .findFirst()
-        .orElse(0);
-  }
-
-  private static Socket connect(TestGateway gw) throws Exception {
-    URI uri = URI.create(gw.base);
-    Socket socket = new Socket(uri.getHost(), uri.getPort());
-    socket.setSoTimeout(20_000);
-    return socket;
-  }
-
-  private static void send(Socket socket, String path, String body, Brand brand, String requestId)
-      throws Exception {
-    StringBuilder r = new StringBuilder();
-    r.append("POST ").append(path).append(" HTTP/1.1\r\n");
-    r.append("Host: 127.0.0.1\r\n");
-    r.append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n");
-    r.append("x-request-id: ").append(requestId).append("\r\n");
-    brand.headerMap().forEach((k, v) -> r.append(k).append(": ").append(v).append("\r\n"));
-    r.append("content-type: application/json\r\n");
-    r.append("content-length: ")
-        .append(body.getBytes(StandardCharsets.UTF_8).length)
-        .append("\r\n\r\n");
-    r.append(body);
-    socket.getOutputStream().write(r.toString().getBytes(StandardCharsets.UTF_8));
-    socket.getOutputStream().flush();
   }
 }

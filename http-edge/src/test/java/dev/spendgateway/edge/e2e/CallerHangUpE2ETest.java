@@ -14,8 +14,6 @@ import dev.spendgateway.sim.SimRoute;
 import java.io.InputStream;
 import java.math.BigDecimal;
 import java.net.Socket;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
@@ -102,11 +100,8 @@ class CallerHangUpE2ETest {
             : Fault.delayed(Duration.ofMillis(800)));
     int before = gw.sim.received(route).size();
 
-    try (Socket socket = connect()) {
-      socket
-          .getOutputStream()
-          .write(request(path, body, brand, requestId).getBytes(StandardCharsets.UTF_8));
-      socket.getOutputStream().flush();
+    try (Socket socket = RawCaller.connect(gw)) {
+      RawCaller.send(socket, path, body, brand, requestId);
       if (leave == Leave.RESET_MID_STREAM) {
         readPastHeadersAndSomeBody(socket.getInputStream());
       } else {
@@ -161,13 +156,8 @@ class CallerHangUpE2ETest {
     String routed =
         "{\"model\":\"fast-summary\",\"max_tokens\":200,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";
 
-    try (Socket socket = connect()) {
-      socket
-          .getOutputStream()
-          .write(
-              request("/v1/chat/completions", routed, brand, requestId)
-                  .getBytes(StandardCharsets.UTF_8));
-      socket.getOutputStream().flush();
+    try (Socket socket = RawCaller.connect(gw)) {
+      RawCaller.send(socket, "/v1/chat/completions", routed, brand, requestId);
       awaitUpstreamCalled(SimRoute.OPENAI_CHAT, chatBefore); // the 429 is on its way back
       if (inTheWait) {
         gw.awaitAccessLines(requestId, 1); // the 429's attempt is over: the 2 s wait has begun
@@ -229,28 +219,6 @@ class CallerHangUpE2ETest {
     }
     throw new AssertionError(
         "the brand's reservation is still held (or nothing was spent) after 25s: " + usage);
-  }
-
-  private static Socket connect() throws Exception {
-    URI uri = URI.create(gw.base);
-    Socket socket = new Socket(uri.getHost(), uri.getPort());
-    socket.setSoTimeout(20_000);
-    return socket;
-  }
-
-  private static String request(String path, String body, Brand brand, String requestId) {
-    StringBuilder r = new StringBuilder();
-    r.append("POST ").append(path).append(" HTTP/1.1\r\n");
-    r.append("Host: 127.0.0.1\r\n");
-    r.append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n");
-    r.append("x-request-id: ").append(requestId).append("\r\n");
-    brand.headerMap().forEach((k, v) -> r.append(k).append(": ").append(v).append("\r\n"));
-    r.append("content-type: application/json\r\n");
-    r.append("content-length: ")
-        .append(body.getBytes(StandardCharsets.UTF_8).length)
-        .append("\r\n\r\n");
-    r.append(body);
-    return r.toString();
   }
 
   /** The gateway has read the request, reserved, and is waiting for the provider's headers. */
