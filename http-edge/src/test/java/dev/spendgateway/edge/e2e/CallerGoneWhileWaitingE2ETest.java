@@ -210,9 +210,15 @@ class CallerGoneWhileWaitingE2ETest {
   /** A series' value on /metrics for {@code provider} and one more label, 0 when absent. */
   private static double metric(TestGateway gw, String name, String provider, String label)
       throws Exception {
-    String metrics =
-        gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
-            .body();
+    return metric(scrape(gw), name, provider, label);
+  }
+
+  private static String scrape(TestGateway gw) throws Exception {
+    return gw.send(gw.get("/metrics").header("authorization", "Bearer " + E2eGateway.TOKEN).build())
+        .body();
+  }
+
+  private static double metric(String metrics, String name, String provider, String label) {
     return metrics
         .lines()
         .filter(
@@ -233,8 +239,9 @@ class CallerGoneWhileWaitingE2ETest {
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (true) {
       String pool = "pool=\"interactive\"";
-      if (metric(gw, "gateway_queue_depth", provider, pool) == depth
-          && metric(gw, "gateway_pool_in_flight", provider, pool) == inFlight) {
+      String metrics = scrape(gw); // one scrape: depth and slots seen at the same moment
+      if (metric(metrics, "gateway_queue_depth", provider, pool) == depth
+          && metric(metrics, "gateway_pool_in_flight", provider, pool) == inFlight) {
         return;
       }
       assertTrue(
