@@ -1,10 +1,12 @@
 package dev.spendgateway.edge.call;
 
+import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
@@ -30,6 +32,12 @@ public final class CallCore {
     record Held(CallAttempt attempt) implements Reserving {}
 
     record NotHeld(BudgetRefusal refusal) implements Reserving {}
+
+    /**
+     * The ledger held the worst case, but the caller had hung up by then: the attempt has ended
+     * without being sent (its reservation voided, its line written with 499 {@code caller_gone}).
+     */
+    record CallerGone(CallAttempt attempt) implements Reserving {}
   }
 
   /**
@@ -43,6 +51,20 @@ public final class CallCore {
    */
   public CompletionStage<Reserving> reserve(
       ReserveRequest request, Shape shape, Settlement.Pricing pricing, AccessLine line) {
+    return reserve(request, shape, pricing, line, Optional.empty());
+  }
+
+  /**
+   * As above, for a caller whose connection may end while the ledger decides ({@code callerGone}
+   * completes then): a reservation granted to a caller already gone is released at once and the
+   * provider never called, since nobody would read the answer it bills.
+   */
+  public CompletionStage<Reserving> reserve(
+      ReserveRequest request,
+      Shape shape,
+      Settlement.Pricing pricing,
+      AccessLine line,
+      Optional<? extends CompletionStage<?>> callerGone) {
     return services
         .ledger()
         .reserve(request)
@@ -53,9 +75,13 @@ public final class CallCore {
                 return new Reserving.NotHeld(BudgetRefusal.of(shape, null, request.amountMicros()));
               }
               if (reply instanceof GlobalBudget.Reserved reserved) {
-                return (Reserving)
-                    new Reserving.Held(
-                        attempt(request.id(), reserved.amountMicros(), pricing, line));
+                CallAttempt attempt = attempt(request.id(), reserved.amountMicros(), pricing, line);
+                if (callerGone.map(gone -> gone.toCompletableFuture().isDone()).orElse(false)) {
+                  attempt.end(
+                      new UpstreamOutcome.NeverSent("caller_gone"), GatewayErrors.CALLER_GONE);
+                  return (Reserving) new Reserving.CallerGone(attempt);
+                }
+                return (Reserving) new Reserving.Held(attempt);
               }
               return new Reserving.NotHeld(BudgetRefusal.of(shape, reply, request.amountMicros()));
             });

@@ -47,8 +47,9 @@ public record ProviderGuards(
 
     /**
      * A call dropped unsent because its caller hung up while it waited: {@code wait} is {@code
-     * queue} (its pool's queue), {@code pace} (its turn under the rate limits) or {@code before}
-     * (gone by the time it reached the guards).
+     * queue} (its pool's queue), {@code pace} (its turn under the rate limits), {@code before}
+     * (gone by the time it reached the guards) or {@code reserve} (gone by the time the ledger held
+     * its worst case, which is released at once; counted by the routes).
      */
     void callerGone(Provider provider, String wait);
   }

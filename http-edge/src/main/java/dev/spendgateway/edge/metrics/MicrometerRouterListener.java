@@ -36,9 +36,9 @@ public final class MicrometerRouterListener implements RouterListener {
         MultiGauge.builder("gateway.model.end.of.support.days")
             .description("Days until a deprecated profile model's end of support (-1: unknown)")
             .register(registry);
-    // Served at 0 from the start (two providers × three waits), so a rate sees 0, not no data.
+    // Served at 0 from the start (two providers × four waits), so a rate sees 0, not no data.
     for (Provider provider : Provider.values()) {
-      for (String wait : List.of("queue", "pace", "before")) {
+      for (String wait : List.of("queue", "pace", "before", "reserve")) {
         callersGone(provider, wait);
       }
     }

@@ -301,9 +301,24 @@ final class ProviderCall {
             provider(),
             prepared.model(),
             UsageTelemetry.NO_PROFILE);
-    return core.reserve(reserve, kind.errorShape(), pricing, known)
+    return core.reserve(reserve, kind.errorShape(), pricing, known, CallerConnection.gone(request))
         .thenCompose(
             reserving -> {
+              if (reserving instanceof CallCore.Reserving.CallerGone) {
+                permit.close();
+                line.handOver(); // the ended attempt wrote the call's line
+                guards.listener().callerGone(kind.provider(), "reserve");
+                log.info(
+                    "request {}: the caller hung up while its reserve was decided; released,"
+                        + " nothing sent",
+                    spend.requestId());
+                return CompletableFuture.completedFuture(
+                    error(
+                        GatewayErrors.CALLER_GONE,
+                        "caller_gone",
+                        "The caller hung up while its reserve was decided; released, nothing sent.",
+                        null));
+              }
               if (reserving instanceof CallCore.Reserving.Held held) {
                 line.handOver();
                 UsageTelemetry.countSpend(

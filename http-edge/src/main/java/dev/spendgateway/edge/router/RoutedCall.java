@@ -584,9 +584,25 @@ final class RoutedCall {
             .withFailover(target.failover())
             .withProfile(profile)
             .withDataClass(call.plan().dataClass());
-    return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine)
+    return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine, CallerConnection.gone(request))
         .thenCompose(
             reserving -> {
+              if (reserving instanceof CallCore.Reserving.CallerGone) {
+                permit.close(); // the ended attempt wrote its line: no call line
+                rc.listener().callerGone(target.provider(), "reserve");
+                log.info(
+                    "request {}: the caller hung up while its reserve was decided; released, {}"
+                        + " was not called",
+                    spend.requestId(),
+                    target.provider().wireName());
+                return answer(
+                    loop,
+                    GatewayErrors.error(
+                        Shape.OPENAI,
+                        GatewayErrors.CALLER_GONE,
+                        "caller_gone",
+                        "The caller hung up while its reserve was decided; released, nothing sent."));
+              }
               if (reserving instanceof CallCore.Reserving.Held held) {
                 UsageTelemetry.countSpend(
                     held.attempt(),

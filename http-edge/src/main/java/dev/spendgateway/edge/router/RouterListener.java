@@ -35,8 +35,8 @@ public interface RouterListener {
 
   /**
    * A call dropped unsent because its caller hung up while it waited ({@code
-   * gateway_callers_gone_total{provider,wait}}; {@code wait} = {@code queue}, {@code pace} or
-   * {@code before}).
+   * gateway_callers_gone_total{provider,wait}}; {@code wait} = {@code queue}, {@code pace}, {@code
+   * before} or {@code reserve}).
    */
   default void callerGone(Provider provider, String wait) {}
 

@@ -1,11 +1,13 @@
 package dev.spendgateway.edge.call;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
+import dev.spendgateway.edge.log.AccessRecord;
 import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.edge.provider.InFlightCalls;
@@ -18,6 +20,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
@@ -29,6 +33,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The core's reserve: a held attempt, a refusal naming the worst case, and a lost answer voided.
@@ -173,5 +179,63 @@ class CallCoreTest {
     assertTrue(
         seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation),
         "a busy ledger decided nothing: there is no reservation to release");
+  }
+
+  /** When the caller's connection ends, relative to the ledger's answer to the reserve. */
+  enum Leaves {
+    NEVER,
+    NO_SIGNAL,
+    BEFORE_THE_ANSWER,
+    AFTER_THE_ANSWER
+  }
+
+  /**
+   * A caller who hangs up while the ledger decides its reserve: the granted hold is voided at once
+   * and the attempt ends unsent with a 499 {@code caller_gone} line; a caller who stays (or whose
+   * connection is not watched, or who leaves only after the answer) gets the held attempt.
+   */
+  @ParameterizedTest(name = "the caller leaves {0}")
+  @EnumSource(Leaves.class)
+  void aReserveGrantedToACallerWhoHungUpIsReleasedAndNeverSent(Leaves leaves) throws Exception {
+    List<GlobalBudget.Command> seen = new CopyOnWriteArrayList<>();
+    CallCore core =
+        core(new GlobalBudget.Reserved("gw-test-1", WORST_CASE), Duration.ofMillis(150), seen);
+    CompletableFuture<Void> gone = new CompletableFuture<>();
+    AccessLine line =
+        AccessLine.arrived(Instant.now(), System.nanoTime(), "/test").withRequestId("req-1");
+    CompletableFuture<CallCore.Reserving> reserving =
+        core.reserve(
+                request(),
+                Shape.OPENAI,
+                UNUSED,
+                line,
+                leaves == Leaves.NO_SIGNAL ? Optional.empty() : Optional.of(gone))
+            .toCompletableFuture();
+    if (leaves == Leaves.BEFORE_THE_ANSWER) {
+      gone.complete(null); // the ledger answers 150 ms later
+    }
+    CallCore.Reserving r = reserving.get(5, TimeUnit.SECONDS);
+    if (leaves == Leaves.AFTER_THE_ANSWER) {
+      gone.complete(null);
+    }
+
+    if (leaves != Leaves.BEFORE_THE_ANSWER) {
+      CallAttempt attempt = assertInstanceOf(CallCore.Reserving.Held.class, r).attempt();
+      assertFalse(attempt.hasEnded(), "held for the provider call");
+      assertTrue(seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation));
+      return;
+    }
+    CallAttempt attempt = assertInstanceOf(CallCore.Reserving.CallerGone.class, r).attempt();
+    assertTrue(attempt.hasEnded(), "ended before anything was sent");
+    AccessRecord record = attempt.written().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertEquals(499, record.status());
+    assertEquals("caller_gone", record.errorClass());
+    assertEquals(
+        0, new java.math.BigDecimal(record.settledUsd()).signum(), "voided: nothing billed");
+    assertTrue(
+        seen.stream()
+            .anyMatch(
+                c -> c instanceof GlobalBudget.VoidReservation v && v.id().equals("gw-test-1")),
+        "the hold is released at once: " + seen);
   }
 }
