@@ -164,8 +164,12 @@ public record ProviderGuards(
     return new Clearance.CallerGone(wait, when);
   }
 
-  /** True after {@code wait}; false as soon as the caller's connection ends, if that is first. */
-  private CompletionStage<Boolean> waitedOut(
+  /**
+   * Completes with true after {@code wait}, or with false as soon as the caller's connection ends
+   * ({@code callerGone}), if that comes first; without a signal the whole wait is waited. The
+   * pace's turn here and the router's retry-after wait both use it.
+   */
+  public CompletionStage<Boolean> waitedOut(
       Duration wait, Optional<? extends CompletionStage<?>> callerGone) {
     CompletableFuture<Boolean> came = new CompletableFuture<>();
     delay.apply(wait).thenRun(() -> came.complete(true));

@@ -790,7 +790,8 @@ final class RoutedCall {
     }
     if (step instanceof FailoverPlan.RetrySame retry) {
       Loop again = loop.retried();
-      return waitedOut(retry.delay())
+      return guards
+          .waitedOut(retry.delay(), CallerConnection.gone(request))
           .thenCompose(
               callerStayed ->
                   callerStayed
@@ -986,17 +987,6 @@ final class RoutedCall {
       Prepared call, Loop loop, Failure failure, String when) {
     log.info("request {}: the caller hung up {}", call.spend().requestId(), when);
     return answer(loop, deliver(call, loop, failure));
-  }
-
-  /**
-   * Completes with true after {@code delay}, or with false as soon as the caller's connection ends
-   * (see {@code CallerConnection}); a request without that signal waits the whole delay.
-   */
-  private CompletionStage<Boolean> waitedOut(Duration delay) {
-    CompletableFuture<Boolean> stayed = new CompletableFuture<>();
-    rc.delayer().after(delay).thenRun(() -> stayed.complete(true));
-    CallerConnection.gone(request).ifPresent(gone -> gone.thenRun(() -> stayed.complete(false)));
-    return stayed;
   }
 
   private static CompletionStage<Reply> answer(Loop loop, HttpResponse response) {
