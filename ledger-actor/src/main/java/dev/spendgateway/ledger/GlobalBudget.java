@@ -71,6 +71,10 @@ public final class GlobalBudget
   private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
   private final JournalFlush flush;
+  private final SnapshotPolicy snapshots;
+
+  /** {@link LedgerState#factsSinceLoad} at the last snapshot this actor took (0: none yet). */
+  private long factsAtLastSnapshot;
 
   /**
    * Completes once the flush covering the latest write has finished. Every answer waits for it:
@@ -121,6 +125,7 @@ public final class GlobalBudget
     this.clock = clock;
     this.observer = observer;
     this.flush = JournalFlush.get(context.getSystem().classicSystem());
+    this.snapshots = new SnapshotPolicy(settings.snapshotEvery());
   }
 
   @Override
@@ -128,9 +133,27 @@ public final class GlobalBudget
     return LedgerState.empty();
   }
 
+  /**
+   * Snapshots by facts written, not by journal rows (see {@link SnapshotPolicy}); the snapshot
+   * store keeps the two newest ({@code dev.spendgateway.ledger.journal.KeepTwoSnapshotStore}).
+   */
   @Override
   public RetentionCriteria retentionCriteria() {
-    return RetentionCriteria.snapshotEvery(settings.snapshotEvery(), 2);
+    return RetentionCriteria.disabled();
+  }
+
+  /**
+   * Called once per row written. The count since the last snapshot starts at the facts the recovery
+   * replayed, so a ledger restarted over and over still snapshots on time.
+   */
+  @Override
+  public boolean shouldSnapshot(LedgerState state, Event event, long sequenceNr) {
+    long factsSince = state.factsSinceLoad() - factsAtLastSnapshot;
+    if (!snapshots.due(factsSince, state.knownReservations())) {
+      return false;
+    }
+    factsAtLastSnapshot = state.factsSinceLoad();
+    return true;
   }
 
   @Override
@@ -151,11 +174,13 @@ public final class GlobalBudget
     context
         .getLog()
         .info(
-            "ledger recovered in {} ms: {} reservation ids known, {} open, {} adjustment ids known",
+            "ledger recovered in {} ms: {} reservation ids known, {} open, {} adjustment ids known;"
+                + " {} facts replayed after the snapshot it started from",
             took.toMillis(),
             state.knownReservations(),
             state.openReservations(),
-            state.knownAdjustments());
+            state.knownAdjustments(),
+            state.factsSinceLoad());
     tellObserver(
         () -> observer.recovered(took, state.knownReservations(), state.openReservations()));
     // Re-arm expiry at once: reservations that timed out while the ledger was down expire now.

@@ -128,7 +128,8 @@ public record LedgerSnapshot(
         OpenReservations.of(stillOpen),
         totals.build(),
         PersistentMap.of(brandCaps),
-        byId.build());
+        byId.build(),
+        0);
   }
 
   private static RecentIds restoredRecent(RecentIdsForm form) {

@@ -44,19 +44,28 @@ public final class LedgerState implements LedgerSerializable {
   private final PersistentMap<String, BrandCaps> brandCaps;
   private final PersistentMap<String, Adjustment> adjustments;
 
+  /**
+   * Facts folded into this state since it was loaded from a snapshot (or began empty): what a
+   * recovery from that snapshot replays, and so what decides when the next one is due. Not part of
+   * the snapshot: a state read from one starts at 0.
+   */
+  private final long factsSinceLoad;
+
   LedgerState(
       RecentIds recent,
       PastIds past,
       OpenReservations open,
       PersistentMap<CapKey, Spend> spend,
       PersistentMap<String, BrandCaps> brandCaps,
-      PersistentMap<String, Adjustment> adjustments) {
+      PersistentMap<String, Adjustment> adjustments,
+      long factsSinceLoad) {
     this.recent = recent;
     this.past = past;
     this.open = open;
     this.spend = spend;
     this.brandCaps = brandCaps;
     this.adjustments = adjustments;
+    this.factsSinceLoad = factsSinceLoad;
   }
 
   public static LedgerState empty() {
@@ -66,7 +75,8 @@ public final class LedgerState implements LedgerSerializable {
         OpenReservations.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
-        PersistentMap.empty());
+        PersistentMap.empty(),
+        0);
   }
 
   /**
@@ -206,7 +216,24 @@ public final class LedgerState implements LedgerSerializable {
    * cannot follow this state (closing a reservation that is not open).
    */
   public LedgerState applied(Event event) {
-    return appliedInOrder(event instanceof GroupCommit g ? g.facts() : List.of(event));
+    List<Event> facts = event instanceof GroupCommit g ? g.facts() : List.of(event);
+    LedgerState next = appliedInOrder(facts);
+    return new LedgerState(
+        next.recent,
+        next.past,
+        next.open,
+        next.spend,
+        next.brandCaps,
+        next.adjustments,
+        factsSinceLoad + facts.size());
+  }
+
+  /**
+   * Facts folded since this state was loaded from a snapshot or began empty (a standby's copy
+   * handed to a new ledger keeps its count): how many a recovery from that snapshot replays.
+   */
+  public long factsSinceLoad() {
+    return factsSinceLoad;
   }
 
   /** A fact that reads or rewrites the books as a whole, not one reservation's. */
@@ -256,6 +283,7 @@ public final class LedgerState implements LedgerSerializable {
     private final PersistentMap<CapKey, Spend> spend;
     private PersistentMap<String, BrandCaps> brandCaps;
     private final PersistentMap<String, Adjustment> adjustments;
+    private final long factsSinceLoad;
 
     /** Totals changed since this fold started (each key written to {@link #spend} at the end). */
     private final Map<CapKey, Spend> moved = new java.util.HashMap<>();
@@ -267,6 +295,7 @@ public final class LedgerState implements LedgerSerializable {
       this.spend = from.spend;
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
+      this.factsSinceLoad = from.factsSinceLoad;
     }
 
     private Spend spendOn(CapKey key) {
@@ -355,7 +384,7 @@ public final class LedgerState implements LedgerSerializable {
       for (Map.Entry<CapKey, Spend> m : moved.entrySet()) {
         books = books.with(m.getKey(), m.getValue());
       }
-      return new LedgerState(recent, past, open, books, brandCaps, adjustments);
+      return new LedgerState(recent, past, open, books, brandCaps, adjustments, factsSinceLoad);
     }
   }
 
@@ -382,7 +411,8 @@ public final class LedgerState implements LedgerSerializable {
               key, newSpend.getOrDefault(key, Spend.NONE).withAdjustment(e.deltaMicros()));
     }
     Adjustment a = Adjustment.of(e);
-    return new LedgerState(recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a));
+    return new LedgerState(
+        recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a), factsSinceLoad);
   }
 
   /** Without the cap windows that ended before {@code cutoff} (a handful per day). */
@@ -393,7 +423,7 @@ public final class LedgerState implements LedgerSerializable {
         keptSpend = keptSpend.without(k);
       }
     }
-    return new LedgerState(recent, past, open, keptSpend, brandCaps, adjustments);
+    return new LedgerState(recent, past, open, keptSpend, brandCaps, adjustments, factsSinceLoad);
   }
 
   /**
@@ -412,7 +442,7 @@ public final class LedgerState implements LedgerSerializable {
     }
     return kept == recent && newPast == past
         ? this
-        : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments);
+        : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments, factsSinceLoad);
   }
 
   /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */

@@ -2,12 +2,12 @@ package dev.spendgateway.ledger.cluster;
 
 import com.typesafe.config.Config;
 import dev.spendgateway.ledger.GlobalBudget;
+import dev.spendgateway.ledger.journal.NewestSnapshotStore;
 import org.apache.pekko.event.Logging;
 import org.apache.pekko.event.LoggingAdapter;
 import org.apache.pekko.persistence.SelectedSnapshot;
 import org.apache.pekko.persistence.SnapshotMetadata;
 import org.apache.pekko.persistence.SnapshotSelectionCriteria;
-import org.apache.pekko.persistence.jdbc.snapshot.JdbcSnapshotStore;
 import scala.Option;
 import scala.concurrent.Future;
 import scala.jdk.javaapi.FutureConverters;
@@ -18,9 +18,9 @@ import scala.jdk.javaapi.FutureConverters;
  * first, and its state (exactly the fold of the journal up to its row) is returned as a snapshot at
  * that row. The recovery then replays only the rows after it. Every other load (another persistence
  * id, a narrower selection, no standby that has caught up, the operator tools) and every save and
- * delete is the plugin's own.
+ * delete is {@link NewestSnapshotStore}'s (the plugin's, keeping only the newest snapshot).
  */
-public class StandbySnapshotStore extends JdbcSnapshotStore {
+public class StandbySnapshotStore extends NewestSnapshotStore {
   private final LoggingAdapter log;
 
   public StandbySnapshotStore(Config config) {

@@ -48,8 +48,8 @@ public final class MemoryOverTimeBench {
     Config config = LedgerBench.ledgerConfig(dataDir);
     LedgerSettings settings = LedgerSettings.fromConfig(config);
     System.out.printf(
-        "# memory over time: %d min at %d pairs/s, window %s, horizon %s, retention %s, snapshot every %d"
-            + " events, compaction every %s, %d cores, heap max %d MB%n",
+        "# memory over time: %d min at %d pairs/s, window %s, horizon %s, retention %s, snapshot after %d+ facts"
+            + " (and half the ids held), compaction every %s, %d cores, heap max %d MB%n",
         minutes,
         rate,
         settings.idempotencyWindow(),

@@ -62,6 +62,42 @@ class PostgresJournalTest {
     assertTrue(e.getMessage().contains("GATEWAY_JOURNAL_URL"), e.getMessage());
   }
 
+  /**
+   * The ledger snapshots by facts and the store keeps only the newest snapshot, on PostgreSQL as on
+   * H2 (the cluster's standby store inherits the same save): a ledger running for months leaves one
+   * snapshot row, not one per snapshot it ever took.
+   */
+  @Test
+  void onlyTheNewestSnapshotIsKept() throws Exception {
+    try (PgDatabase db = PgDatabase.create()) {
+      try (PgLedger ledger = PgLedger.start(db.url, Map.of("ledger.snapshot-every", 10))) {
+        for (int i = 0; i < 40; i++) { // one at a time: one fact per row
+          assertInstanceOf(
+              LedgerProtocol.Reserved.class,
+              ledger
+                  .client
+                  .reserve(new ReserveRequest("s-" + i, Lane.FREE, null, CENT, 0, 0))
+                  .toCompletableFuture()
+                  .get(30, TimeUnit.SECONDS));
+        }
+        // Snapshots at rows 10, 20 and 39: from row 20 on, half the ids held is above 10 (at row
+        // 39,
+        // 19 facts since row 20 and 39 ids held, half of it 19).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        String where = " FROM snapshot WHERE persistence_id = 'global'";
+        long count = -1;
+        long oldest = -1;
+        while (System.nanoTime() < deadline && !(count == 1 && oldest == 39)) {
+          Thread.sleep(50);
+          count = db.number("SELECT count(*)" + where);
+          oldest = db.number("SELECT coalesce(min(sequence_number), 0)" + where);
+        }
+        assertEquals(1, count, "snapshot rows");
+        assertEquals(39, oldest, "the one kept is the newest");
+      }
+    }
+  }
+
   @Test
   void reservationsAreGroupCommittedAndRecoveredFromPostgres() throws Exception {
     try (PgDatabase db = PgDatabase.create()) {

@@ -1,0 +1,185 @@
+package dev.spendgateway.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerProtocol.Batch;
+import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
+import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.LedgerProtocol.Command;
+import dev.spendgateway.ledger.LedgerProtocol.Reserve;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.policy.access.Lane;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.annotations.JUnit5TestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.JUnit5TestKitBuilder;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestKitJUnit5Extension;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.persistence.testkit.javadsl.EventSourcedBehaviorTestKit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * When the ledger snapshots, counted in facts: a row of hundreds of facts (a group commit under
+ * load) counts as hundreds, and the facts a recovery replayed count towards the next snapshot. With
+ * snapshots every N journal rows, a busy ledger went tens of millions of facts without one (every
+ * one of them replayed after a crash), and a ledger restarted more often than every N rows never
+ * took one.
+ */
+@ExtendWith(TestKitJUnit5Extension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SnapshotTimingTest {
+
+  @JUnit5TestKit
+  final ActorTestKit testKit =
+      new JUnit5TestKitBuilder()
+          .withCustomConfig(EventSourcedBehaviorTestKit.config().withFallback(ConfigFactory.load()))
+          .build();
+
+  private final TestClock clock = TestClock.at("2026-11-30T10:00:00Z");
+
+  private EventSourcedBehaviorTestKit<Command, Event, LedgerState> ledger(int snapshotEvery) {
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit =
+        EventSourcedBehaviorTestKit.create(
+            testKit.system(),
+            GlobalBudget.create(GlobalBudgetTest.settings(snapshotEvery), clock),
+            EventSourcedBehaviorTestKit.enabledSerializationSettings().withVerifyCommands(false));
+    kit.clear();
+    kit.snapshotTestKit().orElseThrow().clearAll();
+    return kit;
+  }
+
+  /** One group commit (one journal row) of {@code count} one-cent reserves. */
+  private void oneRow(
+      EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit, String prefix, int count) {
+    TestProbe<ReserveReply> callers = testKit.createTestProbe();
+    List<Batchable> commands = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      commands.add(new Reserve(prefix + i, Lane.FREE, null, 10_000, 0, 0, callers.ref()));
+    }
+    kit.<BatchWritten>runCommand(replyTo -> new Batch(commands, replyTo));
+  }
+
+  private List<Long> snapshotRows(EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit) {
+    return kit
+        .snapshotTestKit()
+        .orElseThrow()
+        .persistedInStorage(GlobalBudget.PERSISTENCE_ID.id())
+        .stream()
+        .map(p -> p.first().sequenceNr())
+        .toList();
+  }
+
+  @Test
+  void aRowOfManyFactsCountsAsManyFacts() {
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit = ledger(100);
+    oneRow(kit, "a", 60);
+    assertEquals(List.of(), snapshotRows(kit), "60 facts: not yet");
+    oneRow(kit, "b", 60);
+    // Row 2 brought the facts to 120: due (at least 100, and at least half the 120 ids held).
+    assertEquals(List.of(2L), snapshotRows(kit));
+  }
+
+  @Test
+  void oneFactPerRowSnapshotsEveryNFacts() {
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit = ledger(10);
+    for (int i = 0; i < 25; i++) {
+      oneRow(kit, "r" + i + "-", 1);
+    }
+    // 10 facts (10 ids held) and 10 more (20 held, half of it 10): rows 10 and 20.
+    assertEquals(List.of(10L, 20L), snapshotRows(kit));
+  }
+
+  @Test
+  void aLargeStateIsSnapshottedOncePerHalfItsIds() {
+    EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit = ledger(10);
+    oneRow(kit, "big", 400); // row 1: 400 facts, 400 ids held: due
+    for (int i = 0; i < 450; i++) {
+      oneRow(kit, "r" + i + "-", 1);
+    }
+    // After row 1 the state holds 400+ ids: the next snapshot waits for 400 facts, not 10.
+    List<Long> rows = snapshotRows(kit);
+    assertEquals(1L, rows.get(0));
+    assertEquals(2, rows.size(), rows.toString());
+    long factsBetween = rows.get(1) - rows.get(0); // one fact per row after row 1
+    long idsHeldThen = 400 + factsBetween;
+    assertEquals(idsHeldThen / 2, factsBetween, 1, "facts between the two snapshots");
+  }
+
+  /**
+   * On a real journal and snapshot store (H2 file): the snapshot is read back through Jackson, so
+   * the count restarts at the snapshot and the recovery's replay is what it counts.
+   */
+  @Test
+  void factsReplayedByARecoveryCountTowardsTheNextSnapshotAndOnlyTheNewestIsKept(
+      @TempDir Path dataDir) throws Exception {
+    Map<String, Object> every10 = Map.of("ledger.snapshot-every", 10);
+    try (H2Ledger ledger = H2Ledger.start(dataDir, every10)) {
+      for (int i = 0; i < 16; i++) { // one call at a time: one fact per row
+        reserve(ledger, "r" + i);
+      }
+    }
+    assertEquals(List.of(10L), snapshotRows(dataDir));
+
+    try (H2Ledger ledger = H2Ledger.start(dataDir, every10)) { // replays rows 11-16
+      for (int i = 16; i < 20; i++) {
+        reserve(ledger, "r" + i);
+      }
+      // 6 replayed + 4 new = 10 since the snapshot at row 10: due at row 20, not at row 26.
+      awaitSnapshotRows(dataDir, List.of(20L));
+    }
+  }
+
+  private static void reserve(H2Ledger ledger, String id) throws Exception {
+    ReserveReply reply =
+        ledger
+            .client
+            .reserve(new ReserveRequest(id, Lane.FREE, null, 10_000, 0, 0))
+            .toCompletableFuture()
+            .get(30, TimeUnit.SECONDS);
+    assertTrue(reply instanceof LedgerProtocol.Reserved, reply.toString());
+  }
+
+  /** The snapshot is written and the older one deleted after the row's answer: wait a little. */
+  private static void awaitSnapshotRows(Path dataDir, List<Long> expected) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    List<Long> rows = snapshotRows(dataDir);
+    while (!rows.equals(expected) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      rows = snapshotRows(dataDir);
+    }
+    assertEquals(expected, rows);
+  }
+
+  /** The sequence numbers of the ledger's snapshots in the H2 file, oldest first. */
+  private static List<Long> snapshotRows(Path dataDir) throws Exception {
+    String url =
+        "jdbc:h2:file:"
+            + dataDir.toAbsolutePath()
+            + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE";
+    List<Long> rows = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection(url, "sa", "");
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT \"sequence_number\" FROM \"snapshot\" ORDER BY \"sequence_number\"")) {
+      while (rs.next()) {
+        rows.add(rs.getLong(1));
+      }
+    }
+    return rows;
+  }
+}
