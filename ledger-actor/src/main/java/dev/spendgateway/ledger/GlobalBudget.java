@@ -72,6 +72,7 @@ public final class GlobalBudget
   private final long startedNanos = System.nanoTime();
   private final JournalFlush flush;
   private final SnapshotPolicy snapshots;
+  private final ActorRef<Object> snapshotWriter;
 
   /** {@link LedgerState#factsSinceLoad} at the last snapshot this actor took (0: none yet). */
   private long factsAtLastSnapshot;
@@ -126,6 +127,7 @@ public final class GlobalBudget
     this.observer = observer;
     this.flush = JournalFlush.get(context.getSystem().classicSystem());
     this.snapshots = new SnapshotPolicy(settings.snapshotEvery());
+    this.snapshotWriter = context.spawnAnonymous(SnapshotWriter.create(clock));
   }
 
   @Override
@@ -134,26 +136,14 @@ public final class GlobalBudget
   }
 
   /**
-   * Snapshots by facts written, not by journal rows (see {@link SnapshotPolicy}); the snapshot
-   * store keeps the two newest ({@code dev.spendgateway.ledger.journal.KeepTwoSnapshotStore}).
+   * No snapshots by Pekko: they are taken by facts written, not journal rows ({@link
+   * SnapshotPolicy}), and written beside the ledger ({@link SnapshotWriter}), which Pekko's own
+   * snapshotting cannot do. The snapshot store keeps only the newest ({@code
+   * dev.spendgateway.ledger.journal.NewestSnapshotStore}).
    */
   @Override
   public RetentionCriteria retentionCriteria() {
     return RetentionCriteria.disabled();
-  }
-
-  /**
-   * Called once per row written. The count since the last snapshot starts at the facts the recovery
-   * replayed, so a ledger restarted over and over still snapshots on time.
-   */
-  @Override
-  public boolean shouldSnapshot(LedgerState state, Event event, long sequenceNr) {
-    long factsSince = state.factsSinceLoad() - factsAtLastSnapshot;
-    if (!snapshots.due(factsSince, state.knownReservations())) {
-      return false;
-    }
-    factsAtLastSnapshot = state.factsSinceLoad();
-    return true;
   }
 
   @Override
@@ -248,7 +238,7 @@ public final class GlobalBudget
             .persist(GroupCommit.of(events))
             .thenRun(
                 newState -> {
-                  written();
+                  written(newState);
                   whenFlushed(() -> sendAll(decided.decided()));
                   logOverReserve(events);
                   observePersisted(events, writeStarted);
@@ -321,7 +311,7 @@ public final class GlobalBudget
         .persist(GroupCommit.of(expired))
         .thenRun(
             s -> {
-              written();
+              written(s);
               context.getLog().info("expired {} reservations at their worst case", expired.size());
               observePersisted(expired, writeStarted);
             })
@@ -338,7 +328,7 @@ public final class GlobalBudget
         .persist(compacted.get())
         .thenRun(
             s -> {
-              written();
+              written(s);
               observePersisted(List.of(compacted.get()), writeStarted);
               // Ids leave the window a slice at a time; the next slice queues behind waiting
               // commands.
@@ -405,7 +395,7 @@ public final class GlobalBudget
         .persist(GroupCommit.of(decision.events()))
         .thenRun(
             s -> {
-              written();
+              written(s);
               whenFlushed(() -> replyTo.tell(decision.reply()));
               logOverReserve(decision.events());
               observePersisted(decision.events(), writeStarted);
@@ -413,8 +403,32 @@ public final class GlobalBudget
         .thenNoReply();
   }
 
-  /** A write was confirmed: what is answered from now on waits for the flush that covers it. */
-  private void written() {
+  /**
+   * A write was confirmed: what is answered from now on waits for the flush that covers it, and a
+   * snapshot of {@code newState} is taken if one is due.
+   */
+  private void written(LedgerState newState) {
+    trackFlushOfLatestWrite();
+    snapshotIfDue(newState);
+  }
+
+  /**
+   * Hands {@code newState} to the snapshot writer once its row is flushed, if a snapshot is due.
+   * The count since the last snapshot starts at the facts the recovery replayed, so a ledger
+   * restarted over and over still snapshots on time.
+   */
+  private void snapshotIfDue(LedgerState newState) {
+    long factsSince = newState.factsSinceLoad() - factsAtLastSnapshot;
+    if (!snapshots.due(factsSince, newState.knownReservations())) {
+      return;
+    }
+    factsAtLastSnapshot = newState.factsSinceLoad();
+    SnapshotWriter.Save save =
+        new SnapshotWriter.Save(lastSequenceNumber(context), newState.forSnapshot(), factsSince);
+    whenFlushed(() -> snapshotWriter.tell(save));
+  }
+
+  private void trackFlushOfLatestWrite() {
     if (flush.answersWaitForFlush()) {
       CompletionStage<Void> flushed = flush.afterCommit();
       flushed.whenComplete(

@@ -229,6 +229,23 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   /**
+   * This state for writing as a snapshot on another thread while the ledger goes on. The state is
+   * immutable except for two parts later rows write into in place, the newest chunk of the window's
+   * ids and the newest past-id filter; those are copied (one chunk of 4,096 ids, one filter of at
+   * most 20 MB, once per snapshot), everything else is shared.
+   */
+  LedgerState forSnapshot() {
+    return new LedgerState(
+        recent.withLastChunkCopied(),
+        past.withNewestCopied(),
+        open,
+        spend,
+        brandCaps,
+        adjustments,
+        factsSinceLoad);
+  }
+
+  /**
    * Facts folded since this state was loaded from a snapshot or began empty (a standby's copy
    * handed to a new ledger keeps its count): how many a recovery from that snapshot replays.
    */

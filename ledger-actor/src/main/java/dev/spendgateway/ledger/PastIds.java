@@ -87,6 +87,23 @@ final class PastIds {
     this.filters = List.copyOf(filters);
   }
 
+  /**
+   * These filters with the newest one copied, for reading on another thread (a snapshot) while the
+   * ledger goes on: expiring ids adds them to the newest filter in place; older filters are full
+   * and never change.
+   */
+  PastIds withNewestCopied() {
+    if (filters.isEmpty()) {
+      return this;
+    }
+    List<Filter> out = new ArrayList<>(filters);
+    Filter newest = out.get(out.size() - 1);
+    out.set(
+        out.size() - 1,
+        new Filter(newest.bits.clone(), newest.capacity, newest.count, newest.newestMillis));
+    return new PastIds(out);
+  }
+
   boolean mightContain(String id) {
     if (filters.isEmpty()) {
       return false;

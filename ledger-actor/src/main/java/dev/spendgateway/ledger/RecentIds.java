@@ -211,6 +211,20 @@ final class RecentIds {
     this.subjects = subjects;
   }
 
+  /**
+   * This value with its last chunk copied, for reading on another thread (a snapshot) while the
+   * ledger goes on: later appends write into the last chunk only (its free slots and its newest
+   * close time), the earlier ones are full and never change. Not for appending to.
+   */
+  RecentIds withLastChunkCopied() {
+    if (chunks.length == 0) {
+      return this;
+    }
+    Chunk[] copied = chunks.clone();
+    copied[copied.length - 1] = copied[copied.length - 1].copy();
+    return new RecentIds(table, copied, tail, subjects);
+  }
+
   /** A new, empty index with its own table (never shared between ledgers). */
   static RecentIds empty() {
     return new RecentIds(new Table(), new Chunk[0], 0, Subjects.EMPTY);
