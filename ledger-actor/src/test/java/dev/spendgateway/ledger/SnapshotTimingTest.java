@@ -184,7 +184,10 @@ class SnapshotTimingTest {
       }
       assertEquals(List.of(), snapshotRows(dataDir), "still held");
       HeldSnapshotStore.release();
-      awaitSnapshotRows(dataDir, List.of(10L));
+      // Row 20 made a second snapshot due while the first was held: it waited in the writer (one
+      // save at a time) and is written after it, the newest, the only one kept.
+      awaitSnapshotRows(dataDir, List.of(20L));
+      assertEquals(2, HeldSnapshotStore.held(), "rows 10 and 20, one after the other");
     } finally {
       HeldSnapshotStore.release();
     }
