@@ -216,16 +216,7 @@ public final class LedgerState implements LedgerSerializable {
    * cannot follow this state (closing a reservation that is not open).
    */
   public LedgerState applied(Event event) {
-    List<Event> facts = event instanceof GroupCommit g ? g.facts() : List.of(event);
-    LedgerState next = appliedInOrder(facts);
-    return new LedgerState(
-        next.recent,
-        next.past,
-        next.open,
-        next.spend,
-        next.brandCaps,
-        next.adjustments,
-        factsSinceLoad + facts.size());
+    return appliedInOrder(event instanceof GroupCommit g ? g.facts() : List.of(event));
   }
 
   /**
@@ -279,10 +270,12 @@ public final class LedgerState implements LedgerSerializable {
    * facts of the row written back first.
    */
   private LedgerState appliedInOrder(List<Event> facts) {
-    RowFold row = new RowFold(this);
+    // The row's facts are counted up front: every state built on the way carries the new count.
+    RowFold row = new RowFold(this, factsSinceLoad + facts.size());
     for (Event fact : facts) {
       if (!row.took(fact)) {
-        row = new RowFold(row.state().appliedAsAWhole(fact));
+        LedgerState before = row.state();
+        row = new RowFold(before.appliedAsAWhole(fact), before.factsSinceLoad);
       }
     }
     return row.state();
@@ -305,14 +298,14 @@ public final class LedgerState implements LedgerSerializable {
     /** Totals changed since this fold started (each key written to {@link #spend} at the end). */
     private final Map<CapKey, Spend> moved = new java.util.HashMap<>();
 
-    RowFold(LedgerState from) {
+    RowFold(LedgerState from, long factsSinceLoad) {
       this.recent = from.recent;
       this.past = from.past;
       this.open = from.open;
       this.spend = from.spend;
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
-      this.factsSinceLoad = from.factsSinceLoad;
+      this.factsSinceLoad = factsSinceLoad;
     }
 
     private Spend spendOn(CapKey key) {
