@@ -16,7 +16,13 @@
 #   loadtest/cluster-bench.sh [seconds per measured run (default 20)]
 #
 # Environment (all optional):
-#   CLUSTER_BENCH_CALLERS   callers in total per run, split over three loadtest processes (48)
+#   CLUSTER_BENCH_CALLERS   the caller levels measured, callers in total per run, each split over
+#                           three loadtest processes ("48 96 144"). Each phase and scenario warms up
+#                           at the first level, then runs once per level; the ratio is printed per
+#                           level and between the phases' best levels. A closed loop's throughput
+#                           is callers / latency: a path with more steps (a node, the network, the
+#                           ledger's node and back) needs more callers in flight before it is busy,
+#                           so one fixed level can measure latency instead of capacity
 #   CLUSTER_BENCH_WARMUP    shortest closed-loop warm-up before each measured run, seconds (60)
 #   CLUSTER_BENCH_WARMUP_MAX longest warm-up, seconds (420). The warm-up goes on in rounds of 20 s
 #                           until the gateway JVMs' JIT compiler threads use under
@@ -38,7 +44,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-20}"
-callers="${CLUSTER_BENCH_CALLERS:-48}"
+read -r -a levels <<<"${CLUSTER_BENCH_CALLERS:-48 96 144}"
 warmup="${CLUSTER_BENCH_WARMUP:-60}"
 warmup_max="${CLUSTER_BENCH_WARMUP_MAX:-420}"
 jit_quiet="${CLUSTER_BENCH_JIT_QUIET:-5}"
@@ -51,13 +57,18 @@ pg_user="${PGUSER:-postgres}"
 sim_port=$base
 single_port=$((base + 4))
 token="cluster-bench-token"
-per_proc=$(( (callers + 2) / 3 ))
+# per_process TOTAL: the callers of each of the three loadtests (a third of TOTAL, rounded up).
+per_process() { echo $(( ($1 + 2) / 3 )); }
 
 need() { command -v "$1" >/dev/null || { echo "cluster-bench: '$1' not found; $2" >&2; exit 2; }; }
 need java "install a Java 17 JDK"
 need psql "install the PostgreSQL client"
 need curl "install curl"
 need jq "install jq (apt-get install -y jq)"
+(( ${#levels[@]} >= 1 )) || { echo "cluster-bench: CLUSTER_BENCH_CALLERS must list at least one caller level" >&2; exit 2; }
+for level in "${levels[@]}"; do
+  [[ "$level" =~ ^[0-9]+$ && "$level" -ge 3 ]] || { echo "cluster-bench: each level in CLUSTER_BENCH_CALLERS must be a whole number >= 3 (one caller per loadtest at least), not '$level'" >&2; exit 2; }
+done
 [[ "$secs" =~ ^[0-9]+$ && "$secs" -ge 1 ]] || { echo "cluster-bench: seconds must be a whole number >= 1, not '$secs'" >&2; exit 2; }
 [[ "$warmup" =~ ^[0-9]+$ && "$warmup" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP must be a whole number >= 1, not '$warmup'" >&2; exit 2; }
 [[ "$warmup_max" =~ ^[0-9]+$ && "$warmup_max" -ge "$warmup" ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP_MAX must be a whole number >= CLUSTER_BENCH_WARMUP ($warmup), not '$warmup_max'" >&2; exit 2; }
@@ -95,6 +106,24 @@ psql_do "CREATE DATABASE $db_single" >/dev/null
 psql_do "CREATE DATABASE $db_cluster" >/dev/null
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# ms_of_day: now, in milliseconds since midnight in the local time zone (the gateways' log time).
+ms_of_day() { date +%H:%M:%S.%3N | awk -F'[:.]' '{ print (($1 * 60 + $2) * 60 + $3) * 1000 + $4 }'; }
+
+# snapshots_during FROM TO LOG...: how many ledger snapshots the logs say were being written at some
+# point between FROM and TO (ms of day). A snapshot is written beside the ledger, so it holds no
+# answer, but it takes one core for seconds (the whole state serialized): a run it overlaps
+# measures less, so the table says which runs had one.
+snapshots_during() {
+  local from=$1 to=$2; shift 2
+  cat "$@" 2>/dev/null | awk -v from="$from" -v to="$to" '
+    /ledger snapshot at journal row .* written in [0-9]+ ms/ {
+      split($1, t, /[:.]/); done = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1000 + t[4]
+      match($0, /written in [0-9]+ ms/); took = substr($0, RSTART + 11, RLENGTH - 14) + 0
+      if (done >= from && done - took <= to) n++
+    }
+    END { print n + 0 }'
+}
 log() { echo "cluster-bench: $*" >&2; }
 
 # Build once, before anything runs in parallel (each launcher builds its jar when it is stale).
@@ -172,54 +201,73 @@ jit_share() {
   if (( cpu > 0 )); then echo $(( jit * 100 / cpu )); else echo 0; fi
 }
 
-# run_load SCENARIO LABEL PORT PORT PORT: three loadtests at once, one per port, each with a third
-# of the callers: first warm-up rounds (not counted) until the gateways' JIT is quiet, then the
-# measured run. Sets $measured to "calls/s p50 p99 non-2xx cpu-ms-per-call jit-% warm-up-s
-# loadavg": throughputs summed; of the three runs' p50 and p99 the highest (the figure the slowest
-# node's callers saw); the CPU the gateway processes ($gw_pids) used during the measured run per
-# call, which depends far less on what else the machine runs than calls/s does, and the share of it
-# their JIT compilers took.
-measured=""
+# The gateway processes of the phase being measured, and their log files.
 gw_pids=()
-run_load() {
-  local scenario=$1 label=$2; shift 2
-  local extra=()
+gw_logs=()
+
+# load_round SCENARIO FILE-PREFIX SECONDS CALLERS-PER-PROCESS PORT...: one loadtest per port at
+# once, each with the given callers, for the given seconds; their JSON goes to FILE-PREFIX-<i>.json.
+# Fails if one of them reported a problem.
+load_round() {
+  local scenario=$1 prefix=$2 run_secs=$3 each=$4; shift 4
+  local extra=() i=0 lp=() failed=0 port p
   # Every reservation is one cent under caps that never bind (brand caps per run from the flags).
   if [[ "$scenario" == ledger ]]; then extra=(--brand-daily-usd 1000000 --brand-monthly-usd 1000000); fi
-  local round=warmup run_secs i lp failed=0 before after cpu0 cpu1 jit0 share warmed=0
+  for port in "$@"; do
+    i=$((i + 1))
+    GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
+      "$root/bin/loadtest" "$scenario" --port "$port" -c "$each" --duration "${run_secs}s" \
+      --json -q "${extra[@]}" >"$prefix-$i.json" 2>"$prefix-$i.err" &
+    lp+=($!); pids+=($!)
+  done
+  for p in "${lp[@]}"; do wait "$p" || failed=1; done
+  return $failed
+}
+
+# warm_up SCENARIO LABEL PORT PORT PORT: closed-loop rounds of 20 s at the first caller level (not
+# counted) until the gateways' JIT is quiet. Sets $warmed to the seconds it took.
+warmed=0
+warm_up() {
+  local scenario=$1 label=$2 cpu0 jit0 share; shift 2
+  warmed=0
   while true; do
-    run_secs=$secs
-    [[ $round == warmup ]] && run_secs=$warmup_round
-    i=0; lp=()
     cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}")
-    [[ $round == measure ]] && before=$(load1)
-    for port in "$@"; do
-      i=$((i + 1))
-      GATEWAY_TOKEN="$token" LOADTEST_JAVA_OPTS="-XX:+UseParallelGC -Xms128m -XX:TieredStopAtLevel=1" \
-        "$root/bin/loadtest" "$scenario" --port "$port" -c "$per_proc" --duration "${run_secs}s" \
-        --json -q "${extra[@]}" >"$work/$label-$round-$i.json" 2>"$work/$label-$round-$i.err" &
-      lp+=($!); pids+=($!)
-    done
-    for p in "${lp[@]}"; do wait "$p" || failed=1; done
-    [[ $round == measure ]] && break
-    warmed=$((warmed + run_secs))
+    load_round "$scenario" "$work/$label-warmup" "$warmup_round" "$(per_process "${levels[0]}")" "$@" \
+      || log "$label: a warm-up loadtest reported a problem; see $work/$label-warmup-*.json / .err"
+    warmed=$((warmed + warmup_round))
     share=$(jit_share "$cpu0" "$jit0")
     log "    warm-up ${warmed}s: JIT compilers ${share} % of the gateways' CPU"
     if (( warmed >= warmup_max )); then
       log "    still compiling after ${warmup_max}s (CLUSTER_BENCH_WARMUP_MAX): measuring anyway"
-      round=measure
+      return
     elif (( warmed >= warmup && share < jit_quiet )); then
-      round=measure
+      return
     fi
   done
+}
+
+# measure SCENARIO LABEL CALLERS PORT PORT PORT: one measured run with CALLERS in all (a third per
+# loadtest). Sets $measured to "calls/s p50 p99 non-2xx cpu-ms-per-call jit-% snapshots warm-up-s
+# loadavg":
+# throughputs summed; of the three runs' p50 and p99 the highest (the figure the slowest node's
+# callers saw); the CPU the gateway processes ($gw_pids) used during the run per call, which depends
+# far less on what else the machine runs than calls/s does, and the share of it their JIT compilers
+# took; and how many ledger snapshots were being written meanwhile.
+measured=""
+measure() {
+  local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to; shift 3
+  cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}")
+  before=$(load1); from=$(ms_of_day)
+  load_round "$scenario" "$work/$label-measure-$total" "$secs" "$(per_process "$total")" "$@" \
+    || log "$label: a loadtest reported a problem (exit != 0); see $work/$label-measure-$total-*.json / .err"
   share=$(jit_share "$cpu0" "$jit0")
   cpu1=$(cpu_ticks "${gw_pids[@]}")
-  after=$(load1)
-  if [[ $failed == 1 ]]; then
-    log "$label: a loadtest reported a problem (exit != 0); see $work/$label-*.json / .err"
-  fi
+  after=$(load1); to=$(ms_of_day)
+  # (a snapshot that ends within a few seconds after the run was already running during it)
+  sleep 5
   measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
-    --argjson jit "$share" --argjson warmed "$warmed" '
+    --argjson jit "$share" --argjson warmed "$warmed" \
+    --argjson snaps "$(snapshots_during "$from" "$to" "${gw_logs[@]}")" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
     | ($ops | map(.calls) | add) as $calls
     | [ ($ops | map(.throughputPerSec) | add | round),
@@ -228,10 +276,22 @@ run_load() {
         ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
           | map(.value) | add // 0) | add),
         (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
-        $jit, $warmed, $la ] | @tsv' "$work/$label"-measure-?.json)
+        $jit, $snaps, $warmed, $la ] | @tsv' "$work/$label-measure-$total"-?.json)
 }
 
-row() { printf '%-22s %9s %9s %9s %8s %12s %6s %8s   %s\n' "$@"; }
+# run_load PHASE SCENARIO LABEL PORT PORT PORT: the warm-up, then one measured run per caller level,
+# each added to $results.
+run_load() {
+  local phase=$1 scenario=$2 label=$3 total; shift 3
+  warm_up "$scenario" "$label" "$@"
+  for total in "${levels[@]}"; do
+    measure "$scenario" "$label" "$total" "$@"
+    log "    $total callers: $(cut -f1 <<<"$measured") calls/s"
+    results+=("$phase|$scenario|$total|$measured")
+  done
+}
+
+row() { printf '%-27s %9s %9s %9s %8s %12s %6s %10s %8s   %s\n' "$@"; }
 results=()
 
 only_handover="${CLUSTER_BENCH_HANDOVER_ONLY:-0}"
@@ -241,12 +301,11 @@ if [[ "$only_handover" != 1 ]]; then
 log "phase 1: one node (PostgreSQL journal) on :$single_port"
 start_node single "$single_port" "$db_single"
 pid=$started
-gw_pids=("$pid")
+gw_pids=("$pid"); gw_logs=("$work/single.log")
 await_ready "$single_port" "$pid" single
 for scenario in ledger anthropic; do
-  log "  $scenario: 3 x $per_proc callers, warm-up (${warmup}-${warmup_max}s) + ${secs}s"
-  run_load "$scenario" "one-$scenario" "$single_port" "$single_port" "$single_port"
-  results+=("1 node|$scenario|$measured")
+  log "  $scenario: 3 loadtests, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
+  run_load "1 node" "$scenario" "one-$scenario" "$single_port" "$single_port" "$single_port"
 done
 kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
 fi
@@ -260,11 +319,11 @@ for n in 1 2 3; do
 done
 for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
 gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
+gw_logs=("$work/node1.log" "$work/node2.log" "$work/node3.log")
 for scenario in ledger anthropic; do
   [[ "$only_handover" == 1 ]] && break
-  log "  $scenario: 1 x $per_proc callers per node, warm-up (${warmup}-${warmup_max}s) + ${secs}s"
-  run_load "$scenario" "three-$scenario" $((base + 1)) $((base + 2)) $((base + 3))
-  results+=("3 nodes|$scenario|$measured")
+  log "  $scenario: 1 loadtest per node, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
+  run_load "3 nodes" "$scenario" "three-$scenario" $((base + 1)) $((base + 2)) $((base + 3))
 done
 
 # --- hand-over: kill -9 of the ledger's node, then SIGTERM of the next one -----------------------
@@ -355,19 +414,25 @@ graceful=$handed
 
 # --- report --------------------------------------------------------------------------------------
 echo
-echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (after warm-up until the JIT is quiet), $callers callers" \
-  "(3 loadtests x $per_proc), PostgreSQL $pg_host:$pg_port"
-row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "warm-up" "load avg (1 min, before-after)"
-declare -A tput
+echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (after warm-up until the JIT is quiet)," \
+  "callers ${levels[*]} (each level split over 3 loadtests), PostgreSQL $pg_host:$pg_port"
+row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "snapshots" "warm-up" "load avg (1 min, before-after)"
+declare -A tput best best_at
 for r in "${results[@]}"; do
-  IFS='|' read -r phase scenario fig <<<"$r"
-  read -r t p50 p99 bad cpu jit warmed la <<<"$fig"
-  tput["$phase/$scenario"]=$t
-  row "$phase, $scenario" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "${warmed}s" "$la"
+  IFS='|' read -r phase scenario total fig <<<"$r"
+  read -r t p50 p99 bad cpu jit snaps warmed la <<<"$fig"
+  tput["$phase/$scenario/$total"]=$t
+  if (( t > ${best["$phase/$scenario"]:-0} )); then best["$phase/$scenario"]=$t; best_at["$phase/$scenario"]=$total; fi
+  row "$phase, $scenario, $total" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "$snaps" "${warmed}s" "$la"
 done
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "-" }'; }
 for scenario in ledger anthropic; do
-  one=${tput["1 node/$scenario"]:-0}; three=${tput["3 nodes/$scenario"]:-0}
-  echo "3 nodes / 1 node, $scenario: $(awk -v a="$three" -v b="$one" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "-" }')"
+  line="3 nodes / 1 node, $scenario:"
+  for total in "${levels[@]}"; do
+    line+=" $(percent "${tput["3 nodes/$scenario/$total"]:-0}" "${tput["1 node/$scenario/$total"]:-0}") at $total callers;"
+  done
+  one=${best["1 node/$scenario"]:-0}; three=${best["3 nodes/$scenario"]:-0}
+  echo "$line best against best $(percent "$three" "$one") ($three calls/s at ${best_at["3 nodes/$scenario"]:--} callers vs $one at ${best_at["1 node/$scenario"]:--})"
 done
 read -r ho1 kt1 n1 la1 <<<"$crash"
 read -r ho2 kt2 n2 la2 <<<"$graceful"
