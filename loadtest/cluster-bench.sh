@@ -201,9 +201,8 @@ jit_share() {
   if (( cpu > 0 )); then echo $(( jit * 100 / cpu )); else echo 0; fi
 }
 
-# The gateway processes of the phase being measured, and their log files.
+# The gateway processes of the phase being measured.
 gw_pids=()
-gw_logs=()
 
 # load_round SCENARIO FILE-PREFIX SECONDS CALLERS-PER-PROCESS PORT...: one loadtest per port at
 # once, each with the given callers, for the given seconds; their JSON goes to FILE-PREFIX-<i>.json.
@@ -247,12 +246,12 @@ warm_up() {
 }
 
 # measure SCENARIO LABEL CALLERS PORT PORT PORT: one measured run with CALLERS in all (a third per
-# loadtest). Sets $measured to "calls/s p50 p99 non-2xx cpu-ms-per-call jit-% snapshots warm-up-s
-# loadavg":
-# throughputs summed; of the three runs' p50 and p99 the highest (the figure the slowest node's
-# callers saw); the CPU the gateway processes ($gw_pids) used during the run per call, which depends
-# far less on what else the machine runs than calls/s does, and the share of it their JIT compilers
-# took; and how many ledger snapshots were being written meanwhile.
+# loadtest). Sets $measured to "from-ms to-ms calls/s p50 p99 non-2xx cpu-ms-per-call jit-%
+# warm-up-s loadavg": the run's start and end (ms of day, for the snapshot count in the report, made
+# once every log has the snapshots that were still being written when the run ended); throughputs
+# summed; of the three runs' p50 and p99 the highest (the figure the slowest node's callers saw);
+# the CPU the gateway processes ($gw_pids) used during the run per call, which depends far less on
+# what else the machine runs than calls/s does, and the share of it their JIT compilers took.
 measured=""
 measure() {
   local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to; shift 3
@@ -263,11 +262,8 @@ measure() {
   share=$(jit_share "$cpu0" "$jit0")
   cpu1=$(cpu_ticks "${gw_pids[@]}")
   after=$(load1); to=$(ms_of_day)
-  # (a snapshot that ends within a few seconds after the run was already running during it)
-  sleep 5
-  measured=$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
-    --argjson jit "$share" --argjson warmed "$warmed" \
-    --argjson snaps "$(snapshots_during "$from" "$to" "${gw_logs[@]}")" '
+  measured="$from	$to	"$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
+    --argjson jit "$share" --argjson warmed "$warmed" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
     | ($ops | map(.calls) | add) as $calls
     | [ ($ops | map(.throughputPerSec) | add | round),
@@ -276,7 +272,7 @@ measure() {
         ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
           | map(.value) | add // 0) | add),
         (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
-        $jit, $snaps, $warmed, $la ] | @tsv' "$work/$label-measure-$total"-?.json)
+        $jit, $warmed, $la ] | @tsv' "$work/$label-measure-$total"-?.json)
 }
 
 # run_load PHASE SCENARIO LABEL PORT PORT PORT: the warm-up, then one measured run per caller level,
@@ -286,7 +282,7 @@ run_load() {
   warm_up "$scenario" "$label" "$@"
   for total in "${levels[@]}"; do
     measure "$scenario" "$label" "$total" "$@"
-    log "    $total callers: $(cut -f1 <<<"$measured") calls/s"
+    log "    $total callers: $(cut -f3 <<<"$measured") calls/s"
     results+=("$phase|$scenario|$total|$measured")
   done
 }
@@ -301,7 +297,7 @@ if [[ "$only_handover" != 1 ]]; then
 log "phase 1: one node (PostgreSQL journal) on :$single_port"
 start_node single "$single_port" "$db_single"
 pid=$started
-gw_pids=("$pid"); gw_logs=("$work/single.log")
+gw_pids=("$pid")
 await_ready "$single_port" "$pid" single
 for scenario in ledger anthropic; do
   log "  $scenario: 3 loadtests, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
@@ -319,7 +315,6 @@ for n in 1 2 3; do
 done
 for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
 gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
-gw_logs=("$work/node1.log" "$work/node2.log" "$work/node3.log")
 for scenario in ledger anthropic; do
   [[ "$only_handover" == 1 ]] && break
   log "  $scenario: 1 loadtest per node, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
@@ -420,7 +415,9 @@ row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "snapshots" "
 declare -A tput best best_at
 for r in "${results[@]}"; do
   IFS='|' read -r phase scenario total fig <<<"$r"
-  read -r t p50 p99 bad cpu jit snaps warmed la <<<"$fig"
+  read -r from to t p50 p99 bad cpu jit warmed la <<<"$fig"
+  if [[ "$phase" == "1 node" ]]; then logs=("$work/single.log"); else logs=("$work"/node?.log); fi
+  snaps=$(snapshots_during "$from" "$to" "${logs[@]}")
   tput["$phase/$scenario/$total"]=$t
   if (( t > ${best["$phase/$scenario"]:-0} )); then best["$phase/$scenario"]=$t; best_at["$phase/$scenario"]=$total; fi
   row "$phase, $scenario, $total" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "$snaps" "${warmed}s" "$la"
