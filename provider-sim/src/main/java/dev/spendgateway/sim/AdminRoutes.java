@@ -55,7 +55,10 @@ final class AdminRoutes extends AllDirectives {
 
   // ---------------- /_sim/streams ----------------
 
-  /** {@code {"open":N,"peak":N,"finished":N,"cut":N}}: streamed answers now, at most, and ended. */
+  /**
+   * {@code {"open":N,"peak":N,"finished":N,"cut":N,"held":N}}: streamed answers now, at most,
+   * ended, and waiting at a hold now.
+   */
   private ObjectNode streams() {
     OpenStreams.Snapshot s = state.streams().snapshot();
     return mapper
@@ -63,7 +66,8 @@ final class AdminRoutes extends AllDirectives {
         .put("open", s.open())
         .put("peak", s.peak())
         .put("finished", s.finished())
-        .put("cut", s.cut());
+        .put("cut", s.cut())
+        .put("held", s.held());
   }
 
   // ---------------- /_sim/script ----------------

@@ -21,12 +21,19 @@ final class OpenStreams {
   private final AtomicLong finished = new AtomicLong();
   private final AtomicLong cut = new AtomicLong();
 
+  /**
+   * Streams waiting at their hold now. A stream is counted open from its first pull but reaches its
+   * hold only once its head is sent; a release between the two misses it, so whoever releases waits
+   * for this count, not the open one.
+   */
+  private final AtomicInteger holding = new AtomicInteger();
+
   /** What held streams ({@link Fault.StreamHold}) wait for; replaced by a fresh one on release. */
   private final AtomicReference<CompletableFuture<Done>> held =
       new AtomicReference<>(new CompletableFuture<>());
 
   /** What the counters say now. */
-  record Snapshot(int open, int peak, long finished, long cut) {}
+  record Snapshot(int open, int peak, long finished, long cut, int held) {}
 
   /**
    * {@code body}, counted as open from its first pull until it ends: {@code finished} when all of
@@ -45,9 +52,15 @@ final class OpenStreams {
         });
   }
 
-  /** Completes when the streams held now are released. */
-  CompletionStage<Done> released() {
-    return held.get();
+  /**
+   * Completes on the next release or when {@code orElse} does, whichever is first; the stream
+   * counts as held until then.
+   */
+  CompletionStage<Done> hold(CompletionStage<Done> orElse) {
+    holding.incrementAndGet();
+    CompletionStage<Done> over = held.get().applyToEither(orElse, d -> d);
+    over.whenComplete((d, failure) -> holding.decrementAndGet());
+    return over;
   }
 
   /** Lets every stream held now go on; streams held later wait for the next release. */
@@ -56,7 +69,7 @@ final class OpenStreams {
   }
 
   Snapshot snapshot() {
-    return new Snapshot(open.get(), peak.get(), finished.get(), cut.get());
+    return new Snapshot(open.get(), peak.get(), finished.get(), cut.get(), holding.get());
   }
 
   /** Peak back to what is open now; the ended counts to 0. */

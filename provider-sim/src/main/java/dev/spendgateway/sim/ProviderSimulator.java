@@ -345,6 +345,14 @@ public final class ProviderSimulator implements AutoCloseable {
     return state.streams().snapshot().open();
   }
 
+  /**
+   * Streams waiting at a {@link Fault.StreamHold} now: what to wait for before {@link
+   * #releaseHeld()}, since a stream counted open may not have reached its hold yet.
+   */
+  public int heldStreams() {
+    return state.streams().snapshot().held();
+  }
+
   /** The most streamed answers open at once since start or the last {@link #reset()}. */
   public int peakOpenStreams() {
     return state.streams().snapshot().peak();

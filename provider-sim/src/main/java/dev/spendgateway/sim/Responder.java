@@ -463,7 +463,7 @@ final class Responder {
             () ->
                 java.util.concurrent.CompletableFuture.completedFuture(
                     org.apache.pekko.Done.getInstance()));
-    return streams.released().applyToEither(timeout, d -> d);
+    return streams.hold(timeout);
   }
 
   /**

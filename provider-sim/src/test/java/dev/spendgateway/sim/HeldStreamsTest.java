@@ -48,13 +48,14 @@ class HeldStreamsTest {
                 HttpResponse.BodyHandlers.ofString()));
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (streams(http, sim).get("open").asInt() < STREAMS && System.nanoTime() < deadline) {
+      while (streams(http, sim).get("held").asInt() < STREAMS && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
       // None may finish while held: a non-event, so watched over a short window once all are open.
       Thread.sleep(200);
       JsonNode held = streams(http, sim);
       assertEquals(STREAMS, held.get("open").asInt(), held.toString());
+      assertEquals(STREAMS, held.get("held").asInt(), held.toString());
       assertEquals(0, held.get("finished").asInt(), "none may finish before the release: " + held);
       assertTrue(calls.stream().noneMatch(CompletableFuture::isDone));
 
@@ -64,6 +65,7 @@ class HeldStreamsTest {
       }
       JsonNode after = streams(http, sim);
       assertEquals(0, after.get("open").asInt(), after.toString());
+      assertEquals(0, after.get("held").asInt(), after.toString());
       assertEquals(STREAMS, after.get("peak").asInt(), after.toString());
       assertEquals(STREAMS, after.get("finished").asInt(), after.toString());
     }

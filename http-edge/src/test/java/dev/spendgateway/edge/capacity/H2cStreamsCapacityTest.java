@@ -76,16 +76,17 @@ class H2cStreamsCapacityTest {
           calls.add(call.toCompletableFuture());
         }
 
-        // All open upstream at once, through two caller connections.
+        // All open upstream at once, through two caller connections, each waiting at its hold (one
+        // counted open but not yet held would miss the release).
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
-        while (gw.sim.openStreams() < STREAMS) {
+        while (gw.sim.heldStreams() < STREAMS) {
           if (System.nanoTime() > deadline) {
             throw new AssertionError(
                 "only "
-                    + gw.sim.openStreams()
+                    + gw.sim.heldStreams()
                     + " of "
                     + STREAMS
-                    + " streams open upstream at once");
+                    + " streams held upstream at once");
           }
           Thread.sleep(20);
         }
