@@ -309,6 +309,7 @@ public final class HoldStreams implements Callable<Integer> {
       }
       summary.put("servedAtOnceWithProbes", servedPeak.get());
       Thread.sleep(pause.toMillis());
+      awaitAllOpenHeld(pool.get(0));
       post(pool.get(0), sim.resolve("/_sim/release"), "");
     }
     summary.put("servedAtOnceWithProbes", servedPeak.get());
@@ -598,6 +599,19 @@ public final class HoldStreams implements Callable<Integer> {
         client,
         sim.resolve("/_sim/script"),
         "{\"route\":\"" + route + "\",\"fault\":" + fault + "}");
+  }
+
+  /**
+   * Until every stream the simulator has open waits at its hold (at most 30 s): one counted open
+   * but not yet at its hold would miss the release and stay silent for the hold's whole maximum.
+   */
+  private void awaitAllOpenHeld(HttpClient client) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    JsonNode s = simStreams(client);
+    while (s.path("held").asInt() < s.path("open").asInt() && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      s = simStreams(client);
+    }
   }
 
   private JsonNode simStreams(HttpClient client) throws IOException, InterruptedException {
