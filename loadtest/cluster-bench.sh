@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Cluster mode, 1 node vs 3 nodes, in one run (a documented benchmark command, not run in CI).
 #
-# Starts a provider simulator, then ONE gateway with its journal in PostgreSQL (no cluster), then
-# THREE gateway nodes as one cluster over another PostgreSQL database, all on this machine. Against
-# each it runs bin/loadtest twice: the ledger API (POST /ledger/reservations) and a provider route
-# (POST /anthropic/v1/messages, answered by the simulator). The load comes from three loadtest
-# processes at once in both phases (each with a third of the callers): all three against the one
-# node, then one per node of the cluster, so the client side costs the same and only the gateway
-# side differs. Then it kills (kill -9) the node holding the ledger while reserves keep going to
-# the other two, and times the hand-over: from the first 503 (or refused call) after the kill to
-# the first 201 for a reservation sent after that 503; the same for a SIGTERM of the next holder.
-# It prints one table: calls/s, p50 and p99 per phase and scenario, the 3-node/1-node ratio, the
-# hand-over times, and the load average (1 min) beside each figure.
+# Starts a provider simulator, ONE gateway with its journal in PostgreSQL (no cluster) and THREE
+# gateway nodes as one cluster over another PostgreSQL database, all on this machine and all up
+# together. Against each it runs bin/loadtest for two scenarios: the ledger API (POST
+# /ledger/reservations) and a provider route (POST /anthropic/v1/messages, answered by the
+# simulator). The load comes from three loadtest processes at once for both (each with a third of
+# the callers): all three against the one node, or one per node of the cluster, so the client side
+# costs the same and only the gateway side differs. The measured runs alternate, one node then
+# three nodes at each caller level, for CLUSTER_BENCH_ROUNDS rounds: each ratio compares two runs
+# a few seconds apart, so a machine whose speed drifts over the half hour (other VMs on the host,
+# PostgreSQL's housekeeping) moves both sides of it alike. Then it kills (kill -9) the node holding
+# the ledger while reserves keep going to the other two, and times the hand-over: from the first
+# 503 (or refused call) after the kill to the first 201 for a reservation sent after that 503; the
+# same for a SIGTERM of the next holder. It prints one table: calls/s, p50 and p99 per phase,
+# scenario, level and round, the 3-node/1-node ratio of each pair, the hand-over times, the load
+# average (1 min) beside each figure, and the CPU the side not measured used meanwhile (idle
+# nodes still tick: heartbeats, the standby's journal poll, timers).
 #
 #   loadtest/cluster-bench.sh [seconds per measured run (default 20)]
 #
@@ -23,6 +28,8 @@
 #                           is callers / latency: a path with more steps (a node, the network, the
 #                           ledger's node and back) needs more callers in flight before it is busy,
 #                           so one fixed level can measure latency instead of capacity
+#   CLUSTER_BENCH_ROUNDS    measured runs per phase, scenario and level (2); one node and three
+#                           nodes alternate, and each round's pair gives one ratio
 #   CLUSTER_BENCH_WARMUP    shortest closed-loop warm-up before each measured run, seconds (60)
 #   CLUSTER_BENCH_WARMUP_MAX longest warm-up, seconds (420). The warm-up goes on in rounds of 20 s
 #                           until the gateway JVMs' JIT compiler threads use under
@@ -48,6 +55,7 @@ read -r -a levels <<<"${CLUSTER_BENCH_CALLERS:-48 96 144}"
 warmup="${CLUSTER_BENCH_WARMUP:-60}"
 warmup_max="${CLUSTER_BENCH_WARMUP_MAX:-420}"
 jit_quiet="${CLUSTER_BENCH_JIT_QUIET:-5}"
+rounds="${CLUSTER_BENCH_ROUNDS:-2}"
 warmup_round=20
 base="${CLUSTER_BENCH_BASE_PORT:-20800}"
 work="${CLUSTER_BENCH_DIR:-$root/data/cluster-bench}"
@@ -72,6 +80,7 @@ done
 [[ "$secs" =~ ^[0-9]+$ && "$secs" -ge 1 ]] || { echo "cluster-bench: seconds must be a whole number >= 1, not '$secs'" >&2; exit 2; }
 [[ "$warmup" =~ ^[0-9]+$ && "$warmup" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP must be a whole number >= 1, not '$warmup'" >&2; exit 2; }
 [[ "$warmup_max" =~ ^[0-9]+$ && "$warmup_max" -ge "$warmup" ]] || { echo "cluster-bench: CLUSTER_BENCH_WARMUP_MAX must be a whole number >= CLUSTER_BENCH_WARMUP ($warmup), not '$warmup_max'" >&2; exit 2; }
+[[ "$rounds" =~ ^[0-9]+$ && "$rounds" -ge 1 ]] || { echo "cluster-bench: CLUSTER_BENCH_ROUNDS must be a whole number >= 1, not '$rounds'" >&2; exit 2; }
 [[ "$jit_quiet" =~ ^[0-9]+$ && "$jit_quiet" -ge 1 && "$jit_quiet" -le 100 ]] || { echo "cluster-bench: CLUSTER_BENCH_JIT_QUIET must be a whole percent 1-100, not '$jit_quiet'" >&2; exit 2; }
 
 psql_do() { PGPASSWORD="${PGPASSWORD:-}" psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qtAc "$1"; }
@@ -201,9 +210,6 @@ jit_share() {
   if (( cpu > 0 )); then echo $(( jit * 100 / cpu )); else echo 0; fi
 }
 
-# The gateway processes of the phase being measured.
-gw_pids=()
-
 # load_round SCENARIO FILE-PREFIX SECONDS CALLERS-PER-PROCESS PORT...: one loadtest per port at
 # once, each with the given callers, for the given seconds; their JSON goes to FILE-PREFIX-<i>.json.
 # Fails if one of them reported a problem.
@@ -247,23 +253,25 @@ warm_up() {
 
 # measure SCENARIO LABEL CALLERS PORT PORT PORT: one measured run with CALLERS in all (a third per
 # loadtest). Sets $measured to "from-ms to-ms calls/s p50 p99 non-2xx cpu-ms-per-call jit-%
-# warm-up-s loadavg": the run's start and end (ms of day, for the snapshot count in the report, made
-# once every log has the snapshots that were still being written when the run ended); throughputs
-# summed; of the three runs' p50 and p99 the highest (the figure the slowest node's callers saw);
-# the CPU the gateway processes ($gw_pids) used during the run per call, which depends far less on
-# what else the machine runs than calls/s does, and the share of it their JIT compilers took.
+# warm-up-s idle-%-of-a-core loadavg": the run's start and end (ms of day, for the snapshot count
+# in the report, made once every log has the snapshots that were still being written when the run
+# ended); throughputs summed; of the three runs' p50 and p99 the highest (the figure the slowest
+# node's callers saw); the CPU the gateway processes ($gw_pids) used during the run per call, which
+# depends far less on what else the machine runs than calls/s does, and the share of it their JIT
+# compilers took; what the gateways not measured ($idle_pids) used meanwhile, in % of one core.
 measured=""
 measure() {
-  local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to; shift 3
-  cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}")
+  local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to idle0 idle; shift 3
+  cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}"); idle0=$(cpu_ticks "${idle_pids[@]}")
   before=$(load1); from=$(ms_of_day)
   load_round "$scenario" "$work/$label-measure-$total" "$secs" "$(per_process "$total")" "$@" \
     || log "$label: a loadtest reported a problem (exit != 0); see $work/$label-measure-$total-*.json / .err"
   share=$(jit_share "$cpu0" "$jit0")
   cpu1=$(cpu_ticks "${gw_pids[@]}")
   after=$(load1); to=$(ms_of_day)
+  idle=$(( ($(cpu_ticks "${idle_pids[@]}") - idle0) * 100000 / hz / (to - from > 0 ? to - from : 1) ))
   measured="$from	$to	"$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
-    --argjson jit "$share" --argjson warmed "$warmed" '
+    --argjson jit "$share" --argjson warmed "$warmed" --argjson idle "$idle" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
     | ($ops | map(.calls) | add) as $calls
     | [ ($ops | map(.throughputPerSec) | add | round),
@@ -272,54 +280,74 @@ measure() {
         ($ops | map(.statuses | to_entries | map(select(.key != "201" and .key != "200"))
           | map(.value) | add // 0) | add),
         (if $calls > 0 then ($cpu / $calls * 100 | round) / 100 else "-" end),
-        $jit, $warmed, $la ] | @tsv' "$work/$label-measure-$total"-?.json)
+        $jit, $warmed, $idle, $la ] | @tsv' "$work/$label-measure-$total"-?.json)
 }
 
-# run_load PHASE SCENARIO LABEL PORT PORT PORT: the warm-up, then one measured run per caller level,
-# each added to $results.
-run_load() {
-  local phase=$1 scenario=$2 label=$3 total; shift 3
-  warm_up "$scenario" "$label" "$@"
-  for total in "${levels[@]}"; do
-    measure "$scenario" "$label" "$total" "$@"
-    log "    $total callers: $(cut -f3 <<<"$measured") calls/s"
-    results+=("$phase|$scenario|$total|$measured")
+# The two sides: the one node's pid and ports (all three loadtests on its port), the cluster's.
+single_pids=()
+cluster_pids=()
+single_ports=("$single_port" "$single_port" "$single_port")
+cluster_ports=($((base + 1)) $((base + 2)) $((base + 3)))
+
+# on_side PHASE: points $gw_pids at the side measured and $idle_pids at the other one.
+gw_pids=()
+idle_pids=()
+on_side() {
+  if [[ "$1" == "1 node" ]]; then gw_pids=("${single_pids[@]}"); idle_pids=("${cluster_pids[@]}")
+  else gw_pids=("${cluster_pids[@]}"); idle_pids=("${single_pids[@]}"); fi
+}
+
+# compare SCENARIO: both sides warmed up, then per round and level one measured run on one node and
+# one on three, one right after the other, each added to $results ("phase|scenario|level|round|…").
+declare -A warmed_for
+compare() {
+  local scenario=$1 round total
+  on_side "1 node"; warm_up "$scenario" "one-$scenario" "${single_ports[@]}"; warmed_for["1 node"]=$warmed
+  on_side "3 nodes"; warm_up "$scenario" "three-$scenario" "${cluster_ports[@]}"; warmed_for["3 nodes"]=$warmed
+  for round in $(seq 1 "$rounds"); do
+    for total in "${levels[@]}"; do
+      on_side "1 node"; warmed=${warmed_for["1 node"]}
+      measure "$scenario" "one-$scenario-r$round" "$total" "${single_ports[@]}"
+      results+=("1 node|$scenario|$total|$round|$measured")
+      local one; one=$(cut -f3 <<<"$measured")
+      on_side "3 nodes"; warmed=${warmed_for["3 nodes"]}
+      measure "$scenario" "three-$scenario-r$round" "$total" "${cluster_ports[@]}"
+      results+=("3 nodes|$scenario|$total|$round|$measured")
+      log "    round $round, $total callers: 1 node $one calls/s, 3 nodes $(cut -f3 <<<"$measured")"
+    done
   done
 }
 
-row() { printf '%-27s %9s %9s %9s %8s %12s %6s %10s %8s   %s\n' "$@"; }
+row() { printf '%-31s %9s %9s %9s %8s %12s %6s %10s %8s %10s   %s\n' "$@"; }
 results=()
 
 only_handover="${CLUSTER_BENCH_HANDOVER_ONLY:-0}"
 
-# --- phase 1: one node, PostgreSQL journal, no cluster ------------------------------------------
-if [[ "$only_handover" != 1 ]]; then
-log "phase 1: one node (PostgreSQL journal) on :$single_port"
-start_node single "$single_port" "$db_single"
-pid=$started
-gw_pids=("$pid")
-await_ready "$single_port" "$pid" single
-for scenario in ledger anthropic; do
-  log "  $scenario: 3 loadtests, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
-  run_load "1 node" "$scenario" "one-$scenario" "$single_port" "$single_port" "$single_port"
-done
-kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-fi
-
-# --- phase 2: three nodes, one cluster -----------------------------------------------------------
+# --- both sides up: one node (PostgreSQL journal, no cluster) and three nodes (one cluster) -------
 seeds="127.0.0.1:$((base + 11)),127.0.0.1:$((base + 12))"
-log "phase 2: three nodes (HTTP :$((base + 1))-:$((base + 3)), cluster :$((base + 11))-:$((base + 13)))"
+if [[ "$only_handover" != 1 ]]; then
+  log "one node (PostgreSQL journal) on :$single_port"
+  start_node single "$single_port" "$db_single"
+  single_pids=("$started")
+fi
+log "three nodes (HTTP :$((base + 1))-:$((base + 3)), cluster :$((base + 11))-:$((base + 13)))"
 for n in 1 2 3; do
   start_node "node$n" $((base + n)) "$db_cluster" $((base + 10 + n)) "$seeds"
   node_pid[$n]=$started
 done
+[[ "$only_handover" == 1 ]] || await_ready "$single_port" "${single_pids[0]}" single
 for n in 1 2 3; do await_ready $((base + n)) "${node_pid[$n]}" "node$n"; done
-gw_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
+cluster_pids=("${node_pid[1]}" "${node_pid[2]}" "${node_pid[3]}")
+
+# --- load: per scenario, both sides warmed up, then one node and three nodes alternately ----------
 for scenario in ledger anthropic; do
   [[ "$only_handover" == 1 ]] && break
-  log "  $scenario: 1 loadtest per node, warm-up (${warmup}-${warmup_max}s), then ${secs}s at each of ${levels[*]} callers"
-  run_load "3 nodes" "$scenario" "three-$scenario" $((base + 1)) $((base + 2)) $((base + 3))
+  log "  $scenario: warm-up of each side (${warmup}-${warmup_max}s), then $rounds round(s) of ${secs}s at each of ${levels[*]} callers, one node then three"
+  compare "$scenario"
 done
+if [[ "$only_handover" != 1 ]]; then
+  kill -TERM "${single_pids[0]}"; wait "${single_pids[0]}" 2>/dev/null || true
+fi
 
 # --- hand-over: kill -9 of the ledger's node, then SIGTERM of the next one -----------------------
 # The node holding the ledger is the one that started the singleton last among those alive.
@@ -410,26 +438,33 @@ graceful=$handed
 # --- report --------------------------------------------------------------------------------------
 echo
 echo "Cluster bench: $(date -u +%FT%TZ), $(nproc) cores, ${secs}s runs (after warm-up until the JIT is quiet)," \
-  "callers ${levels[*]} (each level split over 3 loadtests), PostgreSQL $pg_host:$pg_port"
-row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "snapshots" "warm-up" "load avg (1 min, before-after)"
+  "callers ${levels[*]} (each level split over 3 loadtests), $rounds round(s) of one node then three, PostgreSQL $pg_host:$pg_port"
+row "" "calls/s" "p50 ms" "p99 ms" "non-2xx" "CPU ms/call" "JIT %" "snapshots" "warm-up" "idle side" "load avg (1 min, before-after)"
 declare -A tput best best_at
 for r in "${results[@]}"; do
-  IFS='|' read -r phase scenario total fig <<<"$r"
-  read -r from to t p50 p99 bad cpu jit warmed la <<<"$fig"
+  IFS='|' read -r phase scenario total round fig <<<"$r"
+  read -r from to t p50 p99 bad cpu jit warmed idle la <<<"$fig"
   if [[ "$phase" == "1 node" ]]; then logs=("$work/single.log"); else logs=("$work"/node?.log); fi
   snaps=$(snapshots_during "$from" "$to" "${logs[@]}")
-  tput["$phase/$scenario/$total"]=$t
+  tput["$phase/$scenario/$total/$round"]=$t
   if (( t > ${best["$phase/$scenario"]:-0} )); then best["$phase/$scenario"]=$t; best_at["$phase/$scenario"]=$total; fi
-  row "$phase, $scenario, $total" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "$snaps" "${warmed}s" "$la"
+  row "$phase, $scenario, $total, r$round" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "$snaps" "${warmed}s" "${idle} %" "$la"
 done
-percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "-" }'; }
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }'; }
 for scenario in ledger anthropic; do
-  line="3 nodes / 1 node, $scenario:"
+  line="3 nodes / 1 node, $scenario, each pair (one node, then three):"
+  lowest=""
   for total in "${levels[@]}"; do
-    line+=" $(percent "${tput["3 nodes/$scenario/$total"]:-0}" "${tput["1 node/$scenario/$total"]:-0}") at $total callers;"
+    pairs=""
+    for round in $(seq 1 "$rounds"); do
+      ratio=$(percent "${tput["3 nodes/$scenario/$total/$round"]:-0}" "${tput["1 node/$scenario/$total/$round"]:-0}")
+      pairs+="${pairs:+/}$ratio"
+      if [[ "$ratio" != - ]] && [[ -z "$lowest" || "$ratio" -lt "$lowest" ]]; then lowest=$ratio; fi
+    done
+    line+=" $pairs % at $total callers;"
   done
   one=${best["1 node/$scenario"]:-0}; three=${best["3 nodes/$scenario"]:-0}
-  echo "$line best against best $(percent "$three" "$one") ($three calls/s at ${best_at["3 nodes/$scenario"]:--} callers vs $one at ${best_at["1 node/$scenario"]:--})"
+  echo "$line lowest ${lowest:--} %; best against best $(percent "$three" "$one") % ($three calls/s at ${best_at["3 nodes/$scenario"]:--} callers vs $one at ${best_at["1 node/$scenario"]:--})"
 done
 read -r ho1 kt1 n1 la1 <<<"$crash"
 read -r ho2 kt2 n2 la2 <<<"$graceful"
