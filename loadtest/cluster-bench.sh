@@ -122,12 +122,15 @@ ms_of_day() { date +%H:%M:%S.%3N | awk -F'[:.]' '{ print (($1 * 60 + $2) * 60 + 
 # snapshots_during FROM TO LOG...: how many ledger snapshots the logs say were being written at some
 # point between FROM and TO (ms of day). A snapshot is written beside the ledger, so it holds no
 # answer, but it takes one core for seconds (the whole state serialized): a run it overlaps
-# measures less, so the table says which runs had one.
+# measures less, so the table says which runs had one. A run across midnight (TO before FROM) counts
+# the log's times from shortly before FROM on as that day, the smaller ones as the next.
 snapshots_during() {
   local from=$1 to=$2; shift 2
   cat "$@" 2>/dev/null | awk -v from="$from" -v to="$to" '
+    BEGIN { day = 86400000; wraps = to < from; if (wraps) to += day }
     /ledger snapshot at journal row .* written in [0-9]+ ms/ {
       split($1, t, /[:.]/); done = ((t[1] * 60 + t[2]) * 60 + t[3]) * 1000 + t[4]
+      if (wraps && done < from - 3600000) done += day
       match($0, /written in [0-9]+ ms/); took = substr($0, RSTART + 11, RLENGTH - 14) + 0
       if (done >= from && done - took <= to) n++
     }
@@ -261,15 +264,15 @@ warm_up() {
 # compilers took; what the gateways not measured ($idle_pids) used meanwhile, in % of one core.
 measured=""
 measure() {
-  local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to idle0 idle; shift 3
+  local scenario=$1 label=$2 total=$3 before after cpu0 cpu1 jit0 share from to start idle0 idle; shift 3
   cpu0=$(cpu_ticks "${gw_pids[@]}"); jit0=$(jit_ticks "${gw_pids[@]}"); idle0=$(cpu_ticks "${idle_pids[@]}")
-  before=$(load1); from=$(ms_of_day)
+  before=$(load1); from=$(ms_of_day); start=$(date +%s%3N)
   load_round "$scenario" "$work/$label-measure-$total" "$secs" "$(per_process "$total")" "$@" \
     || log "$label: a loadtest reported a problem (exit != 0); see $work/$label-measure-$total-*.json / .err"
   share=$(jit_share "$cpu0" "$jit0")
   cpu1=$(cpu_ticks "${gw_pids[@]}")
   after=$(load1); to=$(ms_of_day)
-  idle=$(( ($(cpu_ticks "${idle_pids[@]}") - idle0) * 100000 / hz / (to - from > 0 ? to - from : 1) ))
+  idle=$(( ($(cpu_ticks "${idle_pids[@]}") - idle0) * 100000 / hz / ($(date +%s%3N) - start + 1) ))
   measured="$from	$to	"$(jq -s -r --arg la "$before-$after" --argjson cpu "$(( (cpu1 - cpu0) * 1000 / hz ))" \
     --argjson jit "$share" --argjson warmed "$warmed" --argjson idle "$idle" '
     (map(.ops | to_entries | map(select(.key == "reserve" or .key == "gateway"))[0].value)) as $ops
