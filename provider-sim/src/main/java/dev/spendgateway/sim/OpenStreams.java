@@ -57,8 +57,11 @@ final class OpenStreams {
    * counts as held until then.
    */
   CompletionStage<Done> hold(CompletionStage<Done> orElse) {
+    // The release to wait for is read before the stream counts as held: counted first, a release
+    // between the two would find the count complete and still miss this stream.
+    CompletableFuture<Done> release = held.get();
     holding.incrementAndGet();
-    CompletionStage<Done> over = held.get().applyToEither(orElse, d -> d);
+    CompletionStage<Done> over = release.applyToEither(orElse, d -> d);
     over.whenComplete((d, failure) -> holding.decrementAndGet());
     return over;
   }

@@ -5,6 +5,7 @@ import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.Usage;
 import java.math.BigDecimal;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The capacity suite's {@link TestGateway}: the shipped configuration ({@code e2e-test.conf} over
@@ -40,5 +41,27 @@ final class CapacityGateway {
   static String messagesStream() {
     return "{\"model\":\"claude-opus-5-5\",\"max_tokens\":32,\"stream\":true,"
         + "\"messages\":[{\"role\":\"user\",\"content\":\"Write a long answer.\"}]}";
+  }
+
+  /**
+   * Until the simulator has {@code streams} streams waiting at their hold, at most 45 s. Held, not
+   * merely open: a stream counted open may not have reached its hold yet, and a release then would
+   * miss it and leave it silent for the hold's whole maximum.
+   */
+  static void awaitHeldUpstream(TestGateway gw, int streams) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+    while (gw.sim.heldStreams() < streams) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "only "
+                + gw.sim.heldStreams()
+                + " of "
+                + streams
+                + " streams held upstream at once ("
+                + gw.sim.openStreams()
+                + " open)");
+      }
+      Thread.sleep(20);
+    }
   }
 }

@@ -76,20 +76,8 @@ class H2cStreamsCapacityTest {
           calls.add(call.toCompletableFuture());
         }
 
-        // All open upstream at once, through two caller connections, each waiting at its hold (one
-        // counted open but not yet held would miss the release).
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
-        while (gw.sim.heldStreams() < STREAMS) {
-          if (System.nanoTime() > deadline) {
-            throw new AssertionError(
-                "only "
-                    + gw.sim.heldStreams()
-                    + " of "
-                    + STREAMS
-                    + " streams held upstream at once");
-          }
-          Thread.sleep(20);
-        }
+        // All open upstream at once, through two caller connections, each waiting at its hold.
+        CapacityGateway.awaitHeldUpstream(gw, STREAMS);
         assertEquals(STREAMS, gw.sim.peakOpenStreams(), "streams open upstream at once");
 
         // While they are held, HTTP/1.1 callers are still served on the HTTP/1.1 port...

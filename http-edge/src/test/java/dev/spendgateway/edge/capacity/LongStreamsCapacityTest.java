@@ -60,10 +60,8 @@ class LongStreamsCapacityTest {
       }
 
       // Served at once: the simulator has every stream open at the same moment, each silent after
-      // its first word. Waited for, not assumed: opening hundreds takes seconds on a loaded box,
-      // and a stream counted open may not have reached its hold yet (a release then would miss it
-      // and leave it silent for the whole MAX_HOLD).
-      awaitHeldUpstream(gw, STREAMS);
+      // its first word. Waited for, not assumed: opening hundreds takes seconds on a loaded box.
+      CapacityGateway.awaitHeldUpstream(gw, STREAMS);
       assertEquals(STREAMS, gw.sim.peakOpenStreams(), "streams open upstream at once");
       gw.sim.releaseHeld();
       CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
@@ -87,23 +85,6 @@ class LongStreamsCapacityTest {
           daily.toString());
       assertEquals(
           0, BigDecimal.ZERO.compareTo(TestGateway.money(daily, "reservedUsd")), daily.toString());
-    }
-  }
-
-  private static void awaitHeldUpstream(TestGateway gw, int streams) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
-    while (gw.sim.heldStreams() < streams) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "only "
-                + gw.sim.heldStreams()
-                + " of "
-                + streams
-                + " streams held upstream at once ("
-                + gw.sim.openStreams()
-                + " open)");
-      }
-      Thread.sleep(20);
     }
   }
 }
