@@ -453,7 +453,9 @@ for r in "${results[@]}"; do
   if (( t > ${best["$phase/$scenario"]:-0} )); then best["$phase/$scenario"]=$t; best_at["$phase/$scenario"]=$total; fi
   row "$phase, $scenario, $total, r$round" "$t" "$p50" "$p99" "$bad" "$cpu" "$jit" "$snaps" "${warmed}s" "${idle} %" "$la"
 done
-percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }'; }
+# One decimal: a ratio judged against a 70 % target must not round 69.8 up to it.
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "-" }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 for scenario in ledger anthropic; do
   line="3 nodes / 1 node, $scenario, each pair (one node, then three):"
   lowest=""
@@ -462,7 +464,7 @@ for scenario in ledger anthropic; do
     for round in $(seq 1 "$rounds"); do
       ratio=$(percent "${tput["3 nodes/$scenario/$total/$round"]:-0}" "${tput["1 node/$scenario/$total/$round"]:-0}")
       pairs+="${pairs:+/}$ratio"
-      if [[ "$ratio" != - ]] && [[ -z "$lowest" || "$ratio" -lt "$lowest" ]]; then lowest=$ratio; fi
+      if [[ "$ratio" != - ]] && { [[ -z "$lowest" ]] || below "$ratio" "$lowest"; }; then lowest=$ratio; fi
     done
     line+=" $pairs % at $total callers;"
   done
