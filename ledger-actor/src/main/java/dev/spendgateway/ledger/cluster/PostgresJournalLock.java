@@ -108,7 +108,7 @@ public final class PostgresJournalLock implements JournalLock {
     AtomicBoolean released = new AtomicBoolean();
     return () -> {
       if (released.compareAndSet(false, true)) {
-        closeQuietly(connection); // the session's advisory locks go with it
+        unlockAndClose(connection);
       }
     };
   }
@@ -208,6 +208,21 @@ public final class PostgresJournalLock implements JournalLock {
         + "); stop that one first, or give "
         + "this one a database of its own — two writers on one journal would each spend the caps. "
         + "A holder whose host is gone lets go within about a minute";
+  }
+
+  /**
+   * Lets go of the lock before closing its connection. Closing alone would release it too, but only
+   * once PostgreSQL has ended the session's backend, a moment after the client hung up: a gateway
+   * that takes the journal again at once (a restart in the same process, a test) could find its own
+   * old lock still held and be refused. The unlock returns once the lock is free.
+   */
+  private static void unlockAndClose(Connection connection) {
+    try (var s = connection.createStatement()) {
+      s.execute("SELECT pg_advisory_unlock_all()");
+    } catch (SQLException sessionGone) {
+      // The session already ended (database restarted, backend terminated): no lock is left.
+    }
+    closeQuietly(connection);
   }
 
   private static void closeQuietly(Connection connection) {

@@ -1,5 +1,6 @@
 package dev.spendgateway.ledger.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -101,5 +102,30 @@ class PostgresJournalLockTest {
       }
     }
     killed.close(); // closing a lease whose session is gone is harmless
+  }
+
+  /**
+   * A lease let go must free the journal before close returns: PostgreSQL ends a closed session's
+   * backend, and its locks, a moment after the client has hung up, so a gateway restarted in
+   * process (or a take-over on the same machine) that tries at once could find its own old lock
+   * still held. Looked at from a session opened beforehand, so no connect time hides that moment.
+   */
+  @Test
+  void aLeaseLetGoFreesTheJournalBeforeCloseReturns() throws Exception {
+    try (Connection observer = db.connect();
+        var held =
+            observer.prepareStatement(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                    + " AND objsubid = 1 AND database = (SELECT oid FROM pg_database"
+                    + " WHERE datname = current_database())")) {
+      for (int round = 0; round < 40; round++) {
+        JournalLock lock = round % 2 == 0 ? single() : clusterNode();
+        lock.acquire().close();
+        try (var rows = held.executeQuery()) {
+          rows.next();
+          assertEquals(0, rows.getLong(1), "advisory lock still held after close, round " + round);
+        }
+      }
+    }
   }
 }
