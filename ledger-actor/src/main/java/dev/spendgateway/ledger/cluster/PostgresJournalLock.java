@@ -41,6 +41,9 @@ public final class PostgresJournalLock implements JournalLock {
   private static final int CONNECT_TRIES = 3;
   private static final long CONNECT_PAUSE_MS = 2000;
 
+  /** How long a lease let go waits for the database to confirm the unlock before just closing. */
+  private static final int UNLOCK_TIMEOUT_MS = 2000;
+
   private final String url;
   private final Properties login;
   private final boolean clusterNode;
@@ -217,10 +220,16 @@ public final class PostgresJournalLock implements JournalLock {
    * old lock still held and be refused. The unlock returns once the lock is free.
    */
   private static void unlockAndClose(Connection connection) {
-    try (var s = connection.createStatement()) {
-      s.execute("SELECT pg_advisory_unlock_all()");
-    } catch (SQLException sessionGone) {
-      // The session already ended (database restarted, backend terminated): no lock is left.
+    try {
+      // Bounded: this runs in the gateway's shutdown, which must not hang on a database that
+      // stopped answering (a cut network); the lock then goes with the session as before.
+      connection.setNetworkTimeout(Runnable::run, UNLOCK_TIMEOUT_MS);
+      try (var s = connection.createStatement()) {
+        s.execute("SELECT pg_advisory_unlock_all()");
+      }
+    } catch (SQLException sessionGoneOrSilent) {
+      // The session already ended (database restarted, backend terminated), or the database did
+      // not answer in time: closing below ends the session from this side.
     }
     closeQuietly(connection);
   }

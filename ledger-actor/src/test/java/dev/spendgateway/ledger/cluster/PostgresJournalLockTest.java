@@ -7,8 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.spendgateway.ledger.journal.PgDatabase;
 import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -125,6 +134,93 @@ class PostgresJournalLockTest {
           rows.next();
           assertEquals(0, rows.getLong(1), "advisory lock still held after close, round " + round);
         }
+      }
+    }
+  }
+
+  /**
+   * Letting go runs in the gateway's shutdown: a database that stopped answering (a cut network)
+   * must not hold the stop up. The lock's connection goes through a relay that then stops
+   * forwarding anything, in either direction.
+   */
+  @Test
+  void aLeaseLetGoWhileTheDatabaseIsSilentStillReturns() throws Exception {
+    try (SilentableRelay relay = new SilentableRelay(db.url)) {
+      JournalLock.Lease lease =
+          new PostgresJournalLock(relay.url(), db.user(), "", false).acquire();
+      relay.goSilent();
+      long started = System.nanoTime();
+      CompletableFuture.runAsync(lease::close).get(15, TimeUnit.SECONDS);
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      assertTrue(tookMs < 10_000, "letting go took " + tookMs + " ms");
+    }
+  }
+
+  /** A TCP relay to the database's server that can stop forwarding, as a cut network does. */
+  private static final class SilentableRelay implements AutoCloseable {
+    private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    private final String target;
+    private final URI upstream;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile boolean silent;
+
+    SilentableRelay(String jdbcUrl) throws IOException {
+      target = jdbcUrl.substring(jdbcUrl.lastIndexOf('/') + 1);
+      upstream = URI.create(jdbcUrl.substring("jdbc:".length()));
+      Thread accepting = new Thread(this::accept, "relay-accept");
+      accepting.setDaemon(true);
+      accepting.start();
+    }
+
+    String url() {
+      return "jdbc:postgresql://127.0.0.1:" + server.getLocalPort() + "/" + target;
+    }
+
+    void goSilent() {
+      silent = true;
+    }
+
+    private void accept() {
+      try {
+        while (true) {
+          Socket caller = server.accept();
+          Socket database = new Socket(upstream.getHost(), upstream.getPort());
+          sockets.add(caller);
+          sockets.add(database);
+          pump(caller, database);
+          pump(database, caller);
+        }
+      } catch (IOException closed) {
+        // The relay was closed.
+      }
+    }
+
+    private void pump(Socket from, Socket to) {
+      Thread pumping =
+          new Thread(
+              () -> {
+                byte[] buffer = new byte[8192];
+                try (var in = from.getInputStream();
+                    var out = to.getOutputStream()) {
+                  for (int n; (n = in.read(buffer)) >= 0; ) {
+                    if (!silent) {
+                      out.write(buffer, 0, n);
+                    }
+                  }
+                } catch (IOException closed) {
+                  // Either side hung up.
+                }
+              },
+              "relay-pump");
+      pumping.setDaemon(true);
+      pumping.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+      for (Socket socket : sockets) {
+        socket.close();
       }
     }
   }
