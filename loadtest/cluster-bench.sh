@@ -29,7 +29,8 @@
 #                           ledger's node and back) needs more callers in flight before it is busy,
 #                           so one fixed level can measure latency instead of capacity
 #   CLUSTER_BENCH_ROUNDS    measured runs per phase, scenario and level (2); one node and three
-#                           nodes alternate, and each round's pair gives one ratio
+#                           nodes alternate, and each round's pair gives one ratio; a second line
+#                           gives each level's ratio over all its rounds (calls summed)
 #   CLUSTER_BENCH_WARMUP    shortest closed-loop warm-up before each measured run, seconds (60)
 #   CLUSTER_BENCH_WARMUP_MAX longest warm-up, seconds (420). The warm-up goes on in rounds of 20 s
 #                           until the gateway JVMs' JIT compiler threads use under
@@ -458,18 +459,27 @@ percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a /
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 for scenario in ledger anthropic; do
   line="3 nodes / 1 node, $scenario, each pair (one node, then three):"
-  lowest=""
+  levels_line="3 nodes / 1 node, $scenario, all rounds of a level (calls summed over its runs):"
+  lowest=""; lowest_level=""
   for total in "${levels[@]}"; do
-    pairs=""
+    pairs=""; sum_one=0; sum_three=0
     for round in $(seq 1 "$rounds"); do
-      ratio=$(percent "${tput["3 nodes/$scenario/$total/$round"]:-0}" "${tput["1 node/$scenario/$total/$round"]:-0}")
+      t1=${tput["1 node/$scenario/$total/$round"]:-0}; t3=${tput["3 nodes/$scenario/$total/$round"]:-0}
+      ratio=$(percent "$t3" "$t1")
       pairs+="${pairs:+/}$ratio"
       if [[ "$ratio" != - ]] && { [[ -z "$lowest" ]] || below "$ratio" "$lowest"; }; then lowest=$ratio; fi
+      sum_one=$((sum_one + t1)); sum_three=$((sum_three + t3))
     done
     line+=" $pairs % at $total callers;"
+    # The level's rounds together: every measured second of both sides, so one pair whose one-node
+    # run happened to be the fastest of the day weighs as much as any other.
+    ratio=$(percent "$sum_three" "$sum_one")
+    levels_line+=" $ratio % at $total callers;"
+    if [[ "$ratio" != - ]] && { [[ -z "$lowest_level" ]] || below "$ratio" "$lowest_level"; }; then lowest_level=$ratio; fi
   done
   one=${best["1 node/$scenario"]:-0}; three=${best["3 nodes/$scenario"]:-0}
   echo "$line lowest ${lowest:--} %; best against best $(percent "$three" "$one") % ($three calls/s at ${best_at["3 nodes/$scenario"]:--} callers vs $one at ${best_at["1 node/$scenario"]:--})"
+  echo "$levels_line lowest ${lowest_level:--} %"
 done
 read -r ho1 kt1 n1 la1 <<<"$crash"
 read -r ho2 kt2 n2 la2 <<<"$graceful"
