@@ -181,6 +181,16 @@ public final class LedgerState implements LedgerSerializable {
     return recent.retainedBytes() + past.retainedBytes();
   }
 
+  /** Closed and refused ids in the idempotency window (packed 36 bytes each in a snapshot). */
+  int idsInWindow() {
+    return recent.size();
+  }
+
+  /** Bytes of the past-id filters' bits (written as they are into a snapshot). */
+  long pastIdFilterBytes() {
+    return past.filters().stream().mapToLong(f -> 8L * f.bits.length).sum();
+  }
+
   /** Open reservations whose timeout has passed at {@code now}, oldest first. */
   public List<Reservation> dueForExpiry(Instant now) {
     return open.dueBy(now);

@@ -1,6 +1,7 @@
 package dev.spendgateway.ledger;
 
 import java.time.Clock;
+import java.util.Optional;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -26,7 +27,9 @@ import org.apache.pekko.persistence.SnapshotProtocol;
  * store, at that row's sequence number, exactly as Pekko would have saved it; recovery reads it as
  * before. One save at a time: a snapshot that falls due while one is being written replaces any
  * other waiting (the newest is the only one worth writing). A failed save is logged and costs only
- * a longer replay, as a snapshot is never needed for correctness.
+ * a longer replay, as a snapshot is never needed for correctness. A snapshot the heap has no room
+ * for now ({@link SnapshotHeadroom}) is skipped with a warning, for the same reason: running out of
+ * heap in the middle of the write would close the journal's database.
  */
 final class SnapshotWriter extends AbstractBehavior<Object> {
 
@@ -36,16 +39,22 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
   private final org.apache.pekko.actor.ActorRef store;
   private final org.apache.pekko.actor.ActorRef self;
   private final Clock clock;
+  private final SnapshotHeadroom headroom;
   private Save writing;
   private long writingSince;
   private Save waiting;
 
   static Behavior<Object> create(Clock clock) {
-    return Behaviors.setup(context -> new SnapshotWriter(context, clock));
+    return create(clock, SnapshotHeadroom.ofThisJvm());
   }
 
-  private SnapshotWriter(ActorContext<Object> context, Clock clock) {
+  static Behavior<Object> create(Clock clock, SnapshotHeadroom headroom) {
+    return Behaviors.setup(context -> new SnapshotWriter(context, clock, headroom));
+  }
+
+  private SnapshotWriter(ActorContext<Object> context, Clock clock, SnapshotHeadroom headroom) {
     super(context);
+    this.headroom = headroom;
     // The snapshot store the ledger recovers from: the configured default, as GlobalBudget names
     // no plugin of its own.
     this.store =
@@ -74,6 +83,18 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
   }
 
   private void write(Save save) {
+    Optional<String> shortfall = headroom.shortfall(save.state());
+    if (shortfall.isPresent()) {
+      getContext()
+          .getLog()
+          .warn(
+              "ledger snapshot at journal row {} skipped: {}; recovery replays from the previous"
+                  + " one, and the next snapshot tries again",
+              save.sequenceNr(),
+              shortfall.get());
+      next();
+      return;
+    }
     writing = save;
     writingSince = System.nanoTime();
     SnapshotMetadata metadata =
