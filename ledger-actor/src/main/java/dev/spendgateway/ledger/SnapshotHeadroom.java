@@ -43,6 +43,12 @@ public record SnapshotHeadroom(LongSupplier liveHeapBytes, long maxHeapBytes) {
   /** An open reservation in a snapshot, as a record with its id, subject and amounts. */
   static final long BYTES_PER_OPEN_RESERVATION = 256;
 
+  /**
+   * The largest snapshot written: 1 GiB, what one PostgreSQL {@code bytea} value holds (a Java
+   * array, which the whole snapshot is on its way, stops at 2 GiB), about 27 million window ids.
+   */
+  static final long MAX_SNAPSHOT_BYTES = 1L << 30;
+
   /** This JVM's heap: in use (eden left out), and its maximum. */
   public static SnapshotHeadroom ofThisJvm() {
     return new SnapshotHeadroom(SnapshotHeadroom::liveHeap, maxHeap());
@@ -76,8 +82,19 @@ public record SnapshotHeadroom(LongSupplier liveHeapBytes, long maxHeapBytes) {
    * to change); empty when there is room.
    */
   public Optional<String> shortfall(LedgerState state) {
-    long snapshot = estimatedSnapshotBytes(state);
-    long needed = neededFreeBytes(snapshot);
+    return shortfall(estimatedSnapshotBytes(state), state.knownReservations());
+  }
+
+  /** As {@link #shortfall(LedgerState)}, for a snapshot of {@code snapshotBytes} and its ids. */
+  Optional<String> shortfall(long snapshotBytes, long ids) {
+    if (snapshotBytes > MAX_SNAPSHOT_BYTES) {
+      return Optional.of(
+          String.format(
+              "a snapshot of %,d reservation ids (about %,d MB) is larger than one snapshot row"
+                  + " can hold (%,d MB); shorten ledger.idempotency-window",
+              ids, mib(snapshotBytes), mib(MAX_SNAPSHOT_BYTES)));
+    }
+    long needed = neededFreeBytes(snapshotBytes);
     long free = maxHeapBytes - liveHeapBytes.getAsLong();
     if (free >= needed) {
       return Optional.empty();
@@ -88,11 +105,7 @@ public record SnapshotHeadroom(LongSupplier liveHeapBytes, long maxHeapBytes) {
                 + " and only %,d MB of the %,d MB heap are free; running out of heap in the write"
                 + " would close the journal's database. Raise the heap (-Xmx in JAVA_OPTS) or"
                 + " shorten ledger.idempotency-window",
-            state.knownReservations(),
-            mib(snapshot),
-            mib(needed),
-            mib(Math.max(0, free)),
-            mib(maxHeapBytes)));
+            ids, mib(snapshotBytes), mib(needed), mib(Math.max(0, free)), mib(maxHeapBytes)));
   }
 
   private static long mib(long bytes) {

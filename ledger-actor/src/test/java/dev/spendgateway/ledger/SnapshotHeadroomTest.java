@@ -96,6 +96,17 @@ class SnapshotHeadroomTest {
   }
 
   @Test
+  void aSnapshotLargerThanOneRowIsNeverWrittenWhateverTheHeap() {
+    SnapshotHeadroom huge = new SnapshotHeadroom(() -> 0, 64L << 30);
+    long row = SnapshotHeadroom.MAX_SNAPSHOT_BYTES;
+    assertEquals(Optional.empty(), huge.shortfall(row, 26_000_000));
+    String message = huge.shortfall(row + 1, 30_000_000).orElseThrow();
+    assertTrue(message.contains("30,000,000 reservation ids"), message);
+    assertTrue(message.contains("larger than one snapshot row can hold (1,024 MB)"), message);
+    assertTrue(message.contains("shorten ledger.idempotency-window"), message);
+  }
+
+  @Test
   void thisJvmsHeapIsReadWithoutItsEden() {
     SnapshotHeadroom jvm = SnapshotHeadroom.ofThisJvm();
     long live = jvm.liveHeapBytes().getAsLong();
