@@ -127,7 +127,7 @@ public final class GlobalBudget
     this.observer = observer;
     this.flush = JournalFlush.get(context.getSystem().classicSystem());
     this.snapshots = new SnapshotPolicy(settings.snapshotEvery());
-    this.snapshotWriter = context.spawnAnonymous(SnapshotWriter.create(clock));
+    this.snapshotWriter = context.spawnAnonymous(SnapshotWriter.create(clock, observer));
   }
 
   @Override

@@ -5,9 +5,10 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Told what the ledger did, for metrics. Called on the ledger's thread only after the events are
- * durable in the journal (never from an event handler, never during recovery), so an implementation
- * must be quick and must not block; anything it throws is logged and ignored.
+ * Told what the ledger did, for metrics. Called on the ledger's threads (the ledger's own, or its
+ * snapshot writer's) only after the events are durable in the journal (never from an event handler,
+ * never during recovery), so an implementation must be quick, must not block and must be safe to
+ * call from two threads; anything it throws is logged and ignored.
  */
 public interface LedgerObserver {
   /** Observes nothing: the default for callers that do not collect metrics. */
@@ -46,4 +47,29 @@ public interface LedgerObserver {
    * ledger.max-queued-commands}); none was decided.
    */
   default void shed(int commands) {}
+
+  /** What became of a snapshot that fell due. */
+  enum SnapshotOutcome {
+    /** Saved in the snapshot store: recovery starts from it. */
+    WRITTEN,
+    /**
+     * Not attempted: the heap had no room for it, or it would be larger than one snapshot row can
+     * hold. Recovery replays from the previous one; many in a row mean the heap is too small for
+     * the idempotency window.
+     */
+    SKIPPED,
+    /** Attempted, and the snapshot store failed. */
+    FAILED;
+
+    /** The label value in metrics. */
+    public String wireName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /**
+   * A snapshot that fell due after journal row {@code sequenceNr} was written, skipped or failed
+   * (the log says why).
+   */
+  default void snapshot(SnapshotOutcome outcome, long sequenceNr) {}
 }

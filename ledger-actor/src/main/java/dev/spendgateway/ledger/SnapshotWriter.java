@@ -40,21 +40,27 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
   private final org.apache.pekko.actor.ActorRef self;
   private final Clock clock;
   private final SnapshotHeadroom headroom;
+  private final LedgerObserver observer;
   private Save writing;
   private long writingSince;
   private Save waiting;
 
-  static Behavior<Object> create(Clock clock) {
-    return create(clock, SnapshotHeadroom.ofThisJvm());
+  static Behavior<Object> create(Clock clock, LedgerObserver observer) {
+    return create(clock, SnapshotHeadroom.ofThisJvm(), observer);
   }
 
-  static Behavior<Object> create(Clock clock, SnapshotHeadroom headroom) {
-    return Behaviors.setup(context -> new SnapshotWriter(context, clock, headroom));
+  static Behavior<Object> create(Clock clock, SnapshotHeadroom headroom, LedgerObserver observer) {
+    return Behaviors.setup(context -> new SnapshotWriter(context, clock, headroom, observer));
   }
 
-  private SnapshotWriter(ActorContext<Object> context, Clock clock, SnapshotHeadroom headroom) {
+  private SnapshotWriter(
+      ActorContext<Object> context,
+      Clock clock,
+      SnapshotHeadroom headroom,
+      LedgerObserver observer) {
     super(context);
     this.headroom = headroom;
+    this.observer = observer;
     // The snapshot store the ledger recovers from: the configured default, as GlobalBudget names
     // no plugin of its own.
     this.store =
@@ -92,6 +98,7 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
                   + " one, and the next snapshot tries again",
               save.sequenceNr(),
               shortfall.get());
+      observe(LedgerObserver.SnapshotOutcome.SKIPPED, save.sequenceNr());
       next();
       return;
     }
@@ -114,6 +121,7 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
             (System.nanoTime() - writingSince) / 1_000_000,
             writing.state().knownReservations(),
             writing.factsSince());
+    observe(LedgerObserver.SnapshotOutcome.WRITTEN, saved.metadata().sequenceNr());
     return next();
   }
 
@@ -125,7 +133,17 @@ final class SnapshotWriter extends AbstractBehavior<Object> {
                 + " previous one, and the next snapshot tries again",
             failed.metadata().sequenceNr(),
             failed.cause().toString());
+    observe(LedgerObserver.SnapshotOutcome.FAILED, failed.metadata().sequenceNr());
     return next();
+  }
+
+  /** Metrics must never stop snapshots: whatever the observer throws is logged and dropped. */
+  private void observe(LedgerObserver.SnapshotOutcome outcome, long sequenceNr) {
+    try {
+      observer.snapshot(outcome, sequenceNr);
+    } catch (RuntimeException e) {
+      getContext().getLog().warn("ledger observer failed: {}", e.toString());
+    }
   }
 
   private Behavior<Object> next() {

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.LoggingTestKit;
@@ -60,7 +62,17 @@ class SnapshotWriterTest {
     // the second.
     ArrayDeque<Long> inUse = new ArrayDeque<>(List.of(250 * MIB, 10 * MIB));
     SnapshotHeadroom headroom = new SnapshotHeadroom(inUse::poll, 256 * MIB);
-    ActorRef<Object> writer = kit.spawn(SnapshotWriter.create(Clock.systemUTC(), headroom));
+    // What metrics are told: each snapshot's outcome and row, in order.
+    Queue<String> observed = new ConcurrentLinkedQueue<>();
+    LedgerObserver observer =
+        new LedgerObserver() {
+          @Override
+          public void snapshot(SnapshotOutcome outcome, long sequenceNr) {
+            observed.add(outcome.wireName() + "@" + sequenceNr);
+          }
+        };
+    ActorRef<Object> writer =
+        kit.spawn(SnapshotWriter.create(Clock.systemUTC(), headroom, observer));
     LedgerState state = SnapshotHeadroomTest.ledgerWith(2_000, 5);
 
     LoggingTestKit.warn("ledger snapshot at journal row 1 skipped: writing a snapshot of 2,005")
@@ -82,6 +94,7 @@ class SnapshotWriterTest {
     assertEquals(2, latestSnapshotAtOrBefore(Long.MAX_VALUE));
     assertEquals(-1, latestSnapshotAtOrBefore(1), "the skipped snapshot was written after all");
     assertTrue(inUse.isEmpty(), "the heap was read once per snapshot");
+    assertEquals(List.of("skipped@1", "written@2"), List.copyOf(observed));
     try (var files = Files.list(snapshots)) {
       assertEquals(1, files.count());
     }

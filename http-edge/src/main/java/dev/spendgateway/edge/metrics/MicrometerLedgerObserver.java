@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * gateway_ledger_adjustments_total{lane}}, {@code gateway_ledger_journal_batch_events} (summary),
  * {@code gateway_ledger_journal_write_seconds} (histogram), {@code
  * gateway_ledger_recovery_seconds}, {@code gateway_ledger_dropped_past_deadline_total} (commands
- * whose callers had given up, never written) and {@code gateway_ledger_shed_total} (answered busy
- * at once: the queue was full). The last two exist at 0 from the start so an alert on them sees a
+ * whose callers had given up, never written), {@code gateway_ledger_shed_total} (answered busy at
+ * once: the queue was full) and {@code gateway_ledger_snapshots_total{outcome}} (written, skipped
+ * for want of heap, failed). The counters exist at 0 from the start so an alert on them sees a
  * value, not "no data".
  */
 public final class MicrometerLedgerObserver implements LedgerObserver {
@@ -111,6 +112,9 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
       }
     }
     counter("gateway.ledger.closes", "Reservations closed", "status", "expired", "by", "timeout");
+    for (SnapshotOutcome outcome : SnapshotOutcome.values()) {
+      snapshots(outcome);
+    }
   }
 
   /** The caps a reservation on {@code lane} is held against (and so may be refused by). */
@@ -149,6 +153,20 @@ public final class MicrometerLedgerObserver implements LedgerObserver {
     for (Event e : events) {
       count(e);
     }
+  }
+
+  @Override
+  public void snapshot(SnapshotOutcome outcome, long sequenceNr) {
+    snapshots(outcome).increment();
+  }
+
+  private Counter snapshots(SnapshotOutcome outcome) {
+    return counter(
+        "gateway.ledger.snapshots",
+        "Ledger snapshots that fell due, by what became of them (written, skipped: no heap room,"
+            + " failed)",
+        "outcome",
+        outcome.wireName());
   }
 
   @Override

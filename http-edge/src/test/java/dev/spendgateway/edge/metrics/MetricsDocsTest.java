@@ -137,6 +137,9 @@ class MetricsDocsTest {
             "gateway_ledger_adjustments_total{lane=\"free\"}",
             "gateway_ledger_settled_above_reserve_total{lane=\"app\"}",
             "gateway_ledger_shed_total",
+            "gateway_ledger_snapshots_total{outcome=\"written\"}",
+            "gateway_ledger_snapshots_total{outcome=\"skipped\"}",
+            "gateway_ledger_snapshots_total{outcome=\"failed\"}",
             "gateway_ledger_dropped_past_deadline_total")) {
       assertTrue(samples.contains(series), series + " at 0 from the start; served: " + samples);
     }
