@@ -16,13 +16,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.LoggingTestKit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A snapshot that cannot be loaded does not stop the ledger: recovery replays the whole journal
- * (with a WARN from Pekko naming the persistence id) and ends in the same books, every id still
+ * (with a WARN naming the persistence id and the cause) and ends in the same books, every id still
  * answered as before. Without the fallback the ledger never becomes ready: its supervisor retries
  * the same unreadable snapshot forever.
  */
@@ -32,11 +34,14 @@ class SnapshotFallbackTest {
   private static final Map<String, Object> SMALL_SNAPSHOTS = Map.of("ledger.snapshot-every", 10);
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource({
-    "a corrupt payload,          UPDATE \"snapshot\" SET \"snapshot_payload\" = X'00ff00ff'",
-    "a class that no longer exists, UPDATE \"snapshot\" SET \"snapshot_ser_manifest\" = 'dev.spendgateway.ledger.Gone'",
-  })
-  void recoveryFallsBackToAFullReplay(String what, String corruption) throws Exception {
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a corrupt payload | UPDATE \"snapshot\" SET \"snapshot_payload\" = X'00ff00ff' | Exception",
+        "a class that no longer exists | UPDATE \"snapshot\" SET \"snapshot_ser_manifest\" = 'dev.spendgateway.ledger.Gone' | Gone",
+      })
+  void recoveryFallsBackToAFullReplay(String what, String corruption, String causeInLog)
+      throws Exception {
     List<ReserveReply> first = new ArrayList<>();
     Usage before;
     try (H2Ledger ledger = H2Ledger.start(dataDir, SMALL_SNAPSHOTS)) {
@@ -53,7 +58,18 @@ class SnapshotFallbackTest {
     }
     assertTrue(corrupt(corruption) > 0, "the test needs a snapshot row to corrupt");
 
-    try (H2Ledger ledger = H2Ledger.start(dataDir, SMALL_SNAPSHOTS)) {
+    ActorTestKit logs = ActorTestKit.create();
+    H2Ledger restarted;
+    try {
+      restarted =
+          LoggingTestKit.warn("the newest snapshot of global could not be loaded (")
+              .withMessageContains(causeInLog)
+              .withMessageContains("The next snapshot replaces it")
+              .expect(logs.system(), () -> startOrFail());
+    } finally {
+      logs.shutdownTestKit();
+    }
+    try (H2Ledger ledger = restarted) {
       assertEquals(
           FixtureJournalV1.lines(before),
           FixtureJournalV1.lines(get(ledger.client.usage(Optional.empty()))));
@@ -64,6 +80,17 @@ class SnapshotFallbackTest {
                 ledger.client.reserve(
                     new ReserveRequest("fb-" + i, Lane.FREE, null, 50_000, 0, 0))));
       }
+    }
+  }
+
+  /** Starts the ledger on {@link #dataDir}, waiting until it answers. */
+  private H2Ledger startOrFail() {
+    try {
+      H2Ledger ledger = H2Ledger.start(dataDir, SMALL_SNAPSHOTS);
+      get(ledger.client.usage(Optional.empty()));
+      return ledger;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -5,9 +5,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.event.Logging;
 import org.apache.pekko.event.LoggingAdapter;
+import org.apache.pekko.persistence.SelectedSnapshot;
 import org.apache.pekko.persistence.SnapshotMetadata;
 import org.apache.pekko.persistence.SnapshotSelectionCriteria;
 import org.apache.pekko.persistence.jdbc.snapshot.JdbcSnapshotStore;
+import scala.Option;
 import scala.concurrent.Future;
 import scala.jdk.javaapi.FutureConverters;
 import scala.runtime.BoxedUnit;
@@ -21,7 +23,8 @@ import scala.runtime.BoxedUnit;
  * restart between two snapshots leaves nothing behind.
  *
  * <p>A failed delete is logged and leaves the older snapshots for the next save; the save itself
- * has succeeded.
+ * has succeeded. A failed load is logged as a WARN with its cause: Pekko's own line for the
+ * fallback to a full replay names neither the cause nor what to do, at INFO.
  */
 public class NewestSnapshotStore extends JdbcSnapshotStore {
   private final LoggingAdapter log;
@@ -29,6 +32,45 @@ public class NewestSnapshotStore extends JdbcSnapshotStore {
   public NewestSnapshotStore(Config config) {
     super(config);
     this.log = Logging.getLogger(context().system(), NewestSnapshotStore.class);
+  }
+
+  @Override
+  public Future<Option<SelectedSnapshot>> loadAsync(
+      String persistenceId, SnapshotSelectionCriteria criteria) {
+    Future<Option<SelectedSnapshot>> loaded = super.loadAsync(persistenceId, criteria);
+    loaded
+        .failed()
+        .foreach(
+            failure -> {
+              warnNotLoaded(persistenceId, failure);
+              return BoxedUnit.UNIT;
+            },
+            context().dispatcher());
+    return loaded;
+  }
+
+  private void warnNotLoaded(String persistenceId, Throwable failure) {
+    log.warning(
+        "the newest snapshot of {} could not be loaded ({}); recovery replays the whole journal"
+            + " instead, which ends in the same books (events are never deleted) and only takes"
+            + " longer. {}",
+        persistenceId,
+        failure.toString(),
+        outOfHeap(failure)
+            ? "The heap is too small to load it: raise -Xmx in JAVA_OPTS (about 250 bytes per"
+                + " reservation id the ledger holds, plus 64 MB); until then every start replays"
+                + " the whole journal"
+            : "The next snapshot replaces it");
+  }
+
+  /** Whether {@code failure} is, or was caused by, running out of heap. */
+  static boolean outOfHeap(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof OutOfMemoryError) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -42,6 +42,9 @@ import org.apache.pekko.serialization.SerializationExtension;
  * temporary data dir) as the ledger's writer saves it, first asking {@link SnapshotHeadroom} as the
  * writer does ({@code bench.headroom=off} skips that), then {@code bench.after} (1) small snapshots
  * show whether the database still works: H2 closes it when its store ran out of heap mid-write.
+ * {@code bench.data-dir} names the data dir instead of a temporary one and keeps it, so that a
+ * gateway started on it ({@code GATEWAY_DATA_DIR}) recovers from that snapshot: how much heap a
+ * restart needs to load it back.
  */
 public final class SnapshotHeapBench {
   private static final Instant START = Instant.parse("2026-11-30T10:00:00Z");
@@ -52,7 +55,11 @@ public final class SnapshotHeapBench {
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     long max = Runtime.getRuntime().maxMemory() >> 20;
     boolean throughStore = Boolean.getBoolean("bench.store");
-    Path dataDir = Files.createTempDirectory("snapshot-heap");
+    String keptDir = System.getProperty("bench.data-dir");
+    Path dataDir =
+        keptDir == null
+            ? Files.createTempDirectory("snapshot-heap")
+            : Files.createDirectories(Path.of(keptDir));
     ActorSystem<Void> system =
         ActorSystem.create(Behaviors.empty(), "snapshot-heap", LedgerBench.ledgerConfig(dataDir));
     String phase = "building the state";
