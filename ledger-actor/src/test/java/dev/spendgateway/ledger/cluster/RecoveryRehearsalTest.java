@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.pekko.actor.testkit.typed.javadsl.LoggingTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Props;
@@ -32,9 +33,21 @@ class RecoveryRehearsalTest {
   void readsTheLedgerAfterItsSnapshotStopsAndLeavesTheLiveLedgerWriting() throws Exception {
     // A snapshot every 3 events: the rehearsal starts from one and replays only what follows it.
     try (H2Ledger ledger = H2Ledger.start(dataDir, Map.of("ledger.snapshot-every", 3))) {
-      for (int i = 1; i <= 5; i++) {
-        reserve(ledger, "r-" + i);
-      }
+      // The snapshot is written beside the ledger, after its row is answered: wait for it, or a
+      // cold JVM's rehearsal can start before it is saved and replay everything.
+      LoggingTestKit.info("ledger snapshot at journal row 3 written")
+          .expect(
+              ledger.system,
+              () -> {
+                try {
+                  for (int i = 1; i <= 5; i++) {
+                    reserve(ledger, "r-" + i);
+                  }
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+                return null;
+              });
 
       CompletableFuture<String> said = new CompletableFuture<>();
       ActorRef<RecoveryRehearsal.Stop> rehearsal =
