@@ -49,16 +49,16 @@ public record SnapshotHeadroom(LongSupplier liveHeapBytes, long maxHeapBytes) {
    */
   static final long MAX_SNAPSHOT_BYTES = 1L << 30;
 
-  /** This JVM's heap: in use (eden left out), and its maximum. */
-  public static SnapshotHeadroom ofThisJvm() {
-    return new SnapshotHeadroom(SnapshotHeadroom::liveHeap, maxHeap());
-  }
-
   /** A cap window's totals, a brand's caps or an adjustment in a snapshot, with their keys. */
   static final long BYTES_PER_ENTRY = 256;
 
   /** The snapshot's own frame: field names, the subjects' table header. */
   static final long BYTES_FIXED = 4096;
+
+  /** This JVM's heap: in use (eden left out), and its maximum. */
+  public static SnapshotHeadroom ofThisJvm() {
+    return new SnapshotHeadroom(SnapshotHeadroom::liveHeap, maxHeap());
+  }
 
   /** About how many bytes a snapshot of {@code state} is (never less, measured). */
   public static long estimatedSnapshotBytes(LedgerState state) {

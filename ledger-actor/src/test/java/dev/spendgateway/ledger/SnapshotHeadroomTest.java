@@ -3,9 +3,6 @@ package dev.spendgateway.ledger;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
-import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
-import dev.spendgateway.policy.access.Lane;
 import java.time.Instant;
 import java.util.Optional;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -25,22 +22,8 @@ class SnapshotHeadroomTest {
 
   /** {@code closed} ids settled, then {@code open} left open, one per millisecond. */
   static LedgerState ledgerWith(int closed, int open) {
-    LedgerState state = LedgerState.empty();
-    Instant at = START;
-    for (int i = 0; i < closed + open; i++) {
-      String id = "svc-reservation-" + i;
-      state =
-          state.applied(
-              new ReservationMade(
-                  id, Lane.FREE, "brand-" + i % 7, 1_000, 0, 0, at, at.plusSeconds(900)));
-      if (i < closed) {
-        state =
-            state.applied(
-                new ReservationSettled(id, Lane.FREE, "brand-" + i % 7, at, 1_000, 500, at));
-      }
-      at = at.plusMillis(1);
-    }
-    return state;
+    return SettledThenOpen.ledger(
+        START, closed, open, i -> "svc-reservation-" + i, i -> "brand-" + i % 7);
   }
 
   @ParameterizedTest(name = "{0} closed ids, {1} open")

@@ -3,9 +3,6 @@ package dev.spendgateway.ledger;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
-import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
-import dev.spendgateway.policy.access.Lane;
 import java.time.Duration;
 import java.time.Instant;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -43,19 +40,9 @@ class SnapshotSizeTest {
 
   /** {@code closed} reservations settled, then {@code open} left open, at one per millisecond. */
   private static LedgerState ledgerWith(int closed, int open) {
-    LedgerState state = LedgerState.empty();
-    Instant at = START;
-    for (int i = 0; i < closed + open; i++) {
-      String id = String.format("svc-%08d", i); // fixed width: sizes compare ids, not digits
-      state =
-          state.applied(
-              new ReservationMade(id, Lane.FREE, null, 1_000, 0, 0, at, at.plusSeconds(900)));
-      if (i < closed) {
-        state = state.applied(new ReservationSettled(id, Lane.FREE, null, at, 1_000, 500, at));
-      }
-      at = at.plusMillis(1);
-    }
-    return state;
+    // Fixed-width ids: sizes compare ids, not digits.
+    return SettledThenOpen.ledger(
+        START, closed, open, i -> String.format("svc-%08d", i), i -> null);
   }
 
   /** The state after every id closed before {@code cutoff} left the window, slice by slice. */

@@ -1,11 +1,9 @@
 package dev.spendgateway.ledger.bench;
 
-import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
-import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.SettledThenOpen;
 import dev.spendgateway.ledger.SnapshotHeadroom;
 import dev.spendgateway.ledger.journal.JournalSchema;
-import dev.spendgateway.policy.access.Lane;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
@@ -133,19 +131,7 @@ public final class SnapshotHeapBench {
 
   /** {@code closed} ids reserved and settled, then {@code open} left open, one per millisecond. */
   private static LedgerState ledgerWith(int closed, int open) {
-    LedgerState state = LedgerState.empty();
-    Instant at = START;
-    for (int i = 0; i < closed + open; i++) {
-      String id = "gw-" + i;
-      state =
-          state.applied(
-              new ReservationMade(id, Lane.FREE, null, 1_000, 0, 0, at, at.plusSeconds(900)));
-      if (i < closed) {
-        state = state.applied(new ReservationSettled(id, Lane.FREE, null, at, 1_000, 500, at));
-      }
-      at = at.plusMillis(1);
-    }
-    return state;
+    return SettledThenOpen.ledger(START, closed, open, i -> "gw-" + i, i -> null);
   }
 
   private static long liveHeap(MemoryMXBean memory) {
