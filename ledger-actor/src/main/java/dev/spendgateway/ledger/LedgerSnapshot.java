@@ -67,11 +67,8 @@ public record LedgerSnapshot(
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
-    RecentIds.Subjects subjects = recent.subjects();
-    List<String> names = new ArrayList<>(subjects.size());
-    for (int code = 0; code < subjects.size(); code++) {
-      names.add(subjects.name(code));
-    }
+    int[] renumbered = new int[recent.subjects().next()];
+    List<String> names = recent.subjectNames(renumbered);
     List<ChunkForm> chunks = new ArrayList<>();
     for (RecentIds.Chunk c : recent.chunks()) {
       int n = recent.visibleIn(c);
@@ -79,7 +76,7 @@ public record LedgerSnapshot(
       for (int i = 0; i < n; i++) {
         b.putLong(c.hash[i])
             .putInt(c.packed[i])
-            .putInt(c.subject[i])
+            .putInt(c.subject[i] < 0 ? c.subject[i] : renumbered[c.subject[i]])
             .putLong(c.amount[i])
             .putLong(c.actualOrHeadroom[i])
             .putInt(c.brandCaps[i]);
@@ -122,21 +119,19 @@ public record LedgerSnapshot(
     for (Adjustment a : adjustments) {
       byId.put(a.id(), a);
     }
+    PersistentMap<CapKey, Spend> books = totals.build();
     return new LedgerState(
         recent,
         restoredPast(pastIds),
         OpenReservations.of(stillOpen),
-        totals.build(),
-        PersistentMap.of(brandCaps),
+        books,
+        // A snapshot written before brand caps ended with their windows may hold more.
+        LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
         0);
   }
 
   private static RecentIds restoredRecent(RecentIdsForm form) {
-    RecentIds.Subjects subjects = RecentIds.Subjects.EMPTY;
-    for (String name : form.subjects()) {
-      subjects = subjects.with(name);
-    }
     RecentIds.Chunk[] chunks = new RecentIds.Chunk[form.chunks().size()];
     for (int k = 0; k < chunks.length; k++) {
       ChunkForm f = form.chunks().get(k);
@@ -153,7 +148,7 @@ public record LedgerSnapshot(
       c.newestMillis = f.newestMillis();
       chunks[k] = c;
     }
-    return RecentIds.restored(chunks, form.tail(), subjects);
+    return RecentIds.restored(chunks, form.tail(), form.subjects());
   }
 
   private static PastIds restoredPast(List<FilterForm> forms) {

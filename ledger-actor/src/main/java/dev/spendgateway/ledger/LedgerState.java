@@ -20,12 +20,14 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapLimits;
+import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Immutable ledger state: open reservations as full records, the closed and refused ids of the
@@ -435,15 +437,51 @@ public final class LedgerState implements LedgerSerializable {
         recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a), factsSinceLoad);
   }
 
-  /** Without the cap windows that ended before {@code cutoff} (a handful per day). */
+  /**
+   * Without the cap windows that ended before {@code cutoff} (a handful per day), the lifetime
+   * windows that hold nothing (a preview whose every hold was voided: the same as never used), and
+   * the caps of brands left with no window in the books. Any caller may name a new brand or preview
+   * with each request, at no cost; what is kept of one must end with its windows.
+   */
   LedgerState compactedBefore(Instant cutoff) {
     PersistentMap<CapKey, Spend> keptSpend = spend;
-    for (CapKey k : spend.asMap().keySet()) {
-      if (windowEndedBefore(k, cutoff)) {
+    for (Map.Entry<CapKey, Spend> e : spend.asMap().entrySet()) {
+      CapKey k = e.getKey();
+      if (windowEndedBefore(k, cutoff)
+          || k.window().equals(CapWindows.LIFETIME) && e.getValue().isEmpty()) {
         keptSpend = keptSpend.without(k);
       }
     }
-    return new LedgerState(recent, past, open, keptSpend, brandCaps, adjustments, factsSinceLoad);
+    return new LedgerState(
+        recent,
+        past,
+        open,
+        keptSpend,
+        brandCapsWithWindows(brandCaps, keptSpend),
+        adjustments,
+        factsSinceLoad);
+  }
+
+  /**
+   * The brands' caps, without those of brands that have no brand cap window in {@code books}: a
+   * brand gets its caps and its windows with its first reservation, and loses both here, so no caps
+   * outlive a brand's windows ({@code /usage?brand=} shows caps only with a current window).
+   */
+  static PersistentMap<String, BrandCaps> brandCapsWithWindows(
+      PersistentMap<String, BrandCaps> caps, PersistentMap<CapKey, Spend> books) {
+    Set<String> withWindows = new java.util.HashSet<>();
+    for (CapKey k : books.asMap().keySet()) {
+      if (k.cap() == CapName.BRAND_DAILY || k.cap() == CapName.BRAND_MONTHLY) {
+        withWindows.add(k.subject());
+      }
+    }
+    PersistentMap<String, BrandCaps> kept = caps;
+    for (String brand : caps.asMap().keySet()) {
+      if (!withWindows.contains(brand)) {
+        kept = kept.without(brand);
+      }
+    }
+    return kept;
   }
 
   /**

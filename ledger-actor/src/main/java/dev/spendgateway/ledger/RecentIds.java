@@ -7,6 +7,7 @@ import dev.spendgateway.policy.caps.CapName;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -300,7 +301,7 @@ final class RecentIds {
   /** The index with a closed or refused reservation added, closed at {@code at}. */
   RecentIds with(Reservation r, Instant at) {
     long hash = hashOf(r.id());
-    Subjects newSubjects = subjects.with(r.subject());
+    Subjects newSubjects = subjects.with(r.subject(), tail >> CHUNK_BITS);
     int p = r.status().ordinal() | r.lane().ordinal() << 3 | r.owner().ordinal() << 5;
     p |= Owner.impliedBy(r.id()) == Owner.GATEWAY ? GATEWAY_NAMESPACE : 0;
     long second = r.actualMicros();
@@ -419,11 +420,14 @@ final class RecentIds {
     if (n == 0) {
       return this;
     }
+    long lastDropped = chunks[n - 1].number;
+    Subjects keptSubjects = subjects;
     for (int k = 0; k < n; k++) {
       Chunk chunk = chunks[k];
       long base = chunk.number << CHUNK_BITS;
       for (int i = 0; i < CHUNK && base + i < tail; i++) {
         table.remove(chunk.hash[i], base + i);
+        keptSubjects = keptSubjects.withoutIfLastUsedBy(chunk.subject[i], lastDropped);
       }
       sink.accept(chunk);
     }
@@ -434,7 +438,8 @@ final class RecentIds {
             ? ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS
             : tail;
     table.written = Math.max(table.written, newTail);
-    return new RecentIds(table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, subjects);
+    return new RecentIds(
+        table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, keptSubjects);
   }
 
   /** How many ids of {@code chunk} this value sees (the last chunk may be partly filled). */
@@ -460,34 +465,113 @@ final class RecentIds {
     return chunks.length * Chunk.bytes() + 16L + 8L * chunks.length + table.bytes();
   }
 
-  /** Rebuilds an index from a snapshot's chunks (see {@link LedgerSnapshot}). */
-  static RecentIds restored(Chunk[] chunks, long tail, Subjects subjects) {
+  /**
+   * Rebuilds an index from a snapshot's chunks (see {@link LedgerSnapshot}), whose subject codes
+   * index {@code names}. Only the names the chunks still use are kept, renumbered from 0 in the
+   * order of {@code names} (a snapshot written before unused names were dropped may hold others).
+   */
+  static RecentIds restored(Chunk[] chunks, long tail, List<String> names) {
     long first = chunks.length == 0 ? tail : chunks[0].number << CHUNK_BITS;
     Table t = new Table((int) Math.min(Integer.MAX_VALUE / 2, Math.max(0, tail - first)));
+    long[] lastUse = new long[names.size()];
+    Arrays.fill(lastUse, -1);
     for (Chunk chunk : chunks) {
       long base = chunk.number << CHUNK_BITS;
       for (int i = 0; i < CHUNK && base + i < tail; i++) {
         t.put(chunk.hash[i], base + i);
+        int code = chunk.subject[i];
+        if (code >= 0) {
+          lastUse[code] = chunk.number;
+        }
       }
     }
     t.written = tail;
-    return new RecentIds(t, chunks, tail, subjects);
+    int[] renumbered = new int[names.size()];
+    PersistentMap.Builder<String, Subjects.Use> codes = PersistentMap.builder();
+    PersistentMap.Builder<Integer, String> byCode = PersistentMap.builder();
+    int next = 0;
+    for (int code = 0; code < names.size(); code++) {
+      if (lastUse[code] >= 0) {
+        codes.put(names.get(code), new Subjects.Use(next, lastUse[code]));
+        byCode.put(next, names.get(code));
+        renumbered[code] = next++;
+      }
+    }
+    for (Chunk chunk : chunks) {
+      long base = chunk.number << CHUNK_BITS;
+      for (int i = 0; i < CHUNK && base + i < tail; i++) {
+        int code = chunk.subject[i];
+        if (code >= 0) {
+          chunk.subject[i] = renumbered[code];
+        }
+      }
+    }
+    return new RecentIds(t, chunks, tail, new Subjects(codes.build(), byCode.build(), next));
   }
 
-  /** Brand and preview ids as small codes (there are few of them next to reservation ids). */
-  record Subjects(PersistentMap<String, Integer> codes, PersistentMap<Integer, String> names) {
-    static final Subjects EMPTY = new Subjects(PersistentMap.empty(), PersistentMap.empty());
+  /**
+   * The names of {@link #subjects()} in code order, and each id's code in that list: what a
+   * snapshot writes. Codes freed when their last ids left the window are closed up, so the list
+   * holds exactly the names in use.
+   */
+  List<String> subjectNames(int[] renumbered) {
+    List<String> out = new java.util.ArrayList<>(subjects.size());
+    for (int code = 0; code < subjects.next(); code++) {
+      String name = subjects.name(code);
+      if (name != null) {
+        renumbered[code] = out.size();
+        out.add(name);
+      } else {
+        renumbered[code] = -1;
+      }
+    }
+    return out;
+  }
 
-    Subjects with(String subject) {
-      if (subject == null || codes.containsKey(subject)) {
+  /**
+   * Brand and preview ids as small codes. Every caller may name a new brand or preview id with each
+   * request, so a name is kept only while an id in the window uses it: each name records the last
+   * chunk that used it, and is dropped when that chunk leaves the window ({@link #expiredBefore}).
+   * Codes are never reused while this index lives, so an older value still reads its own names.
+   *
+   * @param next the code the next new name gets
+   */
+  record Subjects(
+      PersistentMap<String, Use> codes, PersistentMap<Integer, String> names, int next) {
+    static final Subjects EMPTY = new Subjects(PersistentMap.empty(), PersistentMap.empty(), 0);
+
+    /** A name's code and the number of the newest chunk holding an id under it. */
+    record Use(int code, long lastChunk) {}
+
+    /** With {@code subject} used by an id in chunk {@code chunk}. */
+    Subjects with(String subject, long chunk) {
+      if (subject == null) {
         return this;
       }
-      int code = codes.size();
-      return new Subjects(codes.with(subject, code), names.with(code, subject));
+      Use use = codes.get(subject);
+      if (use != null) {
+        return use.lastChunk() == chunk
+            ? this
+            : new Subjects(codes.with(subject, new Use(use.code(), chunk)), names, next);
+      }
+      return new Subjects(
+          codes.with(subject, new Use(next, chunk)), names.with(next, subject), next + 1);
+    }
+
+    /** Without the name of {@code code} if no chunk after {@code lastDropped} uses it. */
+    Subjects withoutIfLastUsedBy(int code, long lastDropped) {
+      if (code < 0) {
+        return this;
+      }
+      String name = names.get(code);
+      if (name == null || codes.get(name).lastChunk() > lastDropped) {
+        return this;
+      }
+      return new Subjects(codes.without(name), names.without(code), next);
     }
 
     int code(String subject) {
-      return subject == null ? -1 : codes.get(subject);
+      return subject == null ? -1 : codes.get(subject).code();
     }
 
     String name(int code) {

@@ -1,0 +1,173 @@
+package dev.spendgateway.ledger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerProtocol.CloseReply;
+import dev.spendgateway.ledger.LedgerProtocol.Refused;
+import dev.spendgateway.ledger.LedgerProtocol.Reserve;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
+import dev.spendgateway.ledger.LedgerProtocol.Settle;
+import dev.spendgateway.ledger.LedgerProtocol.VoidReservation;
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.caps.CapName;
+import dev.spendgateway.policy.caps.CapWindows;
+import dev.spendgateway.policy.caps.Spend;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * What the ledger keeps of a brand or preview id once everything it did has left the books. Every
+ * holder of the gateway token can name a new brand or preview id with each request, at no cost (a
+ * refused reserve, or a reserve it voids at once); what the ledger keeps for good per name must be
+ * only what a cap needs (a preview's lifetime spend), or a caller grows the heap and every snapshot
+ * without bound (about 300 bytes per name, ~3 GB a day at 100 names a second).
+ *
+ * <p>Found by the insider review: 1,000 refused reserves under fresh brands left 1,000 names in the
+ * id index's subject table and 1,000 voided ones 1,000 brand caps, after every id had left the
+ * idempotency horizon and every window the retention.
+ */
+class SubjectMemoryTest {
+  static final Instant START = Instant.parse("2026-11-30T10:00:00Z");
+
+  /** Retention 2h, reservation timeout 15 min, idempotency window 1h and horizon 1d. */
+  static final LedgerSettings SETTINGS = IdempotencyWindowTest.settings(1000);
+
+  static final Decider DECIDER = new Decider(SETTINGS);
+
+  /** How a request under a new name ends. */
+  enum Outcome {
+    REFUSED,
+    VOIDED,
+    SETTLED
+  }
+
+  static Stream<Arguments> names() {
+    return Stream.of(
+        // lane, outcome, cap keys per name that must stay for good
+        Arguments.of(Lane.APP, Outcome.REFUSED, 0),
+        Arguments.of(Lane.APP, Outcome.VOIDED, 0),
+        Arguments.of(Lane.APP, Outcome.SETTLED, 0),
+        Arguments.of(Lane.TRIAL, Outcome.REFUSED, 0),
+        Arguments.of(Lane.TRIAL, Outcome.VOIDED, 0),
+        // the preview's lifetime cap must remember what it spent
+        Arguments.of(Lane.TRIAL, Outcome.SETTLED, 1));
+  }
+
+  @ParameterizedTest(name = "{0} names that end {1} leave {2} cap key(s) each, nothing else")
+  @MethodSource("names")
+  void aNameKeepsNothingButItsLifetimeSpendOnceItsIdsAndWindowsAreGone(
+      Lane lane, Outcome outcome, int keptKeysPerName) {
+    int names = 1000;
+    LedgerState state = LedgerState.empty();
+    Instant now = START;
+    for (int i = 0; i < names; i++) {
+      String id = "r-" + i;
+      String subject = "n-" + i;
+      // A zero brand cap (app) or an amount above the preview's lifetime cap (trial) is refused.
+      long amount = outcome == Outcome.REFUSED && lane == Lane.TRIAL ? 700_000 : 1;
+      long daily = outcome == Outcome.REFUSED ? 0 : 5_000_000;
+      Decider.Decision<ReserveReply> reserved =
+          DECIDER.reserve(
+              state,
+              new Reserve(
+                  id, lane, subject, amount, daily, 50_000_000, Owner.LEDGER_API, null, null),
+              now);
+      Class<? extends ReserveReply> expected =
+          outcome == Outcome.REFUSED ? Refused.class : Reserved.class;
+      assertInstanceOf(expected, reserved.reply());
+      state = applied(state, reserved);
+      if (outcome != Outcome.REFUSED) {
+        Decider.Decision<?> closed =
+            DECIDER.decide(
+                state,
+                outcome == Outcome.VOIDED
+                    ? new VoidReservation(id, Owner.LEDGER_API, null, null)
+                    : new Settle(id, 1, Owner.LEDGER_API, null, null),
+                now);
+        assertInstanceOf(CloseReply.class, closed.reply());
+        state = applied(state, closed);
+      }
+    }
+
+    // Past the retention (2h), the idempotency window (1h) and its horizon (1d).
+    now = now.plus(Duration.ofDays(3));
+    for (Optional<Event> c = DECIDER.compact(state, now);
+        c.isPresent();
+        c = DECIDER.compact(state, now)) {
+      state = state.applied(c.get());
+    }
+
+    assertEquals(0, state.knownReservations());
+    assertEquals(0, state.recentIds().subjects().size(), "names kept by the id index");
+    assertEquals(0, state.brandCapsBySubject().size(), "brand caps kept");
+    assertEquals(keptKeysPerName * names, state.spendByKey().size(), "cap keys kept");
+    if (keptKeysPerName > 0) {
+      assertEquals(
+          new Spend(1, 0),
+          state.spendOn(new CapKey(CapName.PREVIEW_LIFETIME, "n-7", CapWindows.LIFETIME)));
+    }
+    // And a snapshot of it holds no more.
+    LedgerState reloaded = LedgerSnapshot.of(state).toState();
+    assertEquals(0, reloaded.recentIds().subjects().size());
+    assertEquals(0, reloaded.brandCapsBySubject().size());
+  }
+
+  @org.junit.jupiter.api.Test
+  void namesStillUsedInTheWindowKeepAnsweringAcrossExpiryAndASnapshot() {
+    LedgerState state = LedgerState.empty();
+    Instant now = START;
+    // Two chunks' worth of refusals under names that will expire, then a few under names that stay
+    // (one of which, "keep-0", was also used by the first chunk).
+    for (int i = 0; i < 2 * RecentIds.CHUNK; i++) {
+      state = applied(state, refuse("old-" + i, i == 0 ? "keep-0" : "gone-" + i, now));
+    }
+    now = now.plus(Duration.ofMinutes(90)); // the first ids are past the 1h window
+    for (int i = 0; i < 3; i++) {
+      state = applied(state, refuse("new-" + i, "keep-" + i, now));
+    }
+    for (Optional<Event> c = DECIDER.compact(state, now);
+        c.isPresent();
+        c = DECIDER.compact(state, now)) {
+      state = state.applied(c.get());
+    }
+    assertEquals(3, state.knownReservations());
+    assertEquals(3, state.recentIds().subjects().size());
+    for (LedgerState s : new LedgerState[] {state, LedgerSnapshot.of(state).toState()}) {
+      for (int i = 0; i < 3; i++) {
+        Reservation r = s.reservation("new-" + i).orElseThrow();
+        assertEquals("keep-" + i, r.subject());
+        assertEquals("keep-" + i, r.refusal().subject());
+      }
+    }
+    // A name that left and comes back gets a code of its own again.
+    LedgerState reloaded = LedgerSnapshot.of(state).toState();
+    reloaded = applied(reloaded, refuse("again-1", "gone-1", now));
+    reloaded = applied(reloaded, refuse("again-2", "keep-2", now));
+    assertEquals("gone-1", reloaded.reservation("again-1").orElseThrow().subject());
+    assertEquals("keep-2", reloaded.reservation("again-2").orElseThrow().subject());
+    assertEquals("keep-1", reloaded.reservation("new-1").orElseThrow().subject());
+  }
+
+  private static Decider.Decision<ReserveReply> refuse(String id, String brand, Instant now) {
+    LedgerState any = LedgerState.empty();
+    return DECIDER.reserve(
+        any, new Reserve(id, Lane.APP, brand, 1, 0, 50_000_000, Owner.LEDGER_API, null, null), now);
+  }
+
+  private static LedgerState applied(LedgerState state, Decider.Decision<?> decision) {
+    for (Event e : decision.events()) {
+      state = state.applied(e);
+    }
+    return state;
+  }
+}
