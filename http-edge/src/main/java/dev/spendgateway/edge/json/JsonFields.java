@@ -2,6 +2,8 @@ package dev.spendgateway.edge.json;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -29,6 +31,7 @@ public final class JsonFields {
   }
 
   private final ObjectReader reader;
+  private final ObjectMapper mapper;
 
   public JsonFields(ObjectMapper mapper) {
     // Exact decimals: 0.30 stays 0.30, never the double 0.29999…; a key given twice is refused, not
@@ -36,6 +39,7 @@ public final class JsonFields {
     // parsers);
     // nothing but whitespace may follow the object ({"id":"a"} {"id":"b"} is two requests, not
     // one).
+    this.mapper = mapper;
     this.reader =
         mapper
             .reader()
@@ -58,11 +62,43 @@ public final class JsonFields {
         throw new BadRequest("body", "body has more after its JSON object; send exactly one");
       }
       throw new BadRequest("body", "body is not valid JSON");
+    } catch (NumberFormatException e) {
+      // Valid JSON whose number no BigDecimal holds (an exponent beyond an int: 1e2147483648):
+      // Jackson throws this unchecked, which would end as a plain-text 500.
+      String field = fieldWithUnreadableNumber(body);
+      throw new BadRequest(
+          field, field + " holds a number out of range (its exponent is too large or too small)");
     }
     if (json == null || !json.isObject()) {
       throw new BadRequest("body", "body must be a JSON object");
     }
     return json;
+  }
+
+  /**
+   * The top-level field holding the first number of {@code body} that no {@link BigDecimal} can
+   * hold, or {@code body} when it is not inside one.
+   */
+  private String fieldWithUnreadableNumber(String body) {
+    try (JsonParser p = mapper.getFactory().createParser(body)) {
+      for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+        if (t.isNumeric()) {
+          try {
+            p.getDecimalValue();
+          } catch (NumberFormatException e) {
+            JsonStreamContext ctx = p.getParsingContext();
+            while (ctx.getParent() != null && !ctx.getParent().inRoot()) {
+              ctx = ctx.getParent();
+            }
+            String name = ctx.inObject() ? ctx.getCurrentName() : null;
+            return name != null ? name : "body";
+          }
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // fall through: the body as a whole
+    }
+    return "body";
   }
 
   /** A required string. */

@@ -302,6 +302,18 @@ class LedgerRoutesTest {
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":NaN}", "body"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1e12}", "amountUsd"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":0.0000001}", "amountUsd"),
+        // Exponents a BigDecimal cannot hold: Jackson throws a NumberFormatException, not a parse
+        // error (was a plain-text 500).
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1e2147483648}", "amountUsd"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1e-2147483648}", "amountUsd"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":0.01e-2147483647}", "amountUsd"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":1,\"brandDailyUsd\":1e2147483648,\"brandMonthlyUsd\":5}",
+            "brandDailyUsd"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"note\":{\"x\":[1e-2147483648]}}",
+            "note"),
         Arguments.of(
             "{\"id\":\"m-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":1,\"brandMonthlyUsd\":5}",
             "brandDailyUsd"),
@@ -340,6 +352,9 @@ class LedgerRoutesTest {
     assertEquals(
         "body",
         post("/ledger/reservations/ms-1/settle", "nope").body().at("/error/field").textValue());
+    Answer hugeExponent = post("/ledger/reservations/ms-1/settle", "{\"actualUsd\":1e2147483648}");
+    assertEquals(400, hugeExponent.status());
+    assertEquals("actualUsd", hugeExponent.body().at("/error/field").textValue());
     assertEquals(
         400,
         post("/ledger/reservations/" + "y".repeat(200) + "/settle", "{\"actualUsd\":1}").status());
