@@ -473,6 +473,27 @@ class AdminRoutesTest {
     assertEquals(before, journal().size());
   }
 
+  /** Numbers no BigDecimal holds were a plain-text 500 (Jackson throws NumberFormatException). */
+  @ParameterizedTest(name = "{0} {1} -> 400 naming {2}, nothing journaled")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      /admin/brands/x-b/credit         | {"usd":1e2147483648,"operator":"a","reason":"r"}                       | usd
+      /admin/adjustments               | {"lane":"free","deltaUsd":-1e-2147483648,"operator":"a","reason":"r"}  | deltaUsd
+      /admin/reservations/x-o/settle   | {"actualUsd":0.01e-2147483647,"operator":"a","reason":"r"}            | actualUsd
+      """)
+  void aNumberOutOfAnyRangeIs400NamingItsField(String path, String body, String field)
+      throws Exception {
+    post("/ledger/reservations", "{\"id\":\"x-o\",\"lane\":\"free\",\"amountUsd\":0.20}");
+    int before = journal().size();
+    Answer bad = post(path, body);
+    assertEquals(400, bad.status(), bad.raw().body());
+    assertEquals(field, bad.body().at("/error/field").textValue(), bad.raw().body());
+    assertEquals("true", bad.raw().headers().firstValue("x-gateway-error").orElse(null));
+    assertEquals(before, journal().size());
+  }
+
   /** Cents typed as dollars: refused naming the bound, and the reservation stays open. */
   @Test
   void anOperatorSettleAboveTheMaxSettleMultipleIs400NamingTheBound() throws Exception {
