@@ -438,17 +438,17 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   /**
-   * Without the cap windows that ended before {@code cutoff} (a handful per day), the lifetime
-   * windows that hold nothing (a preview whose every hold was voided: the same as never used), and
-   * the caps of brands left with no window in the books. Any caller may name a new brand or preview
-   * with each request, at no cost; what is kept of one must end with its windows.
+   * Without the cap windows that ended before {@code cutoff} (a handful per day), the windows that
+   * hold nothing (every hold in them voided: the same as never used, {@link Spend#NONE}), and the
+   * caps of brands left with no window in the books. Any caller may name a new brand or preview
+   * with each request, at no cost (a reserve it voids at once); what is kept of one must end with
+   * what it spent.
    */
   LedgerState compactedBefore(Instant cutoff) {
     PersistentMap<CapKey, Spend> keptSpend = spend;
     for (Map.Entry<CapKey, Spend> e : spend.asMap().entrySet()) {
       CapKey k = e.getKey();
-      if (windowEndedBefore(k, cutoff)
-          || k.window().equals(CapWindows.LIFETIME) && e.getValue().isEmpty()) {
+      if (windowEndedBefore(k, cutoff) || e.getValue().isEmpty()) {
         keptSpend = keptSpend.without(k);
       }
     }
