@@ -422,12 +422,19 @@ final class RecentIds {
     }
     long lastDropped = chunks[n - 1].number;
     Subjects keptSubjects = subjects;
+    // Codes already looked at, direct-mapped: a chunk's ids mostly repeat a few brands, so this
+    // spares most of the map lookups.
+    int[] seen = new int[256];
     for (int k = 0; k < n; k++) {
       Chunk chunk = chunks[k];
       long base = chunk.number << CHUNK_BITS;
       for (int i = 0; i < CHUNK && base + i < tail; i++) {
         table.remove(chunk.hash[i], base + i);
-        keptSubjects = keptSubjects.withoutIfLastUsedBy(chunk.subject[i], lastDropped);
+        int code = chunk.subject[i];
+        if (code >= 0 && seen[code & 255] != code + 1) {
+          seen[code & 255] = code + 1;
+          keptSubjects = keptSubjects.withoutIfLastUsedBy(code, lastDropped);
+        }
       }
       sink.accept(chunk);
     }
