@@ -251,7 +251,10 @@ public final class Decider {
    * would leave real spend uncounted. An owner that may not exceed its reserve (the ledger API) is
    * also bounded by the reserve itself. A repeated settle answers the first close when it repeats
    * the amount, and is a conflict when it does not: the books keep the first amount, and the caller
-   * must learn that they differ.
+   * must learn that they differ. For the same reason a settle above $0 of a voided reservation is a
+   * conflict (except for the provider routes, whose lifecycle closes each of their ids once); other
+   * second closes (a void after a settle, a settle after an expiry at the worst case) answer the
+   * first close, which booked at least as much.
    *
    * @param closer who asks to close it; {@code null} for an operator
    */
@@ -308,6 +311,23 @@ public final class Decider {
                   + " was already settled at actualUsd "
                   + Micros.toUsd(r.actualMicros()).toPlainString()
                   + "; a repeated settle must send the same actualUsd"));
+    }
+    if (closer != Owner.GATEWAY
+        && closeAs == Status.SETTLED
+        && r.status() == Status.VOIDED
+        && actualMicros > 0) {
+      // A void is a settle at $0, and anyone holding the gateway token can void a ledger API
+      // reservation whose id it knows: a 200 here would tell the service that reserved it that a
+      // cost was booked when nothing was.
+      return Decision.answer(
+          new Conflict(
+              id,
+              "reservation "
+                  + id
+                  + " was voided (booked at $0); actualUsd "
+                  + Micros.toUsd(actualMicros).toPlainString()
+                  + " was not booked: settle a reservation that is still open, or ask an operator"
+                  + " to book the cost as an adjustment"));
     }
     if (!r.isOpen()) {
       return Decision.answer(new Closed(id, r.status(), r.actualMicros()));

@@ -243,7 +243,35 @@ class DeciderTest {
             List.of(apiMade("r-1", "0.50"), settled("r-1", "0.50", "0.20")),
             new VoidReservation("r-1", Owner.LEDGER_API, null),
             new Closed("r-1", Status.SETTLED, usd("0.20")),
+            List.of()),
+        // A void is a settle at $0. Any token holder can void a ledger API reservation whose id it
+        // knows; the service that reserved it must learn that the cost it settles is not booked.
+        Arguments.of(
+            "a ledger API settle above $0 after a void is a conflict and the books keep $0",
+            List.of(apiMade("r-1", "0.50"), voided("r-1", "0.50")),
+            apiSettle("r-1", "0.20"),
+            new Conflict("r-1", SETTLE_AFTER_VOID),
+            List.of()),
+        Arguments.of(
+            "an operator settle above $0 after a void is a conflict too",
+            List.of(apiMade("r-1", "0.50"), voided("r-1", "0.50")),
+            operatorSettle("r-1", "0.20"),
+            new Conflict("r-1", SETTLE_AFTER_VOID),
+            List.of()),
+        Arguments.of(
+            "a settle at $0 after a void repeats it",
+            List.of(apiMade("r-1", "0.50"), voided("r-1", "0.50")),
+            apiSettle("r-1", "0"),
+            new Closed("r-1", Status.VOIDED, 0),
             List.of()));
+  }
+
+  static final String SETTLE_AFTER_VOID =
+      "reservation r-1 was voided (booked at $0); actualUsd 0.2 was not booked: settle"
+          + " a reservation that is still open, or ask an operator to book the cost as an adjustment";
+
+  static Event voided(String id, String reserved) {
+    return new ReservationVoided(id, Lane.FREE, null, EARLIER, usd(reserved), EARLIER);
   }
 
   /** An operator's settle, decided like the group-committed commands (it carries who and why). */

@@ -208,6 +208,30 @@ class LedgerRoutesTest {
     assertUsd("0", voided.body().get("actualUsd"));
   }
 
+  /**
+   * Any holder of the gateway token can void a ledger API reservation whose id it knows; the
+   * service that reserved it then settles its real cost. That settle was a 200 ("voided") while the
+   * books kept $0: the cost went unbooked and the caller was told all was well.
+   */
+  @Test
+  void aSettleAboveZeroAfterAVoidIs409AndTheBooksKeepTheVoid() throws Exception {
+    post("/ledger/reservations", "{\"id\":\"sv-1\",\"lane\":\"free\",\"amountUsd\":0.30}");
+    assertEquals(200, post("/ledger/reservations/sv-1/void", "").status());
+    JsonNode before = get("/usage").body();
+
+    Answer late = post("/ledger/reservations/sv-1/settle", "{\"actualUsd\":0.12}");
+
+    assertEquals(409, late.status(), late.raw().body());
+    assertEquals("conflict", late.body().at("/error/type").textValue());
+    assertTrue(
+        late.body().at("/error/message").textValue().contains("actualUsd 0.12 was not booked"),
+        late.raw().body());
+    assertEquals(before, get("/usage").body());
+    assertEquals("voided", get("/ledger/reservations/sv-1").body().get("status").textValue());
+    // The same close again (a settle at $0) still repeats the void.
+    assertEquals(200, post("/ledger/reservations/sv-1/settle", "{\"actualUsd\":0}").status());
+  }
+
   @Test
   void settlingARefusedIdIs409() throws Exception {
     post("/ledger/reservations", "{\"id\":\"rf-1\",\"lane\":\"free\",\"amountUsd\":3.5}");
