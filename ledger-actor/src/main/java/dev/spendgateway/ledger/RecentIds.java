@@ -18,8 +18,14 @@ import java.util.Objects;
  * owner, subject, amounts, the refusing cap, and a fingerprint of the brand caps sent.
  *
  * <p>Ids are kept as a 64-bit hash (two different ids share one with odds of about 1 in 10^19 per
- * pair), in insertion order, in chunks of {@link #CHUNK} ids. Expiry drops whole chunks from the
- * front, oldest first, so it never scans the window: each compaction drops a bounded slice.
+ * pair), in insertion order, in chunks of {@link #CHUNK} ids. Those odds hold for ids nobody chose
+ * to collide: the hash is unkeyed, so a caller can find a colliding pair of valid ids by a birthday
+ * search (about 2^32 hashes: {@code cb_HgXt3wecO} and {@code cTtjSHHPazNO} took three minutes of
+ * one core), and the second id, reserved with the first one's request while the first is closed in
+ * the window, is answered as the first (a 201 with no hold). Finding a partner for an id someone
+ * else chose is a second preimage (about 2^64 hashes for a generic search). Expiry drops whole
+ * chunks from the front, oldest first, so it never scans the window: each compaction drops a
+ * bounded slice.
  *
  * <p>Value semantics over shared arrays: a value sees the slots {@code [first chunk, tail)} it was
  * built with; appending writes the slot at {@code tail}, which no older value sees. The hash table
