@@ -321,7 +321,12 @@ final class RoutedCall {
                   + profile.name()
                   + "' allows "
                   + profile.contextLimit()
-                  + ".",
+                  + "."
+                  + (openAiBody.worstCase().inputTokensAssumed()
+                          >= openAiBody.modelInfo().contextLimit()
+                      ? " An inline document or content fetched from a URL counts as the model's"
+                          + " whole context window: its pages, not its bytes, are billed."
+                      : ""),
               "messages",
               "context_length_exceeded"));
     }

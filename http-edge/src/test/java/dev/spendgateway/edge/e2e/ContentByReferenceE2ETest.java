@@ -14,6 +14,7 @@ import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,6 +80,24 @@ class ContentByReferenceE2ETest {
       "{\"model\":\"gpt-6.1-sol\",\"tools\":[{\"type\":\"web_search\"}],\"input\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"input_text\",\"text\":\"Read it.\"},"
           + "{\"type\":\"input_file\",\"file_id\":\"file-abc123\"}]}]}";
+  private static final String CLAUDE_INLINE_PDF =
+      "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":["
+          + "{\"type\":\"text\",\"text\":\"Summarise.\"},"
+          + "{\"type\":\"document\",\"source\":{\"type\":\"base64\","
+          + "\"media_type\":\"application/pdf\",\"data\":\"JVBERi0xLjQK\"}}]}]}";
+  private static final String CHAT_INLINE_PDF =
+      "{\"model\":\"gpt-6.1-sol\",\"messages\":[{\"role\":\"user\",\"content\":["
+          + "{\"type\":\"text\",\"text\":\"Summarise.\"},"
+          + "{\"type\":\"file\",\"file\":{\"filename\":\"a.pdf\","
+          + "\"file_data\":\"data:application/pdf;base64,JVBERi0xLjQK\"}}]}]}";
+
+  /** A one-colour PNG of 1092 x 1092 pixels: 226 bytes, which Claude bills at ~1,590 tokens. */
+  private static final String CLAUDE_INLINE_IMAGE =
+      "{\"model\":\"claude-opus-5-5\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":["
+          + "{\"type\":\"text\",\"text\":\"Describe.\"},"
+          + "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\","
+          + "\"data\":\"iVBORw0KGgoAAAANSUhEUgAABEQAAAREAQAAAABU/vmOAAAAqUlEQVR42u3BgQAAAADDoPlTX+AIVQEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAfANMxgABIo9q8gAAAABJRU5ErkJggg==\"}}]}]}";
+
   private static final String ROUTER_IMAGE_BY_URL =
       "{\"model\":\"long-draft\",\"max_tokens\":500,\"messages\":[{\"role\":\"user\",\"content\":["
           + "{\"type\":\"text\",\"text\":\"Describe.\"},"
@@ -235,18 +254,52 @@ class ContentByReferenceE2ETest {
   @MethodSource("urlContentReservations")
   void withTheSwitchOnTheReservationIsTheWholeContextWindow(
       String what, String path, String body, String reservedUsd) throws Exception {
-    Brand brand = Brand.fresh("url-on");
-    String requestId = "url-on-" + System.nanoTime();
+    assertOneCallReserved(urlsOn, path, body, new BigDecimal(reservedUsd));
+  }
 
+  static Stream<Arguments> inlineDocuments() {
+    return Stream.of(
+        // as by URL: 200,000 x $5 + 1,000 x $20 per million. A small PDF can fill the window: its
+        // pages are billed as text and as images, and its text sits in compressed streams.
+        Arguments.of("an Anthropic base64 PDF", TestGateway.ANTHROPIC, CLAUDE_INLINE_PDF, "1.02"),
+        // 400,000 x $2 + 32,000 (the cap written in) x $10 per million
+        Arguments.of("an OpenAI chat file_data PDF", TestGateway.CHAT, CHAT_INLINE_PDF, "1.12"));
+  }
+
+  @ParameterizedTest(name = "{0}, sent inline, reserves the model's whole context window (${3})")
+  @MethodSource("inlineDocuments")
+  void anInlineDocumentReservesTheWholeContextWindow(
+      String what, String path, String body, String reservedUsd) throws Exception {
+    assertOneCallReserved(shipped, path, body, new BigDecimal(reservedUsd));
+  }
+
+  @Test
+  void anInlineImageIsReservedForItsPixelsNotItsBytes() throws Exception {
+    // ~100 tokens by its bytes, ~1,590 billed: the body's bytes / 3 + 10,000 per inline image,
+    // at $5 per million (Opus's dearest input rate), + 1,000 output tokens at $20 per million.
+    long bytes = CLAUDE_INLINE_IMAGE.getBytes(StandardCharsets.UTF_8).length;
+    long inputTokens = (bytes + 2) / 3 + 10_000;
+    BigDecimal expected = BigDecimal.valueOf(inputTokens * 5 + 1_000 * 20, 6);
+    assertOneCallReserved(shipped, TestGateway.ANTHROPIC, CLAUDE_INLINE_IMAGE, expected);
+  }
+
+  /** Sends one call, which reaches the provider, and checks its access line's reservation. */
+  private static void assertOneCallReserved(
+      TestGateway gw, String path, String body, BigDecimal reservedUsd) throws Exception {
+    String requestId = "reserved-" + System.nanoTime();
+    int before = gw.sim.received().size();
     HttpResponse<String> r =
-        urlsOn.send(urlsOn.postJson(path, body, brand).header("x-request-id", requestId).build());
+        gw.send(
+            gw.postJson(path, body, Brand.fresh("reserved"))
+                .header("x-request-id", requestId)
+                .build());
 
     assertEquals(200, r.statusCode(), r.body());
-    assertEquals(1, urlsOn.sim.received().size());
-    JsonNode line = urlsOn.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
+    assertEquals(before + 1, gw.sim.received().size());
+    JsonNode line = gw.awaitAccessLine(l -> requestId.equals(l.path("request_id").asText()));
     assertEquals(
         0,
-        new BigDecimal(reservedUsd).compareTo(new BigDecimal(line.path("reserved_usd").asText())),
+        reservedUsd.compareTo(new BigDecimal(line.path("reserved_usd").asText())),
         line.toString());
   }
 

@@ -21,7 +21,7 @@ public record WorstCaseEstimator(PolicyLimits limits) {
   }
 
   /**
-   * Worst case of a chat-style call.
+   * Worst case of a chat-style call whose body is text only ({@link UnsizedContent#NONE}).
    *
    * @param bodyBytes size of the request body as received
    * @param maxOutputTokens output budget per choice (what the rewritten body allows)
@@ -30,30 +30,36 @@ public record WorstCaseEstimator(PolicyLimits limits) {
    */
   public WorstCase chat(
       ModelInfo model, long bodyBytes, long maxOutputTokens, int choices, int webSearchUses) {
-    checkInputs(bodyBytes, maxOutputTokens, choices, webSearchUses);
-    return priced(
-        model,
-        CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken()),
-        maxOutputTokens,
-        choices,
-        webSearchUses);
+    return chat(model, bodyBytes, UnsizedContent.NONE, maxOutputTokens, choices, webSearchUses);
   }
 
   /**
-   * Worst case of a chat-style call whose input includes content the provider fetches from a URL
-   * (an image or a document the body only names). Its size is unknown before the call, so the input
-   * is reserved at the model's whole context window, the one bound known in advance (or at the body
-   * estimate, should that ever be larger); outputs and searches as in {@link #chat}.
+   * Worst case of a chat-style call. The input is the body's bytes / {@code bytes-per-token}, plus
+   * {@code inline-image-tokens} per inline image, at most the model's context window (a provider
+   * refuses, unbilled, a call whose input does not fit it). A call holding content only the context
+   * window bounds (an inline document, content fetched from a URL) reserves that whole window. The
+   * input never goes below the byte count, whatever the window says.
+   *
+   * @param unsized what the walk of the conversation found that its bytes do not bound
    */
-  public WorstCase chatWithFetchedContent(
-      ModelInfo model, long bodyBytes, long maxOutputTokens, int choices, int webSearchUses) {
+  public WorstCase chat(
+      ModelInfo model,
+      long bodyBytes,
+      UnsizedContent unsized,
+      long maxOutputTokens,
+      int choices,
+      int webSearchUses) {
     checkInputs(bodyBytes, maxOutputTokens, choices, webSearchUses);
-    return priced(
-        model,
-        Math.max(model.contextLimit(), CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken())),
-        maxOutputTokens,
-        choices,
-        webSearchUses);
+    long byBytes = CostCalculator.ceilDiv(bodyBytes, limits.bytesPerToken());
+    long input;
+    if (unsized.wholeContext()) {
+      input = model.contextLimit();
+    } else {
+      long images = Math.multiplyExact(unsized.inlineImages(), limits.inlineImageTokens());
+      long withImages = Math.addExact(byBytes, images);
+      input = model.contextLimit() > 0 ? Math.min(withImages, model.contextLimit()) : withImages;
+    }
+    return priced(model, Math.max(byBytes, input), maxOutputTokens, choices, webSearchUses);
   }
 
   private static void checkInputs(

@@ -6,6 +6,7 @@ import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.ModelKind;
 import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UnsizedContent;
 import dev.spendgateway.policy.cost.WorstCaseEstimator;
 import dev.spendgateway.policy.request.PolicyDecision.Allowed;
 import java.time.LocalDate;
@@ -111,16 +112,14 @@ final class AnthropicMessagesRules {
     int webSearchUses = checkTools(body.get("tools"));
     checkToolChoice(body.get("tool_choice"), webSearchUses > 0);
     checkCacheTtl(body, "");
-    ReferencedContent.Fetched fetched = ReferencedContent.anthropic(body, limits.urlContent());
+    UnsizedContent unsized = ReferencedContent.anthropic(body, limits.urlContent());
     BodyRules.checkOneOf(body, "service_tier", SERVICE_TIERS, "service_tier");
     boolean stream = BodyRules.streamFlag(body);
     return new Allowed(
         body.deepCopy(),
         model.name(),
         model,
-        fetched == ReferencedContent.Fetched.URL_CONTENT
-            ? estimator.chatWithFetchedContent(model, bodyBytes, maxTokens, 1, webSearchUses)
-            : estimator.chat(model, bodyBytes, maxTokens, 1, webSearchUses),
+        estimator.chat(model, bodyBytes, unsized, maxTokens, 1, webSearchUses),
         stream,
         warnings);
   }

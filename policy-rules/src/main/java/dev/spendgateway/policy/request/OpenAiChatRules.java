@@ -6,6 +6,7 @@ import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.ModelKind;
 import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UnsizedContent;
 import dev.spendgateway.policy.cost.WorstCaseEstimator;
 import dev.spendgateway.policy.request.PolicyDecision.Allowed;
 import java.time.LocalDate;
@@ -85,7 +86,7 @@ final class OpenAiChatRules {
         BodyRules.checkModel(
             body.get("model"), "model", catalog, Provider.OPENAI, ModelKind.CHAT, today, warnings);
     BodyRules.checkMessages(body.get("messages"), "messages", limits);
-    ReferencedContent.Fetched fetched = ReferencedContent.openAiChat(body, limits.urlContent());
+    UnsizedContent unsized = ReferencedContent.openAiChat(body, limits.urlContent());
     OptionalLong maxTokens =
         BodyRules.boundedWholeNumber(
             body, "max_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
@@ -108,9 +109,7 @@ final class OpenAiChatRules {
         upstream,
         model.name(),
         model,
-        fetched == ReferencedContent.Fetched.URL_CONTENT
-            ? estimator.chatWithFetchedContent(model, bodyBytes, outputBudget, choices, 0)
-            : estimator.chat(model, bodyBytes, outputBudget, choices, 0),
+        estimator.chat(model, bodyBytes, unsized, outputBudget, choices, 0),
         stream,
         warnings);
   }

@@ -6,6 +6,7 @@ import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.ModelKind;
 import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.policy.cost.UnsizedContent;
 import dev.spendgateway.policy.cost.WorstCaseEstimator;
 import dev.spendgateway.policy.request.PolicyDecision.Allowed;
 import java.time.LocalDate;
@@ -100,8 +101,7 @@ final class OpenAiResponsesRules {
         BodyRules.checkModel(
             body.get("model"), "model", catalog, Provider.OPENAI, ModelKind.CHAT, today, warnings);
     checkInput(body.get("input"));
-    ReferencedContent.Fetched fetched =
-        ReferencedContent.openAiResponses(body, limits.urlContent());
+    UnsizedContent unsized = ReferencedContent.openAiResponses(body, limits.urlContent());
     OptionalLong maxOutput =
         BodyRules.boundedWholeNumber(
             body, "max_output_tokens", 1, limits.openAiMaxTokens(), "max_tokens_cap");
@@ -125,9 +125,7 @@ final class OpenAiResponsesRules {
         upstream,
         model.name(),
         model,
-        fetched == ReferencedContent.Fetched.URL_CONTENT
-            ? estimator.chatWithFetchedContent(model, bodyBytes, outputBudget, 1, webSearchUses)
-            : estimator.chat(model, bodyBytes, outputBudget, 1, webSearchUses),
+        estimator.chat(model, bodyBytes, unsized, outputBudget, 1, webSearchUses),
         stream,
         warnings);
   }

@@ -23,6 +23,8 @@ import java.util.Map;
  * @param transcriptionMaxFileBytes largest audio upload; larger is 413
  * @param bytesPerToken request bytes counted as one input token in the estimate
  * @param audioMinBitsPerSecond lowest bitrate assumed when bounding an upload's duration
+ * @param inlineImageTokens input tokens reserved per inline image on top of its bytes (an image is
+ *     billed by its pixels, not its bytes)
  * @param urlContent which kinds of content the provider fetches from a URL are allowed (all off by
  *     default); a call carrying allowed URL content reserves its input at the model's whole context
  */
@@ -39,6 +41,7 @@ public record PolicyLimits(
     long transcriptionMaxFileBytes,
     long bytesPerToken,
     long audioMinBitsPerSecond,
+    long inlineImageTokens,
     UrlContent urlContent) {
 
   private static final String PATH = "policy";
@@ -50,6 +53,7 @@ public record PolicyLimits(
    * call reserves its input at the model's whole context window, the only bound known beforehand.
    * Content stored with the provider ({@code file_id}) has no switch: the gateway is stateless and
    * the provider account is shared by every caller, so a stored file is never reachable through it.
+   * (Inline documents reserve the whole window too, switch or not: see {@code UnsizedContent}.)
    *
    * @param images image URLs: Anthropic {@code image} blocks with a {@code url} source, OpenAI chat
    *     {@code image_url} and Responses {@code input_image.image_url} that are not {@code data:}
@@ -75,6 +79,7 @@ public record PolicyLimits(
         || transcriptionMaxFileBytes <= 0
         || bytesPerToken <= 0
         || audioMinBitsPerSecond <= 0
+        || inlineImageTokens < 0
         || urlContent == null) {
       throw new IllegalArgumentException("policy limits out of range: " + this);
     }
@@ -95,6 +100,7 @@ public record PolicyLimits(
         25L * 1024 * 1024,
         3,
         8_000,
+        10_000,
         UrlContent.NONE);
   }
 
@@ -120,6 +126,7 @@ public record PolicyLimits(
         whole(root, "transcription-max-file-bytes", d.transcriptionMaxFileBytes),
         whole(root, "bytes-per-token", d.bytesPerToken),
         whole(root, "audio-min-bits-per-second", d.audioMinBitsPerSecond),
+        whole(root, "inline-image-tokens", d.inlineImageTokens),
         urlContent(root, d.urlContent));
   }
 
@@ -138,6 +145,7 @@ public record PolicyLimits(
         transcriptionMaxFileBytes,
         bytesPerToken,
         audioMinBitsPerSecond,
+        inlineImageTokens,
         switches);
   }
 

@@ -1,6 +1,7 @@
 package dev.spendgateway.policy.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.policy.cost.UnsizedContent;
 import dev.spendgateway.policy.request.PolicyLimits.UrlContent;
 import java.util.Iterator;
 import java.util.Locale;
@@ -9,7 +10,8 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Content the provider would fetch or read by reference instead of receiving it in the body.
+ * Content the provider would fetch or read by reference instead of receiving it in the body, and
+ * inline content whose bytes do not bound its tokens ({@link UnsizedContent}: images, documents).
  *
  * <p>The reservation is made from the body's size, so content the provider fetches from a URL (an
  * image, a PDF) is invisible to it: a 200-byte body can bill 150,000 input tokens. Such content is
@@ -19,21 +21,15 @@ import java.util.TreeSet;
  * state of its own and the provider account is shared, so a stored file would be readable by every
  * caller.
  *
+ * <p>Inline images and documents pass, and the walk counts them for the estimate: an image adds
+ * {@code inline-image-tokens}, a document (a base64 PDF, {@code file_data}) makes the call reserve
+ * the whole context window, as URL content does.
+ *
  * <p>Only the conversation is walked (messages, system, Responses input and instructions), at any
  * depth, so nested content (a tool result holding an image, a document made of blocks) is seen too.
  * Fields outside it, such as a JSON schema that names a {@code file_id} property, are not content.
  */
 final class ReferencedContent {
-
-  /** What a walk found that was allowed but is fetched by the provider. */
-  enum Fetched {
-    NOTHING,
-    URL_CONTENT;
-
-    Fetched or(Fetched other) {
-      return this == URL_CONTENT ? this : other;
-    }
-  }
 
   static final String URL_RULE = "url_content";
   static final String FILE_RULE = "file_reference";
@@ -45,6 +41,7 @@ final class ReferencedContent {
   private static final String URL_SOURCE = "url";
   private static final String FILE_SOURCE = "file";
   private static final String DATA_URL_PREFIX = "data:";
+  private static final String BASE64_SOURCE = "base64";
 
   private enum Kind {
     IMAGES("images", "an image"),
@@ -66,55 +63,55 @@ final class ReferencedContent {
   private ReferencedContent() {}
 
   /** Anthropic Messages: {@code source} objects of content blocks, and any {@code file_id}. */
-  static Fetched anthropic(JsonNode body, UrlContent switches) {
+  static UnsizedContent anthropic(JsonNode body, UrlContent switches) {
     Walk walk = new Walk(true, switches);
-    return walk.field(body, "messages").or(walk.field(body, "system"));
+    return walk.field(body, "messages").and(walk.field(body, "system"));
   }
 
   /**
    * OpenAI chat: {@code image_url} parts, {@code file} parts, any {@code file_id}, an assistant
    * turn's {@code audio.id}.
    */
-  static Fetched openAiChat(JsonNode body, UrlContent switches) {
+  static UnsizedContent openAiChat(JsonNode body, UrlContent switches) {
     return new Walk(false, switches).field(body, "messages");
   }
 
   /** OpenAI Responses: {@code input_image}, {@code input_file}, any {@code file_id}. */
-  static Fetched openAiResponses(JsonNode body, UrlContent switches) {
+  static UnsizedContent openAiResponses(JsonNode body, UrlContent switches) {
     Walk walk = new Walk(false, switches);
-    return walk.field(body, "input").or(walk.field(body, "instructions"));
+    return walk.field(body, "input").and(walk.field(body, "instructions"));
   }
 
   /** One walk over one dialect's conversation; holds only its settings, no state. */
   private record Walk(boolean anthropic, UrlContent switches) {
 
-    Fetched field(JsonNode body, String name) {
+    UnsizedContent field(JsonNode body, String name) {
       JsonNode value = body.get(name);
-      return value == null ? Fetched.NOTHING : visit(value, name);
+      return value == null ? UnsizedContent.NONE : visit(value, name);
     }
 
-    private Fetched visit(JsonNode node, String path) {
-      Fetched found = Fetched.NOTHING;
+    private UnsizedContent visit(JsonNode node, String path) {
+      UnsizedContent found = UnsizedContent.NONE;
       if (node.isArray()) {
         for (int i = 0; i < node.size(); i++) {
-          found = found.or(visit(node.get(i), path + "[" + i + "]"));
+          found = found.and(visit(node.get(i), path + "[" + i + "]"));
         }
       } else if (node.isObject()) {
         Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
         while (fields.hasNext()) {
           Map.Entry<String, JsonNode> f = fields.next();
           String here = path + "." + f.getKey();
-          found = found.or(check(node, f.getKey(), f.getValue(), here));
-          found = found.or(visit(f.getValue(), here));
+          found = found.and(check(node, f.getKey(), f.getValue(), here));
+          found = found.and(visit(f.getValue(), here));
         }
       }
       return found;
     }
 
     /** The one field {@code key} of {@code owner}; refuses what may not pass. */
-    private Fetched check(JsonNode owner, String key, JsonNode value, String here) {
+    private UnsizedContent check(JsonNode owner, String key, JsonNode value, String here) {
       if (value.isNull()) {
-        return Fetched.NOTHING;
+        return UnsizedContent.NONE;
       }
       if ("file_id".equals(key)) {
         throw storedFile(here);
@@ -131,24 +128,33 @@ final class ReferencedContent {
       }
       if (!anthropic && "image_url".equals(key)) {
         JsonNode url = value.isObject() ? value.get("url") : value;
-        boolean inline =
-            url == null
-                || url.isNull()
-                || url.asText().toLowerCase(Locale.ROOT).startsWith(DATA_URL_PREFIX);
-        return inline
-            ? Fetched.NOTHING
+        if (url == null || url.isNull()) {
+          return UnsizedContent.NONE;
+        }
+        return url.asText().toLowerCase(Locale.ROOT).startsWith(DATA_URL_PREFIX)
+            ? UnsizedContent.image()
             : byUrl(Kind.IMAGES, value.isObject() ? here + ".url" : here);
       }
       if (!anthropic && "file_url".equals(key)) {
         return byUrl(Kind.DOCUMENTS, here);
       }
-      return Fetched.NOTHING;
+      if (!anthropic && "file_data".equals(key)) {
+        // A whole file in the body (a PDF, base64): its pages are billed as text and as images.
+        return UnsizedContent.wholeContextWindow();
+      }
+      return UnsizedContent.NONE;
     }
 
-    private Fetched anthropicSource(JsonNode source, String here, Kind kind) {
+    private UnsizedContent anthropicSource(JsonNode source, String here, Kind kind) {
       String type = source.path("type").asText("");
+      if (BASE64_SOURCE.equals(type)) {
+        // An image is billed by its pixels; a base64 document (a PDF) by its pages' text and
+        // images, neither by the bytes.
+        return kind == Kind.IMAGES ? UnsizedContent.image() : UnsizedContent.wholeContextWindow();
+      }
       if (INLINE_ANTHROPIC_SOURCES.contains(type)) {
-        return Fetched.NOTHING;
+        // text, or content blocks (walked on their own: an image among them is counted there).
+        return UnsizedContent.NONE;
       }
       if (URL_SOURCE.equals(type)) {
         return byUrl(kind, here + ".url");
@@ -168,9 +174,9 @@ final class ReferencedContent {
               + ") and, when switched on, url");
     }
 
-    private Fetched byUrl(Kind kind, String field) {
+    private UnsizedContent byUrl(Kind kind, String field) {
       if (kind.allowedBy(switches)) {
-        return Fetched.URL_CONTENT;
+        return UnsizedContent.wholeContextWindow();
       }
       throw Refusal.of(
           URL_RULE,

@@ -58,9 +58,32 @@ class WorstCaseEstimatorTest {
   })
   void fetchedContentReservesTheWholeContextWindow(
       String name, long bytes, long maxOut, int searches, long inputAssumed, long micros) {
-    WorstCase w = ESTIMATOR.chatWithFetchedContent(model(name), bytes, maxOut, 1, searches);
+    WorstCase w =
+        ESTIMATOR.chat(
+            model(name), bytes, UnsizedContent.wholeContextWindow(), maxOut, 1, searches);
     assertEquals(inputAssumed, w.inputTokensAssumed());
     assertEquals(maxOut, w.outputTokensAssumed());
+    assertEquals(micros, w.micros());
+  }
+
+  @ParameterizedTest(name = "{0}: {1} bytes with {2} inline images -> {3} in, {4} micros")
+  @CsvSource({
+    // model,          bytes,   images, in assumed, micros
+    // 304 bytes (a 1092 x 1092 one-colour PNG in base64) are 102 tokens by bytes; Claude bills
+    // about 1,590 for it: each image adds 10,000. (102 + 10,000) x $5 + 1,000 x $20 per million
+    "claude-opus-5-5,  304,     1,      10102,      70510",
+    "claude-opus-5-5,  608,     2,      20203,      121015",
+    // never above the context window: the provider refuses (unbilled) an input that does not fit
+    "claude-opus-5-5,  30000,   100,    200000,     1020000",
+    // never below the bytes: a large photo's bytes already say more than the allowance would add
+    "claude-opus-5-5,  900003,  1,      300001,     1520005",
+    // (11 + 10,000) x $2 + 1,000 x $10 per million
+    "gpt-6.1-sol,      33,      1,      10011,      30022",
+  })
+  void inlineImagesAddTheirAllowanceUpToTheContextWindow(
+      String name, long bytes, long images, long inputAssumed, long micros) {
+    WorstCase w = ESTIMATOR.chat(model(name), bytes, new UnsizedContent(images, false), 1000, 1, 0);
+    assertEquals(inputAssumed, w.inputTokensAssumed());
     assertEquals(micros, w.micros());
   }
 

@@ -12,11 +12,13 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.policy.cost.UnsizedContent;
 import dev.spendgateway.policy.cost.WorstCase;
 import dev.spendgateway.policy.cost.WorstCaseEstimator;
 import dev.spendgateway.policy.request.PolicyDecision.Allowed;
 import dev.spendgateway.policy.request.PolicyDecision.Violation;
 import dev.spendgateway.policy.request.PolicyLimits.UrlContent;
+import java.util.Collections;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -307,44 +309,76 @@ class ReferencedContentPolicyTest {
     assertEquals(field, v.field(), v.message());
   }
 
+  /** What a row expects the estimate to add to the body's bytes. */
+  enum Beyond {
+    /** Nothing: the bytes bound the input. */
+    BYTES,
+    /** One image's {@code inline-image-tokens}. */
+    ONE_IMAGE,
+    /** The model's whole context window. */
+    WHOLE_CONTEXT
+  }
+
   static Stream<Arguments> inlineContent() {
     return Stream.of(
         Arguments.of(
             "an Anthropic base64 image",
             Route.ANTHROPIC,
             Route.ANTHROPIC.withPart(
-                "{'type':'image','source':{'type':'base64','media_type':'image/png','data':'iVBORw0K'}}")),
+                "{'type':'image','source':{'type':'base64','media_type':'image/png','data':'iVBORw0K'}}"),
+            Beyond.ONE_IMAGE),
+        Arguments.of(
+            "an Anthropic base64 image inside a tool result",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withConversation(
+                "[{'role':'user','content':[{'type':'tool_result','tool_use_id':'t1','content':"
+                    + "[{'type':'image','source':{'type':'base64','media_type':'image/png',"
+                    + "'data':'iVBORw0K'}}]}]}]"),
+            Beyond.ONE_IMAGE),
         Arguments.of(
             "an Anthropic base64 PDF",
             Route.ANTHROPIC,
             Route.ANTHROPIC.withPart(
-                "{'type':'document','source':{'type':'base64','media_type':'application/pdf','data':'JVBERi0='}}")),
+                "{'type':'document','source':{'type':'base64','media_type':'application/pdf','data':'JVBERi0='}}"),
+            Beyond.WHOLE_CONTEXT),
         Arguments.of(
             "an Anthropic plain-text document",
             Route.ANTHROPIC,
             Route.ANTHROPIC.withPart(
-                "{'type':'document','source':{'type':'text','media_type':'text/plain','data':'notes'}}")),
+                "{'type':'document','source':{'type':'text','media_type':'text/plain','data':'notes'}}"),
+            Beyond.BYTES),
+        Arguments.of(
+            "an Anthropic document made of text blocks",
+            Route.ANTHROPIC,
+            Route.ANTHROPIC.withPart(
+                "{'type':'document','source':{'type':'content','content':"
+                    + "[{'type':'text','text':'first'},{'type':'text','text':'second'}]}}"),
+            Beyond.BYTES),
         Arguments.of(
             "an Anthropic search result naming its source URL only as a citation",
             Route.ANTHROPIC,
             Route.ANTHROPIC.withPart(
                 "{'type':'search_result','source':'https://example.com/a','title':'A',"
-                    + "'content':[{'type':'text','text':'quoted'}]}")),
+                    + "'content':[{'type':'text','text':'quoted'}]}"),
+            Beyond.BYTES),
         Arguments.of(
             "an OpenAI chat image as a data: URL",
             Route.CHAT,
             Route.CHAT.withPart(
-                "{'type':'image_url','image_url':{'url':'data:image/png;base64,iVBORw0K'}}")),
+                "{'type':'image_url','image_url':{'url':'data:image/png;base64,iVBORw0K'}}"),
+            Beyond.ONE_IMAGE),
         Arguments.of(
             "an OpenAI chat image as an upper-case DATA: URL",
             Route.CHAT,
             Route.CHAT.withPart(
-                "{'type':'image_url','image_url':{'url':'DATA:image/png;base64,iVBO'}}")),
+                "{'type':'image_url','image_url':{'url':'DATA:image/png;base64,iVBO'}}"),
+            Beyond.ONE_IMAGE),
         Arguments.of(
             "an OpenAI chat file sent inline as file_data",
             Route.CHAT,
             Route.CHAT.withPart(
-                "{'type':'file','file':{'filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}}")),
+                "{'type':'file','file':{'filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}}"),
+            Beyond.WHOLE_CONTEXT),
         Arguments.of(
             "an OpenAI chat JSON schema with a file_id property (not content)",
             Route.CHAT,
@@ -352,26 +386,55 @@ class ReferencedContentPolicyTest {
                 "{'model':'gpt-6.1-sol','messages':[{'role':'user','content':'hi'}],"
                     + "'response_format':{'type':'json_schema','json_schema':{'name':'f','schema':"
                     + "{'type':'object','properties':{'file_id':{'type':'string'},"
-                    + "'image_url':{'type':'string'}}}}}}")),
+                    + "'image_url':{'type':'string'}}}}}}"),
+            Beyond.BYTES),
         Arguments.of(
             "a Responses image as a data: URL",
             Route.RESPONSES,
             Route.RESPONSES.withPart(
-                "{'type':'input_image','image_url':'data:image/png;base64,iVBORw0K'}")),
+                "{'type':'input_image','image_url':'data:image/png;base64,iVBORw0K'}"),
+            Beyond.ONE_IMAGE),
         Arguments.of(
             "a Responses file sent inline as file_data",
             Route.RESPONSES,
             Route.RESPONSES.withPart(
-                "{'type':'input_file','filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}")));
+                "{'type':'input_file','filename':'a.pdf','file_data':'data:application/pdf;base64,JVBERi0='}"),
+            Beyond.WHOLE_CONTEXT));
   }
 
-  @ParameterizedTest(name = "{0} is allowed and reserved from its bytes")
+  /**
+   * Inline content passes, and is reserved for what it can bill: an image by its pixels (a 226-byte
+   * PNG can be 1092 x 1092), a document by its pages (its text sits in compressed streams), neither
+   * by its bytes. Text stays at the byte estimate.
+   */
+  @ParameterizedTest(name = "{0} is allowed and reserved beyond its bytes: {3}")
   @MethodSource("inlineContent")
-  void inlineContentKeepsTheByteEstimate(String sentence, Route route, JsonNode body) {
+  void inlineContentIsReservedForWhatItCanBill(
+      String sentence, Route route, JsonNode body, Beyond beyond) {
     Allowed a = assertInstanceOf(Allowed.class, route.decide(POLICY, body), sentence);
     long bodyTokens = (sizeOf(body) + LIMITS.bytesPerToken() - 1) / LIMITS.bytesPerToken();
     long searchTokens = a.worstCase().webSearchUses() * LIMITS.webSearchInputTokensPerUse();
-    assertEquals(bodyTokens + searchTokens, a.worstCase().inputTokensAssumed());
+    long expected =
+        switch (beyond) {
+          case BYTES -> bodyTokens;
+          case ONE_IMAGE -> bodyTokens + LIMITS.inlineImageTokens();
+          case WHOLE_CONTEXT -> a.modelInfo().contextLimit();
+        };
+    assertEquals(expected + searchTokens, a.worstCase().inputTokensAssumed(), sentence);
+  }
+
+  @Test
+  void everyInlineImageIsCountedUpToTheContextWindow() {
+    String image =
+        "{'type':'image','source':{'type':'base64','media_type':'image/png','data':'iVBORw0K'}}";
+    JsonNode three = Route.ANTHROPIC.withPart(image + "," + image + "," + image);
+    Allowed a = assertInstanceOf(Allowed.class, Route.ANTHROPIC.decide(POLICY, three));
+    long bodyTokens = (sizeOf(three) + LIMITS.bytesPerToken() - 1) / LIMITS.bytesPerToken();
+    assertEquals(bodyTokens + 3 * LIMITS.inlineImageTokens(), a.worstCase().inputTokensAssumed());
+
+    JsonNode many = Route.ANTHROPIC.withPart(String.join(",", Collections.nCopies(40, image)));
+    Allowed full = assertInstanceOf(Allowed.class, Route.ANTHROPIC.decide(POLICY, many));
+    assertEquals(model("claude-opus-5-5").contextLimit(), full.worstCase().inputTokensAssumed());
   }
 
   static Stream<Arguments> allowedBySwitch() {
@@ -418,8 +481,13 @@ class ReferencedContentPolicyTest {
     assertEquals(model(modelName).contextLimit() + searchTokens, w.inputTokensAssumed());
     assertEquals(
         WorstCaseEstimator.of(LIMITS)
-            .chatWithFetchedContent(
-                model(modelName), sizeOf(body), w.outputTokensAssumed(), 1, (int) w.webSearchUses())
+            .chat(
+                model(modelName),
+                sizeOf(body),
+                UnsizedContent.wholeContextWindow(),
+                w.outputTokensAssumed(),
+                1,
+                (int) w.webSearchUses())
             .micros(),
         w.micros());
   }
