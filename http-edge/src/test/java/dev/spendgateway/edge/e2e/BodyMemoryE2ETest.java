@@ -173,4 +173,65 @@ class BodyMemoryE2ETest {
     assertEquals(200, after.statusCode(), after.body());
     gw.awaitSettled(brand.id());
   }
+
+  /**
+   * A caller that hangs up while its body is still uploading: nothing is reserved or sent, its line
+   * says why, and the share its body took is given back (the next large body is read, not refused
+   * for memory a gone caller still held).
+   */
+  @ParameterizedTest(name = "{0}, {1} bytes, the caller {2} half way: nothing held, share back")
+  @CsvSource({
+    // path,                               bytes,    leaves
+    "/openai/v1/audio/transcriptions,       26214400, resets",
+    "/openai/v1/audio/transcriptions,       26214400, closes",
+    "/anthropic/v1/messages,                4194304,  resets",
+    "/anthropic/v1/messages,                4194304,  closes",
+    "/v1/chat/completions,                  4194304,  resets",
+  })
+  void aCallerGoneMidUploadHoldsNothing(String path, int bytes, String leaves) throws Exception {
+    gw.sim.clearScripts();
+    long before = gw.sim.receivedCount();
+    Brand brand = Brand.fresh("mid-upload");
+    String requestId = "mid-upload-" + System.nanoTime();
+    byte[] body = bodyFor(path, bytes);
+    StringBuilder head = new StringBuilder();
+    head.append("POST ").append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    head.append("authorization: Bearer ").append(E2eGateway.TOKEN).append("\r\n");
+    head.append("x-request-id: ").append(requestId).append("\r\n");
+    brand.headerMap().forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
+    head.append("content-type: ")
+        .append(
+            path.equals(TestGateway.TRANSCRIPTIONS)
+                ? "multipart/form-data; boundary=" + BOUNDARY
+                : "application/json")
+        .append("\r\n");
+    head.append("content-length: ").append(body.length).append("\r\n\r\n");
+
+    try (java.net.Socket socket = RawCaller.connect(gw)) {
+      socket.getOutputStream().write(head.toString().getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().write(body, 0, body.length / 2);
+      socket.getOutputStream().flush();
+      Thread.sleep(300); // the gateway is reading the body
+      if (leaves.equals("resets")) {
+        socket.setSoLinger(true, 0);
+      }
+    }
+
+    JsonNode line = gw.awaitOnlyAccessLine(requestId);
+    assertTrue(line.path("reserved_usd").isNull(), "nothing reserved: " + line);
+    // The caller's doing, not the gateway's: never a 500 and an ERROR line.
+    assertEquals(400, line.path("status").asInt(), line.toString());
+    assertEquals("body_framing", line.path("error").asText(), line.toString());
+    assertEquals(before, gw.sim.receivedCount(), "nothing sent");
+    // The share is back: a body near the limit is read and answered.
+    HttpResponse<String> next =
+        gw.send(
+            request(
+                TestGateway.TRANSCRIPTIONS,
+                form(4 * MIB),
+                false,
+                Brand.fresh("mid-upload-next"),
+                "mid-upload-next-" + System.nanoTime()));
+    assertEquals(200, next.statusCode(), next.body());
+  }
 }
