@@ -5,6 +5,7 @@ import com.typesafe.config.Config;
 import dev.spendgateway.edge.admin.AdminRoutes;
 import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
@@ -132,7 +133,9 @@ public final class Gateway {
             bodyReadTimeout,
             metrics.calls(),
             inFlight,
-            dataClasses);
+            dataClasses,
+            BodyMemory.shareOfHeap(
+                config.getDouble("gateway.body-memory-share"), Runtime.getRuntime().maxMemory()));
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());

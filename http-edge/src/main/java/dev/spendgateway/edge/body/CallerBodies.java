@@ -10,6 +10,7 @@ import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.StreamTcpException;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -110,7 +111,9 @@ public final class CallerBodies {
   /**
    * The caller's faults become answers; anything else is the gateway's own failure and stays one.
    * Pekko fails the read with an {@link EntityStreamException} when the HTTP parser cannot frame
-   * the body (or the client hangs up inside it) and with a {@link TimeoutException} when {@code
+   * the body (or the client closes its connection inside it), with a {@link StreamTcpException}
+   * when the client resets its connection inside it (its body is as cut off as with a close: not a
+   * 500 and an ERROR line for what the caller did), and with a {@link TimeoutException} when {@code
    * toStrict}'s deadline passes.
    */
   private static Body refusalOrRethrow(Throwable failure, long limitBytes, long timeoutMillis) {
@@ -124,7 +127,7 @@ public final class CallerBodies {
     if (cause instanceof TimeoutException) {
       return Unreadable.tooSlow(timeoutMillis);
     }
-    if (cause instanceof EntityStreamException) {
+    if (cause instanceof EntityStreamException || cause instanceof StreamTcpException) {
       return Unreadable.malformed();
     }
     throw new CompletionException(cause);

@@ -65,7 +65,7 @@ public final class MicrometerCallMetrics implements CallMetrics {
    * an alert's rate sees 0 rather than "no data".
    */
   private static final java.util.List<String> OVERLOAD_KINDS =
-      java.util.List.of("open_calls", "upstream_busy", "pool_overflow");
+      java.util.List.of("open_calls", "body_memory", "upstream_busy", "pool_overflow");
 
   public MicrometerCallMetrics(MeterRegistry registry) {
     this.registry = registry;

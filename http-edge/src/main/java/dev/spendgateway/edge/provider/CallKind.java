@@ -24,6 +24,9 @@ interface CallKind {
   /** How the body is read, and which declared types are a 415 before it is read (see BodyType). */
   BodyType bodyType();
 
+  /** The largest body this route reads (a longer one is a 413, read and dropped, never held). */
+  long bodyLimit(CallServices services);
+
   /** Reads and vets the caller's body (never a failed stage for bad input: a Rejected instead). */
   CompletionStage<Preparation> prepare(HttpRequest request, CallServices services, LocalDate today);
 

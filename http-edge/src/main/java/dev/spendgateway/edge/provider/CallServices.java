@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.cost.CostCalculator;
@@ -25,6 +26,7 @@ import org.apache.pekko.stream.Materializer;
  * @param metrics what calls report for {@code /metrics}
  * @param inFlight open streams and unanswered settles (a shutdown waits for them)
  * @param dataClasses which providers each kind of data may go to ({@code x-data-class})
+ * @param bodyMemory the bytes of caller bodies held at once ({@code gateway.body-memory-share})
  */
 public record CallServices(
     RequestPolicy policy,
@@ -37,7 +39,8 @@ public record CallServices(
     Duration bodyReadTimeout,
     CallMetrics metrics,
     InFlightCalls inFlight,
-    DataClasses dataClasses) {
+    DataClasses dataClasses,
+    BodyMemory bodyMemory) {
 
   /** Services whose calls may carry their data to every provider. */
   public CallServices(
@@ -62,6 +65,7 @@ public record CallServices(
         bodyReadTimeout,
         metrics,
         inFlight,
-        DataClasses.permissive());
+        DataClasses.permissive(),
+        BodyMemory.unbounded());
   }
 }

@@ -81,6 +81,11 @@ enum Dialect implements CallKind {
   }
 
   @Override
+  public long bodyLimit(CallServices services) {
+    return services.policy().limits().maxBodyBytes();
+  }
+
+  @Override
   public CompletionStage<Preparation> prepare(
       HttpRequest request, CallServices services, LocalDate today) {
     return CallerJsonBody.read(request.entity(), services)

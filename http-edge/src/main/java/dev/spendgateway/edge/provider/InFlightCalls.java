@@ -1,11 +1,14 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.CallerConnection;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.ResponseEntity;
@@ -54,16 +57,17 @@ public final class InFlightCalls {
    * always served.
    */
   public Route tracking(Supplier<Route> inner, int maxOpenCalls, Route whenFull) {
-    // Built once: the per-request lambda only counts and hands back this route.
+    // Built once: the per-request lambda only counts and wraps this route in one small mapping.
     Route sealed = inner.get().seal();
-    Route counted = Directives.mapRouteResult(this::endWithEntity, () -> sealed);
     return Directives.extractRequest(
         request -> {
           if (answers.incrementAndGet() > maxOpenCalls && Overload.isProviderCall(request)) {
             answers.decrementAndGet();
             return whenFull;
           }
-          return counted;
+          Optional<CompletionStage<Done>> callerGone = CallerConnection.gone(request);
+          return Directives.mapRouteResult(
+              routed -> endWithEntity(routed, callerGone), () -> sealed);
         });
   }
 
@@ -72,7 +76,18 @@ public final class InFlightCalls {
     return answers.get();
   }
 
-  private RouteResult endWithEntity(RouteResult routed) {
+  /**
+   * Ends the count when the answer's entity has been run to its end, or at once for a strict one. A
+   * caller that hung up before its response reached the connection never gets it: Pekko HTTP drops
+   * that response without running its entity, so its end would never be seen and the answer would
+   * count for ever (every provider call a 503 {@code open_calls} after {@code max-open-calls} such
+   * hang-ups, every shutdown waiting out its drain). {@code callerGone} completes only for a
+   * request still unanswered when its connection ended; the entity not started by then never will
+   * be. (A streamed answer's own count is not lost with it: its meter drains and settles without a
+   * reader.)
+   */
+  private RouteResult endWithEntity(
+      RouteResult routed, Optional<CompletionStage<Done>> callerGone) {
     if (!(routed instanceof Complete complete)) {
       answers.decrementAndGet(); // a rejection: cannot come out of a sealed route, but never leak a
       // count
@@ -86,6 +101,13 @@ public final class InFlightCalls {
     }
     // The entity may be run at most once, but guard anyway: one answer, one decrement.
     AtomicBoolean ended = new AtomicBoolean();
+    AtomicBoolean started = new AtomicBoolean();
+    Runnable end =
+        () -> {
+          if (ended.compareAndSet(false, true)) {
+            answers.decrementAndGet();
+          }
+        };
     // Every javadsl entity is a scaladsl one; only the latter can wrap its bytes and keep its kind
     // (chunked stays chunked, a known length stays known).
     ResponseEntity watched =
@@ -95,15 +117,19 @@ public final class InFlightCalls {
                     .watchTermination(Keep.right())
                     .<Object>mapMaterializedValue(
                         done -> {
-                          done.whenComplete(
-                              (ok, error) -> {
-                                if (ended.compareAndSet(false, true)) {
-                                  answers.decrementAndGet();
-                                }
-                              });
+                          started.set(true);
+                          done.whenComplete((ok, error) -> end.run());
                           return NotUsed.getInstance();
                         })
                     .asScala());
+    callerGone.ifPresent(
+        gone ->
+            gone.thenRun(
+                () -> {
+                  if (!started.get()) {
+                    end.run();
+                  }
+                }));
     return RouteResults.complete(response.withEntity(watched));
   }
 

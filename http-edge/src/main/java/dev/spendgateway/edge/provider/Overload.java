@@ -32,6 +32,9 @@ public final class Overload {
   /** Kinds, as the metric's label and the access line's error word. */
   public static final String OPEN_CALLS = "open_calls";
 
+  /** The bodies being read and held would pass {@code gateway.body-memory-share} of the heap. */
+  public static final String BODY_MEMORY = "body_memory";
+
   /**
    * Seconds a refused caller is asked to wait. One: at this load long streams end every moment,
    * each freeing a place, and the official SDKs add their own jittered backoff on top.
@@ -43,8 +46,8 @@ public final class Overload {
   /**
    * The caller's answer for a refusal of {@code kind}.
    *
-   * @param kind {@link #OPEN_CALLS}, or the upstream's {@code upstream_busy} / {@code
-   *     pool_overflow}
+   * @param kind {@link #OPEN_CALLS}, {@link #BODY_MEMORY}, or the upstream's {@code upstream_busy}
+   *     / {@code pool_overflow}
    */
   public static HttpResponse refusal(Shape shape, String kind, CallMetrics metrics) {
     metrics.overloadRefused(kind);

@@ -2,6 +2,7 @@ package dev.spendgateway.edge.provider;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.CallerConnection;
+import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
@@ -118,11 +119,30 @@ final class ProviderCall {
     if (!kind.bodyType().accepts(request.entity())) {
       return unsupportedBody().thenApply(r -> withRequestId(r, requestId));
     }
+    // The body is held from its read until the answer is handed over (see BodyMemory).
+    Optional<BodyMemory.Lease> bodyHeld =
+        services.bodyMemory().take(BodyMemory.expected(request.entity(), kind.bodyLimit(services)));
+    if (bodyHeld.isEmpty()) {
+      return bodyMemoryFull().thenApply(r -> withRequestId(r, requestId));
+    }
     LocalDate today = LocalDate.ofInstant(started, ZoneOffset.UTC);
     return kind.prepare(request, services, today)
         .thenCompose(preparation -> withPreparation(preparation, spend))
         .exceptionally(this::internalError)
+        .whenComplete((response, failure) -> bodyHeld.get().release())
         .thenApply(r -> withRequestId(r, requestId));
+  }
+
+  /**
+   * 503 {@code body_memory}: the bodies in memory would pass the node's limit with this one. Its
+   * body is read and dropped, never held, before the answer (answering while the client still
+   * uploads makes some clients see a reset instead); nothing is reserved or sent.
+   */
+  private CompletionStage<HttpResponse> bodyMemoryFull() {
+    HttpResponse refused =
+        Overload.refusal(kind.errorShape(), Overload.BODY_MEMORY, services.metrics());
+    return CallerBodies.discard(request.entity(), services.materializer())
+        .thenCompose(drained -> refuse(refused, Overload.BODY_MEMORY));
   }
 
   /**

@@ -51,9 +51,14 @@ enum Transcription implements CallKind {
   }
 
   @Override
+  public long bodyLimit(CallServices services) {
+    return services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
+  }
+
+  @Override
   public CompletionStage<Preparation> prepare(
       HttpRequest request, CallServices services, LocalDate today) {
-    long limit = services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
+    long limit = bodyLimit(services);
     return CallerBodies.readStrict(
             request.entity(), limit, services.bodyReadTimeout().toMillis(), services.materializer())
         .thenCompose(body -> prepareBody(request, body, services, today));

@@ -3,6 +3,7 @@ package dev.spendgateway.edge.router;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.CallerConnection;
+import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.call.BudgetRefusal;
@@ -18,6 +19,7 @@ import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.metrics.UsageTelemetry;
 import dev.spendgateway.edge.provider.DataClassHeader;
+import dev.spendgateway.edge.provider.Overload;
 import dev.spendgateway.edge.provider.SpendHeaders;
 import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
 import dev.spendgateway.ledger.ReserveRequest;
@@ -240,9 +242,24 @@ final class RoutedCall {
       return CallerBodies.discard(request.entity(), rc.services().materializer())
           .thenApply(drained -> withCallHeaders(spend, refused));
     }
+    // The body is held from its read until the answer is handed over (see BodyMemory).
+    Optional<BodyMemory.Lease> bodyHeld =
+        rc.services()
+            .bodyMemory()
+            .take(
+                BodyMemory.expected(
+                    request.entity(), rc.services().policy().limits().maxBodyBytes()));
+    if (bodyHeld.isEmpty()) {
+      HttpResponse refused =
+          Overload.refusal(Shape.OPENAI, Overload.BODY_MEMORY, rc.services().metrics());
+      writeCallLine(null, null, 503, Overload.BODY_MEMORY);
+      return CallerBodies.discard(request.entity(), rc.services().materializer())
+          .thenApply(drained -> withCallHeaders(spend, refused));
+    }
     return CallerJsonBody.read(request.entity(), rc.services())
         .thenCompose(body -> withBody(spend, dataClass, body))
         .exceptionally(this::internalError)
+        .whenComplete((reply, failure) -> bodyHeld.get().release())
         .thenApply(reply -> withCallHeaders(spend, reply));
   }
 

@@ -2,6 +2,7 @@ package dev.spendgateway.edge.body;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.TimeUnit;
@@ -89,6 +90,52 @@ class UploadLimitTest {
       assertEquals(bytes, assertInstanceOf(CallerBodies.Read.class, body).bytes().size());
     } else {
       assertEquals(limit, assertInstanceOf(CallerBodies.TooLarge.class, body).limitBytes());
+    }
+  }
+
+  /**
+   * A body cut off by its caller is the caller's doing, however the connection ended: a close (the
+   * parser's truncation) or a reset (the socket's error). Both are a 400 naming the framing, never
+   * a 500 and an ERROR line; anything else failing the read is the gateway's own and stays a
+   * failure.
+   */
+  @ParameterizedTest(name = "the read fails with {0}: {1}")
+  @CsvSource({
+    "a truncation (the caller closed),  400 body_framing",
+    "a reset (the caller's RST),        400 body_framing",
+    "a bug in the gateway,              failure",
+  })
+  void aBodyCutOffByItsCallerIsItsFault(String how, String expected) throws Exception {
+    RuntimeException cut =
+        switch (how.split(" ")[1]) {
+          case "truncation" ->
+              new org.apache.pekko.http.scaladsl.model.EntityStreamException(
+                  new org.apache.pekko.http.scaladsl.model.ErrorInfo(
+                      "Entity stream truncation", ""));
+          case "reset" ->
+              new org.apache.pekko.stream.StreamTcpException(
+                  "The connection closed with error: Connection reset by peer");
+          default -> new IllegalStateException("a bug");
+        };
+    RequestEntity entity =
+        HttpEntities.create(
+            ContentTypes.APPLICATION_OCTET_STREAM,
+            1024,
+            Source.single(ByteString.fromArray(new byte[512])).concat(Source.failed(cut)));
+
+    var read = CallerBodies.readStrict(entity, MIB, 30_000, MAT).toCompletableFuture();
+
+    if (expected.equals("failure")) {
+      assertTrue(
+          assertThrows(
+                      java.util.concurrent.ExecutionException.class,
+                      () -> read.get(5, TimeUnit.SECONDS))
+                  .getCause()
+              instanceof IllegalStateException);
+    } else {
+      CallerBodies.Unreadable unreadable =
+          assertInstanceOf(CallerBodies.Unreadable.class, read.get(5, TimeUnit.SECONDS));
+      assertEquals(expected, unreadable.status() + " " + unreadable.rule());
     }
   }
 }

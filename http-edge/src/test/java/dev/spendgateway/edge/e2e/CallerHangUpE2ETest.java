@@ -47,7 +47,9 @@ class CallerHangUpE2ETest {
   enum Leave {
     CLOSE_BEFORE_HEADERS,
     RESET_BEFORE_HEADERS,
-    RESET_MID_STREAM
+    RESET_MID_STREAM,
+    /** An orderly close inside the provider's pause: the gateway learns it only when it writes. */
+    CLOSE_MID_STREAM
   }
 
   private static final String CLAUDE_STREAM =
@@ -95,19 +97,19 @@ class CallerHangUpE2ETest {
     gw.sim.clearScripts();
     gw.sim.script(
         route,
-        leave == Leave.RESET_MID_STREAM
+        midStream(leave)
             ? Fault.streamPause(2, Duration.ofMillis(800))
             : Fault.delayed(Duration.ofMillis(800)));
     int before = gw.sim.received(route).size();
 
     try (Socket socket = RawCaller.connect(gw)) {
       RawCaller.send(socket, path, body, brand, requestId);
-      if (leave == Leave.RESET_MID_STREAM) {
+      if (midStream(leave)) {
         readPastHeadersAndSomeBody(socket.getInputStream());
       } else {
         awaitUpstreamCalled(route, before);
       }
-      if (leave != Leave.CLOSE_BEFORE_HEADERS) {
+      if (leave == Leave.RESET_BEFORE_HEADERS || leave == Leave.RESET_MID_STREAM) {
         socket.setSoLinger(true, 0); // close() now sends RST
       }
     }
@@ -198,6 +200,10 @@ class CallerHangUpE2ETest {
         claudeBefore,
         gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).size(),
         "no fallback for a caller who is gone");
+  }
+
+  private static boolean midStream(Leave leave) {
+    return leave == Leave.RESET_MID_STREAM || leave == Leave.CLOSE_MID_STREAM;
   }
 
   /**
