@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.audit.JsonlEvents;
 import dev.spendgateway.ledger.audit.UsageReport;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalLock;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,6 +99,28 @@ class ImportVerbTest {
         twice.err().trim());
     assertEquals(
         exported, Cli.onJournal(target, "export", "--format", "jsonl").out().lines().toList());
+  }
+
+  /**
+   * A gateway running on the target data dir (it holds gateway.lock; its ledger has recovered an
+   * empty journal) must not get rows written behind its back: the import reached its database
+   * through H2's AUTO_SERVER, said OK, and the running ledger's next write was fenced.
+   */
+  @Test
+  void anImportIntoTheDataDirOfARunningGatewayIsRefusedAndWritesNothing() throws Exception {
+    Path target = Files.createDirectories(work.resolve("running"));
+    try (JournalLock.Lease gateway = new FileJournalLock(target).acquire();
+        TestLedger ledger = TestLedger.start(target, Map.of())) {
+      Cli.Run imported = Cli.onJournal(target, "import", "--input", export.toString());
+      assertEquals(GatewayAdmin.FAILED, imported.exit(), imported.out() + imported.err());
+      assertTrue(
+          imported.err().startsWith("gateway-admin: the journal in " + target.toAbsolutePath()),
+          imported.err());
+      assertTrue(imported.err().contains("stop it before importing"), imported.err());
+      assertEquals(1, imported.err().lines().count(), imported.err());
+      assertEquals(
+          List.of(), Cli.onJournal(target, "export", "--format", "jsonl").out().lines().toList());
+    }
   }
 
   @Test
