@@ -174,16 +174,27 @@ public record JournalDatabase(String url, String user, String password, Path dat
     if (!Files.isRegularFile(zip)) {
       throw new IOException("no backup file at " + zip.toAbsolutePath());
     }
-    FileJournalLock.liveHolder(dataDir)
-        .ifPresent(
-            holder -> {
-              throw new IllegalStateException(
-                  "a gateway is running on "
-                      + dataDir
-                      + " ("
-                      + holder.describe()
-                      + "); stop it before restoring");
-            });
+    // Held until the restored file is in place: a gateway started meanwhile stops at its lock
+    // instead of creating a journal that the restored file would then be renamed over.
+    JournalLock.Lease lease;
+    try {
+      lease = new FileJournalLock(dataDir).acquire();
+    } catch (JournalInUseException e) {
+      throw new IllegalStateException(
+          "a gateway is running on "
+              + dataDir
+              + " ("
+              + e.holder().map(LockHolder::describe).orElse("holder unknown")
+              + "); stop it before restoring",
+          e);
+    }
+    try (lease) {
+      restoreLocked(zip, timeout);
+    }
+  }
+
+  private void restoreLocked(Path zip, Duration timeout)
+      throws JournalUnavailableException, IOException {
     if (exists()) {
       throw new IOException(
           "the data dir "

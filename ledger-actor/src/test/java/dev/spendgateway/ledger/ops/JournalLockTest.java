@@ -136,4 +136,52 @@ class JournalLockTest {
             || notAZip.getMessage().contains("not a backup"),
         notAZip.getMessage());
   }
+
+  /**
+   * A gateway started while {@code restore} copies a backup in must not get the data dir: restore
+   * looked for a running gateway once, before the copy, then renamed the copy over whatever {@code
+   * ledger.mv.db} was there by then — the journal of a gateway that had started meanwhile and
+   * acknowledged reservations into it (they were gone at its next start).
+   */
+  @Test
+  void aGatewayCannotStartOnTheDataDirWhileRestoreCopiesIntoIt() throws Exception {
+    Path zip = dir.resolve("big.zip");
+    try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(zip))) {
+      out.setLevel(java.util.zip.Deflater.BEST_SPEED);
+      out.putNextEntry(new java.util.zip.ZipEntry(JournalDatabase.FILE));
+      byte[] zeros = new byte[1 << 20];
+      for (int i = 0; i < 384; i++) {
+        out.write(zeros);
+      }
+      out.closeEntry();
+    }
+    Path target = dir.resolve("target");
+    JournalDatabase db =
+        new JournalDatabase(
+            "jdbc:h2:file:" + target + "/ledger;DATABASE_TO_UPPER=false", "sa", "", target);
+    var restore =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                db.restore(zip, Duration.ofSeconds(60));
+              } catch (Exception expected) {
+                // zeros are no database; what matters is who held the data dir meanwhile
+              }
+            });
+    Path partial = target.resolve(JournalDatabase.FILE + ".restoring");
+    while (!Files.exists(partial) && !restore.isDone()) {
+      Thread.onSpinWait();
+    }
+    assertTrue(Files.exists(partial), "the copy was seen under way");
+    JournalInUseException refused =
+        assertThrows(
+            JournalInUseException.class,
+            () -> new FileJournalLock(target).acquire().close(),
+            "a gateway starting during the restore must be refused");
+    assertTrue(
+        refused.getMessage().contains("pid " + ProcessHandle.current().pid()),
+        refused.getMessage());
+    restore.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(FileJournalLock.liveHolder(target).isEmpty(), "restore let go of the data dir");
+  }
 }
