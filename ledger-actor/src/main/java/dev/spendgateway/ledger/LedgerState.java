@@ -20,6 +20,7 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapLimits;
+import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
 import java.time.Instant;
@@ -435,8 +436,59 @@ public final class LedgerState implements LedgerSerializable {
         recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a), factsSinceLoad);
   }
 
-  /** Without the cap windows that ended before {@code cutoff} (a handful per day). */
+  /**
+   * Without the cap windows that ended before {@code cutoff}; when any went, also without the caps
+   * of brands left with no cap window and no open reservation. A brand sends its caps with every
+   * reservation and {@code /usage} shows only brands with a window, so nothing is lost; kept, a
+   * brand seen once would stay in memory and in every snapshot for good.
+   */
   LedgerState compactedBefore(Instant cutoff) {
+    LedgerState windows = windowsCompactedBefore(cutoff);
+    return windows.spend == spend ? windows : windows.withoutIdleBrandCaps();
+  }
+
+  private LedgerState withoutIdleBrandCaps() {
+    java.util.Set<String> live = liveBrands();
+    PersistentMap<String, BrandCaps> kept = brandCaps;
+    for (String brand : brandCaps.asMap().keySet()) {
+      if (!live.contains(brand)) {
+        kept = kept.without(brand);
+      }
+    }
+    return kept == brandCaps
+        ? this
+        : new LedgerState(recent, past, open, spend, kept, adjustments, factsSinceLoad);
+  }
+
+  /** Brands with a cap window in the books or an open reservation: those whose caps matter. */
+  private java.util.Set<String> liveBrands() {
+    java.util.Set<String> live = new java.util.HashSet<>();
+    for (CapKey k : spend.asMap().keySet()) {
+      if (k.cap() == CapName.BRAND_DAILY || k.cap() == CapName.BRAND_MONTHLY) {
+        live.add(k.subject());
+      }
+    }
+    for (Reservation r : open.values()) {
+      if (r.lane() == Lane.APP) {
+        live.add(r.subject());
+      }
+    }
+    return live;
+  }
+
+  /**
+   * The caps of the brands that matter: a snapshot written before idle brands were forgotten holds
+   * theirs too, and still has the same books.
+   */
+  private Map<String, BrandCaps> liveBrandCaps() {
+    java.util.Set<String> live = liveBrands();
+    Map<String, BrandCaps> caps = new java.util.HashMap<>(brandCaps.asMap());
+    caps.keySet().retainAll(live);
+    return caps;
+  }
+
+  /** Without the cap windows that ended before {@code cutoff} (a handful per day). */
+  LedgerState windowsCompactedBefore(Instant cutoff) {
     PersistentMap<CapKey, Spend> keptSpend = spend;
     for (CapKey k : spend.asMap().keySet()) {
       if (windowEndedBefore(k, cutoff)) {
@@ -511,7 +563,7 @@ public final class LedgerState implements LedgerSerializable {
                     .filter(e -> !e.getValue().isEmpty())
                     .collect(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)))
-        && brandCaps.asMap().equals(other.brandCaps.asMap());
+        && liveBrandCaps().equals(other.liveBrandCaps());
   }
 
   /**
