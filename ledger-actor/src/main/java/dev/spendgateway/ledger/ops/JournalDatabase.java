@@ -11,6 +11,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,12 +72,42 @@ public record JournalDatabase(String url, String user, String password, Path dat
    */
   public String operatorUrl() {
     if (FileJournalLock.liveHolder(dataDir).isPresent()) {
-      return existingOnlyUrl();
+      return gatewayServerUrl().orElseGet(this::existingOnlyUrl);
     }
     return withSetting(
         withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
         "AUTO_SERVER",
         "FALSE");
+  }
+
+  /**
+   * The running gateway's own database server, as its H2 lock file ({@code ledger.lock.db}) names
+   * it: {@code jdbc:h2:tcp://HOST:PORT/KEY} plus the configured settings. Not the AUTO_SERVER URL:
+   * a client of that re-opens the file itself when the server goes away (H2 reconnects every
+   * AUTO_SERVER client), so a tool left running (a {@code tail}) took the journal over read-write
+   * when the gateway died, and served it to the restarted gateway. Over plain TCP the tool's next
+   * query fails instead. Empty when the lock file names no server (the gateway is still opening).
+   */
+  java.util.Optional<String> gatewayServerUrl() {
+    java.util.Properties lock = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(dataDir.resolve("ledger.lock.db"))) {
+      lock.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return java.util.Optional.empty();
+    }
+    String server = lock.getProperty("server");
+    String key = lock.getProperty("id");
+    if (server == null || key == null || server.isBlank() || key.isBlank()) {
+      return java.util.Optional.empty();
+    }
+    // The database's own settings (WRITE_DELAY) are the gateway's to set, not a reader's.
+    String settings = url;
+    for (String setting : List.of("AUTO_SERVER", "AUTO_SERVER_PORT", "IFEXISTS", "WRITE_DELAY")) {
+      settings = withoutSetting(settings, setting);
+    }
+    int first = settings.indexOf(';');
+    return java.util.Optional.of(
+        "jdbc:h2:tcp://" + server + "/" + key + (first < 0 ? "" : settings.substring(first)));
   }
 
   /**
