@@ -8,6 +8,9 @@ import dev.spendgateway.ledger.audit.LedgerAudit;
 import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.audit.UsageReport;
 import dev.spendgateway.ledger.audit.Violation;
+import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.LockHolder;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -19,8 +22,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 import java.util.stream.Stream;
+import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
@@ -268,17 +275,46 @@ final class JournalVerbs {
         if (limit != null) {
           live = live.take(limit);
         }
+        // Reading through a running gateway's database server: that server goes when the gateway
+        // does, and a restarted gateway serves the journal elsewhere. Say so rather than wait.
+        Optional<Path> dataDir =
+            session.config.hasPath(DataDirs.KEY)
+                ? Optional.of(Path.of(session.config.getString(DataDirs.KEY)))
+                : Optional.empty();
+        Optional<LockHolder> through = dataDir.flatMap(FileJournalLock::liveHolder);
         following.accept(start);
-        session.await(
+        CompletableFuture<Done> done =
             live.runWith(
-                Sink.foreach(
-                    j -> {
-                      out.println(jsonl.line(j));
-                      out.flush();
-                    }),
-                session.system));
-        return 0;
+                    Sink.foreach(
+                        j -> {
+                          out.println(jsonl.line(j));
+                          out.flush();
+                        }),
+                    session.system)
+                .toCompletableFuture();
+        while (true) {
+          try {
+            done.get(1, TimeUnit.SECONDS);
+            return 0;
+          } catch (TimeoutException stillFollowing) {
+            if (through.isPresent() && !sameHolder(through.get(), dataDir.get())) {
+              throw new IllegalStateException(
+                  "the gateway serving the journal in "
+                      + dataDir.get()
+                      + " ("
+                      + through.get().describe()
+                      + ") has stopped; tail cannot follow it further: run tail again once a "
+                      + "gateway runs there");
+            }
+          }
+        }
       }
+    }
+
+    private static boolean sameHolder(LockHolder holder, Path dataDir) {
+      return FileJournalLock.liveHolder(dataDir)
+          .map(now -> now.pid() == holder.pid() && now.since().equals(holder.since()))
+          .orElse(false);
     }
   }
 

@@ -9,6 +9,8 @@ import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.audit.Journaled;
 import dev.spendgateway.ledger.audit.JsonlEvents;
 import dev.spendgateway.ledger.audit.UsageReport;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalLock;
 import dev.spendgateway.policy.access.Lane;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -302,6 +304,37 @@ class GatewayAdminTest {
     Run run = new Run(tail.get(30, TimeUnit.SECONDS), out.toString(), err.toString());
     assertEquals(0, run.exit(), run.err());
     assertTrue(run.out().contains("\"id\":\"tailed\""), run.out());
+  }
+
+  /**
+   * tail reads a running gateway's journal through that gateway's database server; when the gateway
+   * stops, it must say so and end, not wait silently for rows that will never come (a restarted
+   * gateway serves the journal elsewhere).
+   */
+  @Test
+  void tailEndsNamingTheGatewayWhenTheGatewayItFollowsStops() throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    var cli = GatewayAdmin.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    CompletableFuture<Long> following = new CompletableFuture<>();
+    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
+        following::complete;
+    JournalLock.Lease gateway = new FileJournalLock(dataDir).acquire();
+    CompletableFuture<Integer> tail;
+    try {
+      tail = CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail")));
+      following.get(30, TimeUnit.SECONDS);
+    } finally {
+      gateway.close(); // the gateway stops
+    }
+    int exit = tail.get(30, TimeUnit.SECONDS);
+    assertEquals(GatewayAdmin.FAILED, exit, err.toString());
+    assertTrue(
+        err.toString().startsWith("gateway-admin: the gateway serving the journal in " + dataDir),
+        err.toString());
+    assertTrue(err.toString().contains("run tail again"), err.toString());
   }
 
   @ParameterizedTest
