@@ -74,6 +74,7 @@ public record JournalDatabase(String url, String user, String password, Path dat
     if (FileJournalLock.liveHolder(dataDir).isPresent()) {
       return gatewayServerUrl().orElseGet(this::existingOnlyUrl);
     }
+    removeStaleH2Lock();
     return withSetting(
         withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
         "AUTO_SERVER",
@@ -108,6 +109,43 @@ public record JournalDatabase(String url, String user, String password, Path dat
     int first = settings.indexOf(';');
     return java.util.Optional.of(
         "jdbc:h2:tcp://" + server + "/" + key + (first < 0 ? "" : settings.substring(first)));
+  }
+
+  /**
+   * Removes H2's lock file ({@code ledger.lock.db}, not the journal) when the process it names is
+   * gone: a gateway killed or powered off leaves it, and H2 refuses every read-only open while it
+   * exists ("Database may be already in use"), so a crashed gateway's journal could not be
+   * verified, exported or backed up before a gateway had been started on it again. Called only with
+   * no gateway holding the data dir; the lock is stale when the server it names does not answer
+   * (H2's own test when a gateway opens the file). A lock file naming no server is left alone.
+   */
+  private void removeStaleH2Lock() {
+    Path lockFile = dataDir.resolve("ledger.lock.db");
+    java.util.Properties lock = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(lockFile)) {
+      lock.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return; // none, or unreadable: H2 says what it makes of it
+    }
+    String server = lock.getProperty("server", "");
+    int colon = server.lastIndexOf(':');
+    if (colon <= 0) {
+      return;
+    }
+    try (java.net.Socket probe = new java.net.Socket()) {
+      probe.connect(
+          new java.net.InetSocketAddress(
+              server.substring(0, colon), Integer.parseInt(server.substring(colon + 1))),
+          2000);
+      return; // something serves it: not stale
+    } catch (IOException | IllegalArgumentException gone) {
+      // nobody answers there: the process that held the database has ended
+    }
+    try {
+      Files.deleteIfExists(lockFile);
+    } catch (IOException e) {
+      // H2 then refuses with its own message naming the file
+    }
   }
 
   /**

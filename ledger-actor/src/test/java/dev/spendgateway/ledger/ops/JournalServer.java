@@ -20,6 +20,7 @@ public final class JournalServer {
     try (Statement s = c.createStatement()) {
       s.execute("CREATE TABLE IF NOT EXISTS facts (n INT)");
       s.execute("INSERT INTO facts VALUES (1)");
+      s.execute("CHECKPOINT SYNC"); // on disk, as the gateway flushes each write
     }
     System.out.println("READY");
     System.out.flush();

@@ -73,6 +73,53 @@ class OperatorUrlTest {
     }
   }
 
+  /**
+   * After a crash (kill -9, a power cut) H2's lock file stays beside the journal, naming a server
+   * that is gone. A read-only open refuses any lock file ("Database may be already in use"), so
+   * verify, replay, export and backup of a crashed gateway's data dir all failed until a gateway
+   * had been started on it again — the moment an operator most wants to check and copy it first.
+   */
+  @Test
+  void aCrashedGatewaysDataDirCanBeReadBeforeItRestarts() throws Exception {
+    Process gateway = startServer();
+    try {
+      gateway.toHandle().destroyForcibly();
+      gateway.waitFor(30, TimeUnit.SECONDS);
+      assertTrue(Files.exists(dir.resolve("ledger.lock.db")), "the crash left H2's lock file");
+      JournalDatabase db =
+          new JournalDatabase(
+              "jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
+              "sa",
+              "",
+              dir);
+      try (Connection tool = DriverManager.getConnection(db.operatorUrl(), "sa", "")) {
+        assertEquals(1, count(tool));
+      }
+      Path zip = dir.resolve("after-crash.zip");
+      db.backup(zip, java.time.Duration.ofSeconds(30));
+      assertTrue(Files.size(zip) > 0);
+    } finally {
+      gateway.destroyForcibly();
+    }
+  }
+
+  private Process startServer() throws Exception {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    Process gateway =
+        new ProcessBuilder(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                JournalServer.class.getName(),
+                dir.toString())
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(gateway.getInputStream(), StandardCharsets.UTF_8));
+    assertEquals("READY", out.readLine());
+    return gateway;
+  }
+
   private static long count(Connection c) throws SQLException {
     try (Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT COUNT(*) FROM facts")) {
