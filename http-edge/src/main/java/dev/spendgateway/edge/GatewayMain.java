@@ -9,6 +9,7 @@ import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.ledger.ops.DataDirs;
 import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalDamagedException;
 import dev.spendgateway.ledger.ops.JournalDatabase;
 import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
@@ -287,8 +288,13 @@ public final class GatewayMain {
     JournalUnavailableException last = null;
     for (int attempt = 1; attempt <= JOURNAL_TRIES; attempt++) {
       try {
+        // Read-only first: opened for writing, a file H2 cannot read becomes a new, empty
+        // database, and the ledger would start on empty books over the damaged journal.
+        db.get().requireReadable(JOURNAL_TRY_TIMEOUT);
         db.get().probe(db.get().url(), JOURNAL_TRY_TIMEOUT);
         return;
+      } catch (JournalDamagedException e) {
+        throw new StartFailure(START_FAILED, e.getMessage(), e); // trying again cannot help
       } catch (JournalUnavailableException e) {
         last = e;
         log.debug(

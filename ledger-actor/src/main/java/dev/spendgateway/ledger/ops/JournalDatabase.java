@@ -75,10 +75,7 @@ public record JournalDatabase(String url, String user, String password, Path dat
       return gatewayServerUrl().orElseGet(this::existingOnlyUrl);
     }
     removeStaleH2Lock();
-    return withSetting(
-        withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
-        "AUTO_SERVER",
-        "FALSE");
+    return readOnlyUrl();
   }
 
   /**
@@ -109,6 +106,53 @@ public record JournalDatabase(String url, String user, String password, Path dat
     int first = settings.indexOf(';');
     return java.util.Optional.of(
         "jdbc:h2:tcp://" + server + "/" + key + (first < 0 ? "" : settings.substring(first)));
+  }
+
+  /**
+   * Refuses a journal file that cannot be read as a database, before anything opens it for writing:
+   * H2 opening such a file read-write makes a new, empty database in its place, and the ledger
+   * would start on empty books, the damaged file gone. Opens it read-only (a stale H2 lock file
+   * from a crash removed first); a missing or zero-length file holds nothing and passes.
+   */
+  public void requireReadable(Duration timeout) throws JournalUnavailableException {
+    long size;
+    try {
+      size = exists() ? Files.size(file()) : 0;
+    } catch (IOException e) {
+      size = 0;
+    }
+    if (size == 0) {
+      return;
+    }
+    removeStaleH2Lock();
+    try {
+      probe(readOnlyUrl(), timeout);
+    } catch (JournalUnavailableException e) {
+      if (e.getMessage().contains("did not open within")
+          || e.getMessage().contains("already in use")
+          || e.getMessage().contains("FileLock")) {
+        throw e; // held by another process: it may let go
+      }
+      throw new JournalDamagedException(
+          "the journal database in "
+              + dataDir
+              + " cannot be read as a journal ("
+              + e.getMessage().replaceFirst("^.* cannot be opened: ", "")
+              + "; "
+              + FILE
+              + ", "
+              + size
+              + " bytes); it was left as it is: restore a backup into a new data dir"
+              + " (gateway-admin restore), or move the file aside to start empty books");
+    }
+  }
+
+  /** This journal opened read-only, served to nobody, never created. */
+  private String readOnlyUrl() {
+    return withSetting(
+        withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
+        "AUTO_SERVER",
+        "FALSE");
   }
 
   /**

@@ -184,4 +184,50 @@ class JournalLockTest {
     restore.get(60, java.util.concurrent.TimeUnit.SECONDS);
     assertTrue(FileJournalLock.liveHolder(target).isEmpty(), "restore let go of the data dir");
   }
+
+  /**
+   * A journal file H2 cannot read as a database (cut short by a full disk or a torn copy, or
+   * overwritten) was opened read-write by the gateway's start, and H2 made a new, empty database in
+   * its place: the file shrank from 100000 to 24576 bytes, the ledger recovered 0 reservations and
+   * answered on empty books, every cap's spend forgotten. The start must refuse it and leave it as
+   * it is; an empty file (nothing in it to lose) and a sound journal are opened as before.
+   */
+  @Test
+  void aDamagedJournalIsRefusedAndLeftAsItIs() throws Exception {
+    Path sound = Files.createDirectories(dir.resolve("sound"));
+    JournalDatabase db = database(sound);
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(db.url(), db.user(), db.password());
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE facts (n INT, pad VARCHAR(200))");
+      for (int i = 0; i < 2000; i++) {
+        s.execute("INSERT INTO facts VALUES (" + i + ", REPEAT('x', 200))");
+      }
+    }
+    db.requireReadable(Duration.ofSeconds(30));
+
+    Path damaged = Files.createDirectories(dir.resolve("damaged"));
+    byte[] whole = Files.readAllBytes(db.file());
+    Files.write(
+        damaged.resolve(JournalDatabase.FILE), java.util.Arrays.copyOf(whole, whole.length / 3));
+    JournalDatabase cut = database(damaged);
+    JournalDamagedException refused =
+        assertThrows(
+            JournalDamagedException.class, () -> cut.requireReadable(Duration.ofSeconds(30)));
+    assertTrue(refused.getMessage().contains("cannot be read as a journal"), refused.getMessage());
+    assertEquals(whole.length / 3, Files.size(cut.file()), "the damaged file is left as it was");
+
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+    Files.write(empty.resolve(JournalDatabase.FILE), new byte[0]);
+    database(empty).requireReadable(Duration.ofSeconds(30));
+    database(Files.createDirectories(dir.resolve("new"))).requireReadable(Duration.ofSeconds(30));
+  }
+
+  private static JournalDatabase database(Path dataDir) {
+    return new JournalDatabase(
+        "jdbc:h2:file:" + dataDir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
+        "sa",
+        "",
+        dataDir);
+  }
 }
