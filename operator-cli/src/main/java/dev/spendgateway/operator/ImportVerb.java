@@ -57,6 +57,7 @@ final class ImportVerb implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    checkWhole();
     // The import is a writer: it holds the journal's lock as a gateway does, so it never writes
     // behind a running ledger's back (over H2's AUTO_SERVER, or into a PostgreSQL journal a
     // gateway uses) and no gateway starts on a half-imported journal meanwhile.
@@ -112,6 +113,50 @@ final class ImportVerb implements Callable<Integer> {
       spec.commandLine().getOut().flush();
       return 0;
     }
+  }
+
+  /**
+   * Reads the whole export once before anything is written: every line an event, rows numbered from
+   * 1 without a gap. An export cut short (killed mid-write) or hand-edited into a gap was otherwise
+   * written up to the bad line, leaving a partial history in the target that a second import then
+   * refused as not empty.
+   */
+  private void checkWhole() {
+    long rowSeq = 0;
+    long lineNumber = 0;
+    JsonlEvents jsonl = new JsonlEvents();
+    try (BufferedReader lines = Files.newBufferedReader(input)) {
+      String line;
+      while ((line = lines.readLine()) != null) {
+        lineNumber++;
+        if (line.isBlank()) {
+          continue;
+        }
+        long seq;
+        try {
+          seq = jsonl.parse(line).sequenceNr();
+        } catch (IllegalArgumentException e) {
+          throw refused(lineNumber, e.getMessage());
+        }
+        if (seq < 1 || (seq != rowSeq && seq != rowSeq + 1)) {
+          throw refused(
+              lineNumber,
+              "row "
+                  + seq
+                  + " after row "
+                  + rowSeq
+                  + " (an export from sequence number 1 without gaps is needed)");
+        }
+        rowSeq = seq;
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot read " + input + ": " + e.getMessage(), e);
+    }
+  }
+
+  private IllegalStateException refused(long lineNumber, String why) {
+    return new IllegalStateException(
+        input + " line " + lineNumber + ": " + why + "; nothing was imported");
   }
 
   /** The journal's lock, or a one-line refusal naming the gateway that holds it. */
