@@ -328,7 +328,17 @@ public record JournalDatabase(String url, String user, String password, Path dat
         }
       }
     } catch (java.util.zip.ZipException e) {
+      Files.deleteIfExists(partial);
       throw new IOException(zip + " is not a backup zip (" + e.getMessage() + ")");
+    } catch (IOException e) {
+      // Cut short (a backup killed mid-write, a copy that ran out of disk): nothing half-copied
+      // is left in the data dir.
+      Files.deleteIfExists(partial);
+      throw new IOException(
+          zip
+              + " is not a complete backup ("
+              + e.getMessage()
+              + "); nothing was restored: take it again, or use an older one");
     }
     if (!found) {
       Files.deleteIfExists(partial);

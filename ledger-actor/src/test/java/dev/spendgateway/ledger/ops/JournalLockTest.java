@@ -135,6 +135,23 @@ class JournalLockTest {
         notAZip.getMessage().contains("ledger.mv.db")
             || notAZip.getMessage().contains("not a backup"),
         notAZip.getMessage());
+
+    // A backup cut short (the backup killed mid-write, a copy that ran out of disk): refused
+    // naming it, nothing left in the data dir. It said "Unexpected end of ZLIB input stream" and
+    // left the half-copied ledger.mv.db.restoring behind.
+    byte[] whole = Files.readAllBytes(zip);
+    Path half =
+        Files.write(dir.resolve("half.zip"), java.util.Arrays.copyOf(whole, whole.length / 2));
+    Path other = dir.resolve("other");
+    JournalDatabase into =
+        new JournalDatabase(
+            "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "", other);
+    Exception cut =
+        assertThrows(java.io.IOException.class, () -> into.restore(half, Duration.ofSeconds(60)));
+    assertTrue(cut.getMessage().contains("not a complete backup"), cut.getMessage());
+    assertTrue(cut.getMessage().contains(half.toString()), cut.getMessage());
+    assertFalse(Files.exists(other.resolve("ledger.mv.db.restoring")), "nothing half-copied left");
+    assertFalse(Files.exists(other.resolve("ledger.mv.db")));
   }
 
   /**
