@@ -10,6 +10,7 @@ import dev.spendgateway.ledger.audit.UsageReport;
 import dev.spendgateway.ledger.audit.Violation;
 import dev.spendgateway.ledger.ops.DataDirs;
 import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalDatabase;
 import dev.spendgateway.ledger.ops.LockHolder;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -125,6 +126,7 @@ final class JournalVerbs {
       try (JournalSession session = new JournalSession(journal, input == null)) {
         Progress progress = new Progress(errStream(spec), "verify");
         Optional<Snapshot> snapshot = Optional.empty();
+        Optional<String> unreadableSnapshot = Optional.empty();
         Source<Journaled, NotUsed> events;
         Stream<Journaled> file = null;
         if (input != null) {
@@ -132,7 +134,12 @@ final class JournalVerbs {
           Stream<Journaled> lines = file;
           events = Source.fromJavaStream(() -> lines);
         } else {
-          snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          try {
+            snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          } catch (Exception e) {
+            // Optional to the ledger too: it replays the whole journal, the next one replaces it.
+            unreadableSnapshot = Optional.of(JournalDatabase.firstLine(e));
+          }
           events = session.reader.current(1);
         }
         LedgerAudit audit = session.newAudit();
@@ -162,7 +169,16 @@ final class JournalVerbs {
                         s.sequenceNr() <= audit.lastSequenceNr()
                             ? "; totals equal the snapshot at " + s.sequenceNr()
                             : "; snapshot at " + s.sequenceNr() + " is past the journal's end")
-                .orElse("; no snapshot"));
+                .orElse(
+                    unreadableSnapshot
+                        .map(
+                            cause ->
+                                "; the newest snapshot could not be loaded ("
+                                    + cause
+                                    + "), so totals were not compared with it (the ledger"
+                                    + " replays the whole journal instead; the next snapshot"
+                                    + " replaces it)")
+                        .orElse("; no snapshot")));
         out.flush();
         return 0;
       }

@@ -307,6 +307,37 @@ class GatewayAdminTest {
   }
 
   /**
+   * A snapshot that cannot be loaded is optional to the ledger (it replays the whole journal, and
+   * the next snapshot replaces it); verify refused to check anything ("cannot load the latest
+   * snapshot", exit 2) until that next snapshot, up to 100,000 facts later.
+   */
+  @Test
+  void verifyChecksTheJournalWhenTheSnapshotCannotBeLoaded() throws Exception {
+    Path other = work.resolve("broken-snapshot");
+    try (TestLedger l = TestLedger.start(other, Map.of("ledger.snapshot-every", 3))) {
+      for (int i = 0; i < 10; i++) {
+        l.client
+            .reserve(new ReserveRequest("s-" + i, Lane.FREE, null, 1_000, 0, 0))
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+      }
+      TimeUnit.SECONDS.sleep(1); // the snapshot is written beside the ledger
+    }
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "");
+        java.sql.Statement s = c.createStatement()) {
+      assertTrue(
+          s.executeUpdate("UPDATE \"snapshot\" SET \"snapshot_payload\" = X'0001020304'") > 0,
+          "a snapshot was written");
+    }
+    Run run = admin("verify", "--config", config.toString(), "--data-dir", other.toString());
+    assertEquals(0, run.exit(), run.out() + run.err());
+    assertTrue(run.out().startsWith("OK: 10 events verified"), run.out());
+    assertTrue(run.out().contains("the newest snapshot could not be loaded"), run.out());
+  }
+
+  /**
    * tail reads a running gateway's journal through that gateway's database server; when the gateway
    * stops, it must say so and end, not wait silently for rows that will never come (a restarted
    * gateway serves the journal elsewhere).
