@@ -149,6 +149,11 @@ public final class GatewayMain {
   }
 
   public static void main(String[] args) {
+    // The H2 journal's own server (AUTO_SERVER: operator tools on this host read through it)
+    // listened on every interface; it serves this host only. Read once, when H2 first loads.
+    if (System.getProperty("h2.bindAddress") == null) {
+      System.setProperty("h2.bindAddress", "127.0.0.1");
+    }
     int exit = run(args, System.out, System.err, Map.of());
     if (exit >= 0) {
       System.exit(exit);

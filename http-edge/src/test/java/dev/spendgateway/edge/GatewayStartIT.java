@@ -92,6 +92,7 @@ class GatewayStartIT {
       assertTrue(
           Files.exists(data.resolve("ledger.mv.db")),
           "a relative data dir is taken from the working directory");
+      assertJournalServerOnLoopbackOnly(data);
 
       GatewayProcess second = launch(data).start(work.resolve("second.txt"));
       assertEquals(1, second.awaitExit(ENDS_WITHIN), "the second gateway stops by itself");
@@ -140,6 +141,38 @@ class GatewayStartIT {
             && line.contains("it was left as it is"),
         line);
     assertEquals(size, Files.size(file), "the journal file is as it was");
+  }
+
+  /**
+   * The journal's H2 server (AUTO_SERVER, which operator tools on this host connect to) listens on
+   * loopback only. It listened on every interface ({@code *:port}), beside a gateway that binds
+   * 127.0.0.1 by default because it is internal. Read from /proc/net, no connection made.
+   */
+  private static void assertJournalServerOnLoopbackOnly(Path data) throws IOException {
+    java.util.Properties lock = new java.util.Properties();
+    try (var in = Files.newBufferedReader(data.resolve("ledger.lock.db"))) {
+      lock.load(in);
+    }
+    String server = lock.getProperty("server");
+    String port =
+        String.format(
+            "%04X", Integer.parseInt(server.substring(server.lastIndexOf(':') + 1).trim()));
+    List<String> listening = new java.util.ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      for (String line : Files.readAllLines(Path.of(table))) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length > 3 && f[1].endsWith(":" + port) && f[3].equals("0A")) {
+          listening.add(f[1]);
+        }
+      }
+    }
+    assertTrue(!listening.isEmpty(), "the journal server listens on port " + server);
+    for (String local : listening) {
+      String address = local.substring(0, local.indexOf(':'));
+      assertTrue(
+          address.equals("0100007F") || address.equals("0000000000000000FFFF00000100007F"),
+          "the journal server " + server + " listens on " + local + ", not loopback only");
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
