@@ -225,9 +225,14 @@ final class JournalVerbs {
         throw new CommandLine.ParameterException(
             spec.commandLine(), "--format: only jsonl is supported");
       }
+      // -o is written whole or not at all: into FILE.partial, moved over FILE once complete, so
+      // an export that fails (or is killed) never replaces FILE with the rows before the failure.
+      Path partial =
+          output == null ? null : output.resolveSibling(output.getFileName() + ".partial");
+      boolean complete = false;
       try (JournalSession session = new JournalSession(journal);
           PrintWriter out =
-              output == null ? null : new PrintWriter(Files.newBufferedWriter(output))) {
+              partial == null ? null : new PrintWriter(Files.newBufferedWriter(partial))) {
         PrintWriter target = out != null ? out : spec.commandLine().getOut();
         JsonlEvents jsonl = new JsonlEvents();
         Progress progress = new Progress(errStream(spec), "export");
@@ -243,9 +248,25 @@ final class JournalVerbs {
                         }),
                     session.system));
         target.flush();
+        if (out != null && out.checkError()) {
+          throw new java.io.IOException("cannot write " + partial);
+        }
+        complete = true;
         progress.finish();
-        return 0;
+      } finally {
+        if (partial != null) {
+          if (complete) {
+            Files.move(
+                partial,
+                output,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+          } else {
+            Files.deleteIfExists(partial);
+          }
+        }
       }
+      return 0;
     }
   }
 

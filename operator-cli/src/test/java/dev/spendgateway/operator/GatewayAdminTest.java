@@ -307,6 +307,59 @@ class GatewayAdminTest {
   }
 
   /**
+   * A journal row that cannot be read (a damaged disk block, a hand edit): export, verify and
+   * replay stopped with Jackson's message alone, naming no row; and {@code export -o} had already
+   * replaced the file it was told to write (yesterday's export, say) with the rows before it. The
+   * error must name where the journal stops being readable, and -o must be written whole or not at
+   * all.
+   */
+  @Test
+  void aJournalRowThatCannotBeReadIsNamedAndExportLeavesItsFileAlone() throws Exception {
+    Path other = work.resolve("broken-row");
+    try (TestLedger l = TestLedger.start(other, Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        l.client
+            .reserve(new ReserveRequest("x-" + i, Lane.FREE, null, 1_000, 0, 0))
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+      }
+    }
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "");
+        java.sql.Statement s = c.createStatement()) {
+      assertEquals(
+          1,
+          s.executeUpdate(
+              "UPDATE \"event_journal\" SET \"event_payload\" = X'00010203'"
+                  + " WHERE \"sequence_number\" = 6"));
+    }
+    Path previous = Files.writeString(work.resolve("yesterday.jsonl"), "yesterday's export\n");
+    Run export =
+        admin(
+            "export",
+            "--config",
+            config.toString(),
+            "--data-dir",
+            other.toString(),
+            "-o",
+            previous.toString());
+    assertEquals(GatewayAdmin.FAILED, export.exit(), export.err());
+    assertTrue(export.err().contains("after sequence number 5 cannot be read"), export.err());
+    assertEquals(
+        "yesterday's export\n", Files.readString(previous), "the file -o named is as it was");
+    try (var left = Files.list(work)) {
+      assertEquals(
+          List.of(),
+          left.filter(f -> f.toString().endsWith(".partial")).toList(),
+          "nothing half-written");
+    }
+    Run verify = admin("verify", "--config", config.toString(), "--data-dir", other.toString());
+    assertEquals(GatewayAdmin.FAILED, verify.exit(), verify.err());
+    assertTrue(verify.err().contains("after sequence number 5 cannot be read"), verify.err());
+  }
+
+  /**
    * A snapshot that cannot be loaded is optional to the ledger (it replays the whole journal, and
    * the next snapshot replaces it); verify refused to check anything ("cannot load the latest
    * snapshot", exit 2) until that next snapshot, up to 100,000 facts later.
