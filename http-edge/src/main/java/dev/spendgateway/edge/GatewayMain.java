@@ -9,6 +9,7 @@ import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.ledger.ops.DataDirs;
 import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalDamagedException;
 import dev.spendgateway.ledger.ops.JournalDatabase;
 import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
@@ -148,6 +149,11 @@ public final class GatewayMain {
   }
 
   public static void main(String[] args) {
+    // The H2 journal's own server (AUTO_SERVER: operator tools on this host read through it)
+    // listened on every interface; it serves this host only. Read once, when H2 first loads.
+    if (System.getProperty("h2.bindAddress") == null) {
+      System.setProperty("h2.bindAddress", "127.0.0.1");
+    }
     int exit = run(args, System.out, System.err, Map.of());
     if (exit >= 0) {
       System.exit(exit);
@@ -287,8 +293,13 @@ public final class GatewayMain {
     JournalUnavailableException last = null;
     for (int attempt = 1; attempt <= JOURNAL_TRIES; attempt++) {
       try {
+        // Read-only first: opened for writing, a file H2 cannot read becomes a new, empty
+        // database, and the ledger would start on empty books over the damaged journal.
+        db.get().requireReadable(JOURNAL_TRY_TIMEOUT);
         db.get().probe(db.get().url(), JOURNAL_TRY_TIMEOUT);
         return;
+      } catch (JournalDamagedException e) {
+        throw new StartFailure(START_FAILED, e.getMessage(), e); // trying again cannot help
       } catch (JournalUnavailableException e) {
         last = e;
         log.debug(

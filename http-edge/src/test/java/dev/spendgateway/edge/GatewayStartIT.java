@@ -39,6 +39,9 @@ class GatewayStartIT {
   /** A journal file of zeros: the journal database cannot be opened, however often it is tried. */
   private static GatewayProcess corruptJournal;
 
+  /** A journal cut short: refused, and left as it is. */
+  private static GatewayProcess cutJournal;
+
   @BeforeAll
   static void launchTheStartsThatMustFail() throws Exception {
     badPort =
@@ -48,11 +51,32 @@ class GatewayStartIT {
     Path data = Files.createDirectories(temp.resolve("corrupt-data"));
     Files.write(data.resolve("ledger.mv.db"), new byte[64 * 1024]); // zeros: not an H2 file
     corruptJournal = launch(data).start(temp.resolve("corrupt.txt"));
+    cutJournal = launch(cutShortJournal(temp.resolve("cut-data"))).start(temp.resolve("cut.txt"));
+  }
+
+  /**
+   * A real H2 database cut to a third (a full disk, a torn copy): opened for writing, H2 made a
+   * new, empty database in its place and the ledger started on empty books.
+   */
+  private static Path cutShortJournal(Path data) throws Exception {
+    Files.createDirectories(data);
+    String url = "jdbc:h2:file:" + data + "/ledger;DATABASE_TO_UPPER=false";
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, "sa", "");
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE facts (n INT, pad VARCHAR(200))");
+      for (int i = 0; i < 2000; i++) {
+        s.execute("INSERT INTO facts VALUES (" + i + ", REPEAT('x', 200))");
+      }
+    }
+    Path file = data.resolve("ledger.mv.db");
+    byte[] whole = Files.readAllBytes(file);
+    Files.write(file, java.util.Arrays.copyOf(whole, whole.length / 3));
+    return data;
   }
 
   @AfterAll
   static void stopLeftovers() throws Exception {
-    for (GatewayProcess p : List.of(badPort, corruptJournal)) {
+    for (GatewayProcess p : List.of(badPort, corruptJournal, cutJournal)) {
       p.process.destroyForcibly();
     }
   }
@@ -68,6 +92,7 @@ class GatewayStartIT {
       assertTrue(
           Files.exists(data.resolve("ledger.mv.db")),
           "a relative data dir is taken from the working directory");
+      assertJournalServerOnLoopbackOnly(data);
 
       GatewayProcess second = launch(data).start(work.resolve("second.txt"));
       assertEquals(1, second.awaitExit(ENDS_WITHIN), "the second gateway stops by itself");
@@ -92,13 +117,62 @@ class GatewayStartIT {
   }
 
   @Test
-  void aJournalH2CannotOpenIsOneLineAfterBoundedTries() throws Exception {
+  void aJournalH2CannotOpenIsOneLineAtOnce() throws Exception {
     assertEquals(1, corruptJournal.awaitExit(ENDS_WITHIN), "stops by itself");
     String line = oneLine(corruptJournal);
     assertTrue(
         line.startsWith("gateway: the journal database in " + temp.resolve("corrupt-data"))
-            && line.contains("tried 3 times"),
+            && line.contains("cannot be read as a journal"),
         line);
+  }
+
+  @Test
+  void aJournalCutShortIsRefusedAndLeftAsItIs() throws Exception {
+    Path file = temp.resolve("cut-data").resolve("ledger.mv.db");
+    long size = Files.size(file);
+    assertEquals(
+        1,
+        cutJournal.awaitExit(ENDS_WITHIN),
+        "stops by itself; journal file of " + size + " bytes");
+    String line = oneLine(cutJournal);
+    assertTrue(
+        line.startsWith("gateway: the journal database in " + temp.resolve("cut-data"))
+            && line.contains("cannot be read as a journal")
+            && line.contains("it was left as it is"),
+        line);
+    assertEquals(size, Files.size(file), "the journal file is as it was");
+  }
+
+  /**
+   * The journal's H2 server (AUTO_SERVER, which operator tools on this host connect to) listens on
+   * loopback only. It listened on every interface ({@code *:port}), beside a gateway that binds
+   * 127.0.0.1 by default because it is internal. Read from /proc/net, no connection made.
+   */
+  private static void assertJournalServerOnLoopbackOnly(Path data) throws IOException {
+    java.util.Properties lock = new java.util.Properties();
+    try (var in = Files.newBufferedReader(data.resolve("ledger.lock.db"))) {
+      lock.load(in);
+    }
+    String server = lock.getProperty("server");
+    String port =
+        String.format(
+            "%04X", Integer.parseInt(server.substring(server.lastIndexOf(':') + 1).trim()));
+    List<String> listening = new java.util.ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      for (String line : Files.readAllLines(Path.of(table))) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length > 3 && f[1].endsWith(":" + port) && f[3].equals("0A")) {
+          listening.add(f[1]);
+        }
+      }
+    }
+    assertTrue(!listening.isEmpty(), "the journal server listens on port " + server);
+    for (String local : listening) {
+      String address = local.substring(0, local.indexOf(':'));
+      assertTrue(
+          address.equals("0100007F") || address.equals("0000000000000000FFFF00000100007F"),
+          "the journal server " + server + " listens on " + local + ", not loopback only");
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

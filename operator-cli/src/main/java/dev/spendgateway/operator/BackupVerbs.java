@@ -44,8 +44,10 @@ final class BackupVerbs {
 
     @Override
     public Integer call() throws Exception {
+      // The configured journal, not the URL a read is made with (over a running gateway's server
+      // that is no file URL); backup() checks the file is there and opens it the operator's way.
       JournalDatabase db =
-          JournalDatabase.of(journal.load(true))
+          JournalDatabase.of(journal.load(false))
               .orElseThrow(
                   () ->
                       new IllegalStateException(

@@ -69,6 +69,10 @@ public final class GatewayAdmin implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    // An import into an H2 data dir serves the file while it writes (AUTO_SERVER): this host only.
+    if (System.getProperty("h2.bindAddress") == null) {
+      System.setProperty("h2.bindAddress", "127.0.0.1");
+    }
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", LOGBACK);
     }

@@ -6,6 +6,9 @@ import dev.spendgateway.ledger.audit.Journaled;
 import dev.spendgateway.ledger.audit.JsonlEvents;
 import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.journal.JournalSchema;
+import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.JournalInUseException;
+import dev.spendgateway.ledger.ops.JournalLock;
 import java.io.BufferedReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,7 +57,12 @@ final class ImportVerb implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    try (JournalSession session = new JournalSession(journal, false)) {
+    checkWhole();
+    // The import is a writer: it holds the journal's lock as a gateway does, so it never writes
+    // behind a running ledger's back (over H2's AUTO_SERVER, or into a PostgreSQL journal a
+    // gateway uses) and no gateway starts on a half-imported journal meanwhile.
+    try (JournalLock.Lease lease = lockJournal();
+        JournalSession session = new JournalSession(journal, false)) {
       session.await(JournalSchema.createIfNotExists(session.system));
       ActorRef<JournalImport.Command> writer =
           session.system.systemActorOf(JournalImport.create(), "import", Props.empty());
@@ -104,6 +112,70 @@ final class ImportVerb implements Callable<Integer> {
       spec.commandLine().getOut().printf("OK: imported %d events in %d rows%n", facts, rows);
       spec.commandLine().getOut().flush();
       return 0;
+    }
+  }
+
+  /**
+   * Reads the whole export once before anything is written: every line an event, rows numbered from
+   * 1 without a gap. An export cut short (killed mid-write) or hand-edited into a gap was otherwise
+   * written up to the bad line, leaving a partial history in the target that a second import then
+   * refused as not empty.
+   */
+  private void checkWhole() {
+    long rowSeq = 0;
+    long lineNumber = 0;
+    JsonlEvents jsonl = new JsonlEvents();
+    try (BufferedReader lines = Files.newBufferedReader(input)) {
+      String line;
+      while ((line = lines.readLine()) != null) {
+        lineNumber++;
+        if (line.isBlank()) {
+          continue;
+        }
+        long seq;
+        try {
+          seq = jsonl.parse(line).sequenceNr();
+        } catch (IllegalArgumentException e) {
+          throw refused(lineNumber, e.getMessage());
+        }
+        if (seq < 1 || (seq != rowSeq && seq != rowSeq + 1)) {
+          throw refused(
+              lineNumber,
+              "row "
+                  + seq
+                  + " after row "
+                  + rowSeq
+                  + " (an export from sequence number 1 without gaps is needed)");
+        }
+        rowSeq = seq;
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot read " + input + ": " + e.getMessage(), e);
+    }
+  }
+
+  private IllegalStateException refused(long lineNumber, String why) {
+    return new IllegalStateException(
+        input + " line " + lineNumber + ": " + why + "; nothing was imported");
+  }
+
+  /** The journal's lock, or a one-line refusal naming the gateway that holds it. */
+  private JournalLock.Lease lockJournal() {
+    try {
+      return JournalLock.forJournal(journal.load(false)).acquire();
+    } catch (JournalInUseException e) {
+      throw new IllegalStateException(
+          e.holder()
+              .map(
+                  holder ->
+                      "the journal in "
+                          + journal.load(false).getString(DataDirs.KEY)
+                          + " is in use by a running gateway ("
+                          + holder.describe()
+                          + "); stop it before importing: import writes only into a journal no "
+                          + "ledger runs on")
+              .orElse(e.getMessage() + "; stop it before importing"),
+          e);
     }
   }
 

@@ -8,6 +8,10 @@ import dev.spendgateway.ledger.audit.LedgerAudit;
 import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.audit.UsageReport;
 import dev.spendgateway.ledger.audit.Violation;
+import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalDatabase;
+import dev.spendgateway.ledger.ops.LockHolder;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -19,8 +23,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
 import java.util.stream.Stream;
+import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
@@ -118,6 +126,7 @@ final class JournalVerbs {
       try (JournalSession session = new JournalSession(journal, input == null)) {
         Progress progress = new Progress(errStream(spec), "verify");
         Optional<Snapshot> snapshot = Optional.empty();
+        Optional<String> unreadableSnapshot = Optional.empty();
         Source<Journaled, NotUsed> events;
         Stream<Journaled> file = null;
         if (input != null) {
@@ -125,7 +134,12 @@ final class JournalVerbs {
           Stream<Journaled> lines = file;
           events = Source.fromJavaStream(() -> lines);
         } else {
-          snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          try {
+            snapshot = session.reader.latestSnapshot(Duration.ofSeconds(60));
+          } catch (Exception e) {
+            // Optional to the ledger too: it replays the whole journal, the next one replaces it.
+            unreadableSnapshot = Optional.of(JournalDatabase.firstLine(e));
+          }
           events = session.reader.current(1);
         }
         LedgerAudit audit = session.newAudit();
@@ -155,7 +169,16 @@ final class JournalVerbs {
                         s.sequenceNr() <= audit.lastSequenceNr()
                             ? "; totals equal the snapshot at " + s.sequenceNr()
                             : "; snapshot at " + s.sequenceNr() + " is past the journal's end")
-                .orElse("; no snapshot"));
+                .orElse(
+                    unreadableSnapshot
+                        .map(
+                            cause ->
+                                "; the newest snapshot could not be loaded ("
+                                    + cause
+                                    + "), so totals were not compared with it (the ledger"
+                                    + " replays the whole journal instead; the next snapshot"
+                                    + " replaces it)")
+                        .orElse("; no snapshot")));
         out.flush();
         return 0;
       }
@@ -202,9 +225,14 @@ final class JournalVerbs {
         throw new CommandLine.ParameterException(
             spec.commandLine(), "--format: only jsonl is supported");
       }
+      // -o is written whole or not at all: into FILE.partial, moved over FILE once complete, so
+      // an export that fails (or is killed) never replaces FILE with the rows before the failure.
+      Path partial =
+          output == null ? null : output.resolveSibling(output.getFileName() + ".partial");
+      boolean complete = false;
       try (JournalSession session = new JournalSession(journal);
           PrintWriter out =
-              output == null ? null : new PrintWriter(Files.newBufferedWriter(output))) {
+              partial == null ? null : new PrintWriter(Files.newBufferedWriter(partial))) {
         PrintWriter target = out != null ? out : spec.commandLine().getOut();
         JsonlEvents jsonl = new JsonlEvents();
         Progress progress = new Progress(errStream(spec), "export");
@@ -220,9 +248,25 @@ final class JournalVerbs {
                         }),
                     session.system));
         target.flush();
+        if (out != null && out.checkError()) {
+          throw new java.io.IOException("cannot write " + partial);
+        }
+        complete = true;
         progress.finish();
-        return 0;
+      } finally {
+        if (partial != null) {
+          if (complete) {
+            Files.move(
+                partial,
+                output,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+          } else {
+            Files.deleteIfExists(partial);
+          }
+        }
       }
+      return 0;
     }
   }
 
@@ -268,17 +312,46 @@ final class JournalVerbs {
         if (limit != null) {
           live = live.take(limit);
         }
+        // Reading through a running gateway's database server: that server goes when the gateway
+        // does, and a restarted gateway serves the journal elsewhere. Say so rather than wait.
+        Optional<Path> dataDir =
+            session.config.hasPath(DataDirs.KEY)
+                ? Optional.of(Path.of(session.config.getString(DataDirs.KEY)))
+                : Optional.empty();
+        Optional<LockHolder> through = dataDir.flatMap(FileJournalLock::liveHolder);
         following.accept(start);
-        session.await(
+        CompletableFuture<Done> done =
             live.runWith(
-                Sink.foreach(
-                    j -> {
-                      out.println(jsonl.line(j));
-                      out.flush();
-                    }),
-                session.system));
-        return 0;
+                    Sink.foreach(
+                        j -> {
+                          out.println(jsonl.line(j));
+                          out.flush();
+                        }),
+                    session.system)
+                .toCompletableFuture();
+        while (true) {
+          try {
+            done.get(1, TimeUnit.SECONDS);
+            return 0;
+          } catch (TimeoutException stillFollowing) {
+            if (through.isPresent() && !sameHolder(through.get(), dataDir.get())) {
+              throw new IllegalStateException(
+                  "the gateway serving the journal in "
+                      + dataDir.get()
+                      + " ("
+                      + through.get().describe()
+                      + ") has stopped; tail cannot follow it further: run tail again once a "
+                      + "gateway runs there");
+            }
+          }
+        }
       }
+    }
+
+    private static boolean sameHolder(LockHolder holder, Path dataDir) {
+      return FileJournalLock.liveHolder(dataDir)
+          .map(now -> now.pid() == holder.pid() && now.since().equals(holder.since()))
+          .orElse(false);
     }
   }
 

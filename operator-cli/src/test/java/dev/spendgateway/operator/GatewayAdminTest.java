@@ -9,6 +9,8 @@ import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.audit.Journaled;
 import dev.spendgateway.ledger.audit.JsonlEvents;
 import dev.spendgateway.ledger.audit.UsageReport;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalLock;
 import dev.spendgateway.policy.access.Lane;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -302,6 +304,121 @@ class GatewayAdminTest {
     Run run = new Run(tail.get(30, TimeUnit.SECONDS), out.toString(), err.toString());
     assertEquals(0, run.exit(), run.err());
     assertTrue(run.out().contains("\"id\":\"tailed\""), run.out());
+  }
+
+  /**
+   * A journal row that cannot be read (a damaged disk block, a hand edit): export, verify and
+   * replay stopped with Jackson's message alone, naming no row; and {@code export -o} had already
+   * replaced the file it was told to write (yesterday's export, say) with the rows before it. The
+   * error must name where the journal stops being readable, and -o must be written whole or not at
+   * all.
+   */
+  @Test
+  void aJournalRowThatCannotBeReadIsNamedAndExportLeavesItsFileAlone() throws Exception {
+    Path other = work.resolve("broken-row");
+    try (TestLedger l = TestLedger.start(other, Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        l.client
+            .reserve(new ReserveRequest("x-" + i, Lane.FREE, null, 1_000, 0, 0))
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+      }
+    }
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "");
+        java.sql.Statement s = c.createStatement()) {
+      assertEquals(
+          1,
+          s.executeUpdate(
+              "UPDATE \"event_journal\" SET \"event_payload\" = X'00010203'"
+                  + " WHERE \"sequence_number\" = 6"));
+    }
+    Path previous = Files.writeString(work.resolve("yesterday.jsonl"), "yesterday's export\n");
+    Run export =
+        admin(
+            "export",
+            "--config",
+            config.toString(),
+            "--data-dir",
+            other.toString(),
+            "-o",
+            previous.toString());
+    assertEquals(GatewayAdmin.FAILED, export.exit(), export.err());
+    assertTrue(export.err().contains("after sequence number 5 cannot be read"), export.err());
+    assertEquals(
+        "yesterday's export\n", Files.readString(previous), "the file -o named is as it was");
+    try (var left = Files.list(work)) {
+      assertEquals(
+          List.of(),
+          left.filter(f -> f.toString().endsWith(".partial")).toList(),
+          "nothing half-written");
+    }
+    Run verify = admin("verify", "--config", config.toString(), "--data-dir", other.toString());
+    assertEquals(GatewayAdmin.FAILED, verify.exit(), verify.err());
+    assertTrue(verify.err().contains("after sequence number 5 cannot be read"), verify.err());
+  }
+
+  /**
+   * A snapshot that cannot be loaded is optional to the ledger (it replays the whole journal, and
+   * the next snapshot replaces it); verify refused to check anything ("cannot load the latest
+   * snapshot", exit 2) until that next snapshot, up to 100,000 facts later.
+   */
+  @Test
+  void verifyChecksTheJournalWhenTheSnapshotCannotBeLoaded() throws Exception {
+    Path other = work.resolve("broken-snapshot");
+    try (TestLedger l = TestLedger.start(other, Map.of("ledger.snapshot-every", 3))) {
+      for (int i = 0; i < 10; i++) {
+        l.client
+            .reserve(new ReserveRequest("s-" + i, Lane.FREE, null, 1_000, 0, 0))
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS);
+      }
+      TimeUnit.SECONDS.sleep(1); // the snapshot is written beside the ledger
+    }
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "");
+        java.sql.Statement s = c.createStatement()) {
+      assertTrue(
+          s.executeUpdate("UPDATE \"snapshot\" SET \"snapshot_payload\" = X'0001020304'") > 0,
+          "a snapshot was written");
+    }
+    Run run = admin("verify", "--config", config.toString(), "--data-dir", other.toString());
+    assertEquals(0, run.exit(), run.out() + run.err());
+    assertTrue(run.out().startsWith("OK: 10 events verified"), run.out());
+    assertTrue(run.out().contains("the newest snapshot could not be loaded"), run.out());
+  }
+
+  /**
+   * tail reads a running gateway's journal through that gateway's database server; when the gateway
+   * stops, it must say so and end, not wait silently for rows that will never come (a restarted
+   * gateway serves the journal elsewhere).
+   */
+  @Test
+  void tailEndsNamingTheGatewayWhenTheGatewayItFollowsStops() throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    var cli = GatewayAdmin.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    CompletableFuture<Long> following = new CompletableFuture<>();
+    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
+        following::complete;
+    JournalLock.Lease gateway = new FileJournalLock(dataDir).acquire();
+    CompletableFuture<Integer> tail;
+    try {
+      tail = CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail")));
+      following.get(30, TimeUnit.SECONDS);
+    } finally {
+      gateway.close(); // the gateway stops
+    }
+    int exit = tail.get(30, TimeUnit.SECONDS);
+    assertEquals(GatewayAdmin.FAILED, exit, err.toString());
+    assertTrue(
+        err.toString().startsWith("gateway-admin: the gateway serving the journal in " + dataDir),
+        err.toString());
+    assertTrue(err.toString().contains("run tail again"), err.toString());
   }
 
   @ParameterizedTest

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.audit.JsonlEvents;
 import dev.spendgateway.ledger.audit.UsageReport;
+import dev.spendgateway.ledger.ops.FileJournalLock;
+import dev.spendgateway.ledger.ops.JournalLock;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,6 +99,64 @@ class ImportVerbTest {
         twice.err().trim());
     assertEquals(
         exported, Cli.onJournal(target, "export", "--format", "jsonl").out().lines().toList());
+  }
+
+  /**
+   * An export cut short (the export killed mid-write: its last line half written) or with a gap
+   * must be refused before anything is written. The import wrote every row before the bad line,
+   * then stopped: the target journal held a partial history, and running the import again (with a
+   * good export) was refused because the journal was no longer empty.
+   */
+  @Test
+  void anExportCutShortIsRefusedBeforeAnythingIsWritten() throws Exception {
+    String last = exported.get(exported.size() - 1);
+    List<String> cut = new java.util.ArrayList<>(exported.subList(0, exported.size() - 1));
+    cut.add(last.substring(0, last.length() / 2));
+    Path cutFile = Files.write(work.resolve("cut.jsonl"), cut);
+    Path target = work.resolve("cut-target");
+    Cli.Run imported = Cli.onJournal(target, "import", "--input", cutFile.toString());
+    assertEquals(GatewayAdmin.FAILED, imported.exit(), imported.out() + imported.err());
+    assertTrue(
+        imported.err().contains("line " + exported.size()) && imported.err().contains("nothing"),
+        imported.err());
+    assertEquals(1, imported.err().lines().count(), imported.err());
+
+    // A gap (the row after the first left out) is refused the same way.
+    long firstRow = new JsonlEvents().parse(exported.get(0)).sequenceNr();
+    List<String> gap =
+        exported.stream()
+            .filter(l -> new JsonlEvents().parse(l).sequenceNr() != firstRow + 1)
+            .toList();
+    Path gapFile = Files.write(work.resolve("gap.jsonl"), gap);
+    Cli.Run gapped = Cli.onJournal(target, "import", "--input", gapFile.toString());
+    assertEquals(GatewayAdmin.FAILED, gapped.exit(), gapped.out() + gapped.err());
+    assertTrue(gapped.err().contains("nothing"), gapped.err());
+
+    // Nothing was written: the good export now imports.
+    Cli.Run good = Cli.onJournal(target, "import", "--input", export.toString());
+    assertEquals(0, good.exit(), good.out() + good.err());
+  }
+
+  /**
+   * A gateway running on the target data dir (it holds gateway.lock; its ledger has recovered an
+   * empty journal) must not get rows written behind its back: the import reached its database
+   * through H2's AUTO_SERVER, said OK, and the running ledger's next write was fenced.
+   */
+  @Test
+  void anImportIntoTheDataDirOfARunningGatewayIsRefusedAndWritesNothing() throws Exception {
+    Path target = Files.createDirectories(work.resolve("running"));
+    try (JournalLock.Lease gateway = new FileJournalLock(target).acquire();
+        TestLedger ledger = TestLedger.start(target, Map.of())) {
+      Cli.Run imported = Cli.onJournal(target, "import", "--input", export.toString());
+      assertEquals(GatewayAdmin.FAILED, imported.exit(), imported.out() + imported.err());
+      assertTrue(
+          imported.err().startsWith("gateway-admin: the journal in " + target.toAbsolutePath()),
+          imported.err());
+      assertTrue(imported.err().contains("stop it before importing"), imported.err());
+      assertEquals(1, imported.err().lines().count(), imported.err());
+      assertEquals(
+          List.of(), Cli.onJournal(target, "export", "--format", "jsonl").out().lines().toList());
+    }
   }
 
   @Test

@@ -46,8 +46,45 @@ public final class JournalReader {
    * group-commit row comes out as its facts, in order.
    */
   public Source<Journaled, NotUsed> current(long fromSequenceNr) {
-    return journal
-        .currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
+    return namingTheRow(
+        journal.currentEventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE),
+        fromSequenceNr);
+  }
+
+  /**
+   * The rows as facts; a row that cannot be read (a damaged block, a hand edit) fails the stream
+   * naming where: the plugin's error (Jackson's message) names no row, and the rows come in order,
+   * so it is the one after the last read.
+   */
+  private static Source<Journaled, NotUsed> namingTheRow(
+      Source<EventEnvelope, NotUsed> rows, long fromSequenceNr) {
+    java.util.concurrent.atomic.AtomicLong lastRead =
+        new java.util.concurrent.atomic.AtomicLong(fromSequenceNr - 1);
+    return rows.map(
+            envelope -> {
+              lastRead.set(envelope.sequenceNr());
+              return envelope;
+            })
+        .mapError(
+            new scala.PartialFunction<Throwable, Throwable>() {
+              @Override
+              public boolean isDefinedAt(Throwable e) {
+                return true;
+              }
+
+              @Override
+              public Throwable apply(Throwable e) {
+                return new IllegalStateException(
+                    "the journal row after sequence number "
+                        + lastRead.get()
+                        + " cannot be read ("
+                        + dev.spendgateway.ledger.ops.JournalDatabase.firstLine(e)
+                        + "); rows up to "
+                        + lastRead.get()
+                        + " were read",
+                    e);
+              }
+            })
         .mapConcat(JournalReader::facts);
   }
 
@@ -56,9 +93,9 @@ public final class JournalReader {
    * never completes.
    */
   public Source<Journaled, NotUsed> live(long fromSequenceNr) {
-    return journal
-        .eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE)
-        .mapConcat(JournalReader::facts);
+    return namingTheRow(
+        journal.eventsByPersistenceId(PERSISTENCE_ID, fromSequenceNr, Long.MAX_VALUE),
+        fromSequenceNr);
   }
 
   /** The highest sequence number in the journal now; 0 when it is empty. */

@@ -11,6 +11,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,12 +72,124 @@ public record JournalDatabase(String url, String user, String password, Path dat
    */
   public String operatorUrl() {
     if (FileJournalLock.liveHolder(dataDir).isPresent()) {
-      return existingOnlyUrl();
+      return gatewayServerUrl().orElseGet(this::existingOnlyUrl);
     }
+    removeStaleH2Lock();
+    return readOnlyUrl();
+  }
+
+  /**
+   * The running gateway's own database server, as its H2 lock file ({@code ledger.lock.db}) names
+   * it: {@code jdbc:h2:tcp://HOST:PORT/KEY} plus the configured settings. Not the AUTO_SERVER URL:
+   * a client of that re-opens the file itself when the server goes away (H2 reconnects every
+   * AUTO_SERVER client), so a tool left running (a {@code tail}) took the journal over read-write
+   * when the gateway died, and served it to the restarted gateway. Over plain TCP the tool's next
+   * query fails instead. Empty when the lock file names no server (the gateway is still opening).
+   */
+  java.util.Optional<String> gatewayServerUrl() {
+    java.util.Properties lock = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(dataDir.resolve("ledger.lock.db"))) {
+      lock.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return java.util.Optional.empty();
+    }
+    String server = lock.getProperty("server");
+    String key = lock.getProperty("id");
+    if (server == null || key == null || server.isBlank() || key.isBlank()) {
+      return java.util.Optional.empty();
+    }
+    // The database's own settings (WRITE_DELAY) are the gateway's to set, not a reader's.
+    String settings = url;
+    for (String setting : List.of("AUTO_SERVER", "AUTO_SERVER_PORT", "IFEXISTS", "WRITE_DELAY")) {
+      settings = withoutSetting(settings, setting);
+    }
+    int first = settings.indexOf(';');
+    return java.util.Optional.of(
+        "jdbc:h2:tcp://" + server + "/" + key + (first < 0 ? "" : settings.substring(first)));
+  }
+
+  /**
+   * Refuses a journal file that cannot be read as a database, before anything opens it for writing:
+   * H2 opening such a file read-write makes a new, empty database in its place, and the ledger
+   * would start on empty books, the damaged file gone. Opens it read-only (a stale H2 lock file
+   * from a crash removed first); a missing or zero-length file holds nothing and passes.
+   */
+  public void requireReadable(Duration timeout) throws JournalUnavailableException {
+    long size;
+    try {
+      size = exists() ? Files.size(file()) : 0;
+    } catch (IOException e) {
+      size = 0;
+    }
+    if (size == 0) {
+      return;
+    }
+    removeStaleH2Lock();
+    try {
+      probe(readOnlyUrl(), timeout);
+    } catch (JournalUnavailableException e) {
+      if (e.getMessage().contains("did not open within")
+          || e.getMessage().contains("already in use")
+          || e.getMessage().contains("FileLock")) {
+        throw e; // held by another process: it may let go
+      }
+      throw new JournalDamagedException(
+          "the journal database in "
+              + dataDir
+              + " cannot be read as a journal ("
+              + e.getMessage().replaceFirst("^.* cannot be opened: ", "")
+              + "; "
+              + FILE
+              + ", "
+              + size
+              + " bytes); it was left as it is: restore a backup into a new data dir"
+              + " (gateway-admin restore), or move the file aside to start empty books");
+    }
+  }
+
+  /** This journal opened read-only, served to nobody, never created. */
+  private String readOnlyUrl() {
     return withSetting(
         withSetting(withoutSetting(existingOnlyUrl(), "AUTO_SERVER"), "ACCESS_MODE_DATA", "r"),
         "AUTO_SERVER",
         "FALSE");
+  }
+
+  /**
+   * Removes H2's lock file ({@code ledger.lock.db}, not the journal) when the process it names is
+   * gone: a gateway killed or powered off leaves it, and H2 refuses every read-only open while it
+   * exists ("Database may be already in use"), so a crashed gateway's journal could not be
+   * verified, exported or backed up before a gateway had been started on it again. Called only with
+   * no gateway holding the data dir; the lock is stale when the server it names does not answer
+   * (H2's own test when a gateway opens the file). A lock file naming no server is left alone.
+   */
+  private void removeStaleH2Lock() {
+    Path lockFile = dataDir.resolve("ledger.lock.db");
+    java.util.Properties lock = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(lockFile)) {
+      lock.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return; // none, or unreadable: H2 says what it makes of it
+    }
+    String server = lock.getProperty("server", "");
+    int colon = server.lastIndexOf(':');
+    if (colon <= 0) {
+      return;
+    }
+    try (java.net.Socket probe = new java.net.Socket()) {
+      probe.connect(
+          new java.net.InetSocketAddress(
+              server.substring(0, colon), Integer.parseInt(server.substring(colon + 1))),
+          2000);
+      return; // something serves it: not stale
+    } catch (IOException | IllegalArgumentException gone) {
+      // nobody answers there: the process that held the database has ended
+    }
+    try {
+      Files.deleteIfExists(lockFile);
+    } catch (IOException e) {
+      // H2 then refuses with its own message naming the file
+    }
   }
 
   /**
@@ -174,16 +287,27 @@ public record JournalDatabase(String url, String user, String password, Path dat
     if (!Files.isRegularFile(zip)) {
       throw new IOException("no backup file at " + zip.toAbsolutePath());
     }
-    FileJournalLock.liveHolder(dataDir)
-        .ifPresent(
-            holder -> {
-              throw new IllegalStateException(
-                  "a gateway is running on "
-                      + dataDir
-                      + " ("
-                      + holder.describe()
-                      + "); stop it before restoring");
-            });
+    // Held until the restored file is in place: a gateway started meanwhile stops at its lock
+    // instead of creating a journal that the restored file would then be renamed over.
+    JournalLock.Lease lease;
+    try {
+      lease = new FileJournalLock(dataDir).acquire();
+    } catch (JournalInUseException e) {
+      throw new IllegalStateException(
+          "a gateway is running on "
+              + dataDir
+              + " ("
+              + e.holder().map(LockHolder::describe).orElse("holder unknown")
+              + "); stop it before restoring",
+          e);
+    }
+    try (lease) {
+      restoreLocked(zip, timeout);
+    }
+  }
+
+  private void restoreLocked(Path zip, Duration timeout)
+      throws JournalUnavailableException, IOException {
     if (exists()) {
       throw new IOException(
           "the data dir "
@@ -204,7 +328,17 @@ public record JournalDatabase(String url, String user, String password, Path dat
         }
       }
     } catch (java.util.zip.ZipException e) {
+      Files.deleteIfExists(partial);
       throw new IOException(zip + " is not a backup zip (" + e.getMessage() + ")");
+    } catch (IOException e) {
+      // Cut short (a backup killed mid-write, a copy that ran out of disk): nothing half-copied
+      // is left in the data dir.
+      Files.deleteIfExists(partial);
+      throw new IOException(
+          zip
+              + " is not a complete backup ("
+              + e.getMessage()
+              + "); nothing was restored: take it again, or use an older one");
     }
     if (!found) {
       Files.deleteIfExists(partial);

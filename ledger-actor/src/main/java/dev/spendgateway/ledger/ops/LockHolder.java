@@ -20,7 +20,8 @@ public record LockHolder(long pid, String host, Instant since) {
     return new LockHolder(ProcessHandle.current().pid(), localHost(), now);
   }
 
-  String describe() {
+  /** {@code pid N on HOST, since INSTANT}, as refusals name the holder. */
+  public String describe() {
     return "pid " + pid + " on " + host + ", since " + since;
   }
 

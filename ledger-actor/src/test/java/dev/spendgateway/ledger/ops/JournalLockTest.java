@@ -135,5 +135,116 @@ class JournalLockTest {
         notAZip.getMessage().contains("ledger.mv.db")
             || notAZip.getMessage().contains("not a backup"),
         notAZip.getMessage());
+
+    // A backup cut short (the backup killed mid-write, a copy that ran out of disk): refused
+    // naming it, nothing left in the data dir. It said "Unexpected end of ZLIB input stream" and
+    // left the half-copied ledger.mv.db.restoring behind.
+    byte[] whole = Files.readAllBytes(zip);
+    Path half =
+        Files.write(dir.resolve("half.zip"), java.util.Arrays.copyOf(whole, whole.length / 2));
+    Path other = dir.resolve("other");
+    JournalDatabase into =
+        new JournalDatabase(
+            "jdbc:h2:file:" + other + "/ledger;DATABASE_TO_UPPER=false", "sa", "", other);
+    Exception cut =
+        assertThrows(java.io.IOException.class, () -> into.restore(half, Duration.ofSeconds(60)));
+    assertTrue(cut.getMessage().contains("not a complete backup"), cut.getMessage());
+    assertTrue(cut.getMessage().contains(half.toString()), cut.getMessage());
+    assertFalse(Files.exists(other.resolve("ledger.mv.db.restoring")), "nothing half-copied left");
+    assertFalse(Files.exists(other.resolve("ledger.mv.db")));
+  }
+
+  /**
+   * A gateway started while {@code restore} copies a backup in must not get the data dir: restore
+   * looked for a running gateway once, before the copy, then renamed the copy over whatever {@code
+   * ledger.mv.db} was there by then — the journal of a gateway that had started meanwhile and
+   * acknowledged reservations into it (they were gone at its next start).
+   */
+  @Test
+  void aGatewayCannotStartOnTheDataDirWhileRestoreCopiesIntoIt() throws Exception {
+    Path zip = dir.resolve("big.zip");
+    try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(zip))) {
+      out.setLevel(java.util.zip.Deflater.BEST_SPEED);
+      out.putNextEntry(new java.util.zip.ZipEntry(JournalDatabase.FILE));
+      byte[] zeros = new byte[1 << 20];
+      for (int i = 0; i < 384; i++) {
+        out.write(zeros);
+      }
+      out.closeEntry();
+    }
+    Path target = dir.resolve("target");
+    JournalDatabase db =
+        new JournalDatabase(
+            "jdbc:h2:file:" + target + "/ledger;DATABASE_TO_UPPER=false", "sa", "", target);
+    var restore =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                db.restore(zip, Duration.ofSeconds(60));
+              } catch (Exception expected) {
+                // zeros are no database; what matters is who held the data dir meanwhile
+              }
+            });
+    Path partial = target.resolve(JournalDatabase.FILE + ".restoring");
+    while (!Files.exists(partial) && !restore.isDone()) {
+      Thread.onSpinWait();
+    }
+    assertTrue(Files.exists(partial), "the copy was seen under way");
+    JournalInUseException refused =
+        assertThrows(
+            JournalInUseException.class,
+            () -> new FileJournalLock(target).acquire().close(),
+            "a gateway starting during the restore must be refused");
+    assertTrue(
+        refused.getMessage().contains("pid " + ProcessHandle.current().pid()),
+        refused.getMessage());
+    restore.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(FileJournalLock.liveHolder(target).isEmpty(), "restore let go of the data dir");
+  }
+
+  /**
+   * A journal file H2 cannot read as a database (cut short by a full disk or a torn copy, or
+   * overwritten) was opened read-write by the gateway's start, and H2 made a new, empty database in
+   * its place: the file shrank from 100000 to 24576 bytes, the ledger recovered 0 reservations and
+   * answered on empty books, every cap's spend forgotten. The start must refuse it and leave it as
+   * it is; an empty file (nothing in it to lose) and a sound journal are opened as before.
+   */
+  @Test
+  void aDamagedJournalIsRefusedAndLeftAsItIs() throws Exception {
+    Path sound = Files.createDirectories(dir.resolve("sound"));
+    JournalDatabase db = database(sound);
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(db.url(), db.user(), db.password());
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE facts (n INT, pad VARCHAR(200))");
+      for (int i = 0; i < 2000; i++) {
+        s.execute("INSERT INTO facts VALUES (" + i + ", REPEAT('x', 200))");
+      }
+    }
+    db.requireReadable(Duration.ofSeconds(30));
+
+    Path damaged = Files.createDirectories(dir.resolve("damaged"));
+    byte[] whole = Files.readAllBytes(db.file());
+    Files.write(
+        damaged.resolve(JournalDatabase.FILE), java.util.Arrays.copyOf(whole, whole.length / 3));
+    JournalDatabase cut = database(damaged);
+    JournalDamagedException refused =
+        assertThrows(
+            JournalDamagedException.class, () -> cut.requireReadable(Duration.ofSeconds(30)));
+    assertTrue(refused.getMessage().contains("cannot be read as a journal"), refused.getMessage());
+    assertEquals(whole.length / 3, Files.size(cut.file()), "the damaged file is left as it was");
+
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+    Files.write(empty.resolve(JournalDatabase.FILE), new byte[0]);
+    database(empty).requireReadable(Duration.ofSeconds(30));
+    database(Files.createDirectories(dir.resolve("new"))).requireReadable(Duration.ofSeconds(30));
+  }
+
+  private static JournalDatabase database(Path dataDir) {
+    return new JournalDatabase(
+        "jdbc:h2:file:" + dataDir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
+        "sa",
+        "",
+        dataDir);
   }
 }
