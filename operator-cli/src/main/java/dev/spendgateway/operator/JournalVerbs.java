@@ -9,6 +9,7 @@ import dev.spendgateway.ledger.audit.Progress;
 import dev.spendgateway.ledger.audit.UsageReport;
 import dev.spendgateway.ledger.audit.Violation;
 import dev.spendgateway.ledger.ops.DataDirs;
+import dev.spendgateway.ledger.ops.DurableFiles;
 import dev.spendgateway.ledger.ops.FileJournalLock;
 import dev.spendgateway.ledger.ops.JournalDatabase;
 import dev.spendgateway.ledger.ops.LockHolder;
@@ -256,11 +257,8 @@ final class JournalVerbs {
       } finally {
         if (partial != null) {
           if (complete) {
-            Files.move(
-                partial,
-                output,
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            // Flushed, then renamed: a power cut leaves the old FILE or the whole new one.
+            DurableFiles.moveIntoPlace(partial, output);
           } else {
             Files.deleteIfExists(partial);
           }

@@ -276,6 +276,9 @@ public record JournalDatabase(String url, String user, String password, Path dat
     } catch (SQLException e) {
       throw new JournalUnavailableException("backup failed: " + firstLine(e));
     }
+    // Only a backup on the disk is one: the tool says OK next, and the operator may rely on it.
+    DurableFiles.force(target);
+    DurableFiles.forceDirectory(target.getParent());
   }
 
   /**
@@ -344,7 +347,11 @@ public record JournalDatabase(String url, String user, String password, Path dat
       Files.deleteIfExists(partial);
       throw new IOException(zip + " holds no " + FILE + "; is it a gateway-admin backup?");
     }
+    // On the disk before the tool says "restored": a power cut before the gateway's first write
+    // must not leave an empty or missing journal, on which the next start would open empty books.
+    DurableFiles.force(partial);
     Files.move(partial, file(), StandardCopyOption.ATOMIC_MOVE);
+    DurableFiles.forceDirectory(dataDir);
     try {
       probe(
           withSetting(
