@@ -281,13 +281,9 @@ class GatewayAdminTest {
   void tailPrintsEventsWrittenAfterItStarted() throws Exception {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    var cli = GatewayAdmin.commandLine();
-    cli.setOut(new PrintWriter(out));
-    cli.setErr(new PrintWriter(err));
     // Told once tail has chosen where to start: every row written after that is followed.
     CompletableFuture<Long> following = new CompletableFuture<>();
-    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
-        following::complete;
+    var cli = tailCommandLine(out, err, following);
     var tail =
         CompletableFuture.supplyAsync(() -> cli.execute(journalArgs("tail", "--limit", "1")));
     tail.whenComplete(
@@ -399,12 +395,8 @@ class GatewayAdminTest {
   void tailEndsNamingTheGatewayWhenTheGatewayItFollowsStops() throws Exception {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    var cli = GatewayAdmin.commandLine();
-    cli.setOut(new PrintWriter(out));
-    cli.setErr(new PrintWriter(err));
     CompletableFuture<Long> following = new CompletableFuture<>();
-    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
-        following::complete;
+    var cli = tailCommandLine(out, err, following);
     JournalLock.Lease gateway = new FileJournalLock(dataDir).acquire();
     CompletableFuture<Integer> tail;
     try {
@@ -458,5 +450,19 @@ class GatewayAdminTest {
     for (CompletionStage<?> c : calls) {
       c.toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
+  }
+
+  /**
+   * gateway-admin's command line writing to {@code out} and {@code err}, its tail telling {@code
+   * following} the row it starts after.
+   */
+  private static picocli.CommandLine tailCommandLine(
+      StringWriter out, StringWriter err, CompletableFuture<Long> following) {
+    var cli = GatewayAdmin.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
+        following::complete;
+    return cli;
   }
 }

@@ -31,28 +31,9 @@ class OperatorUrlTest {
 
   @Test
   void aToolReadingThroughADeadGatewayFailsInsteadOfTakingTheJournalOver() throws Exception {
-    String java = ProcessHandle.current().info().command().orElse("java");
-    Process gateway =
-        new ProcessBuilder(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                JournalServer.class.getName(),
-                dir.toString())
-            .redirectError(ProcessBuilder.Redirect.DISCARD)
-            .start();
+    Process gateway = startServer();
     try {
-      try (BufferedReader out =
-          new BufferedReader(
-              new InputStreamReader(gateway.getInputStream(), StandardCharsets.UTF_8))) {
-        assertEquals("READY", out.readLine());
-      }
-      JournalDatabase db =
-          new JournalDatabase(
-              "jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
-              "sa",
-              "",
-              dir);
+      JournalDatabase db = gatewaysJournal();
       String url = db.operatorUrl();
       assertFalse(url.toUpperCase().contains("AUTO_SERVER=TRUE"), url);
       String lockFile = Files.readString(dir.resolve("ledger.lock.db"));
@@ -86,12 +67,7 @@ class OperatorUrlTest {
       gateway.toHandle().destroyForcibly();
       gateway.waitFor(30, TimeUnit.SECONDS);
       assertTrue(Files.exists(dir.resolve("ledger.lock.db")), "the crash left H2's lock file");
-      JournalDatabase db =
-          new JournalDatabase(
-              "jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE",
-              "sa",
-              "",
-              dir);
+      JournalDatabase db = gatewaysJournal();
       try (Connection tool = DriverManager.getConnection(db.operatorUrl(), "sa", "")) {
         assertEquals(1, count(tool));
       }
@@ -103,6 +79,13 @@ class OperatorUrlTest {
     }
   }
 
+  /** The journal as the gateway configures it (AUTO_SERVER on), seen from an operator tool. */
+  private JournalDatabase gatewaysJournal() {
+    return new JournalDatabase(
+        "jdbc:h2:file:" + dir + "/ledger;DATABASE_TO_UPPER=false;AUTO_SERVER=TRUE", "sa", "", dir);
+  }
+
+  /** A process serving the journal in {@link #dir}, as a gateway does, once it says READY. */
   private Process startServer() throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
     Process gateway =
