@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.spendgateway.policy.access.Lane;
-import dev.spendgateway.policy.money.Micros;
+import dev.spendgateway.policy.money.UsdAmount;
 import java.math.BigDecimal;
 
 /**
@@ -18,7 +18,7 @@ import java.math.BigDecimal;
  */
 public final class JsonFields {
   /** Largest amount or cap one request may name, in USD; anything above is a typo or an attack. */
-  public static final BigDecimal MAX_USD = new BigDecimal("1000000");
+  public static final BigDecimal MAX_USD = UsdAmount.MAX_USD;
 
   /** A request the ledger must not see; {@code field} is what to fix. */
   public static final class BadRequest extends RuntimeException {
@@ -128,12 +128,18 @@ public final class JsonFields {
         .orElseThrow(() -> new BadRequest("lane", "lane must be one of app, trial, free"));
   }
 
-  /** A non-negative dollar amount with at most 6 decimals, up to {@link #MAX_USD}, as micros. */
+  /**
+   * A non-negative dollar amount exact in micro-dollars ({@link UsdAmount}), up to {@link
+   * #MAX_USD}, as micros.
+   */
   public static long usd(JsonNode node, String field) {
     return amount(node, field, false);
   }
 
-  /** A signed dollar amount with at most 6 decimals, |x| up to {@link #MAX_USD}, as micros. */
+  /**
+   * A signed dollar amount exact in micro-dollars ({@link UsdAmount}), |x| up to {@link #MAX_USD},
+   * as micros.
+   */
   public static long signedUsd(JsonNode node, String field) {
     return amount(node, field, true);
   }
@@ -143,21 +149,13 @@ public final class JsonFields {
       throw new BadRequest(field, field + " is required");
     }
     if (!node.isNumber()) {
-      throw new BadRequest(field, field + " must be a number of US dollars");
+      throw new BadRequest(field, field + " " + UsdAmount.NOT_A_NUMBER);
     }
     BigDecimal usd = node.decimalValue();
-    if (!signed && usd.signum() < 0) {
-      throw new BadRequest(field, field + " must not be negative");
+    UsdAmount.Checked checked = signed ? UsdAmount.signed(usd) : UsdAmount.nonNegative(usd);
+    if (checked instanceof UsdAmount.Invalid invalid) {
+      throw new BadRequest(field, field + " " + invalid.reason());
     }
-    if (usd.abs().compareTo(MAX_USD) > 0) {
-      throw new BadRequest(
-          field,
-          field + " must be at most " + MAX_USD.toPlainString() + (signed ? " in size" : ""));
-    }
-    try {
-      return Micros.ofUsdExact(usd);
-    } catch (ArithmeticException e) {
-      throw new BadRequest(field, field + " must have at most 6 decimals");
-    }
+    return ((UsdAmount.Valid) checked).micros();
   }
 }

@@ -39,14 +39,33 @@ final class LedgerRequests {
               + " are the gateway's own; choose another id");
     }
     Lane lane = lane(json.get("lane"));
-    String brand = lane.needsSubject() ? id(text(json.get("brand"), "brand"), "brand") : null;
+    // A field the lane does not use is ignored when well-formed and refused when malformed, as
+    // the provider routes treat their spend headers: a malformed field is a bug in the caller.
+    String brand = null;
+    if (lane.needsSubject() || present(json, "brand")) {
+      String checked = id(text(json.get("brand"), "brand"), "brand");
+      brand = lane.needsSubject() ? checked : null;
+    }
     long amount = usd(json.get("amountUsd"), "amountUsd");
     if (amount == 0) {
       throw new JsonFields.BadRequest("amountUsd", "amountUsd must be greater than 0");
     }
-    long daily = lane == Lane.APP ? usd(json.get("brandDailyUsd"), "brandDailyUsd") : 0;
-    long monthly = lane == Lane.APP ? usd(json.get("brandMonthlyUsd"), "brandMonthlyUsd") : 0;
+    long daily = cap(json, lane, "brandDailyUsd");
+    long monthly = cap(json, lane, "brandMonthlyUsd");
     return new ReserveRequest(id, lane, brand, amount, daily, monthly);
+  }
+
+  private static boolean present(JsonNode json, String field) {
+    return json.hasNonNull(field);
+  }
+
+  /** A brand cap: required on the app lane; elsewhere unused, but still refused when malformed. */
+  private static long cap(JsonNode json, Lane lane, String field) {
+    if (lane != Lane.APP && !present(json, field)) {
+      return 0;
+    }
+    long micros = usd(json.get(field), field);
+    return lane == Lane.APP ? micros : 0;
   }
 
   /** {@code {"actualUsd"}}: the real cost (the ledger refuses it above the reserved amount). */

@@ -2,8 +2,7 @@ package dev.spendgateway.edge.provider;
 
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.access.LedgerId;
-import dev.spendgateway.policy.money.Micros;
-import java.math.BigDecimal;
+import dev.spendgateway.policy.money.UsdAmount;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -36,9 +35,6 @@ public final class SpendHeaders {
 
   /** Correlation ids end up in logs and response headers: keep them short and inert. */
   private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9._:@/+=-]{1,128}");
-
-  /** A brand cap above this is certainly a unit mistake (cents sent as dollars). */
-  private static final BigDecimal MAX_CAP_USD = new BigDecimal("1000000");
 
   private SpendHeaders() {}
 
@@ -158,9 +154,16 @@ public final class SpendHeaders {
       return Result.bad(LANE, "x-spend-lane must be one of app, trial, free");
     }
 
+    // A header the lane does not use is ignored when well-formed, refused when malformed: a
+    // malformed spend header is a bug in the caller, and a silent pass would hide it until the
+    // caller moves the same code to the lane that reads it.
+    Optional<String> brand = header.apply(BRAND);
+    if (brand.isPresent() && !LedgerId.isValid(brand.get())) {
+      return Result.bad(
+          BRAND, "x-spend-brand must be " + LedgerId.DESCRIPTION + unusedOn(lane.get(), BRAND));
+    }
     String subject = null;
     if (lane.get().needsSubject()) {
-      Optional<String> brand = header.apply(BRAND);
       if (brand.isEmpty()) {
         return Result.bad(
             BRAND,
@@ -170,47 +173,63 @@ public final class SpendHeaders {
                 + (lane.get() == Lane.APP ? "brand id" : "preview id")
                 + ")");
       }
-      if (!LedgerId.isValid(brand.get())) {
-        return Result.bad(BRAND, "x-spend-brand must be " + LedgerId.DESCRIPTION);
-      }
       subject = brand.get();
     }
 
-    long daily = 0;
-    long monthly = 0;
-    if (lane.get() == Lane.APP) {
-      Optional<Long> monthlyCap = usd(header.apply(BRAND_MONTHLY));
-      if (monthlyCap.isEmpty()) {
-        return Result.bad(
-            BRAND_MONTHLY,
-            "x-spend-brand-monthly-usd is required on the app lane: a dollar amount from 0 to 1000000 with at most 6 decimals");
-      }
-      Optional<Long> dailyCap = usd(header.apply(BRAND_DAILY));
-      if (dailyCap.isEmpty()) {
-        return Result.bad(
-            BRAND_DAILY,
-            "x-spend-brand-daily-usd is required on the app lane: a dollar amount from 0 to 1000000 with at most 6 decimals");
-      }
-      monthly = monthlyCap.get();
-      daily = dailyCap.get();
+    Cap monthly = cap(header, lane.get(), BRAND_MONTHLY);
+    if (monthly.violation().isPresent()) {
+      return new Result(Optional.empty(), monthly.violation());
+    }
+    Cap daily = cap(header, lane.get(), BRAND_DAILY);
+    if (daily.violation().isPresent()) {
+      return new Result(Optional.empty(), daily.violation());
     }
     return Result.ok(
-        new SpendContext(lane.get(), subject, daily, monthly, requestId, conversation, priority));
+        new SpendContext(
+            lane.get(),
+            subject,
+            daily.micros(),
+            monthly.micros(),
+            requestId,
+            conversation,
+            priority));
   }
 
-  /** A non-negative dollar amount with at most six decimals, as micros; empty when malformed. */
-  static Optional<Long> usd(Optional<String> value) {
-    if (value.isEmpty() || value.get().length() > 32) {
-      return Optional.empty();
+  /** A cap header read: its micros (0 on a lane that does not use caps), or why it is refused. */
+  private record Cap(long micros, Optional<HeaderViolation> violation) {}
+
+  /**
+   * Required on the app lane; elsewhere ignored when absent or well-formed. A present value must
+   * pass {@link UsdAmount}, the ledger API's rule, on every lane.
+   */
+  private static Cap cap(Function<String, Optional<String>> header, Lane lane, String name) {
+    Optional<String> value = header.apply(name);
+    if (value.isEmpty()) {
+      return lane == Lane.APP
+          ? refusedCap(name, name + " is required on the app lane: " + UsdAmount.VALID)
+          : new Cap(0, Optional.empty());
     }
-    try {
-      BigDecimal usd = new BigDecimal(value.get().trim());
-      if (usd.signum() < 0 || usd.compareTo(MAX_CAP_USD) > 0 || usd.scale() > 6) {
-        return Optional.empty();
-      }
-      return Optional.of(Micros.ofUsdExact(usd));
-    } catch (NumberFormatException | ArithmeticException e) {
-      return Optional.empty();
+    UsdAmount.Checked checked = UsdAmount.nonNegative(value.get());
+    if (checked instanceof UsdAmount.Invalid invalid) {
+      return refusedCap(
+          name,
+          name
+              + " is malformed: it "
+              + invalid.reason()
+              + "; send "
+              + UsdAmount.VALID
+              + unusedOn(lane, name));
     }
+    return new Cap(lane == Lane.APP ? ((UsdAmount.Valid) checked).micros() : 0, Optional.empty());
+  }
+
+  private static Cap refusedCap(String header, String message) {
+    return new Cap(0, Optional.of(new HeaderViolation(header, message)));
+  }
+
+  /** For a header the lane does not read: tell the caller it may simply leave it out. */
+  private static String unusedOn(Lane lane, String header) {
+    boolean used = header.equals(BRAND) ? lane.needsSubject() : lane == Lane.APP;
+    return used ? "" : " (or leave it out: the " + lane.wireName() + " lane does not use it)";
   }
 }

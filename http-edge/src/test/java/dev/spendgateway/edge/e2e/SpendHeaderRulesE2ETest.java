@@ -17,6 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -127,6 +128,86 @@ class SpendHeaderRulesE2ETest {
     assertEquals(400, r.statusCode(), surface + ": " + r.body());
     assertTrue(r.body().contains(field), surface + " names " + field + ": " + r.body());
     assertTrue(r.body().contains("[A-Za-z0-9._:-]"), surface + " states the one rule: " + r.body());
+    assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
+  }
+
+  /**
+   * One amount rule for a cap on a header and in a ledger body: the same value gets the same
+   * verdict and the same reason on both. Zeros past the sixth decimal are exact (were refused on
+   * the header, accepted in the body); a value that is not exact, negative or too large was "is
+   * required" on the header.
+   */
+  @ParameterizedTest(name = "daily cap {0}: {1}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      5.000000000 | accepted
+      5.0000010   | accepted
+      5.0000001   | must have at most 6 decimals
+      -1          | must not be negative
+      1000000.5   | must be at most 1000000
+      """)
+  void aCapGetsTheSameVerdictOnAHeaderAndInTheLedgerApi(String dailyUsd, String verdict)
+      throws Exception {
+    boolean accepted = verdict.equals("accepted");
+    Brand brand = Brand.fresh("cap-rule").withDaily(dailyUsd);
+
+    HttpResponse<String> header = gw.send(gw.postJson(CHAT, bodyFor(CHAT), brand).build());
+    HttpResponse<String> ledger =
+        gw.send(
+            gw.postJson(
+                    "/ledger/reservations",
+                    "{\"id\":\"r-"
+                        + brand.id()
+                        + "\",\"lane\":\"app\",\"brand\":\""
+                        + brand.id()
+                        + "\",\"amountUsd\":0.10,\"brandDailyUsd\":"
+                        + dailyUsd
+                        + ",\"brandMonthlyUsd\":50}",
+                    brand)
+                .build());
+
+    if (accepted) {
+      assertEquals(200, header.statusCode(), header.body());
+      assertEquals(201, ledger.statusCode(), ledger.body());
+    } else {
+      assertEquals(400, header.statusCode(), header.body());
+      assertTrue(
+          header.body().contains("x-spend-brand-daily-usd is malformed: it " + verdict),
+          header.body());
+      assertEquals(400, ledger.statusCode(), ledger.body());
+      assertTrue(ledger.body().contains("brandDailyUsd " + verdict), ledger.body());
+      assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
+    }
+  }
+
+  /**
+   * A malformed spend header is a caller bug even on a lane that does not read it: 400 naming it on
+   * every route, nothing sent. (It was ignored: the call went through.)
+   */
+  @ParameterizedTest(name = "{0} on the free lane with {1}: {2} is a 400")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      /openai/v1/chat/completions | x-spend-brand-daily-usd   | banana
+      /anthropic/v1/messages      | x-spend-brand-monthly-usd | -5
+      /v1/chat/completions        | x-spend-brand-daily-usd   | 5.0000001
+      /v1/chat/completions        | x-spend-brand             | a/../b
+      """)
+  void aMalformedHeaderIsRefusedOnALaneThatDoesNotUseIt(String path, String header, String value)
+      throws Exception {
+    HttpResponse<String> r =
+        gw.send(
+            gw.postJson(path, bodyFor(path), Brand.fresh("unused"))
+                .setHeader("x-spend-lane", "free")
+                .setHeader(header, value)
+                .build());
+
+    assertEquals(400, r.statusCode(), r.body());
+    assertTrue(r.body().contains(header), r.body());
+    assertTrue(r.body().contains("the free lane does not use it"), r.body());
     assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
   }
 }

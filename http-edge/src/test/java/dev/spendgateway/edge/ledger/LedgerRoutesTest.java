@@ -343,7 +343,17 @@ class LedgerRoutesTest {
             "brandDailyUsd"),
         Arguments.of(
             "{\"id\":\"m-1\",\"lane\":\"app\",\"brand\":\"b1\",\"amountUsd\":1,\"brandDailyUsd\":5}",
-            "brandMonthlyUsd"));
+            "brandMonthlyUsd"),
+        // A field the lane does not use is still refused when malformed (was ignored: the reserve
+        // went on to the ledger).
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"brandDailyUsd\":\"banana\"}",
+            "brandDailyUsd"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"trial\",\"brand\":\"p1\",\"amountUsd\":1,\"brandMonthlyUsd\":-5}",
+            "brandMonthlyUsd"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"brand\":\"a/../b\"}", "brand"));
   }
 
   @ParameterizedTest(name = "{0} -> 400 naming {1}")

@@ -58,6 +58,74 @@ class SpendHeadersTest {
     assertEquals(header, result.violation().orElseThrow().header());
   }
 
+  /**
+   * A present but malformed header is a caller bug on every lane: 400 naming it, saying it is
+   * malformed and what to send — never "is required", never silently ignored because the lane does
+   * not read it.
+   */
+  @ParameterizedTest(name = "{0} is refused naming {1}: ''{2}''")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "x-spend-lane=free;x-spend-brand-daily-usd=banana                                        | x-spend-brand-daily-usd   | x-spend-brand-daily-usd is malformed: it must be a number of US dollars; send a dollar amount from 0 to 1000000 with at most 6 decimals, e.g. 5 or 12.50 (or leave it out: the free lane does not use it)",
+        "x-spend-lane=free;x-spend-brand-monthly-usd=-1                                          | x-spend-brand-monthly-usd | x-spend-brand-monthly-usd is malformed: it must not be negative",
+        "x-spend-lane=trial;x-spend-brand=p1;x-spend-brand-daily-usd=5.0000001                   | x-spend-brand-daily-usd   | (or leave it out: the trial lane does not use it)",
+        "x-spend-lane=free;x-spend-brand=a/../b                                                  | x-spend-brand             | x-spend-brand must be 1-128 characters of [A-Za-z0-9._:-] (or leave it out: the free lane does not use it)",
+        "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=banana                      | x-spend-brand-monthly-usd | x-spend-brand-monthly-usd is malformed: it must be a number of US dollars; send a dollar amount from 0 to 1000000 with at most 6 decimals, e.g. 5 or 12.50",
+        "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=1e9                         | x-spend-brand-monthly-usd | x-spend-brand-monthly-usd is malformed: it must be at most 1000000",
+        "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=50;x-spend-brand-daily-usd=0.0000001 | x-spend-brand-daily-usd | x-spend-brand-daily-usd is malformed: it must have at most 6 decimals",
+      })
+  void aMalformedHeaderIsRefusedAsMalformedOnEveryLane(
+      String headers, String header, String messageContains) {
+    SpendHeaders.HeaderViolation v = read(headers).violation().orElseThrow();
+    assertEquals(header, v.header());
+    assertTrue(v.message().contains(messageContains), v.message());
+  }
+
+  /** Caps are exact in micro-dollars by value: zeros past the sixth decimal change nothing. */
+  @ParameterizedTest(name = "daily {0}, monthly {1} read as {2} and {3} micros")
+  @CsvSource({
+    "5.000000000, 50,                5000000, 50000000",
+    "0.0000010,   50.0000000000,     1,       50000000",
+    "5.2500000,   1000000.000000000, 5250000, 1000000000000"
+  })
+  void capsWithZerosPastTheSixthDecimalAreAccepted(
+      String daily, String monthly, long dailyMicros, long monthlyMicros) {
+    SpendHeaders.Result result =
+        read(
+            "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd="
+                + monthly
+                + ";x-spend-brand-daily-usd="
+                + daily);
+    SpendContext c = result.context().orElseThrow(() -> new AssertionError(result.violation()));
+    assertEquals(dailyMicros, c.brandDailyMicros());
+    assertEquals(monthlyMicros, c.brandMonthlyMicros());
+  }
+
+  /**
+   * A well-formed header the lane does not read stays ignored (a caller may send one set of headers
+   * on every lane); a missing cap on the app lane still says it is required.
+   */
+  @ParameterizedTest(name = "{0}: {1}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "x-spend-lane=free;x-spend-brand=b1;x-spend-brand-daily-usd=5;x-spend-brand-monthly-usd=50 | accepted",
+        "x-spend-lane=trial;x-spend-brand=p1;x-spend-brand-daily-usd=5.000000000                   | accepted",
+        "x-spend-lane=app;x-spend-brand=b1;x-spend-brand-monthly-usd=50                            | x-spend-brand-daily-usd is required on the app lane: a dollar amount from 0 to 1000000 with at most 6 decimals, e.g. 5 or 12.50",
+      })
+  void wellFormedUnusedHeadersAreIgnoredAndMissingCapsAreRequired(String headers, String outcome) {
+    SpendHeaders.Result result = read(headers);
+    if (outcome.equals("accepted")) {
+      SpendContext c = result.context().orElseThrow(() -> new AssertionError(result.violation()));
+      assertEquals(0, c.brandDailyMicros());
+      assertEquals(0, c.brandMonthlyMicros());
+      assertEquals(c.lane() == Lane.TRIAL ? "p1" : null, c.subject());
+    } else {
+      assertEquals(outcome, result.violation().orElseThrow().message());
+    }
+  }
+
   @Test
   void appLaneCarriesTheBrandCapsAsMicros() {
     SpendContext c =
