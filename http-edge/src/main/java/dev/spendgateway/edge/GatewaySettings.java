@@ -94,11 +94,12 @@ public record GatewaySettings(
   }
 
   /**
-   * What the gateway adjusts itself rather than refusing (one line each, for a start-up warning):
-   * today a breaker call-timeout shorter than a provider's response-start-timeout.
+   * What the gateway adjusts itself rather than refusing (one line each, for a start-up warning): a
+   * breaker call-timeout shorter than a provider's response-start-timeout, and a server
+   * idle-timeout too short for a routed call's chain of attempts ({@link TimeoutBudget#warnings}).
    */
   public java.util.List<String> startupWarnings() {
-    return timeouts.map(TimeoutBudget::raised).orElse(java.util.List.of());
+    return timeouts.map(TimeoutBudget::warnings).orElse(java.util.List.of());
   }
 
   /** Whether the bind address reaches beyond this machine (worth a warning: we hold real keys). */

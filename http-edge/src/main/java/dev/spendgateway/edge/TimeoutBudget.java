@@ -43,7 +43,8 @@ public record TimeoutBudget(
     Duration maxCallDuration,
     Duration drainTimeout,
     Duration reservationTimeout,
-    long transcriptionMaxFileBytes) {
+    long transcriptionMaxFileBytes,
+    Duration routerChain) {
 
   /** One provider's silence limits ({@code providers.<name>.*}). */
   public record UpstreamTimers(String provider, Duration responseStart, Duration idle) {}
@@ -68,6 +69,8 @@ public record TimeoutBudget(
   public static final String DRAIN = "providers.drain-timeout";
   public static final String RESERVATION = "ledger.reservation-timeout";
   public static final String TRANSCRIPTION_LIMIT = "policy.transcription-max-file-bytes";
+  public static final String BUDGETS = "failover.budgets";
+  public static final String PACE_WAIT = "failover.rate-limits.max-wait";
 
   public TimeoutBudget {
     upstreams = List.copyOf(upstreams);
@@ -106,7 +109,25 @@ public record TimeoutBudget(
             root.hasPath(MAX_CALL) ? root.getDuration(MAX_CALL) : INFINITE,
             root.getDuration(DRAIN),
             root.getDuration(RESERVATION),
-            policy.transcriptionMaxFileBytes()));
+            policy.transcriptionMaxFileBytes(),
+            routerChain(root)));
+  }
+
+  /**
+   * How late a routed call may start its last attempt: the longest {@code
+   * failover.budgets.*.total-time} plus the pace's {@code max-wait} (zero without a failover
+   * block).
+   */
+  static Duration routerChain(Config root) {
+    Duration longest = Duration.ZERO;
+    if (root.hasPath(BUDGETS)) {
+      Config budgets = root.getConfig(BUDGETS);
+      for (String pool : budgets.root().keySet()) {
+        Duration total = budgets.getDuration(pool + ".total-time");
+        longest = total.compareTo(longest) > 0 ? total : longest;
+      }
+    }
+    return root.hasPath(PACE_WAIT) ? longest.plus(root.getDuration(PACE_WAIT)) : longest;
   }
 
   private static Duration durationOrInfinite(Config c, String key) {
@@ -226,6 +247,40 @@ public record TimeoutBudget(
                 + show(u.responseStart())
                 + "); the breaker times calls for that long"
                 + " plus a margin instead, so a long answer is not a provider failure");
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  /**
+   * Start-up warnings: {@link #raised()}, and a server idle-timeout too short for a routed call's
+   * chain of attempts. The caller's connection is silent while the router waits between attempts
+   * and while its last attempt (started up to {@link #routerChain} in) generates; closed meanwhile,
+   * the caller gets no answer for a call the provider bills. Warned, not refused: a call that fails
+   * over early (the usual case) is not affected.
+   */
+  public List<String> warnings() {
+    List<String> out = new ArrayList<>(raised());
+    for (UpstreamTimers u : upstreams) {
+      Duration needed = u.responseStart().plus(routerChain);
+      if (routerChain.compareTo(Duration.ZERO) > 0 && serverIdleTimeout.compareTo(needed) < 0) {
+        out.add(
+            SERVER_IDLE
+                + " ("
+                + show(serverIdleTimeout)
+                + ") is shorter than providers."
+                + u.provider()
+                + ".response-start-timeout ("
+                + show(u.responseStart())
+                + ") + the longest "
+                + BUDGETS
+                + ".*.total-time and "
+                + PACE_WAIT
+                + " ("
+                + show(routerChain)
+                + "): a routed call that fails over late in its budget would lose its caller"
+                + " while the fallback still generates the answer it bills");
+        break;
       }
     }
     return List.copyOf(out);

@@ -44,7 +44,7 @@ class TimeoutBudgetTest {
       pekko.http.server.idle-timeout=60s                                   | pekko.http.server.idle-timeout (60s) is shorter than providers.openai.response-start-timeout (600s)
       pekko.http.server.idle-timeout=605s                                  | pekko.http.server.idle-timeout (605s) is shorter than providers.openai.idle-timeout (610s)
       pekko.http.server.idle-timeout=infinite                              | starts
-      providers.anthropic.idle-timeout=700s                                | pekko.http.server.idle-timeout (620s) is shorter than providers.anthropic.idle-timeout (700s)
+      providers.anthropic.idle-timeout=1300s                               | pekko.http.server.idle-timeout (1260s) is shorter than providers.anthropic.idle-timeout (1300s)
       pekko.http.server.request-timeout=10m                                | pekko.http.server.request-timeout (600s) must be longer than providers.openai.response-start-timeout (600s)
       pekko.http.server.request-timeout=infinite                           | starts
       providers.max-call-duration=5m                                       | providers.max-call-duration (300s) is shorter than providers.openai.response-start-timeout (600s)
@@ -80,6 +80,31 @@ class TimeoutBudgetTest {
                 "failover.breaker.call-timeout (60s) is shorter than providers.openai.response-start-timeout (600s)"));
     assertEquals(
         List.of(), budget("").raised(), "the shipped breaker covers the shipped response start");
+  }
+
+  /**
+   * A routed call may start its last attempt as late as its budget allows (batch: 10 min) and that
+   * attempt may then take its whole response start; the caller's connection must stay open that
+   * long. The old shipped idle-timeout (620s) covered one provider call only.
+   */
+  @ParameterizedTest(name = "[{0}] → {1}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      ''                                                              | no warning
+      pekko.http.server.idle-timeout=620s                             | pekko.http.server.idle-timeout (620s) is shorter than providers.openai.response-start-timeout (600s) + the longest failover.budgets.*.total-time and failover.rate-limits.max-wait (605s)
+      failover.budgets.batch.total-time=30m                           | pekko.http.server.idle-timeout (1260s) is shorter than providers.openai.response-start-timeout (600s) + the longest failover.budgets.*.total-time and failover.rate-limits.max-wait (1805s)
+      pekko.http.server.idle-timeout=infinite                         | no warning
+      """)
+  void anIdleTimeoutShorterThanARoutedChainIsWarned(String overrides, String expected) {
+    List<String> warnings = budget(overrides).warnings();
+    if (expected.equals("no warning")) {
+      assertEquals(List.of(), warnings);
+    } else {
+      assertEquals(1, warnings.size(), warnings.toString());
+      assertTrue(warnings.get(0).startsWith(expected), warnings.toString());
+    }
   }
 
   @Test

@@ -4,9 +4,11 @@ import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
 import static org.apache.pekko.http.javadsl.server.Directives.concat;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
+import static org.apache.pekko.http.javadsl.server.Directives.extractRequestTimeout;
 import static org.apache.pekko.http.javadsl.server.Directives.path;
 import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
 import static org.apache.pekko.http.javadsl.server.Directives.post;
+import static org.apache.pekko.http.javadsl.server.Directives.withRequestTimeout;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.typesafe.config.Config;
@@ -18,6 +20,7 @@ import dev.spendgateway.edge.errors.WrongMethod;
 import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.AttemptBudget;
 import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
@@ -54,10 +57,26 @@ public final class FailoverRouter {
   /** Built once: every routed call and every pass-through call uses these. */
   private final ProviderGuards guards;
 
+  /**
+   * How much later than one provider call a routed call may start its answer: its last attempt may
+   * start as late as the longest attempt budget allows, then wait its turn under the pace.
+   */
+  private final Duration chainTime;
+
   private FailoverRouter(RouterContext context, GatewayAuth auth) {
     this.context = context;
     this.auth = auth;
     this.guards = RoutedCall.guards(context);
+    this.chainTime = chainTime(context);
+  }
+
+  static Duration chainTime(RouterContext context) {
+    Duration longestBudget =
+        context.settings().budgets().values().stream()
+            .map(AttemptBudget.Limits::totalTime)
+            .max(Duration::compareTo)
+            .orElse(Duration.ZERO);
+    return longestBudget.plus(context.rateLimits().maxWait());
   }
 
   /**
@@ -147,9 +166,22 @@ public final class FailoverRouter {
     return pathPrefix("v1", () -> guarded);
   }
 
+  /**
+   * The server's request-timeout is sized for one provider call (its response start and a margin;
+   * TimeoutBudget). A routed call chains attempts: its last one may start up to {@link #chainTime}
+   * in and then take a whole response start, so the router's calls get the server's timeout plus
+   * that. Shorter, a failover late in a batch budget ended in Pekko's 503 while the provider
+   * generated (and billed) the answer.
+   */
   private Route call() {
-    return extractRequest(
-        request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
+    Route run =
+        extractRequest(
+            request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
+    return extractRequestTimeout(
+        server ->
+            server.isFinite()
+                ? withRequestTimeout(Duration.ofNanos(server.toNanos()).plus(chainTime), () -> run)
+                : run);
   }
 
   /** Admission lanes' depth, age and in-flight counts, for {@code /metrics}. */

@@ -444,7 +444,8 @@ final class RoutedCall {
                     + call.profile().name()
                     + "'.",
                 null,
-                "budget_spent"));
+                "budget_spent",
+                List.of(RawHeader.create("retry-after", defaultRetryAfter()))));
       }
       return answer(
           loop,
@@ -872,6 +873,7 @@ final class RoutedCall {
               g,
               failure.status() == 429
                   ? UpstreamErrors.header(failure.headers(), "retry-after")
+                      .or(() -> Optional.of(defaultRetryAfter()))
                   : Optional.empty()));
     }
     if (step instanceof FailoverPlan.CutStream cut) {
@@ -917,6 +919,17 @@ final class RoutedCall {
         wait,
         false,
         loop.downgraded());
+  }
+
+  /**
+   * The {@code retry-after} of a gateway-made 429 when the provider gave no advice: the longest
+   * backoff wait, in whole seconds. Every 429 tells the caller when to come back (docs/ROUTER.md);
+   * without one an SDK retries at once on its own schedule, a storm on top of the router's
+   * attempts.
+   */
+  private String defaultRetryAfter() {
+    return Long.toString(
+        ProviderGuards.retryAfterSeconds(rc.settings().retryPolicy().backoff().cap()));
   }
 
   /**

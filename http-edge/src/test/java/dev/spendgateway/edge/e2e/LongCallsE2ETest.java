@@ -63,6 +63,9 @@ class LongCallsE2ETest {
   private TestGateway gw;
   private TestGateway bounded;
 
+  /** {@link #gw}'s timers, and the batch pool's shipped 10 min budget scaled down the same. */
+  private TestGateway chained;
+
   /** The shipped path timers divided by {@link #SCALE}, as overrides. */
   static Map<String, Object> shippedTimersScaledDown() {
     Config shipped =
@@ -91,18 +94,23 @@ class LongCallsE2ETest {
                 "providers.openai.idle-timeout", "2s",
                 "providers.anthropic.response-start-timeout", "2s",
                 "providers.anthropic.idle-timeout", "2s"));
+    Map<String, Object> chainedTimers = new HashMap<>(shippedTimersScaledDown());
+    chainedTimers.put("failover.budgets.batch.total-time", 600_000 / SCALE + "ms");
+    chained = E2eGateway.start("chained", chainedTimers);
   }
 
   @AfterAll
   void stop() throws Exception {
     gw.close();
     bounded.close();
+    chained.close();
   }
 
   @BeforeEach
   void resetSimulators() {
     gw.sim.reset();
     bounded.sim.reset();
+    chained.sim.reset();
   }
 
   private static String claude(boolean stream) {
@@ -162,6 +170,38 @@ class LongCallsE2ETest {
     assertEquals(1, gw.sim.received(SimRoute.OPENAI_CHAT).size(), "not retried");
     assertTrue(gw.sim.received(SimRoute.ANTHROPIC_MESSAGES).isEmpty(), "not failed over");
     assertEquals(0, Costs.openAi(Costs.GPT_SOL, USAGE).compareTo(spent(gw, brand)));
+  }
+
+  /**
+   * The server's request-timeout (11 min shipped) is sized for ONE provider call: its response
+   * start (600 s) plus a margin. A batch routed call may start its last attempt up to its budget
+   * (10 min) in, and that attempt may take its whole response start too. Here (scaled 50 times)
+   * OpenAI asks for a 9 s pause, then fails with 500 at 9 s; Claude, started within the 12 s
+   * budget, takes 5 s: its answer comes 14 s in, past the 13.2 s request-timeout. The caller must
+   * get it, not Pekko's 503 for an answer the provider bills.
+   */
+  @Test
+  void aBatchFailoverStartedLateInItsBudgetIsNotCutByTheRequestTimeout() throws Exception {
+    Brand brand = Brand.fresh("late-failover");
+    chained.sim.script(SimRoute.OPENAI_CHAT, Fault.status(429, Map.of("retry-after", "9")));
+    chained.sim.script(SimRoute.OPENAI_CHAT, Fault.status(500));
+    chained.sim.script(SimRoute.ANTHROPIC_MESSAGES, Fault.delayed(Duration.ofSeconds(5)));
+
+    long start = System.nanoTime();
+    HttpResponse<String> r =
+        chained.send(
+            chained
+                .postJson(ROUTER, routed(false), brand)
+                .header("x-request-id", brand.id())
+                .header("x-priority", "batch")
+                .timeout(Duration.ofSeconds(60))
+                .build());
+
+    assertEquals(200, r.statusCode(), r.body());
+    assertTrue(millisSince(start) >= 13_200, "past the server's request-timeout");
+    assertEquals("anthropic", r.headers().firstValue("x-gateway-provider").orElse(null));
+    assertEquals("true", r.headers().firstValue("x-gateway-failover").orElse(null));
+    assertEquals(0, Costs.anthropic(Costs.CLAUDE_OPUS, USAGE).compareTo(spent(chained, brand)));
   }
 
   @Test

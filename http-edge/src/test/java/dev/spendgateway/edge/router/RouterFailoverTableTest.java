@@ -151,6 +151,16 @@ class RouterFailoverTableTest extends GatewayPerClass {
                 List.of("openai:429:zero", "anthropic:200:actual"),
                 ANSWER),
             json(
+                "an OpenAI 429 whose retry-after-ms is too large for a long (2^64 ns) fails over at"
+                    + " once, never read as a wait of 0",
+                List.of(Fault.status(429, Map.of("retry-after-ms", "18446744073709.551616"))),
+                none,
+                200,
+                "anthropic",
+                true,
+                List.of("openai:429:zero", "anthropic:200:actual"),
+                ANSWER),
+            json(
                 "an invalid request (OpenAI 400) goes back to the caller, no failover",
                 List.of(Fault.status(400)),
                 none,

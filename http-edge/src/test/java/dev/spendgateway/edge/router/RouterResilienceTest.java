@@ -183,6 +183,11 @@ class RouterResilienceTest extends GatewayPerClass {
     assertEquals(429, r.statusCode(), r.body());
     assertTrue(r.body().contains("rate_limited"), r.body());
     assertEquals(
+        "1",
+        r.headers().firstValue("retry-after").orElse(null),
+        "no provider advice: the longest backoff (10 ms here), in whole seconds, so the caller's SDK"
+            + " waits instead of retrying at once");
+    assertEquals(
         List.of("openai:429:zero", "openai:429:zero", "anthropic:429:zero", "anthropic:429:zero"),
         ledger(id, 4));
     assertEquals(

@@ -10,8 +10,10 @@ import java.util.function.LongSupplier;
 /**
  * Remembers, per {@code x-conversation-id}, the provider a conversation switched to, so that it
  * switches at most once and does not flap between two models' styles. Bounded (least recently used
- * entries go first) and time-limited; in memory only — a restart forgets, which is accepted (issue
- * 6). Thread-safe; time comes from an injected nanosecond source.
+ * entries go first) and time-limited: an entry is forgotten {@code ttl} after the conversation's
+ * last call (not after its switch, or a conversation still in use would flip back); in memory only
+ * — a restart forgets, which is accepted (issue 6). Thread-safe; time comes from an injected
+ * nanosecond source.
  */
 public final class ConversationStickiness {
   private final int maxEntries;
@@ -19,7 +21,8 @@ public final class ConversationStickiness {
   private final LongSupplier nanoTime;
   private final LinkedHashMap<String, Entry> entries;
 
-  private record Entry(Provider provider, long stuckAtNanos) {}
+  /** {@code seenAtNanos}: the switch, or the conversation's latest call since. */
+  private record Entry(Provider provider, long seenAtNanos) {}
 
   public ConversationStickiness(int maxEntries, Duration ttl, LongSupplier nanoTime) {
     if (maxEntries < 1 || ttl.isNegative() || ttl.isZero()) {
@@ -50,7 +53,10 @@ public final class ConversationStickiness {
     return provider;
   }
 
-  /** The provider the conversation is stuck to, if it switched within the ttl. */
+  /**
+   * The provider the conversation is stuck to, if it switched and has had a call within the ttl;
+   * this call counts as one (the ttl starts again).
+   */
   public synchronized Optional<Provider> find(String conversationId) {
     if (conversationId == null) {
       return Optional.empty();
@@ -59,10 +65,12 @@ public final class ConversationStickiness {
     if (e == null) {
       return Optional.empty();
     }
-    if (nanoTime.getAsLong() - e.stuckAtNanos() >= ttlNanos) {
+    long now = nanoTime.getAsLong();
+    if (now - e.seenAtNanos() >= ttlNanos) {
       entries.remove(conversationId);
       return Optional.empty();
     }
+    entries.put(conversationId, new Entry(e.provider(), now));
     return Optional.of(e.provider());
   }
 

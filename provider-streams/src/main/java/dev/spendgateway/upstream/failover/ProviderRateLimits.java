@@ -71,6 +71,11 @@ public final class ProviderRateLimits {
     }
   }
 
+  /** The longest a call waits for its turn before it is refused instead. */
+  public Duration maxWait() {
+    return maxWait;
+  }
+
   /** {@code failover.rate-limits} of {@code config}. */
   public static ProviderRateLimits fromConfig(Config config, LongSupplier nanoTime) {
     Config r = config.getConfig("failover.rate-limits");

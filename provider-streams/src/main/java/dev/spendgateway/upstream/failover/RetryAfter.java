@@ -13,6 +13,12 @@ import java.util.Optional;
  * against a given {@code now} (no clock reads here). Also OpenAI's {@code retry-after-ms}.
  */
 public final class RetryAfter {
+  /**
+   * The longest wait a header is read as (100 years): a larger number means "not for a long time",
+   * never a wait that wrapped around to a short or negative one.
+   */
+  public static final Duration LONGEST = Duration.ofDays(365L * 100);
+
   private RetryAfter() {}
 
   /**
@@ -27,7 +33,7 @@ public final class RetryAfter {
     if (value.chars().allMatch(c -> Character.isDigit(c) || c == '.')) {
       try {
         BigDecimal seconds = new BigDecimal(value);
-        return Optional.of(Duration.ofMillis(seconds.movePointRight(3).longValue()));
+        return Optional.of(ofSeconds(seconds));
       } catch (NumberFormatException | ArithmeticException e) {
         return Optional.empty();
       }
@@ -48,11 +54,20 @@ public final class RetryAfter {
     }
     try {
       BigDecimal ms = new BigDecimal(header.trim());
-      return ms.signum() < 0
-          ? Optional.empty()
-          : Optional.of(Duration.ofNanos(ms.movePointRight(6).longValue()));
+      return ms.signum() < 0 ? Optional.empty() : Optional.of(ofSeconds(ms.movePointLeft(3)));
     } catch (NumberFormatException | ArithmeticException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * Seconds as a duration (to the nanosecond, rounded down), at most {@link #LONGEST}: {@code
+   * longValue()} of a larger number keeps only its low 64 bits (2^64 s would read as 0).
+   */
+  private static Duration ofSeconds(BigDecimal seconds) {
+    if (seconds.compareTo(BigDecimal.valueOf(LONGEST.getSeconds())) >= 0) {
+      return LONGEST;
+    }
+    return Duration.ofNanos(seconds.movePointRight(9).longValue());
   }
 }

@@ -31,9 +31,30 @@ class MemoryTest {
     assertEquals(Provider.ANTHROPIC, s.stick("c1", Provider.OPENAI), "switches at most once");
     clock.addAndGet(Duration.ofMinutes(29).toNanos());
     assertEquals(Optional.of(Provider.ANTHROPIC), s.find("c1"));
-    clock.addAndGet(Duration.ofMinutes(1).toNanos());
-    assertEquals(Optional.empty(), s.find("c1"));
+    clock.addAndGet(Duration.ofMinutes(30).toNanos());
+    assertEquals(Optional.empty(), s.find("c1"), "30 min after its last call");
     assertEquals(Optional.empty(), s.find(null));
+  }
+
+  /**
+   * A conversation still in use stays on its fallback: the ttl runs from its last call, not from
+   * the switch. Counted from the switch, a chat that went on for more than 30 min flipped back to
+   * OpenAI in the middle (a second switch), and could then switch again on the next outage.
+   */
+  @Test
+  void aConversationInUseStaysStuckPastTheTtlFromItsSwitch() {
+    AtomicLong clock = new AtomicLong();
+    ConversationStickiness s = new ConversationStickiness(10, Duration.ofMinutes(30), clock::get);
+    s.stick("c1", Provider.ANTHROPIC);
+    for (int minute = 20; minute <= 120; minute += 20) {
+      clock.addAndGet(Duration.ofMinutes(20).toNanos());
+      assertEquals(
+          Optional.of(Provider.ANTHROPIC),
+          s.find("c1"),
+          "a call " + minute + " min after the switch");
+    }
+    clock.addAndGet(Duration.ofMinutes(30).toNanos());
+    assertEquals(Optional.empty(), s.find("c1"), "30 min without a call: forgotten");
   }
 
   @Test

@@ -86,6 +86,10 @@ class RetryTest {
           soon                          | none
           -3                            | none
           ''                            | none
+          18446744073709551616          | PT876000H
+          9223372036854775.808          | PT876000H
+          3153600000                    | PT876000H
+          3153599999.5                  | PT875999H59M59.5S
           """)
   void parsesRetryAfter(String header, String expected) {
     Optional<Duration> parsed = RetryAfter.parse(header, NOW);
@@ -97,6 +101,23 @@ class RetryTest {
     assertEquals(Optional.of(Duration.ofMillis(250)), RetryAfter.parseMillis("250"));
     assertEquals(Optional.empty(), RetryAfter.parseMillis("x"));
     assertEquals(Optional.empty(), RetryAfter.parseMillis(null));
+    assertEquals(Optional.of(Duration.ofNanos(1_500)), RetryAfter.parseMillis("0.0015"));
+  }
+
+  /**
+   * A number too large for a long must read as a very long wait (fail over at once), never as its
+   * low 64 bits: 2^64 s and 2^64 ns both used to read as 0 (an immediate retry on the provider that
+   * asked for a long pause), 2^63 ms as a negative wait.
+   */
+  @ParameterizedTest(name = "retry-after-ms ''{0}'' is a very long wait")
+  @CsvSource({"18446744073709.551616", "18446744073709551616000", "1e400", "9223372036854775808"})
+  void aHugeRetryAfterMsIsAVeryLongWait(String header) {
+    assertEquals(Optional.of(RetryAfter.LONGEST), RetryAfter.parseMillis(header));
+    RetryPolicy policy = new RetryPolicy(BACKOFF, Duration.ofSeconds(20));
+    assertEquals(
+        Optional.empty(),
+        policy.waitBeforeRetry(0, RetryAfter.parseMillis(header), new SplittableRandom(SEED)),
+        "past max-retry-after: no retry on that provider");
   }
 
   @Test
