@@ -17,9 +17,6 @@ import java.math.BigDecimal;
  * BadRequest} naming the field, so a malformed request gets a 400 and never reaches the books.
  */
 public final class JsonFields {
-  /** Largest amount or cap one request may name, in USD; anything above is a typo or an attack. */
-  public static final BigDecimal MAX_USD = UsdAmount.MAX_USD;
-
   /** A request the ledger must not see; {@code field} is what to fix. */
   public static final class BadRequest extends RuntimeException {
     public final String field;
@@ -130,15 +127,15 @@ public final class JsonFields {
 
   /**
    * A non-negative dollar amount exact in micro-dollars ({@link UsdAmount}), up to {@link
-   * #MAX_USD}, as micros.
+   * UsdAmount#MAX_USD}, as micros.
    */
   public static long usd(JsonNode node, String field) {
     return amount(node, field, false);
   }
 
   /**
-   * A signed dollar amount exact in micro-dollars ({@link UsdAmount}), |x| up to {@link #MAX_USD},
-   * as micros.
+   * A signed dollar amount exact in micro-dollars ({@link UsdAmount}), |x| up to {@link
+   * UsdAmount#MAX_USD}, as micros.
    */
   public static long signedUsd(JsonNode node, String field) {
     return amount(node, field, true);
