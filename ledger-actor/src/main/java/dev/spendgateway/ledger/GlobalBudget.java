@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.Decider.BatchDecision;
 import dev.spendgateway.ledger.Decider.Decided;
 import dev.spendgateway.ledger.Decider.Decision;
 import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalFlush;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Clock;
@@ -52,6 +53,8 @@ public final class GlobalBudget
 
   public static final PersistenceId PERSISTENCE_ID = PersistenceId.ofUniqueId("global");
 
+  private static final String FLUSH_CLOSES_TIMER = "flush-closes";
+
   /**
    * For what is logged off the actor's thread (a flush completing), where its context's log must
    * not be used.
@@ -65,6 +68,7 @@ public final class GlobalBudget
   public static final int MAX_ADJUSTMENT_ID_LENGTH = CommandValidation.MAX_ADJUSTMENT_ID_LENGTH;
 
   private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
   private final LedgerSettings settings;
   private final Decider decider;
   private final Clock clock;
@@ -86,6 +90,15 @@ public final class GlobalBudget
   private CompletionStage<Void> latestWriteFlushed = CompletableFuture.completedFuture(null);
 
   /**
+   * A write holding only the gateway's own closes was confirmed after the last flush anybody asked
+   * for: the next answer that waits for a flush asks for one that covers it ({@link #whenFlushed}),
+   * and if nobody does within {@link #closeFlushDelay} the timer does ({@link FlushCloses}).
+   */
+  private boolean closesAwaitFlush;
+
+  private final Duration closeFlushDelay;
+
+  /**
    * The ledger behavior with its expiry and compaction timers. Restarts with backoff when a journal
    * write fails (the callers of that write get no answer: their asks time out, nothing was acked).
    */
@@ -103,7 +116,7 @@ public final class GlobalBudget
             Behaviors.withTimers(
                 timers -> {
                   startTimers(timers, settings);
-                  return new GlobalBudget(context, settings, clock, observer);
+                  return new GlobalBudget(context, timers, settings, clock, observer);
                 }));
   }
 
@@ -114,6 +127,7 @@ public final class GlobalBudget
 
   private GlobalBudget(
       ActorContext<Command> context,
+      TimerScheduler<Command> timers,
       LedgerSettings settings,
       Clock clock,
       LedgerObserver observer) {
@@ -121,11 +135,14 @@ public final class GlobalBudget
         PERSISTENCE_ID,
         SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
     this.context = context;
+    this.timers = timers;
     this.settings = settings;
     this.decider = new Decider(settings);
     this.clock = clock;
     this.observer = observer;
     this.flush = JournalFlush.get(context.getSystem().classicSystem());
+    this.closeFlushDelay =
+        JournalDurability.closeFlushDelay(context.getSystem().settings().config());
     this.snapshots = new SnapshotPolicy(settings.snapshotEvery());
     this.snapshotWriter = context.spawnAnonymous(SnapshotWriter.create(clock, observer));
   }
@@ -187,6 +204,7 @@ public final class GlobalBudget
         .onCommand(
             VoidReservation.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
         .onCommand(ExpireDue.class, this::onExpireDue)
+        .onCommand(FlushCloses.class, (state, cmd) -> onFlushCloses())
         .onCommand(Compact.class, this::onCompact)
         .onCommand(Adjust.class, this::onAdjust)
         .onCommand(
@@ -222,8 +240,9 @@ public final class GlobalBudget
     reportDropped(decided.dropped());
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
+    boolean onlyGatewayCloses = flush.answersWaitForFlush() && onlyGatewayCloses(batch);
     if (events.isEmpty()) {
-      whenFlushed(() -> sendAll(decided.decided()));
+      answer(decided.decided());
       return batch.replyTo() == null
           ? Effect().noReply()
           : Effect().reply(batch.replyTo(), written);
@@ -238,8 +257,12 @@ public final class GlobalBudget
             .persist(GroupCommit.of(events))
             .thenRun(
                 newState -> {
-                  written(newState);
-                  whenFlushed(() -> sendAll(decided.decided()));
+                  if (onlyGatewayCloses) {
+                    writtenWithoutFlush(newState);
+                  } else {
+                    written(newState);
+                  }
+                  answer(decided.decided());
                   logOverReserve(events);
                   observePersisted(events, writeStarted);
                 });
@@ -248,12 +271,48 @@ public final class GlobalBudget
         : effect.thenReply(batch.replyTo(), s -> written);
   }
 
-  private static void sendAll(List<Decided> decided) {
+  /**
+   * Answers a batch's callers: the gateway's own closes at once, everyone else once the batch is
+   * flushed.
+   *
+   * <p>Why a gateway's settle or void need not wait: it only lowers a hold the ledger already
+   * answered for (durably), and the gateway does nothing with its answer but log it. Lost in a
+   * power cut, the reservation is still held at its worst case and expires at it: the books
+   * overstate spend, never understate it. Any answer drawn from a state that includes the close (a
+   * reserve that fits only because a close freed room, a usage query) still waits for a flush
+   * covering it. A close through the ledger API is answered only after its flush, as before: that
+   * caller may act on it.
+   */
+  private void answer(List<Decided> decided) {
+    List<Decided> afterFlush = new java.util.ArrayList<>(decided.size());
     for (Decided d : decided) {
-      if (!d.decision().isDropped()) {
+      if (d.decision().isDropped()) {
+        continue;
+      }
+      if (flush.answersWaitForFlush() && isGatewayClose(d.command())) {
         send(d.command(), d.decision().reply());
+      } else {
+        afterFlush.add(d);
       }
     }
+    if (!afterFlush.isEmpty()) {
+      whenFlushed(() -> afterFlush.forEach(d -> send(d.command(), d.decision().reply())));
+    }
+  }
+
+  /** A settle or void the gateway's provider routes sent about their own call. */
+  static boolean isGatewayClose(Batchable command) {
+    return (command instanceof Settle s && s.closer() == Owner.GATEWAY)
+        || (command instanceof VoidReservation v && v.closer() == Owner.GATEWAY);
+  }
+
+  private static boolean onlyGatewayCloses(Batch batch) {
+    for (Batchable command : batch.commands()) {
+      if (!isGatewayClose(command)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Commands whose callers had given up: counted and logged, never written, never answered. */
@@ -428,7 +487,29 @@ public final class GlobalBudget
     whenFlushed(() -> snapshotWriter.tell(save));
   }
 
+  /**
+   * A write of only the gateway's own closes was confirmed: no flush is started for it; the next
+   * one anybody waits for covers it, or the timer's within {@link #closeFlushDelay}.
+   */
+  private void writtenWithoutFlush(LedgerState newState) {
+    flush.committedWithoutFlush();
+    if (!closesAwaitFlush) {
+      closesAwaitFlush = true;
+      timers.startSingleTimer(FLUSH_CLOSES_TIMER, new FlushCloses(), closeFlushDelay);
+    }
+    snapshotIfDue(newState);
+  }
+
+  private ReplyEffect<Event, LedgerState> onFlushCloses() {
+    if (closesAwaitFlush) {
+      trackFlushOfLatestWrite();
+    }
+    return Effect().noReply();
+  }
+
   private void trackFlushOfLatestWrite() {
+    closesAwaitFlush = false;
+    timers.cancel(FLUSH_CLOSES_TIMER);
     if (flush.answersWaitForFlush()) {
       CompletionStage<Void> flushed = flush.afterCommit();
       flushed.whenComplete(
@@ -449,6 +530,9 @@ public final class GlobalBudget
    * Runs {@code answer} once everything written so far is flushed; never when that flush failed.
    */
   private void whenFlushed(Runnable answer) {
+    if (closesAwaitFlush) {
+      trackFlushOfLatestWrite(); // the answer may be drawn from a close not flushed yet
+    }
     CompletableFuture<Void> flushed = latestWriteFlushed.toCompletableFuture();
     if (flushed.isDone() && !flushed.isCompletedExceptionally()) {
       answer.run();

@@ -209,6 +209,12 @@ public interface LedgerProtocol {
   public record Compact() implements Command {}
 
   /**
+   * Timer tick: flush the gateway's own settles and voids that were answered at commit and that no
+   * later write's flush has covered yet ({@code ledger.journal.close-flush-delay}).
+   */
+  public record FlushCloses() implements Command {}
+
+  /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
    * settled spend to the caps of the lane that {@code scope} names, in the windows containing
    * {@code window} (a UTC day {@code 2026-11-29} or month {@code 2026-11}; see {@link

@@ -43,12 +43,13 @@ import slick.jdbc.SimpleJdbcAction;
  * grows for good.)
  *
  * <p>How: after each {@code asyncWriteMessages} call has committed (the ledger group-commits, so
- * one call holds a whole batch), {@code CHECKPOINT SYNC} runs on the same database before the
- * returned future completes. Pekko runs the persist callback, and so the ledger answers, only when
- * that future completes. Writes that commit while a sync runs share the next one ({@link
- * GroupSync}): at most one sync per write, never a write without one. A failed sync fails its
- * writes (the ledger then answers nobody in the batch; the rows may still be in the journal, which
- * is why callers retry with the same reservation id).
+ * one call holds a whole batch), {@link H2Flush} stores the commit and forces the file before the
+ * returned future completes (or, with {@code ledger.journal.pipeline}, before the ledger answers).
+ * Pekko runs the persist callback, and so the ledger answers, only when that future completes.
+ * Writes that commit while a sync runs share the next one ({@link GroupSync}): at most one sync per
+ * write, never a write without one. A failed sync fails its writes (the ledger then answers nobody
+ * in the batch; the rows may still be in the journal, which is why callers retry with the same
+ * reservation id).
  *
  * <p>Reads, deletes and the snapshot store are untouched: a snapshot is a cache that recovery can
  * rebuild from the journal, so losing the latest one costs a longer replay, never money.
@@ -62,8 +63,8 @@ import slick.jdbc.SimpleJdbcAction;
 public final class DurableJournalDao implements JournalDao {
   private static final Logger log = LoggerFactory.getLogger(DurableJournalDao.class);
 
-  /** H2's statement for "store what is committed and force the file to disk". */
-  static final String H2_SYNC = "CHECKPOINT SYNC";
+  /** The flush that was used before {@link H2Flush}, kept to measure the two side by side. */
+  static final String H2_SYNC = H2Flush.CHECKPOINT_SYNC;
 
   private final JournalDao journal;
   private final GroupSync groupSync; // null when ledger.journal.sync is off
@@ -95,17 +96,20 @@ public final class DurableJournalDao implements JournalDao {
                 + " plugin's default");
       }
       this.groupSync =
-          new GroupSync(() -> checkpointSync(db), JournalSyncStats.get(serialization.system()));
+          new GroupSync(
+              () -> flush(db, JournalDurability.checkpointSync(config)),
+              JournalSyncStats.get(serialization.system()));
       this.pipelined = JournalDurability.pipelined(config);
       if (pipelined) {
         JournalFlush.get(serialization.system()).handOver(groupSync);
         log.info(
             "ledger journal: every write is flushed to disk ({}) before the ledger answers for it; the next"
                 + " batch is written while one is flushed",
-            H2_SYNC);
+            flushName(config));
       } else {
         log.info(
-            "ledger journal: every write is flushed to disk ({}) before it is confirmed", H2_SYNC);
+            "ledger journal: every write is flushed to disk ({}) before it is confirmed",
+            flushName(config));
       }
     } else {
       this.groupSync = null;
@@ -187,17 +191,28 @@ public final class DurableJournalDao implements JournalDao {
         persistenceId, fromSequenceNr, toSequenceNr, batchSize, refreshInterval);
   }
 
+  private static String flushName(Config config) {
+    return JournalDurability.checkpointSync(config) ? H2_SYNC : "store and force";
+  }
+
   /**
-   * Runs {@code CHECKPOINT SYNC} on a pooled connection of the journal's own database, on Slick's
+   * Makes everything committed so far durable ({@link H2Flush}, or {@code CHECKPOINT SYNC} when
+   * {@code checkpointSync}), on a pooled connection of the journal's own database, on Slick's
    * threads.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private CompletionStage<?> checkpointSync(JdbcBackend.JdbcDatabaseDef db) {
+  private static CompletionStage<?> flush(JdbcBackend.JdbcDatabaseDef db, boolean checkpointSync) {
     SimpleJdbcAction<BoxedUnit> sync =
         SimpleJdbcAction.apply(
             context -> {
-              try (Statement statement = context.connection().createStatement()) {
-                statement.execute(H2_SYNC);
+              try {
+                if (checkpointSync) {
+                  try (Statement statement = context.connection().createStatement()) {
+                    statement.execute(H2_SYNC);
+                  }
+                } else {
+                  H2Flush.storeAndForce(context.connection());
+                }
               } catch (java.sql.SQLException e) {
                 throw new IllegalStateException("journal sync failed", e);
               }

@@ -54,6 +54,14 @@ final class GroupSync {
     return mine.done;
   }
 
+  /**
+   * Call once a write has committed that nobody waits to see flushed (a gateway's own settle or
+   * void): it starts no sync and is covered by the next one anybody asks for.
+   */
+  void committedWithoutWaiting() {
+    stats.writeCommitted();
+  }
+
   private void start(Group group) {
     long t0 = System.nanoTime();
     CompletionStage<?> flush;

@@ -13,6 +13,8 @@ public final class JournalDurability {
 
   static final String SYNC_KEY = "ledger.journal.sync";
   static final String PIPELINE_KEY = "ledger.journal.pipeline";
+  static final String FLUSH_KEY = "ledger.journal.flush";
+  static final String LAZY_FLUSH_KEY = "ledger.journal.close-flush-delay";
 
   private JournalDurability() {}
 
@@ -33,6 +35,36 @@ public final class JournalDurability {
   }
 
   /**
+   * How long a gateway's own settle or void, answered at commit, may wait for a flush when no other
+   * write asks for one ({@code ledger.journal.close-flush-delay}; absent: 200 ms).
+   */
+  public static java.time.Duration closeFlushDelay(Config config) {
+    return config.hasPath(LAZY_FLUSH_KEY)
+        ? config.getDuration(LAZY_FLUSH_KEY)
+        : java.time.Duration.ofMillis(200);
+  }
+
+  /**
+   * True when {@code ledger.journal.flush} is {@code checkpoint-sync} (H2's SQL statement, kept to
+   * measure against); absent or {@code store-and-force}: {@link H2Flush}.
+   *
+   * @throws IllegalArgumentException for any other value, naming the key and the values it takes
+   */
+  public static boolean checkpointSync(Config config) {
+    String flush = config.hasPath(FLUSH_KEY) ? config.getString(FLUSH_KEY) : "store-and-force";
+    return switch (flush) {
+      case "store-and-force" -> false;
+      case "checkpoint-sync" -> true;
+      default ->
+          throw new IllegalArgumentException(
+              FLUSH_KEY
+                  + " = '"
+                  + flush
+                  + "': use store-and-force (the default) or checkpoint-sync");
+    };
+  }
+
+  /**
    * Refuses a configuration that asks for a flushed journal ({@code ledger.journal.sync = on}) but
    * would not get one: the JDBC journal with another DAO confirms writes that only reached the OS's
    * cache. Configurations without the key (tests on the in-memory journal) pass.
@@ -40,6 +72,7 @@ public final class JournalDurability {
    * @throws IllegalArgumentException naming the keys to fix
    */
   public static void requireConsistent(Config config) {
+    checkpointSync(config); // a misspelt flush is refused at start, not at the first write
     if (!config.hasPath(SYNC_KEY) || !config.getBoolean(SYNC_KEY)) {
       return;
     }

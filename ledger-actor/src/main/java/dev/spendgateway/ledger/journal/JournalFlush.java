@@ -58,6 +58,17 @@ public final class JournalFlush implements Extension {
     return s == null ? NOTHING_TO_WAIT_FOR : s.afterCommit();
   }
 
+  /**
+   * Call once a write was confirmed that nobody waits to see flushed: no flush starts for it; the
+   * next {@link #afterCommit()} covers it (a flush forces everything committed before it).
+   */
+  public void committedWithoutFlush() {
+    GroupSync s = sync;
+    if (s != null) {
+      s.committedWithoutWaiting();
+    }
+  }
+
   private static final class Id extends AbstractExtensionId<JournalFlush> {
     @Override
     public JournalFlush createExtension(ExtendedActorSystem system) {

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.H2Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
@@ -22,14 +25,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The ledger on a real H2 FILE journal, through {@link PowerCutFilePath}: reserving from many
- * concurrent callers, every acknowledgement comes after a disk flush that began after the request
- * was sent; there are never more flushes than journal writes; and when the power is cut mid-run
- * (only what was flushed survives), a ledger recovered from what is left on disk still holds every
- * reservation acknowledged before the cut.
+ * The ledger on a real H2 FILE journal, through {@link PowerCutFilePath}: many concurrent callers
+ * reserve and then settle, half through the ledger API and half as the gateway's provider routes.
+ * Every reservation and every ledger-API settle is acknowledged only after a disk flush that began
+ * after the request was sent; there are never more flushes than journal writes; and when the power
+ * is cut mid-run (only what was flushed survives), a ledger recovered from what is left on disk
+ * still holds every reservation and every ledger-API settle acknowledged before the cut. The
+ * gateway's own settles are answered at commit: one lost in the cut leaves its reservation held at
+ * its worst case (the conservative side), never missing.
  *
  * <p>Without the flush (the plugin's default DAO, or {@code ledger.journal.sync = off}) H2 never
  * forces the file while it runs, so the first check fails and the recovered ledger is empty.
@@ -41,6 +47,8 @@ class PowerLossTest {
 
   private static final int CALLERS = 32;
   private static final int ACKS_BEFORE_THE_CUT = 1500;
+  private static final long RESERVED = 300_000;
+  private static final long ACTUAL = 100_000;
   private static final Map<String, Object> CAPS =
       Map.of(
           "ledger.caps.global-daily-usd", 100_000,
@@ -49,15 +57,24 @@ class PowerLossTest {
   @TempDir Path dataDir;
   @TempDir Path afterThePowerCut;
 
+  /** What the callers were told before the cut. */
+  private final Set<String> ackedReserves = ConcurrentHashMap.newKeySet();
+
+  private final Set<String> ackedApiSettles = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger answeredBeforeFlush = new AtomicInteger();
+  private final AtomicInteger refusedOrFailed = new AtomicInteger();
+
   /**
-   * Both ways of waiting for the flush: the journal before confirming, or (pipeline) the ledger
-   * before answering.
+   * Both ways of waiting for the flush (the journal before confirming; with the pipeline the ledger
+   * before answering), and both flushes (H2's store and force; CHECKPOINT SYNC).
    */
-  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
-  @ValueSource(strings = {"off", "on"})
-  void everyAcknowledgedReservationIsOnDiskBeforeItsAnswer(String pipeline) throws Exception {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}, ledger.journal.flush = {1}")
+  @CsvSource({"off, store-and-force", "on, store-and-force", "on, checkpoint-sync"})
+  void everyAcknowledgedReservationIsOnDiskBeforeItsAnswer(String pipeline, String flushMethod)
+      throws Exception {
     Map<String, Object> overrides = new HashMap<>(CAPS);
     overrides.put("ledger.journal.pipeline", pipeline);
+    overrides.put("ledger.journal.flush", flushMethod);
     overrides.put(
         "pekko-persistence-jdbc.shared-databases.slick.db.url",
         "jdbc:h2:"
@@ -65,13 +82,13 @@ class PowerLossTest {
             + ":"
             + dataDir.toAbsolutePath().resolve("ledger")
             + ";DATABASE_TO_UPPER=false;WRITE_DELAY=100");
-    Set<String> ackedBeforeTheCut;
+    Set<String> reservesBeforeTheCut;
+    Set<String> apiSettlesBeforeTheCut;
     try (H2Ledger ledger = H2Ledger.start(dataDir, overrides)) {
       PowerCutFilePath.DiskImage disk = PowerCutFilePath.image(dataDir.resolve("ledger.mv.db"));
       JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
-      Set<String> acked = ConcurrentHashMap.newKeySet();
-      AtomicInteger answeredBeforeFlush = new AtomicInteger();
-      AtomicInteger refusedOrFailed = new AtomicInteger();
+      LedgerClient gateway = ledger.client;
+      LedgerClient api = ledger.client.actingAs(Owner.LEDGER_API);
       Semaphore inFlight = new Semaphore(CALLERS);
       AtomicLong ids = new AtomicLong();
       Thread callers =
@@ -80,32 +97,8 @@ class PowerLossTest {
                 try {
                   while (!Thread.currentThread().isInterrupted()) {
                     inFlight.acquire();
-                    String id = "p-" + ids.getAndIncrement();
-                    long flushesStartedBeforeSend = disk.forcesStarted();
-                    ledger
-                        .client
-                        .reserve(
-                            new ReserveRequest(
-                                id,
-                                Lane.APP,
-                                "b1",
-                                300_000,
-                                1_000_000_000_000L,
-                                1_000_000_000_000L))
-                        .whenComplete(
-                            (reply, failure) -> {
-                              if (reply instanceof Reserved) {
-                                // the write happened after the send, so only a flush begun after
-                                // the send can cover it
-                                if (disk.lastForceFinished() <= flushesStartedBeforeSend) {
-                                  answeredBeforeFlush.incrementAndGet();
-                                }
-                                acked.add(id);
-                              } else {
-                                refusedOrFailed.incrementAndGet();
-                              }
-                              inFlight.release();
-                            });
+                    long n = ids.getAndIncrement();
+                    reserveThenSettle(n % 2 == 0 ? api : gateway, "p-" + n, disk, inFlight);
                   }
                 } catch (InterruptedException e) {
                   // the test is done sending
@@ -113,11 +106,13 @@ class PowerLossTest {
               });
       callers.start();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (acked.size() < ACKS_BEFORE_THE_CUT && System.nanoTime() < deadline) {
+      while (ackedReserves.size() < ACKS_BEFORE_THE_CUT && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
       // The power cut, mid-traffic: everything acknowledged so far must be in what the disk keeps.
-      ackedBeforeTheCut = new HashSet<>(acked);
+      // (Taken before the copy: what is acknowledged after the copy started may miss it.)
+      reservesBeforeTheCut = new HashSet<>(ackedReserves);
+      apiSettlesBeforeTheCut = new HashSet<>(ackedApiSettles);
       disk.copyTo(afterThePowerCut.resolve("ledger.mv.db"));
 
       callers.interrupt();
@@ -125,34 +120,93 @@ class PowerLossTest {
       assertTrue(
           inFlight.tryAcquire(CALLERS, 30, TimeUnit.SECONDS), "callers still waiting for answers");
       assertTrue(
-          ackedBeforeTheCut.size() >= ACKS_BEFORE_THE_CUT,
-          "only " + ackedBeforeTheCut.size() + " acknowledged");
+          reservesBeforeTheCut.size() >= ACKS_BEFORE_THE_CUT,
+          "only " + reservesBeforeTheCut.size() + " acknowledged");
+      assertTrue(apiSettlesBeforeTheCut.size() > 0, "no ledger-API settle acknowledged");
       assertEquals(0, refusedOrFailed.get());
       assertEquals(
-          0, answeredBeforeFlush.get(), "reservations answered before a flush covered their write");
+          0,
+          answeredBeforeFlush.get(),
+          "reservations or ledger-API settles answered before a flush covered their write");
       long writes = stats.writes();
       long flushes = disk.forcesStarted();
       assertTrue(stats.syncs() >= 1 && flushes >= 1, "no flush at all: " + stats);
       assertTrue(stats.syncs() <= writes, "more syncs than journal writes: " + stats);
       assertTrue(flushes <= writes, flushes + " file flushes for " + writes + " journal writes");
       assertTrue(
-          writes < acked.size(),
-          "group commit: " + writes + " writes for " + acked.size() + " reservations");
+          writes < ackedReserves.size(),
+          "group commit: " + writes + " writes for " + ackedReserves.size() + " reservations");
     }
 
     try (H2Ledger recovered = H2Ledger.start(afterThePowerCut, CAPS)) {
       int lost = 0;
-      for (String id : ackedBeforeTheCut) {
+      int apiSettlesLost = 0;
+      for (String id : reservesBeforeTheCut) {
         ReservationReply r =
             recovered.client.get(id).toCompletableFuture().get(10, TimeUnit.SECONDS);
-        if (!(r instanceof ReservationView view) || view.status() != Status.RESERVED) {
+        if (!(r instanceof ReservationView view)
+            || (view.status() != Status.RESERVED && view.status() != Status.SETTLED)) {
           lost++;
+        } else if (apiSettlesBeforeTheCut.contains(id) && view.status() != Status.SETTLED) {
+          apiSettlesLost++;
         }
       }
       assertEquals(
           0,
           lost,
-          "acknowledged reservations lost in the power cut, of " + ackedBeforeTheCut.size());
+          "acknowledged reservations lost in the power cut, of " + reservesBeforeTheCut.size());
+      assertEquals(
+          0,
+          apiSettlesLost,
+          "acknowledged ledger-API settles lost in the power cut, of "
+              + apiSettlesBeforeTheCut.size());
     }
+  }
+
+  /**
+   * Reserves {@code id}, then settles it through the same client; records what was acknowledged and
+   * whether an answer that must wait for a flush came before one covering its write.
+   */
+  private void reserveThenSettle(
+      LedgerClient client, String id, PowerCutFilePath.DiskImage disk, Semaphore inFlight) {
+    long flushesStartedBeforeReserve = disk.forcesStarted();
+    client
+        .reserve(
+            new ReserveRequest(
+                id, Lane.APP, "b1", RESERVED, 1_000_000_000_000L, 1_000_000_000_000L))
+        .thenCompose(
+            reply -> {
+              if (!(reply instanceof Reserved)) {
+                throw new IllegalStateException("not reserved: " + reply);
+              }
+              // the write happened after the send, so only a flush begun after the send covers it
+              if (disk.lastForceFinished() <= flushesStartedBeforeReserve) {
+                answeredBeforeFlush.incrementAndGet();
+              }
+              ackedReserves.add(id);
+              long flushesStartedBeforeSettle = disk.forcesStarted();
+              return client
+                  .settle(id, ACTUAL)
+                  .thenApply(
+                      settled -> {
+                        if (!(settled instanceof Closed c) || c.status() != Status.SETTLED) {
+                          throw new IllegalStateException("not settled: " + settled);
+                        }
+                        if (client.owner() == Owner.LEDGER_API) {
+                          if (disk.lastForceFinished() <= flushesStartedBeforeSettle) {
+                            answeredBeforeFlush.incrementAndGet();
+                          }
+                          ackedApiSettles.add(id);
+                        }
+                        return settled;
+                      });
+            })
+        .whenComplete(
+            (settled, failure) -> {
+              if (failure != null) {
+                refusedOrFailed.incrementAndGet();
+              }
+              inFlight.release();
+            });
   }
 }
