@@ -83,8 +83,11 @@ public final class Decider {
   /** One command of a batch with what was decided for it. */
   public record Decided(Batchable command, Decision<?> decision) {}
 
-  /** A group commit: every event in command order, and each command's decision. */
-  public record BatchDecision(List<Event> events, List<Decided> decided) {
+  /**
+   * A group commit: every event in command order, each command's decision, and the state after all
+   * of them (the fold the decisions were made on, so the writer need not fold the row again).
+   */
+  public record BatchDecision(List<Event> events, List<Decided> decided, LedgerState after) {
     /** How many commands were dropped because their callers had given up. */
     public int dropped() {
       return (int) decided.stream().filter(d -> d.decision().isDropped()).count();
@@ -114,7 +117,7 @@ public final class Decider {
       events.addAll(decision.events());
       decided.add(new Decided(command, decision));
     }
-    return new BatchDecision(List.copyOf(events), List.copyOf(decided));
+    return new BatchDecision(List.copyOf(events), List.copyOf(decided), folded);
   }
 
   /** One group-committed command; dropped when its caller had given up by {@code now}. */

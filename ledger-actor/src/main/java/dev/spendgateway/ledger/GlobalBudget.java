@@ -96,6 +96,15 @@ public final class GlobalBudget
    */
   private boolean closesAwaitFlush;
 
+  /**
+   * The row being persisted, the state it was decided on and the state after it: the event handler
+   * takes the state the decider already folded instead of folding the row a second time. Any other
+   * event (recovery, expiry, compaction, operator commands) is folded as usual.
+   */
+  private record DecidedRow(Event row, LedgerState from, LedgerState after) {}
+
+  private DecidedRow decidedRow;
+
   private final Duration closeFlushDelay;
 
   /**
@@ -252,9 +261,11 @@ public final class GlobalBudget
     // so
     // the next batch is decided and written while this one is flushed); the callers once it is
     // flushed.
+    Event row = GroupCommit.of(events);
+    decidedRow = new DecidedRow(row, state, decided.after());
     var effect =
         Effect()
-            .persist(GroupCommit.of(events))
+            .persist(row)
             .thenRun(
                 newState -> {
                   if (onlyGatewayCloses) {
@@ -567,6 +578,16 @@ public final class GlobalBudget
 
   @Override
   public EventHandler<LedgerState, Event> eventHandler() {
-    return newEventHandlerBuilder().forAnyState().onAnyEvent(LedgerState::applied);
+    return newEventHandlerBuilder().forAnyState().onAnyEvent(this::applied);
+  }
+
+  /** The fold, once: a row this writer has just decided is applied as the decider folded it. */
+  private LedgerState applied(LedgerState state, Event event) {
+    DecidedRow decided = decidedRow;
+    decidedRow = null;
+    if (decided != null && decided.row() == event && decided.from() == state) {
+      return decided.after();
+    }
+    return state.applied(event);
   }
 }

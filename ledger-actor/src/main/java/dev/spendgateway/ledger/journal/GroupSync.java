@@ -24,6 +24,12 @@ final class GroupSync {
   private Group waiting;
 
   /**
+   * Writes committed since the last sync started that nobody waits for: the next sync to start
+   * covers them (counted in its group for the stats).
+   */
+  private int unwaited;
+
+  /**
    * {@code sync} starts one flush of everything committed so far and completes when it is on disk.
    */
   GroupSync(Supplier<CompletionStage<?>> sync, JournalSyncStats stats) {
@@ -45,6 +51,8 @@ final class GroupSync {
       if (startNow) {
         running = true;
         waiting = null;
+        mine.writes += unwaited;
+        unwaited = 0;
       }
     }
     stats.writeCommitted();
@@ -59,6 +67,9 @@ final class GroupSync {
    * void): it starts no sync and is covered by the next one anybody asks for.
    */
   void committedWithoutWaiting() {
+    synchronized (lock) {
+      unwaited++;
+    }
     stats.writeCommitted();
   }
 
@@ -77,6 +88,10 @@ final class GroupSync {
             next = waiting;
             waiting = null;
             running = next != null;
+            if (next != null) {
+              next.writes += unwaited;
+              unwaited = 0;
+            }
           }
           if (next != null) {
             start(next); // the next flush is under way before this group's callers are answered

@@ -7,6 +7,7 @@ import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerSettings;
+import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalSyncStats;
@@ -103,6 +104,18 @@ public final class LedgerBench {
             + (sync
                 ? "on — every answer waits for an fsync"
                 : "OFF — answers wait for the OS write only, not the disk"));
+    Config shipped = ledgerConfig(Path.of(System.getProperty("java.io.tmpdir")));
+    System.out.printf(
+        "# journal: ledger.journal.flush = %s, ledger.journal.pipeline = %s; settles by %s%n",
+        shipped.hasPath("ledger.journal.flush")
+            ? shipped.getString("ledger.journal.flush")
+            : "store-and-force",
+        shipped.hasPath("ledger.journal.pipeline")
+            ? shipped.getString("ledger.journal.pipeline")
+            : "off",
+        closer() == Owner.GATEWAY
+            ? "the gateway (answered at commit, flushed with the next write)"
+            : "the ledger API (answered after their flush)");
     // The floor of any durable answer on this machine, measured where the benchmark's journals
     // live.
     String fsyncBefore = FsyncProbe.summary(Path.of(System.getProperty("java.io.tmpdir")));
@@ -123,7 +136,7 @@ public final class LedgerBench {
     System.out.println("# before: " + fsyncBefore);
     System.out.println("# after:  " + fsyncAfter);
     System.out.println(
-        "| target | callers | pairs/s (durable reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors | journal |");
+        "| target | callers | pairs/s (reserve+settle) | reserve p50 ms | reserve p99 ms | reserve max ms | errors | journal |");
     System.out.println("|---|---:|---:|---:|---:|---:|---:|---|");
     results.forEach(r -> System.out.println(r.row()));
     for (int callers : baseline ? levels : new int[0]) {
@@ -142,6 +155,17 @@ public final class LedgerBench {
           callers, ledger.pairsPerSecond() / naive.pairsPerSecond());
     }
     System.exit(0);
+  }
+
+  /**
+   * Who reserves and settles ({@code bench.closer}): {@code gateway} (default: the provider routes,
+   * whose settles are answered at commit and flushed with the next write) or {@code api} (the
+   * ledger API, every answer after its flush).
+   */
+  static Owner closer() {
+    return "api".equals(System.getProperty("bench.closer", "gateway"))
+        ? Owner.LEDGER_API
+        : Owner.GATEWAY;
   }
 
   static Config ledgerConfig(Path dataDir) {
@@ -169,7 +193,8 @@ public final class LedgerBench {
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
       LedgerClient client =
-          LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings);
+          LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings)
+              .actingAs(closer());
       client.awaitReady().toCompletableFuture().get(60, TimeUnit.SECONDS);
 
       ConcurrentHistogram latency = new ConcurrentHistogram(TimeUnit.SECONDS.toMicros(60), 3);

@@ -1,0 +1,108 @@
+package dev.spendgateway.ledger.journal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.ledger.H2Ledger;
+import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerProtocol.Closed;
+import dev.spendgateway.ledger.LedgerProtocol.Reserved;
+import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.policy.access.Lane;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * With the pipeline on, the gateway's own settles are answered at commit and ride with the next
+ * flush: one caller reserving and settling in turn costs one flush per reservation, not two, and
+ * the last settle is still flushed (by the next query that reads it, or by the close-flush timer).
+ * A settle through the ledger API still waits for its own flush.
+ */
+class CloseFlushTest {
+  private static final int PAIRS = 40;
+
+  @TempDir Path dataDir;
+
+  private static Map<String, Object> config(String closeFlushDelay) {
+    return Map.of(
+        "ledger.journal.pipeline",
+        "on",
+        "ledger.journal.close-flush-delay",
+        closeFlushDelay,
+        "ledger.caps.global-daily-usd",
+        100_000,
+        "ledger.caps.global-monthly-usd",
+        1_000_000);
+  }
+
+  @Test
+  void aGatewaySettleDoesNotCostTheNextReservationAFlush() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      long syncsBefore = stats.syncs();
+      pairs(ledger.client, "g-");
+      long syncs = stats.syncs() - syncsBefore;
+      // One flush per reservation; every settle rode with the next reservation's flush.
+      assertTrue(syncs <= PAIRS + 2, syncs + " flushes for " + PAIRS + " reserve+settle pairs");
+    }
+  }
+
+  @Test
+  void aLedgerApiSettleWaitsForItsOwnFlush() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      long syncsBefore = stats.syncs();
+      pairs(ledger.client.actingAs(Owner.LEDGER_API), "a-");
+      long syncs = stats.syncs() - syncsBefore;
+      assertTrue(syncs >= 2L * PAIRS, syncs + " flushes for " + PAIRS + " reserve+settle pairs");
+      assertEquals(stats.writes(), stats.syncedWrites());
+    }
+  }
+
+  @Test
+  void aQueryReadingAnUnflushedSettleWaitsForAFlushCoveringIt() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      pairs(ledger.client, "q-");
+      assertTrue(stats.writes() > stats.syncedWrites(), "the last settle is not flushed yet");
+      ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      // The answer came after a flush that covered every write, the last settle included.
+      assertEquals(stats.writes(), stats.syncedWrites());
+    }
+  }
+
+  @Test
+  void aSettleNobodyReadsIsFlushedWithinTheCloseFlushDelay() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("50ms"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      pairs(ledger.client, "t-");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (stats.writes() != stats.syncedWrites() && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+      }
+      assertEquals(stats.writes(), stats.syncedWrites());
+    }
+  }
+
+  private static void pairs(LedgerClient client, String prefix) throws Exception {
+    for (int i = 0; i < PAIRS; i++) {
+      String id = prefix + i;
+      assertInstanceOf(
+          Reserved.class,
+          client
+              .reserve(
+                  new ReserveRequest(
+                      id, Lane.APP, "b1", 300_000, 1_000_000_000_000L, 1_000_000_000_000L))
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS));
+      assertInstanceOf(
+          Closed.class, client.settle(id, 100_000).toCompletableFuture().get(10, TimeUnit.SECONDS));
+    }
+  }
+}
