@@ -7,11 +7,17 @@
 # completion request to each of the three — nginx directly, through our gateway's full path (auth,
 # policy, reserve, upstream, settle), through Portkey — at 1 and at 64 connections, and the script
 # prints one table: requests/s, p50 and p99 for each, and the gateway's and Portkey's added p50 over
-# the direct call. The machine's own limits are printed beside them: the gateway's /healthz rate (the
-# HTTP framework with no work behind it) and one fsync's latency on the data directory's disk.
+# the direct call. The gateway runs twice, on its two journals: the embedded H2 file
+# ("gateway-h2") and PostgreSQL ("gateway-pg", a fresh database on 127.0.0.1:5432 made for the run
+# and dropped after it). Each also gets a row for its ledger reserve API alone ("ledger-h2",
+# "ledger-pg": POST /ledger/reservations with a new id per request, answered 201 after the flush),
+# the ledger's write path without a provider call. The machine's own limits are printed beside
+# them: the gateway's /healthz rate (the HTTP framework with no work behind it) and one fsync's
+# latency on the data directory's disk.
 #
 #   loadtest/overhead.sh [seconds per run (default 15)]
 #
+# OVERHEAD_SKIP_PG=1 leaves out the PostgreSQL gateway (also left out when psql is missing).
 # Needs: nginx and wrk (Debian: apt-get install -y nginx-light wrk), node + npm (Portkey is
 # installed on first use into ~/.cache/spendgateway-bench; OVERHEAD_SKIP_PORTKEY=1 skips it), and
 # a built gateway jar (bin/gateway builds it when missing). Ports: OVERHEAD_BASE_PORT (default
@@ -21,13 +27,17 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 secs="${1:-15}"
 base="${OVERHEAD_BASE_PORT:-20700}"
-nginx_port=$base; gw_port=$((base + 1)); portkey_port=$((base + 2))
+nginx_port=$base; gw_port=$((base + 1)); portkey_port=$((base + 2)); pg_gw_port=$((base + 3))
 work="$(mktemp -d)"
 pids=()
+pg_db="overhead_$$"
+pg=true
+if [[ "${OVERHEAD_SKIP_PG:-}" == 1 ]] || ! command -v psql >/dev/null; then pg=false; fi
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
   wait 2>/dev/null || true
+  $pg && psql -q -h 127.0.0.1 -U postgres -d postgres -c "drop database if exists $pg_db" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,14 +68,22 @@ http {
 EOF
 "$nginx_bin" -c "$work/nginx.conf" -p "$work/nginx"
 
-# --- our gateway ---------------------------------------------------------------------------------
+# --- our gateway, on each journal -----------------------------------------------------------------
 token="bench-caller-token"
-# Caps raised so the run measures calls, not refusals (the global default is $40/day).
-JAVA_OPTS="${JAVA_OPTS:-} -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000 -Dledger.caps.free-daily-usd=1000000" \
-  GATEWAY_TOKEN="$token" OPENAI_API_KEY="sk-bench" ANTHROPIC_API_KEY="sk-ant-bench" \
-  OPENAI_BASE_URL="http://127.0.0.1:$nginx_port" GATEWAY_PORT="$gw_port" GATEWAY_DATA_DIR="$work/data" \
-  "$here/bin/gateway" >"$work/gateway.log" 2>&1 &
-pids+=($!)
+start_gateway() {  # port data-dir log [journal url]
+  # Caps raised so the run measures calls, not refusals (the global default is $40/day).
+  JAVA_OPTS="${JAVA_OPTS:-} -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000 -Dledger.caps.free-daily-usd=1000000" \
+    GATEWAY_TOKEN="$token" OPENAI_API_KEY="sk-bench" ANTHROPIC_API_KEY="sk-ant-bench" \
+    OPENAI_BASE_URL="http://127.0.0.1:$nginx_port" GATEWAY_PORT="$1" GATEWAY_DATA_DIR="$2" \
+    GATEWAY_JOURNAL_URL="${4:-}" GATEWAY_JOURNAL_USER="${4:+postgres}" \
+    "$here/bin/gateway" >"$work/$3.log" 2>&1 &
+  pids+=($!)
+}
+start_gateway "$gw_port" "$work/data" gateway
+if $pg; then
+  psql -q -h 127.0.0.1 -U postgres -d postgres -c "create database $pg_db" >/dev/null
+  start_gateway "$pg_gw_port" "$work/data-pg" gateway-pg "jdbc:postgresql://127.0.0.1:5432/$pg_db"
+fi
 
 # --- Portkey's gateway, the peer -----------------------------------------------------------------
 portkey=true
@@ -89,6 +107,10 @@ wait_for() {  # url, name
 wait_for "http://127.0.0.1:$nginx_port/" nginx
 for _ in $(seq 1 480); do curl -sf "http://127.0.0.1:$gw_port/readyz" >/dev/null && break; sleep 0.25; done
 curl -sf "http://127.0.0.1:$gw_port/readyz" >/dev/null || { echo "overhead: gateway not ready" >&2; cat "$work/gateway.log" >&2; exit 1; }
+if $pg; then
+  for _ in $(seq 1 480); do curl -sf "http://127.0.0.1:$pg_gw_port/readyz" >/dev/null && break; sleep 0.25; done
+  curl -sf "http://127.0.0.1:$pg_gw_port/readyz" >/dev/null || { echo "overhead: PostgreSQL gateway not ready" >&2; cat "$work/gateway-pg.log" >&2; exit 1; }
+fi
 $portkey && wait_for "http://127.0.0.1:$portkey_port/" portkey
 
 body='{"model":"gpt-6.1-sol-mini","max_tokens":16,"messages":[{"role":"user","content":"Say ok."}]}'
@@ -105,6 +127,20 @@ wrk.headers["x-portkey-provider"] = "openai"
 wrk.headers["x-portkey-custom-host"] = "http://127.0.0.1:$nginx_port/v1"
 EOF
 
+# The ledger reserve API alone: a new id for every request (a repeated id would be answered from
+# the books without a write); each run gets its own prefix.
+cat >"$work/reserve.lua" <<EOF
+local n = 0
+local prefix = string.format("ovh-%d-%d", os.time(), math.random(1, 1000000000))
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer $token"
+request = function()
+  n = n + 1
+  return wrk.format(nil, nil, nil, '{"id":"' .. prefix .. '-' .. n .. '","lane":"app","brand":"bench","amountUsd":0.000001,"brandDailyUsd":1000000,"brandMonthlyUsd":1000000}')
+end
+EOF
+
 # One probe each so a misconfigured target fails loudly instead of measuring error pages.
 probe() {  # url name
   local code
@@ -117,13 +153,17 @@ probe() {  # url name
 direct="http://127.0.0.1:$nginx_port/v1/chat/completions"
 gateway="http://127.0.0.1:$gw_port/openai/v1/chat/completions"
 peer="http://127.0.0.1:$portkey_port/v1/chat/completions"
+gateway_pg="http://127.0.0.1:$pg_gw_port/openai/v1/chat/completions"
+ledger="http://127.0.0.1:$gw_port/ledger/reservations"
+ledger_pg="http://127.0.0.1:$pg_gw_port/ledger/reservations"
 probe "$direct" nginx; probe "$gateway" gateway; $portkey && probe "$peer" portkey
+$pg && probe "$gateway_pg" gateway-pg
 
 # wrk prints latency in us/ms/s; normalise to ms.
 to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/,"",v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/,"",v) } else if (v ~ /s$/) { sub(/s$/,"",v); v*=1000 } printf "%.3f", v }' <<<"$1"; }
-run() {  # name url connections -> "rps p50 p99 non2xx"
+run() {  # name url connections [script] -> "rps p50 p99 non2xx"
   local out
-  out=$(wrk -t1 -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "$2" 2>&1)
+  out=$(wrk -t1 -c"$3" -d"${secs}s" --latency -s "${4:-$work/post.lua}" "$2" 2>&1)
   local rps p50 p99 bad
   rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' <<<"$out")
   p50=$(to_ms "$(awk '$1=="50%" {print $2}' <<<"$out")")
@@ -134,7 +174,7 @@ run() {  # name url connections -> "rps p50 p99 non2xx"
 warm() { wrk -t1 -c16 -d5s -s "$work/post.lua" "$1" >/dev/null 2>&1 || true; }
 
 echo "overhead: warming up (JIT) ..." >&2
-warm "$gateway"; $portkey && warm "$peer"; warm "$direct"
+warm "$gateway"; $pg && warm "$gateway_pg"; $portkey && warm "$peer"; warm "$direct"
 
 # The machine's own limits, measured in the same run.
 healthz=$(wrk -t1 -c64 -d5s "http://127.0.0.1:$gw_port/healthz" 2>&1 | awk '/^Requests\/sec/ {printf "%.0f", $2}')
@@ -152,14 +192,21 @@ printf '\n%-10s %4s %10s %10s %10s %10s %12s\n' target conns "req/s" "p50 ms" "p
 for c in 1 64; do
   read -r d_rps d_p50 d_p99 d_bad <<<"$(run direct "$direct" "$c")"
   printf '%-10s %4s %10s %10s %10s %10s %12s\n' nginx "$c" "$d_rps" "$d_p50" "$d_p99" "$d_bad" "-"
-  read -r g_rps g_p50 g_p99 g_bad <<<"$(run gateway "$gateway" "$c")"
-  printf '%-10s %4s %10s %10s %10s %10s %12s\n' gateway "$c" "$g_rps" "$g_p50" "$g_p99" "$g_bad" \
-    "$(awk -v a="$g_p50" -v b="$d_p50" 'BEGIN {printf "+%.3f ms", a - b}')"
+  row() {  # name url [script]: one table row, with its added p50 over nginx
+    local rps p50 p99 bad
+    read -r rps p50 p99 bad <<<"$(run "$1" "$2" "$c" "${3:-}")"
+    printf '%-10s %4s %10s %10s %10s %10s %12s\n' "$1" "$c" "$rps" "$p50" "$p99" "$bad" \
+      "$(awk -v a="$p50" -v b="$d_p50" 'BEGIN {printf "+%.3f ms", a - b}')"
+  }
+  row gateway-h2 "$gateway"
+  $pg && row gateway-pg "$gateway_pg"
   if $portkey; then
     read -r p_rps p_p50 p_p99 p_bad <<<"$(run portkey "$peer" "$c")"
     printf '%-10s %4s %10s %10s %10s %10s %12s\n' portkey "$c" "$p_rps" "$p_p50" "$p_p99" "$p_bad" \
       "$(awk -v a="$p_p50" -v b="$d_p50" 'BEGIN {printf "+%.3f ms", a - b}')"
   fi
+  row ledger-h2 "$ledger" "$work/reserve.lua"
+  $pg && row ledger-pg "$ledger_pg" "$work/reserve.lua"
 done
 echo
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); gateway /healthz c=64: ${healthz} req/s; fsync (512 B, median of 200): ${fsync_us} us"

@@ -77,7 +77,7 @@ class JournalFileSizeTest {
     insert.setLong(2, seq);
     insert.setBytes(3, event);
     insert.executeUpdate();
-    s.execute(DurableJournalDao.H2_SYNC);
+    H2Flush.storeAndForce(insert.getConnection()); // the flush the journal uses
     while (System.nanoTime() < paceUntil) {
       LockSupport.parkNanos(100_000);
     }
