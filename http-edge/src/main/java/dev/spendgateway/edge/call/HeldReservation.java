@@ -1,6 +1,5 @@
 package dev.spendgateway.edge.call;
 
-import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation.Status;

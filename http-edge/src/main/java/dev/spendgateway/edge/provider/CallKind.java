@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.call.CallServices;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;

@@ -1,5 +1,7 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.call.SpendHeaders;
+import dev.spendgateway.edge.call.CallServices;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.BodyType;

@@ -1,5 +1,7 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.call.SpendHeaders;
+import dev.spendgateway.edge.call.CallServices;
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
 import static org.apache.pekko.http.javadsl.server.Directives.concat;
@@ -10,6 +12,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.post;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.separateOnSlashes;
 
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.CallPipeline;
 import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
@@ -139,7 +142,8 @@ public final class ProviderRoutes {
   }
 
   private Route call(CallKind kind) {
-    return extractRequest(
-        request -> completeWithFuture(new ProviderCall(services, guards, kind, request).run()));
+    CallPipeline<Preparation.Prepared> pipeline =
+        new CallPipeline<>(new ProviderCall(services, kind), services, guards, System::nanoTime);
+    return extractRequest(request -> completeWithFuture(pipeline.run(request)));
   }
 }

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.provider;
 
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.policy.request.PolicyDecision;

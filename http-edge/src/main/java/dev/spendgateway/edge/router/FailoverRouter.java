@@ -17,7 +17,7 @@ import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
-import dev.spendgateway.edge.provider.CallServices;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.AttemptBudget;

@@ -1,6 +1,6 @@
 package dev.spendgateway.edge.router;
 
-import dev.spendgateway.edge.provider.CallServices;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;

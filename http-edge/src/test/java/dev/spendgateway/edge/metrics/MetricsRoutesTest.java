@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.edge.call.CallMetrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
