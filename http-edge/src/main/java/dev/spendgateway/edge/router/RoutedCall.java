@@ -1,63 +1,40 @@
 package dev.spendgateway.edge.router;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.spendgateway.edge.connection.CallerConnection;
-import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.body.BodyType;
-import dev.spendgateway.edge.body.CallerBodies;
-import dev.spendgateway.edge.call.BudgetRefusal;
-import dev.spendgateway.edge.call.CallAttempt;
-import dev.spendgateway.edge.call.CallCore;
-import dev.spendgateway.edge.call.CallLine;
+import dev.spendgateway.edge.call.Call;
+import dev.spendgateway.edge.call.CallEnd;
+import dev.spendgateway.edge.call.CallMetrics;
+import dev.spendgateway.edge.call.CallTarget;
 import dev.spendgateway.edge.call.CallerJsonBody;
 import dev.spendgateway.edge.call.ProviderGuards;
-import dev.spendgateway.edge.call.Settlement;
+import dev.spendgateway.edge.call.Refusal;
+import dev.spendgateway.edge.call.SpendHeaders;
 import dev.spendgateway.edge.call.UpstreamExchange;
-import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
-import dev.spendgateway.edge.call.UsageTelemetry;
-import dev.spendgateway.edge.call.DataClassHeader;
-import dev.spendgateway.edge.call.Overload;
-import dev.spendgateway.edge.call.SpendHeaders;
-import dev.spendgateway.edge.call.SpendHeaders.SpendContext;
-import dev.spendgateway.ledger.ReserveRequest;
+import dev.spendgateway.edge.router.RoutedAnswers.Failure;
+import dev.spendgateway.edge.router.RoutedAnswers.Target;
+import dev.spendgateway.edge.router.RoutedPreparation.Routed;
 import dev.spendgateway.policy.catalog.Provider;
-import dev.spendgateway.policy.cost.WorstCase;
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.upstream.client.UpstreamBody;
 import dev.spendgateway.upstream.client.UpstreamRequest;
 import dev.spendgateway.upstream.client.UpstreamResult;
-import dev.spendgateway.upstream.failover.AdmissionPools.Permit;
 import dev.spendgateway.upstream.failover.AttemptBudget;
 import dev.spendgateway.upstream.failover.FailoverPlan;
-import dev.spendgateway.upstream.failover.FailoverPlan.Attempt;
 import dev.spendgateway.upstream.failover.FailoverPlan.Decision;
 import dev.spendgateway.upstream.failover.FailoverPlan.Step;
 import dev.spendgateway.upstream.failover.Pool;
-import dev.spendgateway.upstream.failover.PoolFull;
-import dev.spendgateway.upstream.failover.ProviderRateLimits;
-import dev.spendgateway.upstream.failover.RoutingProfile;
 import dev.spendgateway.upstream.failover.StructuredOutputFallback;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
-import dev.spendgateway.upstream.translate.AnthropicSseToChatChunks;
-import dev.spendgateway.upstream.translate.ChatToMessages;
-import dev.spendgateway.upstream.translate.MessagesToChat;
-import dev.spendgateway.upstream.translate.OpenAiChunks;
-import dev.spendgateway.upstream.translate.TranslationError;
 import dev.spendgateway.upstream.usage.ApiKind;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
@@ -65,14 +42,8 @@ import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpMethods;
-import org.apache.pekko.http.javadsl.model.HttpRequest;
-import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
-import org.apache.pekko.http.javadsl.model.ResponseEntity;
-import org.apache.pekko.http.javadsl.model.StatusCodes;
-import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
@@ -80,50 +51,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One routed {@code POST /v1/chat/completions} call: spend headers, body type (415 for multipart),
- * strict body, profile, policy on the body actually sent to each provider, then the failover loop
- * as {@link FailoverPlan} directs. Each attempt is admitted by its pool and then runs through the
- * {@link CallCore} and an {@link UpstreamExchange} like a pass-through call: it reserves its own
- * worst case, is sent, read and closed once by the shared rules and writes its own access line.
- * This class keeps only what is the router's: choosing the next target, translating to and from it,
- * and the call's own line when no attempt answers it.
+ * The failover router's target in the {@link dev.spendgateway.edge.call.CallPipeline}: {@code POST
+ * /v1/chat/completions}, whose body names a routing profile. The pipeline does what every call
+ * does; this is the router's own part: the preparation ({@link RoutedPreparation}), the failover
+ * loop over {@link FailoverPlan} (each attempt through {@link Call#attempt} like a pass-through
+ * call's one), and the answer ({@link RoutedAnswers}).
  *
- * <p>State: what the call learned before its first attempt is one immutable {@link Prepared}; the
- * loop's state (target, retries there, the bodies as last downgraded) is one immutable {@link Loop}
- * handed from attempt to attempt, so no field is written by one stage and read by another.
+ * <p>The loop's state (target, retries there, the bodies as last downgraded) is one immutable
+ * {@link Loop} handed from attempt to attempt; a call ends as a {@link CallEnd} value.
  */
-final class RoutedCall {
+final class RoutedCall implements CallTarget<Routed> {
   static final String ROUTE = "/v1/chat/completions";
-  static final String PROVIDER_HEADER = "x-gateway-provider";
-  static final String FAILOVER_HEADER = "x-gateway-failover";
 
   private static final Logger log = LoggerFactory.getLogger(RoutedCall.class);
   private static final ContentType EVENT_STREAM = ContentTypes.create(MediaTypes.TEXT_EVENT_STREAM);
 
   private final RouterContext rc;
-  private final HttpRequest request;
-  private final Instant started;
-  private final long startedNanos;
-  private final LocalDate today;
-  private final CallCore core;
-  private final ProviderGuards guards;
 
-  /**
-   * The call's own line: written when no attempt answers the call (refusals, gateway-made errors).
-   */
-  private final CallLine callLine;
-
-  /** Where an attempt goes; {@code failover} is the {@code x-gateway-failover} value. */
-  record Target(Provider provider, String model, boolean failover) {}
-
-  /** What the call learned before its first attempt; never changes after. */
-  private record Prepared(
-      SpendContext spend,
-      RoutingProfile profile,
-      Pool pool,
-      ObjectNode chatRequest,
-      AttemptBudget budget,
-      FailoverPlan.Context plan) {}
+  RoutedCall(RouterContext rc) {
+    this.rc = rc;
+  }
 
   /**
    * The failover loop's state between attempts.
@@ -167,564 +114,212 @@ final class RoutedCall {
     }
   }
 
-  /** What the caller gets, and the target that answered last (for the call's headers). */
-  private record Reply(HttpResponse response, Target last) {}
+  /** One routed call's own state: its preparation and its attempt budget. */
+  private record Routing(Call call, Routed routed, AttemptBudget budget) {}
 
-  /** A failed attempt, as the plan and (for Deliver) the caller see it. */
-  private record Failure(
-      int status, ByteString body, List<HttpHeader> headers, Optional<Duration> retryAfter) {
-    static Failure connection() {
-      return new Failure(0, ByteString.emptyByteString(), List.of(), Optional.empty());
-    }
+  @Override
+  public String route() {
+    return ROUTE;
   }
 
-  RoutedCall(RouterContext rc, ProviderGuards guards, HttpRequest request) {
-    this.rc = rc;
-    this.request = request;
-    this.started = rc.services().clock().instant();
-    this.startedNanos = rc.nanoTime().getAsLong();
-    this.today = LocalDate.ofInstant(started, ZoneOffset.UTC);
-    this.core = new CallCore(rc.services(), rc.nanoTime());
-    this.guards = guards;
-    this.callLine = new CallLine(AccessLine.arrived(started, startedNanos, ROUTE), rc.nanoTime());
+  @Override
+  public Shape errorShape() {
+    return Shape.OPENAI;
   }
 
-  /** Runs the call; the returned response is what the caller gets (never a failed stage). */
-  CompletionStage<HttpResponse> run() {
-    // The pass-through routes' reader: a spend header sent twice is refused, never resolved by
-    // picking one.
-    SpendHeaders.Result headers = SpendHeaders.readAll(request);
-    if (headers.violation().isPresent()) {
-      SpendHeaders.HeaderViolation v = headers.violation().get();
-      return CompletableFuture.completedFuture(
-          withCallHeaders(
-              null,
-              callError(
-                  null,
-                  null,
-                  400,
-                  "invalid_request_error",
-                  v.message(),
-                  v.header(),
-                  "bad_header")));
-    }
-    SpendContext spend = headers.context().get();
-    callLine.learn(
-        l ->
-            l.withRequestId(spend.requestId()).withSpend(spend.lane().wireName(), spend.subject()));
-    DataClassHeader.Read classRead = DataClassHeader.read(request, rc.services().dataClasses());
-    if (classRead.refusal().isPresent()) {
-      return CompletableFuture.completedFuture(
-          withCallHeaders(
-              spend,
-              callError(
-                  null,
-                  null,
-                  400,
-                  "invalid_request_error",
-                  classRead.refusal().get(),
-                  DataClasses.HEADER,
-                  "bad_header")));
-    }
-    DataClass dataClass = classRead.dataClass().get();
-    callLine.learn(l -> l.withDataClass(dataClass.name()));
-    if (!BodyType.JSON.accepts(request.entity())) {
-      // Before the body is read: nothing reserved, nothing sent upstream.
-      HttpResponse refused =
-          callError(
-              null,
-              null,
-              415,
-              "invalid_request_error",
-              BodyType.JSON.refusal(request.entity()),
-              BodyType.HEADER,
-              "unsupported_media_type");
-      return CallerBodies.discard(request.entity(), rc.services().materializer())
-          .thenApply(drained -> withCallHeaders(spend, refused));
-    }
-    // The body is held from its read until the answer is handed over (see BodyMemory).
-    Optional<BodyMemory.Lease> bodyHeld =
-        rc.services()
-            .bodyMemory()
-            .take(
-                BodyMemory.expected(
-                    request.entity(), rc.services().policy().limits().maxBodyBytes()));
-    if (bodyHeld.isEmpty()) {
-      HttpResponse refused =
-          Overload.refusal(Shape.OPENAI, Overload.BODY_MEMORY, rc.services().metrics());
-      writeCallLine(null, null, 503, Overload.BODY_MEMORY);
-      return CallerBodies.discard(request.entity(), rc.services().materializer())
-          .thenApply(drained -> withCallHeaders(spend, refused));
-    }
-    return CallerJsonBody.read(request.entity(), rc.services())
-        .thenCompose(body -> withBody(spend, dataClass, body))
-        .exceptionally(this::internalError)
-        .whenComplete((reply, failure) -> bodyHeld.get().release())
-        .thenApply(reply -> withCallHeaders(spend, reply));
+  @Override
+  public BodyType bodyType() {
+    return BodyType.JSON;
   }
 
-  // --- preparing the call ---------------------------------------------------------------------
-
-  private CompletionStage<Reply> withBody(
-      SpendContext spend, DataClass dataClass, CallerJsonBody.Read body) {
-    if (body instanceof CallerJsonBody.Refused refused) {
-      return refuse(
-          callError(
-              null,
-              null,
-              refused.status(),
-              "invalid_request_error",
-              refused.message(),
-              refused.field(),
-              refused.errorClass()));
-    }
-    ObjectNode chatRequest = ((CallerJsonBody.Json) body).object();
-    String name = chatRequest.path("model").asText("");
-    Optional<RoutingProfile> found = rc.profiles().find(name);
-    if (found.isEmpty()) {
-      return refuse(
-          callError(
-              null,
-              null,
-              400,
-              "invalid_request_error",
-              "Unknown profile '"
-                  + name
-                  + "': `model` must name a routing profile, one of "
-                  + String.join(", ", rc.profiles().names())
-                  + ".",
-              "model",
-              "unknown_profile"));
-    }
-    RoutingProfile profile = found.get();
-    callLine.learn(l -> l.withProfile(profile.name()));
-    Optional<String> priority = request.getHeader(SpendHeaders.PRIORITY).map(HttpHeader::value);
-    Pool pool =
-        priority.map(Pool::fromWireName).orElse(profile.pool()); // SpendHeaders validated it
-    return prepared(spend, dataClass, profile, pool, chatRequest);
+  @Override
+  public long bodyLimit() {
+    return rc.services().policy().limits().maxBodyBytes();
   }
 
-  private CompletionStage<Reply> prepared(
-      SpendContext spend,
-      DataClass dataClass,
-      RoutingProfile profile,
-      Pool pool,
-      ObjectNode chatRequest) {
-    Optional<JsonNode> schema = StructuredOutputFallback.schemaOf(chatRequest);
-    boolean downgraded = schema.isPresent() && rc.schemas().wasRejected(schema.get());
-    PolicyDecision primary = openAiDecision(profile, chatRequest, downgraded);
-    if (primary instanceof PolicyDecision.Violation v) {
-      return refuse(
-          callError(
-              null,
-              profile,
-              v.httpStatus(),
-              "invalid_request_error",
-              v.message(),
-              v.field(),
-              "policy:" + v.rule()));
-    }
-    PolicyDecision.Allowed openAiBody = (PolicyDecision.Allowed) primary;
-    if (openAiBody.worstCase().inputTokensAssumed() > profile.contextLimit()) {
-      return refuse(
-          callError(
-              null,
-              profile,
-              400,
-              "context_length_exceeded",
-              "The request needs about "
-                  + openAiBody.worstCase().inputTokensAssumed()
-                  + " input tokens; profile '"
-                  + profile.name()
-                  + "' allows "
-                  + profile.contextLimit()
-                  + "."
-                  + (openAiBody.worstCase().inputTokensAssumed()
-                          >= openAiBody.modelInfo().contextLimit()
-                      ? " An inline document or content fetched from a URL counts as the model's"
-                          + " whole context window: its pages, not its bytes, are billed."
-                      : ""),
-              "messages",
-              "context_length_exceeded"));
-    }
-    Fallback fallback = fallback(profile, chatRequest);
-    FailoverPlan.Context plan =
-        new FailoverPlan.Context(
-            profile,
-            FailoverPlan.featuresOf(chatRequest),
-            fallback.blocker(),
-            spend.conversationId().flatMap(rc.stickiness()::find),
-            rc.circuits()::isOpen,
-            today,
-            rc.settings().retryPolicy().maxRetryAfter(),
-            dataClass.name(),
-            dataClass.narrowedTo(profile.narrowingFor(dataClass.name())));
-    Prepared call =
-        new Prepared(
-            spend,
-            profile,
-            pool,
-            chatRequest,
-            AttemptBudget.start(rc.settings().budgets().get(pool), rc.nanoTime()),
-            plan);
-    Step first = FailoverPlan.start(plan);
+  /** Decided per target by the plan (a class may narrow the profile, or forbid its fallback). */
+  @Override
+  public Optional<Refusal> refusesDataClass(DataClass dataClass, CallMetrics metrics) {
+    return Optional.empty();
+  }
+
+  @Override
+  public CompletionStage<Vetted<Routed>> prepare(Call call) {
+    return CallerJsonBody.read(call.request().entity(), rc.services())
+        .thenApply(
+            body -> {
+              if (body instanceof CallerJsonBody.Refused refused) {
+                return new Vetted.Refused<>(
+                    Refusal.of(
+                        Shape.OPENAI,
+                        refused.status(),
+                        "invalid_request_error",
+                        refused.message(),
+                        refused.field(),
+                        refused.errorClass()));
+              }
+              Optional<Pool> priority =
+                  call.request()
+                      .getHeader(SpendHeaders.PRIORITY)
+                      .map(h -> Pool.fromWireName(h.value())); // SpendHeaders validated it
+              Vetted<Routed> vetted =
+                  RoutedPreparation.prepare(
+                      ((CallerJsonBody.Json) body).object(),
+                      call.spend(),
+                      call.dataClass(),
+                      priority,
+                      rc,
+                      call.guards().circuits()::isOpen,
+                      call.today());
+              if (vetted instanceof Vetted.Ready<Routed> ready) {
+                String profile = ready.prepared().profile().name();
+                call.line().learn(l -> l.withProfile(profile).withModel(profile));
+              }
+              return vetted;
+            });
+  }
+
+  @Override
+  public CompletionStage<CallEnd> run(Call call, Routed routed) {
+    Routing r =
+        new Routing(
+            call,
+            routed,
+            AttemptBudget.start(rc.settings().budgets().get(routed.pool()), rc.nanoTime()));
+    Step first = FailoverPlan.start(routed.plan());
     boolean forbidden =
         first instanceof FailoverPlan.GiveUp g && g.errorType().equals(DataClasses.FORBIDDEN);
-    rc.services().metrics().dataClass(dataClass.name(), forbidden ? "forbidden" : "allowed");
+    rc.services()
+        .metrics()
+        .dataClass(call.dataClass().name(), forbidden ? "forbidden" : "allowed");
+    Loop loop =
+        new Loop(
+            null, 0, -1, routed.downgraded(), routed.openAiBody(), routed.fallbackBody());
     if (first instanceof FailoverPlan.GiveUp g) {
-      return refuse(giveUp(call, null, g, Optional.empty()));
+      return refused(r, loop, RoutedAnswers.giveUp(g, Optional.empty()));
     }
     FailoverPlan.Call to = (FailoverPlan.Call) first;
-    Loop loop = new Loop(null, 0, -1, downgraded, openAiBody, fallback.body());
-    return attempt(call, loop.to(new Target(to.provider(), to.model(), to.failover())));
-  }
-
-  /**
-   * The OpenAI body: the profile's primary model in {@code model}, json_object mode once
-   * downgraded.
-   */
-  private PolicyDecision openAiDecision(
-      RoutingProfile profile, ObjectNode chatRequest, boolean downgraded) {
-    ObjectNode body = chatRequest.deepCopy();
-    body.put("model", profile.primary().name());
-    if (downgraded) {
-      body = StructuredOutputFallback.toJsonObjectMode(body);
-    }
-    return rc.services().policy().openAiChatCompletions(body, RouterJson.bytes(body).length, today);
-  }
-
-  /**
-   * The fallback's vetted body, or the reason it cannot serve this request (neither: no fallback).
-   */
-  private record Fallback(PolicyDecision.Allowed body, Optional<String> blocker) {}
-
-  /** Translates for the fallback and vets it. */
-  private Fallback fallback(RoutingProfile profile, ObjectNode chatRequest) {
-    if (profile.fallback().isEmpty()) {
-      return new Fallback(null, Optional.empty());
-    }
-    var fallback = profile.fallback().get();
-    ObjectNode translated;
-    try {
-      translated =
-          ChatToMessages.translate(
-              chatRequest,
-              new ChatToMessages.Options(
-                  fallback.name(), profile.defaultMaxTokens(), fallback.hasFeature("json_schema")));
-    } catch (TranslationError e) {
-      return new Fallback(null, Optional.of(e.getMessage()));
-    }
-    PolicyDecision d =
-        rc.services()
-            .policy()
-            .anthropicMessages(translated, RouterJson.bytes(translated).length, today);
-    if (d instanceof PolicyDecision.Violation v) {
-      return new Fallback(
-          null,
-          Optional.of(
-              "the translated request breaks policy rule " + v.rule() + " (" + v.message() + ")"));
-    }
-    return new Fallback((PolicyDecision.Allowed) d, Optional.empty());
+    return attempt(r, loop.to(new Target(to.provider(), to.model(), to.failover())));
   }
 
   // --- one attempt ----------------------------------------------------------------------------
 
-  private CompletionStage<Reply> attempt(Prepared call, Loop loop) {
-    Target target = loop.target();
-    if (!call.budget().tryStartAttempt()) {
-      if (loop.lastStatus() == 429) {
-        return answer(
-            loop,
-            callError(
-                target,
-                call.profile(),
-                429,
-                "rate_limited",
-                "The provider kept answering 429 within the call's attempt budget for profile '"
-                    + call.profile().name()
-                    + "'.",
-                null,
-                "budget_spent",
-                List.of(RawHeader.create("retry-after", defaultRetryAfter()))));
-      }
-      return answer(
+  private CompletionStage<CallEnd> attempt(Routing r, Loop loop) {
+    if (!r.budget().tryStartAttempt()) {
+      return refused(
+          r,
           loop,
-          callError(
-              target,
-              call.profile(),
-              503,
-              "upstream_unavailable",
-              "The call's attempt budget ("
-                  + call.budget().limits().maxAttempts()
-                  + " attempts, "
-                  + call.budget().limits().totalTime().toSeconds()
-                  + " s) is spent for profile '"
-                  + call.profile().name()
-                  + "'.",
-              null,
-              "budget_spent"));
+          RoutedAnswers.budgetSpent(
+              r.routed().profile().name(), r.budget(), loop.lastStatus(), defaultRetryAfter()));
     }
-    WorstCase worstCase = loop.bodyFor(target.provider()).worstCase();
-    return guards
-        .clear(
-            target.provider(),
-            worstCase.inputTokensAssumed() + worstCase.outputTokensAssumed(),
-            call.pool(),
-            CallerConnection.gone(request))
-        .thenCompose(
-            clearance -> {
-              if (clearance instanceof ProviderGuards.Clearance.Cleared cleared) {
-                return reserve(call, loop, cleared.permit());
-              }
-              if (clearance instanceof ProviderGuards.Clearance.RateLimited limited) {
-                return rateLimited(call, loop, limited.refused());
-              }
-              if (clearance instanceof ProviderGuards.Clearance.PoolRefused full) {
-                return poolFull(call, loop, full.full());
-              }
-              return callerGoneBeforeSent(
-                  call, loop, ((ProviderGuards.Clearance.CallerGone) clearance).when());
-            });
-  }
-
-  private CompletionStage<Reply> rateLimited(
-      Prepared call, Loop loop, ProviderRateLimits.Turn.Refused refused) {
     Target target = loop.target();
-    long retryAfter = ProviderGuards.retryAfterSeconds(refused.retryAfter());
-    return answer(
-        loop,
-        callError(
-            target,
-            call.profile(),
-            429,
-            "rate_limited",
-            target.provider().wireName()
-                + " is over this gateway's "
-                + refused.limit()
-                + "; nothing was sent or reserved, retry after "
-                + retryAfter
-                + " s.",
-            null,
-            "rate_limited",
-            List.of(RawHeader.create("retry-after", Long.toString(retryAfter)))));
-  }
-
-  private CompletionStage<Reply> poolFull(Prepared call, Loop loop, PoolFull full) {
-    rc.listener().poolFull(full.pool(), full.provider());
-    return answer(
-        loop,
-        callError(
-            loop.target(),
-            call.profile(),
-            429,
-            "rate_limited",
-            full.getMessage(),
-            null,
-            "pool_full",
-            List.of(RawHeader.create("retry-after", Long.toString(full.retryAfterSeconds())))));
-  }
-
-  /**
-   * The caller hung up while this attempt waited for its turn or its slot ({@code when}): it is not
-   * sent and nothing is reserved for it; the call's line records 499 {@code caller_gone}.
-   */
-  private CompletionStage<Reply> callerGoneBeforeSent(Prepared call, Loop loop, String when) {
-    log.info(
-        "request {}: the caller hung up {}; {} was not called",
-        call.spend().requestId(),
-        when,
-        loop.target().provider().wireName());
-    return answer(
-        loop,
-        callError(
-            loop.target(),
-            call.profile(),
-            GatewayErrors.CALLER_GONE,
-            "caller_gone",
-            "The caller hung up " + when + "; nothing was reserved or sent.",
-            null,
-            "caller_gone"));
-  }
-
-  /** The router's guards, shared with the pass-through routes. */
-  static ProviderGuards guards(RouterContext rc) {
-    return new ProviderGuards(
-        rc.pools(),
-        rc.rateLimits(),
-        rc.breakers(),
-        rc.circuits(),
-        rc.settings().breaker().resetTimeout(),
-        rc.delayer()::after,
-        new ProviderGuards.Listener() {
-          @Override
-          public void poolFull(Pool pool, Provider provider) {
-            rc.listener().poolFull(pool, provider);
-          }
-
-          @Override
-          public void rateLimited(Provider provider) {
-            rc.listener().rateLimited(provider);
-          }
-
-          @Override
-          public void callerGone(Provider provider, String wait) {
-            rc.listener().callerGone(provider, wait);
-          }
-        });
-  }
-
-  private CompletionStage<Reply> reserve(Prepared call, Loop loop, Permit permit) {
-    Target target = loop.target();
-    PolicyDecision.Allowed body = loop.bodyFor(target.provider());
-    SpendContext spend = call.spend();
-    ReserveRequest reserve =
-        new ReserveRequest(
-            dev.spendgateway.ledger.Reservation.Owner.newGatewayId(),
-            spend.lane(),
-            spend.subject(),
-            body.worstCase().micros(),
-            spend.brandDailyMicros(),
-            spend.brandMonthlyMicros());
-    String profile = call.profile().name();
-    // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
-    // the worst case, never this call (which holds the caller's request) or the vetted bodies.
-    var cost = rc.services().cost();
-    var modelInfo = body.modelInfo();
-    var worstCase = body.worstCase();
-    Settlement.Pricing pricing =
-        UsageTelemetry.counting(
-            usage -> cost.settlement(modelInfo, worstCase, usage),
-            rc.services().metrics(),
-            target.provider().wireName(),
-            target.model(),
-            profile);
+    Provider provider = target.provider();
+    PolicyDecision.Allowed body = loop.bodyFor(provider);
+    Call call = r.call();
+    String profile = r.routed().profile().name();
     AccessLine attemptLine =
-        AccessLine.arrived(rc.services().clock().instant(), startedNanos, ROUTE)
-            .withRequestId(spend.requestId())
-            .withProvider(target.provider().wireName())
-            .withSpend(spend.lane().wireName(), spend.subject())
+        AccessLine.arrived(rc.services().clock().instant(), call.startedNanos(), ROUTE)
+            .withRequestId(call.spend().requestId())
+            .withProvider(provider.wireName())
+            .withSpend(call.spend().lane().wireName(), call.spend().subject())
             .withModel(target.model())
             .withFailover(target.failover())
             .withProfile(profile)
-            .withDataClass(call.plan().dataClass());
-    return core.reserve(reserve, Shape.OPENAI, pricing, attemptLine, CallerConnection.gone(request))
-        .thenCompose(
-            reserving -> {
-              if (reserving instanceof CallCore.Reserving.CallerGone) {
-                permit.close(); // the ended attempt wrote its line: no call line
-                rc.listener().callerGone(target.provider(), "reserve");
-                log.info(
-                    "request {}: the caller hung up while its reserve was decided; released, {}"
-                        + " was not called",
-                    spend.requestId(),
-                    target.provider().wireName());
-                return answer(
-                    loop,
-                    GatewayErrors.error(
-                        Shape.OPENAI,
-                        GatewayErrors.CALLER_GONE,
-                        "caller_gone",
-                        "The caller hung up while its reserve was decided; released, nothing sent."));
-              }
-              if (reserving instanceof CallCore.Reserving.Held held) {
-                UsageTelemetry.countSpend(
-                    held.attempt(),
-                    rc.services().metrics(),
-                    target.provider().wireName(),
-                    target.model(),
-                    profile);
-                return send(call, loop, body, permit, held.attempt());
-              }
-              permit.close();
-              BudgetRefusal refusal = ((CallCore.Reserving.NotHeld) reserving).refusal();
-              callLine.write(refusal.status(), refusal.errorClass());
-              return answer(loop, refusal.response());
-            });
-  }
-
-  private CompletionStage<Reply> send(
-      Prepared call, Loop loop, PolicyDecision.Allowed body, Permit permit, CallAttempt held) {
-    Provider provider = loop.target().provider();
-    var listener = rc.listener(); // not this call: the callback may outlive a long stream's request
-    held.decided()
-        .thenAccept(
-            d -> listener.attempt(provider, d.outcomeWord() == null ? "ok" : d.outcomeWord()));
+            .withDataClass(call.dataClass().name());
     ApiKind kind = apiKind(provider);
-    UpstreamExchange exchange =
-        new UpstreamExchange(
-            rc.services(),
-            held,
+    List<HttpHeader> callerHeaders = new ArrayList<>();
+    call.request().getHeaders().forEach(callerHeaders::add);
+    // fromArrayUnsafe: the array is new and never written again, so it need not be copied.
+    UpstreamBody upstreamBody =
+        new UpstreamBody.Strict(
+            ContentTypes.APPLICATION_JSON,
+            ByteString.fromArrayUnsafe(RouterJson.bytes(body.upstreamBody())));
+    var listener = rc.listener(); // not this call: the callback may outlive a long stream's request
+    Call.AttemptPlan plan =
+        new Call.AttemptPlan(
+            provider,
+            target.model(),
+            body.modelInfo(),
+            body.worstCase(),
+            r.routed().pool(),
+            attemptLine,
+            profile,
             new UpstreamExchange.Target(
                 provider,
-                loop.target().model(),
+                target.model(),
                 kind.path(),
                 Optional.of(kind),
                 kind::usageOfAnswer,
                 kind::usageOf,
                 true,
                 false),
-            rc.nanoTime());
-    UpstreamRequest upstreamRequest =
-        new UpstreamRequest(
-            HttpMethods.POST,
-            callerHeaders(),
-            new UpstreamBody.Strict(
-                ContentTypes.APPLICATION_JSON,
-                ByteString.fromArray(RouterJson.bytes(body.upstreamBody()))));
-    return exchange
-        .send(upstreamRequest, guards.breaker(), permit::close)
-        .thenCompose(exchanged -> onExchanged(call, loop, exchanged));
+            new UpstreamRequest(HttpMethods.POST, callerHeaders, upstreamBody),
+            held ->
+                held.decided()
+                    .thenAccept(
+                        d ->
+                            listener.attempt(
+                                provider, d.outcomeWord() == null ? "ok" : d.outcomeWord())));
+    return call.attempt(plan)
+        .thenCompose(
+            attempted -> {
+              if (attempted instanceof Call.Attempted.Exchanged exchanged) {
+                return onExchanged(r, loop, exchanged);
+              }
+              if (attempted instanceof Call.Attempted.CallerGone gone) {
+                return answered(loop, gone.refusal().response(), gone.attempt());
+              }
+              return refused(r, loop, ((Call.Attempted.Refused) attempted).refusal());
+            });
   }
 
-  private CompletionStage<Reply> onExchanged(
-      Prepared call, Loop loop, UpstreamExchange.Exchanged exchanged) {
-    if (exchanged instanceof UpstreamExchange.Exchanged.NoAnswer) {
-      return next(call, loop, Failure.connection());
+  private CompletionStage<CallEnd> onExchanged(
+      Routing r, Loop loop, Call.Attempted.Exchanged exchanged) {
+    var held = exchanged.attempt();
+    UpstreamExchange.Exchanged result = exchanged.result();
+    if (result instanceof UpstreamExchange.Exchanged.NoAnswer) {
+      return next(r, loop, Failure.connection(), held);
     }
-    if (exchanged instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
+    if (result instanceof UpstreamExchange.Exchanged.ErrorStatus refused) {
       UpstreamResult.Responded responded = refused.responded();
       return next(
-          call,
+          r,
           loop,
           new Failure(
               responded.status(),
               refused.body(),
               responded.headersToPassBack(),
               UpstreamErrors.retryAfter(
-                  responded.headersToPassBack(), rc.services().clock().instant())));
+                  responded.headersToPassBack(), rc.services().clock().instant())),
+          held);
     }
-    if (exchanged instanceof UpstreamExchange.Exchanged.Unreadable unreadable) {
+    if (result instanceof UpstreamExchange.Exchanged.Unreadable unreadable) {
       if (unreadable.errorClass().equals("upstream_cut")) {
         // Cut before anything reached the caller: the attempt kept its worst case, the call may
         // still fail over.
-        return next(call, loop, Failure.connection());
+        return next(r, loop, Failure.connection(), held);
       }
-      return answer(
-          loop,
-          callError(
-              loop.target(),
-              call.profile(),
-              502,
-              "upstream_unreadable",
-              "The provider's answer could not be read to its end.",
-              null,
-              unreadable.errorClass()));
+      return refused(r, loop, RoutedAnswers.unreadable(unreadable.errorClass()));
     }
-    if (exchanged instanceof UpstreamExchange.Exchanged.Streaming streaming) {
-      return streamed(call, loop, streaming);
+    Provider provider = loop.target().provider();
+    List<String> warnings = loop.bodyFor(provider).warnings();
+    if (result instanceof UpstreamExchange.Exchanged.Streaming streaming) {
+      return streamed(r, loop, streaming, held, warnings);
     }
-    UpstreamExchange.Exchanged.Whole whole = (UpstreamExchange.Exchanged.Whole) exchanged;
-    ObjectNode json = (ObjectNode) whole.json().orElseThrow();
-    ObjectNode answer =
-        loop.target().provider() == Provider.OPENAI
-            ? withModel(json, call.profile())
-            : MessagesToChat.translate(json, call.profile().name(), started.getEpochSecond());
-    return answer(
+    UpstreamExchange.Exchanged.Whole whole = (UpstreamExchange.Exchanged.Whole) result;
+    ByteString answer =
+        RoutedAnswers.whole(
+            provider,
+            (com.fasterxml.jackson.databind.node.ObjectNode) whole.json().orElseThrow(),
+            r.routed().profile().name(),
+            r.call().started().getEpochSecond());
+    return answered(
         loop,
-        answered(
-            loop,
-            whole.responded(),
-            HttpEntities.create(ContentTypes.APPLICATION_JSON, RouterJson.bytes(answer))));
+        RoutedAnswers.answered(
+            whole.responded().headersToPassBack(),
+            warnings,
+            HttpEntities.create(ContentTypes.APPLICATION_JSON, answer)),
+        held);
   }
 
   /**
@@ -732,156 +327,140 @@ final class RoutedCall {
    * that dies before that is an attempt failure like any other (and may fail over); after it, a cut
    * ends the caller's stream with an error event and is never retried.
    */
-  private CompletionStage<Reply> streamed(
-      Prepared call, Loop loop, UpstreamExchange.Exchanged.Streaming streaming) {
+  private CompletionStage<CallEnd> streamed(
+      Routing r,
+      Loop loop,
+      UpstreamExchange.Exchanged.Streaming streaming,
+      dev.spendgateway.edge.call.CallAttempt held,
+      List<String> warnings) {
     Provider provider = loop.target().provider();
+    var materializer = rc.services().materializer();
     return streaming
         .metered()
         .toClient()
         .prefixAndTail(1)
-        .runWith(Sink.head(), rc.services().materializer())
+        .runWith(Sink.head(), materializer)
         .handle(
             (Pair<List<ByteString>, Source<ByteString, NotUsed>> split, Throwable failure) -> {
               if (failure != null) {
-                return next(call, loop, Failure.connection());
+                return next(r, loop, Failure.connection(), held);
               }
               if (split.first().isEmpty()) {
-                split.second().runWith(Sink.ignore(), rc.services().materializer());
-                return next(call, loop, Failure.connection());
+                split.second().runWith(Sink.ignore(), materializer);
+                return next(r, loop, Failure.connection(), held);
               }
               streaming.delivered();
               Source<ByteString, NotUsed> toClient =
                   Source.from(split.first())
                       .concat(split.second())
-                      .via(translation(call, provider));
-              return answer(
+                      .via(
+                          RoutedAnswers.stream(
+                              provider,
+                              r.routed().profile().name(),
+                              r.call().started().getEpochSecond(),
+                              rc.services().upstream().settings().sseLimits(),
+                              UsageChunkFilter.callerAskedForUsage(r.routed().chatRequest())));
+              return answered(
                   loop,
-                  answered(
-                      loop, streaming.responded(), HttpEntities.create(EVENT_STREAM, toClient)));
+                  RoutedAnswers.answered(
+                      streaming.responded().headersToPassBack(),
+                      warnings,
+                      HttpEntities.create(EVENT_STREAM, toClient)),
+                  held);
             })
         .thenCompose(s -> s);
   }
 
-  private Flow<ByteString, ByteString, NotUsed> translation(Prepared call, Provider provider) {
-    boolean usageChunk = UsageChunkFilter.callerAskedForUsage(call.chatRequest());
-    if (provider == Provider.OPENAI) {
-      return OpenAiChunks.flow(
-          call.profile().name(), rc.services().upstream().settings().sseLimits(), usageChunk);
-    }
-    return AnthropicSseToChatChunks.flow(
-        call.profile().name(), started.getEpochSecond(), usageChunk);
-  }
-
-  private HttpResponse answered(
-      Loop loop, UpstreamResult.Responded responded, ResponseEntity entity) {
-    List<HttpHeader> headers =
-        new ArrayList<>(UpstreamErrors.passBack(responded.headersToPassBack()));
-    for (String w : loop.bodyFor(loop.target().provider()).warnings()) {
-      headers.add(RawHeader.create("x-gateway-warning", w));
-    }
-    return HttpResponse.create().withStatus(StatusCodes.OK).addHeaders(headers).withEntity(entity);
-  }
-
-  private static ObjectNode withModel(ObjectNode openAiAnswer, RoutingProfile profile) {
-    ObjectNode copy = openAiAnswer.deepCopy();
-    copy.put("model", profile.name());
-    return copy;
-  }
-
   // --- after a failed attempt -------------------------------------------------------------------
 
-  private CompletionStage<Reply> next(Prepared call, Loop attempted, Failure failure) {
+  private CompletionStage<CallEnd> next(
+      Routing r, Loop attempted, Failure failure, dev.spendgateway.edge.call.CallAttempt held) {
     Loop loop = attempted.failedWith(failure.status());
     Target target = loop.target();
-    RoutingProfile profile = call.profile();
-    Decision decision = decide(call, loop, failure);
-    if (decision.modelGone() && rc.circuits().onModelGone(target.model())) {
-      log.error(
-          "ALARM model retired: {} answered 410 Gone for model '{}' (profile '{}'); its circuit is open,"
-              + " calls use the fallback until the catalog is fixed",
-          target.provider().wireName(),
-          target.model(),
-          profile.name());
+    Routed routed = r.routed();
+    Decision decision = decide(r, loop, failure);
+    if (decision.modelGone()) {
+      r.call()
+          .guards()
+          .modelGone(
+              target.provider(),
+              target.model(),
+              "calls in profile '"
+                  + routed.profile().name()
+                  + "' use the fallback until the catalog is fixed");
     }
     Step step = decision.step();
-    if (CallerConnection.isGone(request)) {
+    if (r.call().isCallerGone()) {
       return callerGone(
-          call,
-          loop,
-          failure,
-          "before " + target.provider().wireName() + " answered; no further attempt");
+          r, loop, failure, held, "before " + target.provider().wireName() + " answered");
     }
     if (step instanceof FailoverPlan.RetrySame retry) {
-      Loop again = loop.retried();
-      return guards
-          .waitedOut(retry.delay(), CallerConnection.gone(request))
+      return r.call()
+          .guards()
+          .waitedOut(retry.delay(), r.call().callerGone())
           .thenCompose(
               callerStayed ->
                   callerStayed
-                      ? attempt(call, again)
+                      ? attempt(r, loop.retried())
                       : callerGone(
-                          call,
+                          r,
                           loop,
                           failure,
+                          held,
                           "during the "
                               + retry.delay().toMillis()
                               + " ms wait before retrying "
-                              + target.provider().wireName()
-                              + "; not retried"));
+                              + target.provider().wireName()));
     }
     if (step instanceof FailoverPlan.SwitchTo to) {
-      call.spend().conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
-      rc.listener().failover(profile.name(), to.provider());
-      return attempt(call, loop.to(new Target(to.provider(), to.model(), true)));
+      routed.spend().conversationId().ifPresent(id -> rc.stickiness().stick(id, to.provider()));
+      rc.listener().failover(routed.profile().name(), to.provider());
+      return attempt(r, loop.to(new Target(to.provider(), to.model(), true)));
     }
     if (step instanceof FailoverPlan.RetryAsJsonObject) {
-      StructuredOutputFallback.schemaOf(call.chatRequest())
+      StructuredOutputFallback.schemaOf(routed.chatRequest())
           .ifPresent(rc.schemas()::rememberRejected);
-      PolicyDecision d = openAiDecision(profile, call.chatRequest(), true);
+      PolicyDecision d =
+          RoutedPreparation.openAiDecision(
+              rc.services().policy(), routed.profile(), routed.chatRequest(), true, r.call().today());
       if (d instanceof PolicyDecision.Allowed allowed) {
-        return attempt(call, loop.downgradedTo(allowed, loop.anthropicBody()));
+        return attempt(r, loop.downgradedTo(allowed, loop.anthropicBody()));
       }
-      return answer(loop, deliver(call, loop, failure));
+      return deliver(r, loop, failure, held);
     }
     if (step instanceof FailoverPlan.RetryWithSchemaInPrompt) {
-      ObjectNode inPrompt =
-          StructuredOutputFallback.schemaIntoSystemPrompt(
-              loop.anthropicBody().upstreamBody(),
-              StructuredOutputFallback.schemaOf(call.chatRequest()).orElseThrow());
       PolicyDecision d =
-          rc.services()
-              .policy()
-              .anthropicMessages(inPrompt, RouterJson.bytes(inPrompt).length, today);
+          RoutedPreparation.schemaInPrompt(
+              rc.services().policy(),
+              loop.anthropicBody(),
+              StructuredOutputFallback.schemaOf(routed.chatRequest()).orElseThrow(),
+              r.call().today());
       if (d instanceof PolicyDecision.Allowed allowed) {
-        return attempt(call, loop.downgradedTo(loop.openAiBody(), allowed));
+        return attempt(r, loop.downgradedTo(loop.openAiBody(), allowed));
       }
-      return answer(loop, deliver(call, loop, failure));
+      return deliver(r, loop, failure, held);
     }
     if (step instanceof FailoverPlan.GiveUp g
         && g.errorType().equals(DataClasses.FALLBACK_NOT_PERMITTED)) {
-      rc.services()
-          .metrics()
-          .dataClass(call.plan().dataClass(), DataClasses.FALLBACK_NOT_PERMITTED);
-      return answer(loop, fallbackNotPermitted(call, target, g, failure));
+      rc.services().metrics().dataClass(routed.plan().dataClass(), DataClasses.FALLBACK_NOT_PERMITTED);
+      return refused(
+          r, loop, RoutedAnswers.fallbackNotPermitted(target.provider(), g, failure));
     }
     if (step instanceof FailoverPlan.GiveUp g) {
-      return answer(
-          loop,
-          giveUp(
-              call,
-              target,
-              g,
-              failure.status() == 429
-                  ? UpstreamErrors.header(failure.headers(), "retry-after")
-                      .or(() -> Optional.of(defaultRetryAfter()))
-                  : Optional.empty()));
+      Optional<String> retryAfter =
+          failure.status() == 429
+              ? UpstreamErrors.header(failure.headers(), "retry-after")
+                  .or(() -> Optional.of(Long.toString(defaultRetryAfter())))
+              : Optional.empty();
+      return refused(r, loop, RoutedAnswers.giveUp(g, retryAfter));
     }
     if (step instanceof FailoverPlan.CutStream cut) {
-      return answer(
+      return refused(
+          r,
           loop,
-          callError(target, profile, 502, cut.errorType(), cut.message(), null, cut.errorType()));
+          Refusal.of(Shape.OPENAI, 502, cut.errorType(), cut.message(), null, cut.errorType()));
     }
-    return answer(loop, deliver(call, loop, failure));
+    return deliver(r, loop, failure, held);
   }
 
   /**
@@ -890,9 +469,9 @@ final class RoutedCall {
    * retry" with the interactive default of 4). When the plan then gives up, it is asked again with
    * the whole budget (the fallback could not be used after all).
    */
-  private Decision decide(Prepared call, Loop loop, Failure failure) {
-    AttemptBudget budget = call.budget();
-    RoutingProfile profile = call.profile();
+  private Decision decide(Routing r, Loop loop, Failure failure) {
+    AttemptBudget budget = r.budget();
+    var profile = r.routed().profile();
     Optional<Duration> full =
         rc.settings()
             .retryPolicy()
@@ -901,16 +480,17 @@ final class RoutedCall {
         loop.target().provider() == profile.primary().provider() && profile.fallback().isPresent();
     int primaryShare = Math.max(1, budget.limits().maxAttempts() / 2);
     Optional<Duration> share = full.filter(w -> !keepForSwitch || budget.attempts() < primaryShare);
-    Decision d = FailoverPlan.next(call.plan(), attemptOf(loop, failure, share));
+    Decision d = FailoverPlan.next(r.routed().plan(), attemptOf(loop, failure, share));
     if (d.step() instanceof FailoverPlan.GiveUp && share.isEmpty() && full.isPresent()) {
-      d = FailoverPlan.next(call.plan(), attemptOf(loop, failure, full));
+      d = FailoverPlan.next(r.routed().plan(), attemptOf(loop, failure, full));
     }
     return d;
   }
 
-  private static Attempt attemptOf(Loop loop, Failure failure, Optional<Duration> wait) {
+  private static FailoverPlan.Attempt attemptOf(
+      Loop loop, Failure failure, Optional<Duration> wait) {
     Target target = loop.target();
-    return new Attempt(
+    return new FailoverPlan.Attempt(
         target.provider(),
         target.model(),
         failure.status(),
@@ -927,78 +507,34 @@ final class RoutedCall {
    * without one an SDK retries at once on its own schedule, a storm on top of the router's
    * attempts.
    */
-  private String defaultRetryAfter() {
-    return Long.toString(
-        ProviderGuards.retryAfterSeconds(rc.settings().retryPolicy().backoff().cap()));
+  private long defaultRetryAfter() {
+    return ProviderGuards.retryAfterSeconds(rc.settings().retryPolicy().backoff().cap());
   }
 
   /**
-   * The upstream's own error (a caller error the other side would refuse too), in the OpenAI shape.
+   * The failed attempt's own answer and no further attempt, for a caller who hung up ({@code
+   * when}): nobody would read another attempt's answer, but the provider would bill it.
    */
-  private HttpResponse deliver(Prepared call, Loop loop, Failure failure) {
-    Target target = loop.target();
+  private CompletionStage<CallEnd> callerGone(
+      Routing r,
+      Loop loop,
+      Failure failure,
+      dev.spendgateway.edge.call.CallAttempt held,
+      String when) {
+    log.info(
+        "request {}: the caller hung up {}; no further attempt", r.routed().spend().requestId(), when);
+    return deliver(r, loop, failure, held);
+  }
+
+  /** The last attempt's failure as the caller's answer (its own line already records it). */
+  private CompletionStage<CallEnd> deliver(
+      Routing r, Loop loop, Failure failure, dev.spendgateway.edge.call.CallAttempt held) {
+    Provider provider = loop.target().provider();
     if (failure.status() == 0) {
-      return callError(
-          target,
-          call.profile(),
-          502,
-          "upstream_unavailable",
-          target.provider().wireName() + " could not be reached.",
-          null,
-          "upstream_connection");
+      return refused(r, loop, RoutedAnswers.unreachable(provider));
     }
-    // The attempt's own line (status = what the caller gets) already records this answer.
-    ByteString body =
-        UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body());
-    return HttpResponse.create()
-        .withStatus(GatewayErrors.status(failure.status()))
-        .addHeaders(UpstreamErrors.passBack(failure.headers()))
-        .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
+    return answered(loop, RoutedAnswers.upstreamError(provider, failure), held);
   }
-
-  /**
-   * 503 {@code fallback_not_permitted}: the primary failed and the call's data class does not allow
-   * the fallback's provider. The primary's own error rides along ({@code error.primary}: provider,
-   * status, its error in the OpenAI shape; its Retry-After as a header), so the caller sees why the
-   * primary failed and can decide itself whether to wait or to send the data elsewhere.
-   */
-  private HttpResponse fallbackNotPermitted(
-      Prepared call, Target target, FailoverPlan.GiveUp g, Failure failure) {
-    ObjectNode extra = RouterJson.object();
-    ObjectNode primary = extra.putObject("primary");
-    primary.put("provider", target.provider().wireName());
-    primary.put("status", failure.status());
-    if (failure.status() == 0) {
-      primary
-          .putObject("error")
-          .put("message", target.provider().wireName() + " could not be reached.")
-          .put("type", "upstream_unavailable");
-    } else {
-      RouterJson.parseObject(
-              UpstreamErrors.toOpenAiShape(target.provider(), failure.status(), failure.body()))
-          .ifPresent(shaped -> primary.set("error", shaped.path("error")));
-    }
-    writeCallLine(target, call.profile(), g.status(), g.errorType());
-    return GatewayErrors.error(
-        Shape.OPENAI,
-        g.status(),
-        g.errorType(),
-        g.message(),
-        extra,
-        UpstreamErrors.passBack(failure.headers()));
-  }
-
-  private HttpResponse giveUp(
-      Prepared call, Target last, FailoverPlan.GiveUp g, Optional<String> retryAfter) {
-    List<HttpHeader> headers =
-        retryAfter
-            .<List<HttpHeader>>map(v -> List.of(RawHeader.create("retry-after", v)))
-            .orElse(List.of());
-    return callError(
-        last, call.profile(), g.status(), g.errorType(), g.message(), null, g.errorType(), headers);
-  }
-
-  // --- usage ----------------------------------------------------------------------------------
 
   /** The chat API the router speaks on each provider. */
   private static ApiKind apiKind(Provider provider) {
@@ -1008,107 +544,27 @@ final class RoutedCall {
     };
   }
 
-  // --- responses and the call's own log line ----------------------------------------------------
-
-  private static CompletionStage<Reply> refuse(HttpResponse response) {
-    return CompletableFuture.completedFuture(new Reply(response, null));
-  }
-
   /**
-   * The failed attempt's own answer and no further attempt, for a caller who hung up ({@code
-   * when}): nobody would read another attempt's answer, but the provider would bill it.
+   * The gateway answers the call itself: the call's line names the last target (if any), and the
+   * caller's answer says which provider it was.
    */
-  private CompletionStage<Reply> callerGone(
-      Prepared call, Loop loop, Failure failure, String when) {
-    log.info("request {}: the caller hung up {}", call.spend().requestId(), when);
-    return answer(loop, deliver(call, loop, failure));
+  private static CompletionStage<CallEnd> refused(Routing r, Loop loop, Refusal refusal) {
+    Target last = loop.target();
+    r.call()
+        .line()
+        .learn(
+            l ->
+                l.withProvider(last == null ? null : last.provider().wireName())
+                    .withFailover(last != null && last.failover()));
+    return CompletableFuture.completedFuture(
+        new CallEnd.Refused(refusal, RoutedAnswers.callHeaders(last)));
   }
 
-  private static CompletionStage<Reply> answer(Loop loop, HttpResponse response) {
-    return CompletableFuture.completedFuture(new Reply(response, loop.target()));
-  }
-
-  private HttpResponse callError(
-      Target last,
-      RoutingProfile profile,
-      int status,
-      String type,
-      String message,
-      String param,
-      String errorClass) {
-    return callError(last, profile, status, type, message, param, errorClass, List.of());
-  }
-
-  /**
-   * A gateway-made error in the OpenAI shape; writes the call's own line (no reservation on it) for
-   * a call that ends without an attempt answering it (refused before any attempt, or a gateway-made
-   * error after failed attempts). Attempts log themselves.
-   */
-  private HttpResponse callError(
-      Target last,
-      RoutingProfile profile,
-      int status,
-      String type,
-      String message,
-      String param,
-      String errorClass,
-      List<HttpHeader> headers) {
-    ObjectNode extra = RouterJson.object();
-    if (param != null) {
-      extra.put("param", param);
-    }
-    writeCallLine(last, profile, status, errorClass);
-    return GatewayErrors.error(Shape.OPENAI, status, type, message, extra, headers);
-  }
-
-  /** The call's own line, for a call no attempt answered. */
-  private void writeCallLine(Target last, RoutingProfile profile, int status, String errorClass) {
-    callLine.learn(
-        l ->
-            l.withProvider(last == null ? null : last.provider().wireName())
-                .withModel(profile == null ? null : profile.name())
-                .withFailover(last != null && last.failover()));
-    callLine.write(status, errorClass);
-  }
-
-  private Reply internalError(Throwable failure) {
-    Throwable cause =
-        failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause()
-            : failure;
-    log.error("routed call failed inside the gateway: {}", cause.getClass().getName(), cause);
-    return new Reply(
-        callError(
-            null,
-            null,
-            500,
-            "internal_error",
-            "The gateway failed to handle this call.",
-            null,
-            "internal"),
-        null);
-  }
-
-  private static HttpResponse withCallHeaders(SpendContext spend, HttpResponse response) {
-    return withCallHeaders(spend, new Reply(response, null));
-  }
-
-  private static HttpResponse withCallHeaders(SpendContext spend, Reply reply) {
-    List<HttpHeader> headers = new ArrayList<>();
-    if (spend != null) {
-      headers.add(RawHeader.create(SpendHeaders.REQUEST_ID, spend.requestId()));
-    }
-    Target last = reply.last();
-    if (last != null) {
-      headers.add(RawHeader.create(PROVIDER_HEADER, last.provider().wireName()));
-      headers.add(RawHeader.create(FAILOVER_HEADER, Boolean.toString(last.failover())));
-    }
-    return reply.response().addHeaders(headers);
-  }
-
-  private List<HttpHeader> callerHeaders() {
-    List<HttpHeader> headers = new ArrayList<>();
-    request.getHeaders().forEach(headers::add);
-    return headers;
+  private static CompletionStage<CallEnd> answered(
+      Loop loop,
+      org.apache.pekko.http.javadsl.model.HttpResponse response,
+      dev.spendgateway.edge.call.CallAttempt held) {
+    return CompletableFuture.completedFuture(
+        new CallEnd.Answered(response, held, RoutedAnswers.callHeaders(loop.target())));
   }
 }
