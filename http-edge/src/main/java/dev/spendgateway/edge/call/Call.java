@@ -137,8 +137,8 @@ public final class Call {
    * One provider attempt as the target planned it.
    *
    * @param line the attempt's own line so far (written by the attempt once it holds money)
-   * @param profile the routing profile, for the spend metrics ({@link UsageTelemetry#NO_PROFILE}
-   *     on a pass-through route)
+   * @param profile the routing profile, for the spend metrics ({@link UsageTelemetry#NO_PROFILE} on
+   *     a pass-through route)
    * @param onHeld told of the held attempt before it is sent (e.g. the router's attempt counter)
    */
   public record AttemptPlan(
@@ -156,8 +156,7 @@ public final class Call {
   /** What an attempt came to. */
   public sealed interface Attempted {
     /** Sent and answered (or not): the attempt has ended, or ends with its stream. */
-    record Exchanged(UpstreamExchange.Exchanged result, CallAttempt attempt)
-        implements Attempted {}
+    record Exchanged(UpstreamExchange.Exchanged result, CallAttempt attempt) implements Attempted {}
 
     /** Not sent, nothing held: a guard or the ledger refused it. No attempt line. */
     record Refused(Refusal refusal) implements Attempted {}

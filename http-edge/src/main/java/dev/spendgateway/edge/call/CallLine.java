@@ -29,7 +29,9 @@ public final class CallLine {
     return known.updateAndGet(fact);
   }
 
-  /** Writes the line with the caller's status and the error word, once; empty when written already. */
+  /**
+   * Writes the line with the caller's status and the error word, once; empty when written already.
+   */
   public Optional<AccessRecord> write(int status, String errorClass) {
     if (!written.compareAndSet(false, true)) {
       return Optional.empty();

@@ -211,7 +211,8 @@ public final class CallPipeline<P> {
           .metrics()
           .gatewayOverhead(
               target.route(),
-              Duration.ofNanos(Math.max(0, (nanoTime.getAsLong() - startedNanos) - upstream.getAsLong())));
+              Duration.ofNanos(
+                  Math.max(0, (nanoTime.getAsLong() - startedNanos) - upstream.getAsLong())));
     }
   }
 }

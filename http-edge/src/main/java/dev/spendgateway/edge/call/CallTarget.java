@@ -38,7 +38,10 @@ public interface CallTarget<P> {
    */
   Optional<Refusal> refusesDataClass(DataClass dataClass, CallMetrics metrics);
 
-  /** Reads and vets the body: the call ready to go, or its refusal. Never a failed stage for bad input. */
+  /**
+   * Reads and vets the body: the call ready to go, or its refusal. Never a failed stage for bad
+   * input.
+   */
   CompletionStage<Vetted<P>> prepare(Call call);
 
   /** Makes the call's attempts and says how it ended. */

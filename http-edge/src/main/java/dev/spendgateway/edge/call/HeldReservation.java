@@ -62,11 +62,6 @@ public final class HeldReservation {
     return heldMicros;
   }
 
-  /** Whether a close has been started (by any path). */
-  public boolean isClosing() {
-    return closing.get() != null;
-  }
-
   /** Closes as {@code how} says, once; a later call returns the first close's result. */
   public CompletionStage<LedgerClose> close(Settlement.Closing how) {
     CompletableFuture<LedgerClose> mine = new CompletableFuture<>();

@@ -97,20 +97,13 @@ public final class Overload {
           HttpResponse response =
               refusal(anthropic ? Shape.ANTHROPIC : Shape.OPENAI, OPEN_CALLS, metrics);
           AccessLog.write(
-              new AccessRecord(
+              AccessRecord.refusedAtTheDoor(
                   clock.instant(),
                   requestId,
                   family,
                   anthropic ? "anthropic" : "openai",
-                  null,
-                  null,
-                  null,
                   503,
-                  null,
-                  null,
-                  0,
-                  OPEN_CALLS,
-                  false));
+                  OPEN_CALLS));
           return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
         });
   }

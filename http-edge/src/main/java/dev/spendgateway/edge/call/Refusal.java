@@ -46,7 +46,8 @@ public record Refusal(HttpResponse response, String errorClass) {
     if (param != null && shape == Shape.OPENAI) {
       extra.put("param", param);
     }
-    return new Refusal(GatewayErrors.error(shape, status, type, message, extra, headers), errorClass);
+    return new Refusal(
+        GatewayErrors.error(shape, status, type, message, extra, headers), errorClass);
   }
 
   /** A request the policy refuses (Anthropic names a too-large request apart). */
@@ -96,9 +97,9 @@ public record Refusal(HttpResponse response, String errorClass) {
   }
 
   /**
-   * The caller hung up before its call was sent ({@code what}: the sentence the caller would
-   * read); nobody reads the answer, the line records 499 (the convention for a client that closed
-   * its request).
+   * The caller hung up before its call was sent ({@code what}: the sentence the caller would read);
+   * nobody reads the answer, the line records 499 (the convention for a client that closed its
+   * request).
    */
   public static Refusal callerGone(Shape shape, String what) {
     return of(shape, GatewayErrors.CALLER_GONE, "caller_gone", what, null, "caller_gone");
@@ -106,7 +107,8 @@ public record Refusal(HttpResponse response, String errorClass) {
 
   /** A failure inside the gateway. */
   public static Refusal internal(Shape shape) {
-    return of(shape, 500, "internal_error", "The gateway failed to handle this call.", null, "internal");
+    return of(
+        shape, 500, "internal_error", "The gateway failed to handle this call.", null, "internal");
   }
 
   /** This answer with {@code headers} added. */

@@ -13,9 +13,8 @@ import org.apache.pekko.stream.stage.TimerGraphStageLogic;
 /**
  * A stage that sits per connection between Pekko's HTTP layer and the route and passes every
  * request and response through, one for one, watching them on the way: requests in on the top,
- * responses out at the bottom. A subclass says what it does with each ({@link
- * Logic#onRequest}, {@link Logic#onResponse}); the pulling and the completion are written here
- * once.
+ * responses out at the bottom. A subclass says what it does with each ({@link Logic#onRequest},
+ * {@link Logic#onResponse}); the pulling and the completion are written here once.
  */
 abstract class ConnectionStage
     extends GraphStage<BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse>> {
@@ -25,7 +24,9 @@ abstract class ConnectionStage
   private final Outlet<HttpResponse> responseOut;
   private final BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape;
 
-  /** @param name the stage's name in its ports' names */
+  /**
+   * @param name the stage's name in its ports' names
+   */
   ConnectionStage(String name) {
     requestIn = Inlet.create(name + ".requestIn");
     requestOut = Outlet.create(name + ".requestOut");

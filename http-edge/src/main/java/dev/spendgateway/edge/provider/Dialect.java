@@ -1,12 +1,12 @@
 package dev.spendgateway.edge.provider;
 
-import dev.spendgateway.edge.call.SpendHeaders;
-import dev.spendgateway.edge.call.CallServices;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerJson;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.CallerJsonBody;
+import dev.spendgateway.edge.call.SpendHeaders;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamBody;

@@ -79,8 +79,8 @@ final class ProviderCall implements CallTarget<Preparation.Prepared> {
   }
 
   /**
-   * The call's data class must allow this route's provider: else 403 {@code
-   * data_class_forbidden}, before the body is read, so nothing is reserved or sent.
+   * The call's data class must allow this route's provider: else 403 {@code data_class_forbidden},
+   * before the body is read, so nothing is reserved or sent.
    */
   @Override
   public Optional<Refusal> refusesDataClass(DataClass dataClass, CallMetrics metrics) {
@@ -250,8 +250,7 @@ final class ProviderCall implements CallTarget<Preparation.Prepared> {
                           prepared.forwardUsageChunk(),
                           services.upstream().settings().sseLimits()))));
     }
-    return error(
-        502, "upstream_unreadable", "The provider's answer could not be read to its end.");
+    return error(502, "upstream_unreadable", "The provider's answer could not be read to its end.");
   }
 
   private static HttpResponse passThrough(

@@ -1,7 +1,5 @@
 package dev.spendgateway.edge.provider;
 
-import dev.spendgateway.edge.call.SpendHeaders;
-import dev.spendgateway.edge.call.CallServices;
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
 import static org.apache.pekko.http.javadsl.server.Directives.concat;
@@ -13,7 +11,9 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.separateOnSlashe
 
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.call.CallPipeline;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.ProviderGuards;
+import dev.spendgateway.edge.call.SpendHeaders;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
@@ -123,20 +123,13 @@ public final class ProviderRoutes {
           String requestId =
               SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
           AccessLog.write(
-              new AccessRecord(
+              AccessRecord.refusedAtTheDoor(
                   services.clock().instant(),
                   requestId,
                   "/" + provider + "/*",
                   provider,
-                  null,
-                  null,
-                  null,
                   response.status().intValue(),
-                  null,
-                  null,
-                  0,
-                  errorClass,
-                  false));
+                  errorClass));
           return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
         });
   }

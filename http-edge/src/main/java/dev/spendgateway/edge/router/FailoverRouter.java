@@ -14,11 +14,11 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.call.CallPipeline;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
-import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.AttemptBudget;
@@ -43,8 +43,8 @@ import org.slf4j.LoggerFactory;
  * {@code model} names a routing profile, OpenAI first and the profile's Claude fallback as backup.
  * Builds the router's own state once (conversation stickiness, schema memory) and runs each call
  * through the {@link CallPipeline} with a {@link RoutedCall} as its target; the guards (admission
- * pools, provider breakers, model circuits) are the ones every provider call shares. Every
- * {@code /v1/...} path answers in the OpenAI error shape (401 and 404 included).
+ * pools, provider breakers, model circuits) are the ones every provider call shares. Every {@code
+ * /v1/...} path answers in the OpenAI error shape (401 and 404 included).
  *
  * <p>See docs/ROUTER.md for the behaviour callers see.
  */

@@ -46,8 +46,8 @@ final class RoutedPreparation {
       FailoverPlan.Context plan) {}
 
   /**
-   * The profile {@code model} names, the pool ({@code x-priority} or the profile's), the bodies
-   * for each provider as policy vets them, and the plan's context; or the refusal.
+   * The profile {@code model} names, the pool ({@code x-priority} or the profile's), the bodies for
+   * each provider as policy vets them, and the plan's context; or the refusal.
    */
   static Vetted<Routed> prepare(
       ObjectNode chatRequest,
@@ -137,7 +137,10 @@ final class RoutedPreparation {
 
   /** The Anthropic body with the schema written into its system prompt, vetted. */
   static PolicyDecision schemaInPrompt(
-      RequestPolicy policy, PolicyDecision.Allowed anthropicBody, JsonNode schema, LocalDate today) {
+      RequestPolicy policy,
+      PolicyDecision.Allowed anthropicBody,
+      JsonNode schema,
+      LocalDate today) {
     ObjectNode inPrompt =
         StructuredOutputFallback.schemaIntoSystemPrompt(anthropicBody.upstreamBody(), schema);
     return policy.anthropicMessages(inPrompt, RouterJson.bytes(inPrompt).length, today);
@@ -178,7 +181,6 @@ final class RoutedPreparation {
 
   private static Vetted<Routed> refused(
       int status, String type, String message, String param, String errorClass) {
-    return new Vetted.Refused<>(
-        Refusal.of(Shape.OPENAI, status, type, message, param, errorClass));
+    return new Vetted.Refused<>(Refusal.of(Shape.OPENAI, status, type, message, param, errorClass));
   }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.log.AccessRecord;
-import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.ReserveRequest;

@@ -79,7 +79,10 @@ class OnePipelineE2ETest extends GatewayPerClass {
 
     HttpResponse<String> r =
         gw.send(
-            gw.postJson(ROUTER, bodyFor(ROUTER).replace("fast-summary", "no-such-profile"), Brand.fresh("p"))
+            gw.postJson(
+                    ROUTER,
+                    bodyFor(ROUTER).replace("fast-summary", "no-such-profile"),
+                    Brand.fresh("p"))
                 .build());
 
     assertEquals(400, r.statusCode(), r.body());

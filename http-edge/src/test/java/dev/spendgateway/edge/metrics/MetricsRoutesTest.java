@@ -1,6 +1,5 @@
 package dev.spendgateway.edge.metrics;
 
-import dev.spendgateway.edge.call.CallMetrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +9,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.GatewayRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
