@@ -6,6 +6,10 @@ import dev.spendgateway.edge.admin.AdminRoutes;
 import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.body.BodyMemory;
+import dev.spendgateway.edge.call.CallServices;
+import dev.spendgateway.edge.call.InFlightCalls;
+import dev.spendgateway.edge.call.Overload;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
@@ -17,11 +21,9 @@ import dev.spendgateway.edge.ops.LedgerObservers;
 import dev.spendgateway.edge.ops.OpsData;
 import dev.spendgateway.edge.ops.OpsRoutes;
 import dev.spendgateway.edge.ops.SpendPerHour;
-import dev.spendgateway.edge.provider.CallServices;
-import dev.spendgateway.edge.provider.InFlightCalls;
-import dev.spendgateway.edge.provider.Overload;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.router.FailoverRouter;
+import dev.spendgateway.edge.router.RouterListener;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerAccess;
 import dev.spendgateway.ledger.LedgerClient;
@@ -36,6 +38,11 @@ import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
 import dev.spendgateway.upstream.client.UpstreamSettings;
+import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.FailoverSettings;
+import dev.spendgateway.upstream.failover.ModelCircuits;
+import dev.spendgateway.upstream.failover.ProviderBreakers;
+import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.stream.StreamMeter;
 import java.time.Clock;
 import java.time.Duration;
@@ -50,6 +57,8 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The composition root: builds every component from the resolved config and binds the HTTP edge.
@@ -57,6 +66,8 @@ import org.apache.pekko.stream.Materializer;
  * one process, the cluster singleton's proxy (behind this node's gate) on a cluster node.
  */
 public final class Gateway {
+  private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+
   private final GatewaySettings settings;
   private final LedgerClient ledger;
   private final CompletableFuture<Done> ledgerReady;
@@ -145,16 +156,13 @@ public final class Gateway {
             new ObjectMapper(),
             config.getInt("gateway.usage-top-subjects"),
             bodyReadTimeout);
+    RouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
+    // The same pools, pace, breakers and model circuits for every provider call, pass-through and
+    // routed: a caller cannot get past a limit by picking a route.
+    ProviderGuards guards = providerGuards(system, config, listener);
     FailoverRouter router =
-        FailoverRouter.create(
-            system,
-            config,
-            catalog,
-            services,
-            auth,
-            new MicrometerRouterListener(metrics.registry(), metrics.calls()));
-    // The same pools, breakers and model circuits for the pass-through routes as for the router.
-    ProviderRoutes providers = new ProviderRoutes(services, auth, router.guards());
+        FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
+    ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
     metrics.withFailover(
         Optional.of(router::laneStats),
         Optional.of(router.breakers()),
@@ -194,6 +202,33 @@ public final class Gateway {
                     List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls,
             Overload.openCallsRefused(metrics.calls(), clock));
+  }
+
+  /**
+   * The guards every provider call passes, from the {@code failover} block and the node's provider
+   * rate limits; {@code listener} counts their refusals and the models a 410 retired.
+   */
+  private static ProviderGuards providerGuards(
+      ActorSystem<?> system, Config config, RouterListener listener) {
+    FailoverSettings settings = FailoverSettings.fromConfig(config);
+    return new ProviderGuards(
+        new AdmissionPools(settings.pools(), System::nanoTime),
+        ProviderRateLimits.fromConfig(config, System::nanoTime),
+        ProviderBreakers.create(
+            system,
+            settings.breaker(),
+            (provider, state) ->
+                log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
+        new ModelCircuits(settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
+        settings.breaker().resetTimeout(),
+        delay -> {
+          CompletableFuture<Void> elapsed = new CompletableFuture<>();
+          system
+              .scheduler()
+              .scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
+          return elapsed;
+        },
+        listener);
   }
 
   /**

@@ -3,7 +3,6 @@ package dev.spendgateway.edge.call;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.log.AccessLog;
 import dev.spendgateway.edge.log.AccessRecord;
-import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.policy.money.Micros;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -3,7 +3,6 @@ package dev.spendgateway.edge.call;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
-import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.ReserveRequest;
 import java.util.Optional;

@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.call;
 
 import dev.spendgateway.edge.log.AccessLine;
+import dev.spendgateway.edge.log.AccessLog;
 import dev.spendgateway.edge.log.AccessRecord;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,21 +29,8 @@ public final class CallLine {
     return known.updateAndGet(fact);
   }
 
-  public AccessLine now() {
-    return known.get();
-  }
-
   /**
-   * An attempt took over: its own line is the call's, so this one is never written (for the
-   * pass-through routes, which make one attempt).
-   */
-  public void handOver() {
-    written.set(true);
-  }
-
-  /**
-   * Writes the line with the caller's status and the error word, once; empty when it was written
-   * (or handed over) already.
+   * Writes the line with the caller's status and the error word, once; empty when written already.
    */
   public Optional<AccessRecord> write(int status, String errorClass) {
     if (!written.compareAndSet(false, true)) {
@@ -50,7 +38,7 @@ public final class CallLine {
     }
     AccessRecord record =
         known.get().withStatus(status).withError(errorClass).record(nanoTime.getAsLong());
-    dev.spendgateway.edge.log.AccessLog.write(record);
+    AccessLog.write(record);
     return Optional.of(record);
   }
 }

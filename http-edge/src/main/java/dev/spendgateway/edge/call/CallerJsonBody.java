@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.CallerBodies;
 import dev.spendgateway.edge.body.CallerJson;
-import dev.spendgateway.edge.provider.CallServices;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.util.ByteString;

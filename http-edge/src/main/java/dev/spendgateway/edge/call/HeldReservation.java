@@ -1,6 +1,5 @@
 package dev.spendgateway.edge.call;
 
-import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation.Status;
@@ -61,11 +60,6 @@ public final class HeldReservation {
 
   public long heldMicros() {
     return heldMicros;
-  }
-
-  /** Whether a close has been started (by any path). */
-  public boolean isClosing() {
-    return closing.get() != null;
   }
 
   /** Closes as {@code how} says, once; a later call returns the first close's result. */

@@ -17,6 +17,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What protects the providers and the node, shared by every provider call — the pass-through routes
@@ -38,6 +40,7 @@ public record ProviderGuards(
     Duration breakerRetryAfter,
     Function<Duration, CompletionStage<Void>> delay,
     Listener listener) {
+  private static final Logger log = LoggerFactory.getLogger(ProviderGuards.class);
 
   /** Counts the guards' refusals. */
   public interface Listener {
@@ -179,6 +182,20 @@ public record ProviderGuards(
 
   private static boolean isDone(Optional<? extends CompletionStage<?>> callerGone) {
     return callerGone.map(gone -> gone.toCompletableFuture().isDone()).orElse(false);
+  }
+
+  /**
+   * A provider answered 410 Gone for {@code model}: opens its circuit and, the first time, raises
+   * the alarm ({@code then}: what happens to the calls to it meanwhile).
+   */
+  public void modelGone(Provider provider, String model, String then) {
+    if (circuits.onModelGone(model)) {
+      log.error(
+          "ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, {}",
+          provider.wireName(),
+          model,
+          then);
+    }
   }
 
   /** Whole seconds a refused call is told to wait (at least 1). */

@@ -1,7 +1,6 @@
 package dev.spendgateway.edge.call;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.failover.ErrorClassifier;

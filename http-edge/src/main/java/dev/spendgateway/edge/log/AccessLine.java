@@ -195,9 +195,4 @@ public record AccessLine(
         profile,
         dataClass);
   }
-
-  /** Writes the line now (callers make sure a call's line is written once). */
-  public void write(long nowNanos) {
-    AccessLog.write(record(nowNanos));
-  }
 }

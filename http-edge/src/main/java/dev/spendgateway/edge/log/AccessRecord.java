@@ -41,35 +41,31 @@ public record AccessRecord(
     String profile,
     String dataClass) {
 
-  /** A line without profile or data class (a call refused before either was read). */
-  public AccessRecord(
+  /**
+   * The line of a call refused at the door, before anything of it was read (wrong token, unknown
+   * route, too many open calls): no spend, model, profile or data class, nothing reserved.
+   */
+  public static AccessRecord refusedAtTheDoor(
       Instant time,
       String requestId,
       String route,
       String provider,
-      String lane,
-      String brand,
-      String model,
       int status,
-      String reservedUsd,
-      String settledUsd,
-      long durationMs,
-      String errorClass,
-      boolean failover) {
-    this(
+      String errorClass) {
+    return new AccessRecord(
         time,
         requestId,
         route,
         provider,
-        lane,
-        brand,
-        model,
+        null,
+        null,
+        null,
         status,
-        reservedUsd,
-        settledUsd,
-        durationMs,
+        null,
+        null,
+        0,
         errorClass,
-        failover,
+        false,
         null,
         null);
   }

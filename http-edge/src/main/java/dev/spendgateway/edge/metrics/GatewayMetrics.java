@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.cluster.LedgerStandby;

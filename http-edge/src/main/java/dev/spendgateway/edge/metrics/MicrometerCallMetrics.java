@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.upstream.client.RateLimitHeaders;
 import io.micrometer.core.instrument.Counter;

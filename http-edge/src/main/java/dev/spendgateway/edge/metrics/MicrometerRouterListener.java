@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.metrics;
 
+import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.edge.router.RouterListener;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.Pool;

@@ -2,6 +2,7 @@ package dev.spendgateway.edge.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.body.BodyType;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.cost.UsageReport;

@@ -10,7 +10,10 @@ import static org.apache.pekko.http.javadsl.server.Directives.post;
 import static org.apache.pekko.http.javadsl.server.PathMatchers.separateOnSlashes;
 
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.CallPipeline;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.ProviderGuards;
+import dev.spendgateway.edge.call.SpendHeaders;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
@@ -120,26 +123,20 @@ public final class ProviderRoutes {
           String requestId =
               SpendHeaders.requestId(name -> request.getHeader(name).map(HttpHeader::value));
           AccessLog.write(
-              new AccessRecord(
+              AccessRecord.refusedAtTheDoor(
                   services.clock().instant(),
                   requestId,
                   "/" + provider + "/*",
                   provider,
-                  null,
-                  null,
-                  null,
                   response.status().intValue(),
-                  null,
-                  null,
-                  0,
-                  errorClass,
-                  false));
+                  errorClass));
           return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
         });
   }
 
   private Route call(CallKind kind) {
-    return extractRequest(
-        request -> completeWithFuture(new ProviderCall(services, guards, kind, request).run()));
+    CallPipeline<Preparation.Prepared> pipeline =
+        new CallPipeline<>(new ProviderCall(services, kind), services, guards, System::nanoTime);
+    return extractRequest(request -> completeWithFuture(pipeline.run(request)));
   }
 }

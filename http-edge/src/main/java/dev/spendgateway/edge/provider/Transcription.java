@@ -2,6 +2,7 @@ package dev.spendgateway.edge.provider;
 
 import dev.spendgateway.edge.body.BodyType;
 import dev.spendgateway.edge.body.CallerBodies;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.TranscriptionDecision;
 import dev.spendgateway.policy.request.TranscriptionForm;

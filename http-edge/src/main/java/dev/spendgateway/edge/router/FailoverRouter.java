@@ -13,11 +13,12 @@ import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
 
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.CallPipeline;
+import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.errors.WrongMethod;
-import dev.spendgateway.edge.provider.CallServices;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.AttemptBudget;
@@ -25,14 +26,12 @@ import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
-import dev.spendgateway.upstream.failover.ProviderRateLimits;
 import dev.spendgateway.upstream.failover.RoutingProfiles;
 import dev.spendgateway.upstream.failover.SchemaModeMemory;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.server.Route;
@@ -42,9 +41,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The failover router, {@code POST /v1/chat/completions} (docs/ROUTER.md): OpenAI-compatible,
  * {@code model} names a routing profile, OpenAI first and the profile's Claude fallback as backup.
- * Builds the shared resilience state once (admission pools, provider breakers, model circuits,
- * conversation stickiness, schema memory) and hands it to one {@link RoutedCall} per request. Every
- * {@code /v1/...} path answers in the OpenAI error shape (401 and 404 included).
+ * Builds the router's own state once (conversation stickiness, schema memory) and runs each call
+ * through the {@link CallPipeline} with a {@link RoutedCall} as its target; the guards (admission
+ * pools, provider breakers, model circuits) are the ones every provider call shares. Every {@code
+ * /v1/...} path answers in the OpenAI error shape (401 and 404 included).
  *
  * <p>See docs/ROUTER.md for the behaviour callers see.
  */
@@ -54,8 +54,11 @@ public final class FailoverRouter {
   private final RouterContext context;
   private final GatewayAuth auth;
 
-  /** Built once: every routed call and every pass-through call uses these. */
+  /** The guards every provider call goes through, pass-through and routed alike. */
   private final ProviderGuards guards;
+
+  /** The pipeline every routed call runs through. */
+  private final CallPipeline<RoutedPreparation.Routed> pipeline;
 
   /**
    * How much later than one provider call a routed call may start its answer: its last attempt may
@@ -63,32 +66,36 @@ public final class FailoverRouter {
    */
   private final Duration chainTime;
 
-  private FailoverRouter(RouterContext context, GatewayAuth auth) {
+  private FailoverRouter(RouterContext context, ProviderGuards guards, GatewayAuth auth) {
     this.context = context;
     this.auth = auth;
-    this.guards = RoutedCall.guards(context);
-    this.chainTime = chainTime(context);
+    this.guards = guards;
+    this.pipeline =
+        new CallPipeline<>(new RoutedCall(context), context.services(), guards, System::nanoTime);
+    this.chainTime = chainTime(context, guards);
   }
 
-  static Duration chainTime(RouterContext context) {
+  static Duration chainTime(RouterContext context, ProviderGuards guards) {
     Duration longestBudget =
         context.settings().budgets().values().stream()
             .map(AttemptBudget.Limits::totalTime)
             .max(Duration::compareTo)
             .orElse(Duration.ZERO);
-    return longestBudget.plus(context.rateLimits().maxWait());
+    return longestBudget.plus(guards.rateLimits().maxWait());
   }
 
   /**
    * Reads {@code profiles} and {@code failover} from {@code config} (a bad profile throws, naming
-   * it) and builds the router on {@code system}. Logs (and tells {@code listener}) the lifecycle
-   * warnings of deprecated profile models, at start and once a day.
+   * it) and builds the router on {@code system}, its attempts through {@code guards}. Logs (and
+   * tells {@code listener}) the lifecycle warnings of deprecated profile models, at start and once
+   * a day.
    */
   public static FailoverRouter create(
       ActorSystem<?> system,
       Config config,
       ModelCatalog catalog,
       CallServices services,
+      ProviderGuards guards,
       GatewayAuth auth,
       RouterListener listener) {
     RoutingProfiles profiles = RoutingProfiles.fromConfig(config, catalog);
@@ -113,29 +120,13 @@ public final class FailoverRouter {
             services,
             profiles,
             settings,
-            new AdmissionPools(settings.pools(), System::nanoTime),
-            ProviderRateLimits.fromConfig(config, System::nanoTime),
-            ProviderBreakers.create(
-                system,
-                settings.breaker(),
-                (provider, state) ->
-                    log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
-            new ModelCircuits(
-                settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
             new ConversationStickiness(
                 settings.stickinessMaxEntries(), settings.stickinessTtl(), System::nanoTime),
             new SchemaModeMemory(settings.schemaMemoryMaxEntries()),
             listener,
             System::nanoTime,
-            ThreadLocalRandom::current,
-            delay -> {
-              CompletableFuture<Void> elapsed = new CompletableFuture<>();
-              system
-                  .scheduler()
-                  .scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
-              return elapsed;
-            });
-    FailoverRouter router = new FailoverRouter(context, auth);
+            ThreadLocalRandom::current);
+    FailoverRouter router = new FailoverRouter(context, guards, auth);
     router.warnLifecycle();
     system
         .scheduler()
@@ -174,9 +165,7 @@ public final class FailoverRouter {
    * generated (and billed) the answer.
    */
   private Route call() {
-    Route run =
-        extractRequest(
-            request -> completeWithFuture(new RoutedCall(context, guards, request).run()));
+    Route run = extractRequest(request -> completeWithFuture(pipeline.run(request)));
     return extractRequestTimeout(
         server ->
             server.isFinite()
@@ -186,12 +175,12 @@ public final class FailoverRouter {
 
   /** Admission lanes' depth, age and in-flight counts, for {@code /metrics}. */
   public List<AdmissionPools.LaneStats> laneStats() {
-    return context.pools().stats();
+    return guards.pools().stats();
   }
 
   /** Provider breaker states, for {@code /metrics} ({@code gateway_circuit_state{provider}}). */
   public ProviderBreakers breakers() {
-    return context.breakers();
+    return guards.breakers();
   }
 
   /** The routing profiles (the operations screen counts their models as in use). */
@@ -199,17 +188,9 @@ public final class FailoverRouter {
     return context.profiles();
   }
 
-  /**
-   * The router's pools, breakers and model circuits, for the pass-through routes: every provider
-   * call goes through the same ones.
-   */
-  public ProviderGuards guards() {
-    return guards;
-  }
-
   /** Models whose 410 circuit is open, and the operator reset. */
   public ModelCircuits modelCircuits() {
-    return context.circuits();
+    return guards.circuits();
   }
 
   private void warnLifecycle() {

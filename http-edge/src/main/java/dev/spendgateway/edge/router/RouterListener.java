@@ -1,15 +1,16 @@
 package dev.spendgateway.edge.router;
 
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.Pool;
 import java.util.Optional;
 
 /**
- * What the failover router tells the outside world, for metrics and alarms. {@code /metrics} binds
- * an implementation to Micrometer; until then {@link RouterCounters} keeps plain counters. Every
- * method must be quick and must not throw; the defaults do nothing.
+ * What the failover router and the guards every provider call passes tell the outside world, for
+ * metrics and alarms ({@code /metrics} binds it to Micrometer). Every method must be quick and must
+ * not throw; the defaults do nothing.
  */
-public interface RouterListener {
+public interface RouterListener extends ProviderGuards.Listener {
 
   /**
    * A 410 opened {@code model}'s circuit ({@code gateway_model_retired{model}}); once per opening.

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
-import dev.spendgateway.edge.provider.InFlightCalls;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.Reservation;

@@ -9,6 +9,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.GatewayRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;

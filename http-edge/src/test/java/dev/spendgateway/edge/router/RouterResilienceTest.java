@@ -12,6 +12,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
@@ -88,7 +89,7 @@ class RouterResilienceTest extends GatewayPerClass {
   @Test
   void goneOpensTheModelsCircuitNextCallsGoStraightToTheFallbackAndWithoutOneItIs503()
       throws Exception {
-    Logger routerLog = (Logger) LoggerFactory.getLogger(RoutedCall.class);
+    Logger routerLog = (Logger) LoggerFactory.getLogger(ProviderGuards.class);
     ListAppender<ILoggingEvent> alarms = new ListAppender<>();
     alarms.start();
     routerLog.addAppender(alarms);

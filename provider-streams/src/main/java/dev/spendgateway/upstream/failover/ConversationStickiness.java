@@ -12,8 +12,9 @@ import java.util.function.LongSupplier;
  * switches at most once and does not flap between two models' styles. Bounded (least recently used
  * entries go first) and time-limited: an entry is forgotten {@code ttl} after the conversation's
  * last call (not after its switch, or a conversation still in use would flip back); in memory only
- * — a restart forgets, which is accepted (issue 6). Thread-safe; time comes from an injected
- * nanosecond source.
+ * — a restart forgets, which is accepted: the worst a forgotten entry does is let a conversation
+ * switch once more, which is not worth a durable write per switch. Thread-safe; time comes from an
+ * injected nanosecond source.
  */
 public final class ConversationStickiness {
   private final int maxEntries;

@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.extractRequest;
@@ -9,7 +9,6 @@ import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLog;
 import dev.spendgateway.edge.log.AccessRecord;
-import dev.spendgateway.edge.metrics.CallMetrics;
 import java.time.Clock;
 import java.util.List;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -98,20 +97,13 @@ public final class Overload {
           HttpResponse response =
               refusal(anthropic ? Shape.ANTHROPIC : Shape.OPENAI, OPEN_CALLS, metrics);
           AccessLog.write(
-              new AccessRecord(
+              AccessRecord.refusedAtTheDoor(
                   clock.instant(),
                   requestId,
                   family,
                   anthropic ? "anthropic" : "openai",
-                  null,
-                  null,
-                  null,
                   503,
-                  null,
-                  null,
-                  0,
-                  OPEN_CALLS,
-                  false));
+                  OPEN_CALLS));
           return complete(response.addHeader(RawHeader.create(SpendHeaders.REQUEST_ID, requestId)));
         });
   }

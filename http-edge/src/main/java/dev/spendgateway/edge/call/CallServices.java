@@ -1,7 +1,6 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import dev.spendgateway.edge.body.BodyMemory;
-import dev.spendgateway.edge.metrics.CallMetrics;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.dataclass.DataClasses;

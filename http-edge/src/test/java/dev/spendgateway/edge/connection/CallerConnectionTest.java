@@ -1,4 +1,4 @@
-package dev.spendgateway.edge;
+package dev.spendgateway.edge.connection;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;

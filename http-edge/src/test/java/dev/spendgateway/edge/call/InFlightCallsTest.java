@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import static org.apache.pekko.http.javadsl.server.Directives.complete;
 import static org.apache.pekko.http.javadsl.server.Directives.path;

@@ -1,10 +1,10 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.spendgateway.edge.provider.SpendHeaders.Priority;
-import dev.spendgateway.edge.provider.SpendHeaders.SpendContext;
+import dev.spendgateway.edge.call.SpendHeaders.Priority;
+import dev.spendgateway.edge.call.SpendHeaders.SpendContext;
 import dev.spendgateway.policy.access.Lane;
 import java.util.HashMap;
 import java.util.List;

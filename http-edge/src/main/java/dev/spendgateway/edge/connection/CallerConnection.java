@@ -1,4 +1,4 @@
-package dev.spendgateway.edge;
+package dev.spendgateway.edge.connection;
 
 import java.util.ArrayDeque;
 import java.util.Optional;
@@ -10,13 +10,7 @@ import org.apache.pekko.http.javadsl.model.AttributeKey;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.stream.Attributes;
-import org.apache.pekko.stream.BidiShape;
-import org.apache.pekko.stream.Inlet;
-import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.javadsl.BidiFlow;
-import org.apache.pekko.stream.stage.AbstractInHandler;
-import org.apache.pekko.stream.stage.AbstractOutHandler;
-import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
 
 /**
@@ -30,8 +24,7 @@ import org.apache.pekko.stream.stage.GraphStageLogic;
  * stops (the caller closed or reset it, or the server closed it) before the route answered that
  * request. Once the route has answered, the signal is dropped and never completes.
  */
-public final class CallerConnection
-    extends GraphStage<BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse>> {
+public final class CallerConnection extends ConnectionStage {
 
   /** A request's signal, as a request attribute. */
   private record Signal(CompletionStage<Done> gone) {}
@@ -41,19 +34,14 @@ public final class CallerConnection
 
   private static final CallerConnection INSTANCE = new CallerConnection();
 
-  private final Inlet<HttpRequest> requestIn = Inlet.create("CallerConnection.requestIn");
-  private final Outlet<HttpRequest> requestOut = Outlet.create("CallerConnection.requestOut");
-  private final Inlet<HttpResponse> responseIn = Inlet.create("CallerConnection.responseIn");
-  private final Outlet<HttpResponse> responseOut = Outlet.create("CallerConnection.responseOut");
-  private final BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape =
-      new BidiShape<>(requestIn, requestOut, responseIn, responseOut);
-
-  private CallerConnection() {}
+  private CallerConnection() {
+    super("CallerConnection");
+  }
 
   /**
    * To join atop a connection's handler flow: requests in on the top, responses out at the bottom.
    */
-  static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi() {
+  public static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi() {
     return BidiFlow.fromGraph(INSTANCE);
   }
 
@@ -71,13 +59,8 @@ public final class CallerConnection
   }
 
   @Override
-  public BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape() {
-    return shape;
-  }
-
-  @Override
   public GraphStageLogic createLogic(Attributes inheritedAttributes) {
-    return new GraphStageLogic(shape) {
+    return new Logic() {
       /**
        * The signals of the requests handed to the route and not answered yet, oldest first
        * (HTTP/1.1 answers in order). One per request, dropped with its answer: a connection kept
@@ -85,53 +68,17 @@ public final class CallerConnection
        */
       private final ArrayDeque<CompletableFuture<Done>> open = new ArrayDeque<>();
 
-      {
-        setHandler(
-            requestIn,
-            new AbstractInHandler() {
-              @Override
-              public void onPush() {
-                CompletableFuture<Done> gone = new CompletableFuture<>();
-                open.add(gone);
-                push(requestOut, grab(requestIn).addAttribute(GONE, new Signal(gone)));
-              }
+      @Override
+      HttpRequest onRequest(HttpRequest request) {
+        CompletableFuture<Done> gone = new CompletableFuture<>();
+        open.add(gone);
+        return request.addAttribute(GONE, new Signal(gone));
+      }
 
-              @Override
-              public void onUpstreamFinish() {
-                // A half-close after the last request: its response may still be written.
-                complete(requestOut);
-              }
-            });
-        setHandler(
-            requestOut,
-            new AbstractOutHandler() {
-              @Override
-              public void onPull() {
-                pull(requestIn);
-              }
-
-              @Override
-              public void onDownstreamFinish(Throwable cause) {
-                cancel(requestIn, cause);
-              }
-            });
-        setHandler(
-            responseIn,
-            new AbstractInHandler() {
-              @Override
-              public void onPush() {
-                open.poll(); // answered: nothing waits on its caller's connection any more
-                push(responseOut, grab(responseIn));
-              }
-            });
-        setHandler(
-            responseOut,
-            new AbstractOutHandler() {
-              @Override
-              public void onPull() {
-                pull(responseIn);
-              }
-            });
+      @Override
+      HttpResponse onResponse(HttpResponse response) {
+        open.poll(); // answered: nothing waits on its caller's connection any more
+        return response;
       }
 
       @Override

@@ -1,7 +1,5 @@
-package dev.spendgateway.edge.metrics;
+package dev.spendgateway.edge.call;
 
-import dev.spendgateway.edge.call.CallAttempt;
-import dev.spendgateway.edge.call.Settlement;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;

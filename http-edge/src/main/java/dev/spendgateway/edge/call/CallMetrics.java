@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.metrics;
+package dev.spendgateway.edge.call;
 
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.upstream.client.RateLimitHeaders;

@@ -1,4 +1,4 @@
-package dev.spendgateway.edge;
+package dev.spendgateway.edge.connection;
 
 import java.time.Duration;
 import org.apache.pekko.NotUsed;
@@ -6,17 +6,10 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.stream.Attributes;
-import org.apache.pekko.stream.BidiShape;
-import org.apache.pekko.stream.Inlet;
-import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.stage.AbstractInHandler;
-import org.apache.pekko.stream.stage.AbstractOutHandler;
 import org.apache.pekko.stream.stage.AsyncCallback;
-import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
-import org.apache.pekko.stream.stage.TimerGraphStageLogic;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -39,17 +32,9 @@ import org.apache.pekko.util.ByteString;
  * When the clock runs out no request is open, so closing the connection cuts nothing; the client
  * sees the connection closed. The body is the routes' business ({@code gateway.body-read-timeout}).
  */
-final class HeaderReadTimeout
-    extends GraphStage<BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse>> {
+public final class HeaderReadTimeout extends ConnectionStage {
 
   private static final String CLOCK = "head";
-
-  private final Inlet<HttpRequest> requestIn = Inlet.create("HeaderReadTimeout.requestIn");
-  private final Outlet<HttpRequest> requestOut = Outlet.create("HeaderReadTimeout.requestOut");
-  private final Inlet<HttpResponse> responseIn = Inlet.create("HeaderReadTimeout.responseIn");
-  private final Outlet<HttpResponse> responseOut = Outlet.create("HeaderReadTimeout.responseOut");
-  private final BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape =
-      new BidiShape<>(requestIn, requestOut, responseIn, responseOut);
 
   private final Duration firstHead;
   private final Duration nextHead;
@@ -59,6 +44,7 @@ final class HeaderReadTimeout
    *     forever too
    */
   private HeaderReadTimeout(Duration firstHead, Duration nextHead) {
+    super("HeaderReadTimeout");
     this.firstHead = firstHead;
     this.nextHead = nextHead;
   }
@@ -66,69 +52,29 @@ final class HeaderReadTimeout
   /**
    * To join atop a connection's handler flow: requests in on the top, responses out at the bottom.
    */
-  static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi(
+  public static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed> bidi(
       Duration firstHead, Duration nextHead) {
     return BidiFlow.fromGraph(new HeaderReadTimeout(firstHead, nextHead));
   }
 
   @Override
-  public BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape() {
-    return shape;
-  }
-
-  @Override
   public GraphStageLogic createLogic(Attributes inheritedAttributes) {
-    return new TimerGraphStageLogic(shape) {
+    return new Logic() {
       /** Requests handed to the route whose response has not been written to its end. */
       private int serving;
 
       private AsyncCallback<NotUsed> responseWritten;
 
-      {
-        setHandler(
-            requestIn,
-            new AbstractInHandler() {
-              @Override
-              public void onPush() {
-                cancelTimer(CLOCK);
-                serving++;
-                push(requestOut, grab(requestIn));
-              }
+      @Override
+      HttpRequest onRequest(HttpRequest request) {
+        cancelTimer(CLOCK);
+        serving++;
+        return request;
+      }
 
-              @Override
-              public void onUpstreamFinish() {
-                complete(requestOut);
-              }
-            });
-        setHandler(
-            requestOut,
-            new AbstractOutHandler() {
-              @Override
-              public void onPull() {
-                pull(requestIn);
-              }
-
-              @Override
-              public void onDownstreamFinish(Throwable cause) {
-                cancel(requestIn, cause);
-              }
-            });
-        setHandler(
-            responseIn,
-            new AbstractInHandler() {
-              @Override
-              public void onPush() {
-                push(responseOut, watched(grab(responseIn)));
-              }
-            });
-        setHandler(
-            responseOut,
-            new AbstractOutHandler() {
-              @Override
-              public void onPull() {
-                pull(responseIn);
-              }
-            });
+      @Override
+      HttpResponse onResponse(HttpResponse response) {
+        return watched(response);
       }
 
       @Override

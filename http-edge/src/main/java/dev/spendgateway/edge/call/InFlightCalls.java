@@ -1,6 +1,6 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
-import dev.spendgateway.edge.CallerConnection;
+import dev.spendgateway.edge.connection.CallerConnection;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -1,4 +1,4 @@
-package dev.spendgateway.edge.provider;
+package dev.spendgateway.edge.call;
 
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.access.LedgerId;
