@@ -3,6 +3,7 @@ package dev.spendgateway.ledger;
 import dev.spendgateway.ledger.LedgerProtocol.Batch;
 import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
+import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalFence;
 import java.time.Clock;
 import java.time.Duration;
@@ -59,6 +60,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   /** The journal refused a write because another ledger wrote that sequence number first. */
   private record Fenced(String why) {}
 
+  /** The linger armed as number {@code generation} is over: send what waits, if nothing is. */
+  private record LingerOver(long generation) {}
+
   /** The stopped {@code GlobalBudget} is gone. */
   private record BudgetStopped() {}
 
@@ -80,6 +84,20 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   private final Consumer<String> fenceListener;
   private final Duration fencedPause;
   private boolean writing;
+
+  /**
+   * How long the gateway's own settles and voids wait for company when the slot is free ({@code
+   * ledger.journal.close-linger}); zero sends them at once.
+   */
+  private final Duration closeLinger;
+
+  /** Queued commands that are not the gateway's own closes. */
+  private int queuedOthers;
+
+  /** Numbers the lingers, so an old one's end cannot cut a newer one short; 0 while none runs. */
+  private long lingering;
+
+  private long lingers;
 
   /**
    * Numbers the batches, so the confirmation of one written before a fence cannot end a later one.
@@ -189,6 +207,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
             ? config.getDuration(FENCED_PAUSE_KEY)
             : Duration.ofSeconds(2);
     this.fence = JournalFence.get(context.getSystem().classicSystem());
+    this.closeLinger = JournalDurability.closeLinger(config);
     ActorRef<Object> self = context.getSelf();
     this.fenceListener = why -> self.tell(new Fenced(why));
     fence.onClosed(fenceListener);
@@ -220,6 +239,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         .onMessage(Fenced.class, this::onFenced)
         .onMessage(BudgetStopped.class, stopped -> this)
         .onMessage(Recover.class, this::onRecover)
+        .onMessage(LingerOver.class, this::onLingerOver)
         .onSignal(
             PostStop.class,
             stop -> {
@@ -256,6 +276,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
     inFlight = List.of();
     queued.forEach(this::answerUnavailable);
     queued.clear();
+    queuedOthers = 0;
     writing = false;
     batchNo++; // whatever confirmation the fenced batch still gets is stale
     getContext().scheduleOnce(fencedPause, getContext().getSelf(), new Recover());
@@ -294,6 +315,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
             writing ? ", stopping once the batch being written is confirmed" : "");
     queued.forEach(this::answerUnavailable);
     queued.clear();
+    queuedOthers = 0;
     return writing ? this : Behaviors.stopped();
   }
 
@@ -307,8 +329,40 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       return this;
     }
     queued.add(command);
+    if (!GlobalBudget.isGatewayClose(command)) {
+      queuedOthers++;
+    }
     if (!writing) {
-      sendBatch();
+      if (queuedOthers == 0 && !closeLinger.isZero()) {
+        lingerForCompany();
+      } else {
+        sendBatch();
+      }
+    }
+    return this;
+  }
+
+  /**
+   * Only the gateway's own closes wait and the slot is free: they wait up to {@link #closeLinger}
+   * for a command to ride with, so the next call's reservation is written together with them
+   * instead of behind them. Why: a provider call's close is sent just before its answer reaches the
+   * caller, and that caller's next call arrives a fraction of a millisecond later; written alone,
+   * the close holds the write slot (on PostgreSQL for a whole durable commit) while the reservation
+   * waits. Nobody waits for a close's answer, so the wait costs no caller anything.
+   */
+  private void lingerForCompany() {
+    if (lingering == 0) {
+      lingering = ++lingers;
+      getContext().scheduleOnce(closeLinger, getContext().getSelf(), new LingerOver(lingering));
+    }
+  }
+
+  private Behavior<Object> onLingerOver(LingerOver over) {
+    if (over.generation() == lingering) {
+      lingering = 0;
+      if (!writing && !queued.isEmpty() && !fenced && !handingOver) {
+        sendBatch();
+      }
     }
     return this;
   }
@@ -401,14 +455,22 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
    * time out (503).
    */
   private Behavior<Object> onPassThrough(GlobalBudget.Command command) {
+    if (lingering != 0 && !writing && !fenced && !handingOver) {
+      sendBatch(); // a query must not overtake a lingering close it may be asked about
+    }
     ledger.tell(command);
     return this;
   }
 
   private void sendBatch() {
+    lingering = 0; // whatever lingered goes now
     List<Batchable> batch = new ArrayList<>(Math.min(queued.size(), maxBatch));
     while (!queued.isEmpty() && batch.size() < maxBatch) {
-      batch.add(queued.poll());
+      Batchable next = queued.poll();
+      if (!GlobalBudget.isGatewayClose(next)) {
+        queuedOthers--;
+      }
+      batch.add(next);
     }
     writing = true;
     inFlight = batch;

@@ -15,6 +15,7 @@ public final class JournalDurability {
   static final String PIPELINE_KEY = "ledger.journal.pipeline";
   static final String FLUSH_KEY = "ledger.journal.flush";
   static final String LAZY_FLUSH_KEY = "ledger.journal.close-flush-delay";
+  static final String CLOSE_LINGER_KEY = "ledger.journal.close-linger";
 
   private JournalDurability() {}
 
@@ -42,6 +43,16 @@ public final class JournalDurability {
     return config.hasPath(LAZY_FLUSH_KEY)
         ? config.getDuration(LAZY_FLUSH_KEY)
         : java.time.Duration.ofMillis(200);
+  }
+
+  /**
+   * How long the gateway's own settles and voids wait for another command to be written with when
+   * the ledger's write slot is free ({@code ledger.journal.close-linger}; absent: 0, sent at once).
+   */
+  public static java.time.Duration closeLinger(Config config) {
+    return config.hasPath(CLOSE_LINGER_KEY)
+        ? config.getDuration(CLOSE_LINGER_KEY)
+        : java.time.Duration.ZERO;
   }
 
   /**

@@ -54,6 +54,29 @@ class CloseFlushTest {
   }
 
   @Test
+  void aLingeringSettleIsWrittenTogetherWithTheNextReservation() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "2s"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      long writesBefore = stats.writes();
+      pairs(ledger.client, "l-");
+      long writes = stats.writes() - writesBefore;
+      // Each settle waited for the next reservation and went into the same journal write (the
+      // last one is still lingering: nothing came after it).
+      assertTrue(writes <= PAIRS + 1, writes + " journal writes for " + PAIRS + " pairs");
+    }
+  }
+
+  @Test
+  void withoutTheLingerEverySettleIsAWriteOfItsOwn() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "0s"))) {
+      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      long writesBefore = stats.writes();
+      pairs(ledger.client, "n-");
+      assertEquals(2L * PAIRS, stats.writes() - writesBefore);
+    }
+  }
+
+  @Test
   void aLedgerApiSettleWaitsForItsOwnFlush() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
       JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
