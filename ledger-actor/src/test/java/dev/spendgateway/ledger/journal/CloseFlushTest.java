@@ -12,8 +12,11 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,11 +33,17 @@ class CloseFlushTest {
   @TempDir Path dataDir;
 
   private static Map<String, Object> config(String closeFlushDelay) {
+    return config(closeFlushDelay, "0s");
+  }
+
+  private static Map<String, Object> config(String closeFlushDelay, String closeLinger) {
     return Map.of(
         "ledger.journal.pipeline",
         "on",
         "ledger.journal.close-flush-delay",
         closeFlushDelay,
+        "ledger.journal.close-linger",
+        closeLinger,
         "ledger.caps.global-daily-usd",
         100_000,
         "ledger.caps.global-monthly-usd",
@@ -58,11 +67,15 @@ class CloseFlushTest {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "2s"))) {
       JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
       long writesBefore = stats.writes();
-      pairs(ledger.client, "l-");
+      // The gateway does not wait for a settle's answer before its caller's next call.
+      List<CompletableFuture<?>> settles = pairsNotWaitingForSettles(ledger.client, "l-");
       long writes = stats.writes() - writesBefore;
       // Each settle waited for the next reservation and went into the same journal write (the
       // last one is still lingering: nothing came after it).
       assertTrue(writes <= PAIRS + 1, writes + " journal writes for " + PAIRS + " pairs");
+      for (CompletableFuture<?> settle : settles) {
+        assertInstanceOf(Closed.class, settle.get(10, TimeUnit.SECONDS));
+      }
     }
   }
 
@@ -111,6 +124,24 @@ class CloseFlushTest {
       }
       assertEquals(stats.writes(), stats.syncedWrites());
     }
+  }
+
+  private static List<CompletableFuture<?>> pairsNotWaitingForSettles(
+      LedgerClient client, String prefix) throws Exception {
+    List<CompletableFuture<?>> settles = new ArrayList<>();
+    for (int i = 0; i < PAIRS; i++) {
+      String id = prefix + i;
+      assertInstanceOf(
+          Reserved.class,
+          client
+              .reserve(
+                  new ReserveRequest(
+                      id, Lane.APP, "b1", 300_000, 1_000_000_000_000L, 1_000_000_000_000L))
+              .toCompletableFuture()
+              .get(10, TimeUnit.SECONDS));
+      settles.add(client.settle(id, 100_000).toCompletableFuture());
+    }
+    return settles;
   }
 
   private static void pairs(LedgerClient client, String prefix) throws Exception {
