@@ -121,12 +121,12 @@ final class ProviderCall {
     }
     // The body is held from its read until the answer is handed over (see BodyMemory).
     Optional<BodyMemory.Lease> bodyHeld =
-        services.bodyMemory().take(BodyMemory.expected(request.entity(), kind.bodyLimit(services)));
+        services.bodyMemory().take(request.entity(), kind.bodyLimit(services));
     if (bodyHeld.isEmpty()) {
       return bodyMemoryFull().thenApply(r -> withRequestId(r, requestId));
     }
     LocalDate today = LocalDate.ofInstant(started, ZoneOffset.UTC);
-    return kind.prepare(request, services, today)
+    return kind.prepare(request.withEntity(bodyHeld.get().entity()), services, today)
         .thenCompose(preparation -> withPreparation(preparation, spend))
         .exceptionally(this::internalError)
         .whenComplete((response, failure) -> bodyHeld.get().release())

@@ -246,9 +246,7 @@ final class RoutedCall {
     Optional<BodyMemory.Lease> bodyHeld =
         rc.services()
             .bodyMemory()
-            .take(
-                BodyMemory.expected(
-                    request.entity(), rc.services().policy().limits().maxBodyBytes()));
+            .take(request.entity(), rc.services().policy().limits().maxBodyBytes());
     if (bodyHeld.isEmpty()) {
       HttpResponse refused =
           Overload.refusal(Shape.OPENAI, Overload.BODY_MEMORY, rc.services().metrics());
@@ -256,7 +254,7 @@ final class RoutedCall {
       return CallerBodies.discard(request.entity(), rc.services().materializer())
           .thenApply(drained -> withCallHeaders(spend, refused));
     }
-    return CallerJsonBody.read(request.entity(), rc.services())
+    return CallerJsonBody.read(bodyHeld.get().entity(), rc.services())
         .thenCompose(body -> withBody(spend, dataClass, body))
         .exceptionally(this::internalError)
         .whenComplete((reply, failure) -> bodyHeld.get().release())
