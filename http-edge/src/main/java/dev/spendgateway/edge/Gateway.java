@@ -75,7 +75,7 @@ public final class Gateway {
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
-    this.maxOpenCalls = config.getInt("gateway.max-open-calls");
+    this.maxOpenCalls = GatewayKeys.MAX_OPEN_CALLS.get(config);
     settings
         .startupProblem(true)
         .ifPresent(
@@ -87,7 +87,7 @@ public final class Gateway {
     // hours once the ledger has recovered.
     JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
     SpendPerHour spendSeries =
-        new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
+        new SpendPerHour(clock, GatewayKeys.OPS_SPEND_HOURS.get(config), rebuild::run);
     // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a
     // proxy.
     this.ledgerAccess =
@@ -102,10 +102,10 @@ public final class Gateway {
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog =
         ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
-            .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+            .withWarningDays(GatewayKeys.WARNING_DAYS.get(config));
     DataClasses dataClasses =
         DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
-    metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
+    metrics.withLedger(ledger, GatewayKeys.METRICS_SUBJECT_SERIES.get(config));
     if (ClusterMode.isClusterNode(system.settings().config())) {
       metrics.withStandby(LedgerStandby.get(Adapter.toClassic(system)));
     }
@@ -119,7 +119,7 @@ public final class Gateway {
             .toCompletableFuture()
             .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
     // One setting bounds every route's request body: provider routes, router, ledger and admin API.
-    Duration bodyReadTimeout = config.getDuration("gateway.body-read-timeout");
+    Duration bodyReadTimeout = GatewayKeys.BODY_READ_TIMEOUT.get(config);
     CallServices services =
         new CallServices(
             new RequestPolicy(catalog, limits),
@@ -127,7 +127,7 @@ public final class Gateway {
             ledger,
             upstream,
             StreamMeter.create(
-                system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
+                system, upstreamSettings, GatewayKeys.CLIENT_SUBSCRIBE_TIMEOUT.get(config)),
             clock,
             Materializer.matFromSystem(system),
             bodyReadTimeout,
@@ -135,7 +135,7 @@ public final class Gateway {
             inFlight,
             dataClasses,
             BodyMemory.shareOfHeap(
-                config.getDouble("gateway.body-memory-share"), Runtime.getRuntime().maxMemory()));
+                GatewayKeys.BODY_MEMORY_SHARE.get(config), Runtime.getRuntime().maxMemory()));
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
@@ -143,7 +143,7 @@ public final class Gateway {
         new LedgerRoutes(
             ledger,
             new ObjectMapper(),
-            config.getInt("gateway.usage-top-subjects"),
+            GatewayKeys.USAGE_TOP_SUBJECTS.get(config),
             bodyReadTimeout);
     FailoverRouter router =
         FailoverRouter.create(
@@ -165,12 +165,12 @@ public final class Gateway {
         new OpsRoutes(
             new OpsData(
                 ledger,
-                config.getInt("ops.top-brands"),
+                GatewayKeys.OPS_TOP_BRANDS.get(config),
                 spendSeries,
                 new FailureRates(
                     metrics.registry(),
-                    config.getDuration("ops.failure-window"),
-                    config.getDuration("ops.failure-sample-every"),
+                    GatewayKeys.OPS_FAILURE_WINDOW.get(config),
+                    GatewayKeys.OPS_FAILURE_SAMPLE_EVERY.get(config),
                     System::nanoTime),
                 new OpsData.Sources(
                     Optional.of(router::laneStats),
