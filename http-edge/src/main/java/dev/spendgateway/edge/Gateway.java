@@ -6,6 +6,7 @@ import dev.spendgateway.edge.admin.AdminRoutes;
 import dev.spendgateway.edge.admin.OpsAdminRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.body.BodyMemory;
+import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
@@ -48,6 +49,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
 
@@ -189,7 +191,8 @@ public final class Gateway {
                     openRoutes(
                         health,
                         ops.page(),
-                        adminRoutes(settings, ledger, this::isReady, router, bodyReadTimeout)),
+                        adminRoutes(
+                            settings, ledger, this::isReady, router, catalog, bodyReadTimeout)),
                     List.of(providers.route(), router.route()),
                     List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls,
@@ -219,9 +222,13 @@ public final class Gateway {
       LedgerClient ledger,
       java.util.function.Supplier<CompletionStage<Boolean>> ready,
       FailoverRouter router,
+      ModelCatalog catalog,
       Duration bodyReadTimeout) {
     if (!settings.hasAdminToken()) {
-      return Optional.empty();
+      // Off: every /admin path is a 404 that says so, whatever token came with it (behind the
+      // caller token an operator's token got "Missing or wrong gateway token", which sent them
+      // looking for a wrong token rather than for the setting).
+      return Optional.of(List.of(adminOff()));
     }
     GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
     return Optional.of(
@@ -231,9 +238,22 @@ public final class Gateway {
                     adminAuth,
                     ready,
                     Optional.of(router.breakers()),
-                    Optional.of(router.modelCircuits()))
+                    Optional.of(router.modelCircuits()),
+                    model -> catalog.find(model).isPresent())
                 .route(),
             new AdminRoutes(ledger, new ObjectMapper(), adminAuth, bodyReadTimeout).route()));
+  }
+
+  private static Route adminOff() {
+    return Directives.pathPrefix(
+        "admin",
+        () ->
+            Directives.complete(
+                GatewayErrors.notFound(
+                    GatewayErrors.Shape.GATEWAY,
+                    "The admin routes are off on this gateway: start it with GATEWAY_ADMIN_TOKEN"
+                        + " set (the operator's token, not GATEWAY_TOKEN), and give"
+                        + " bin/gateway-admin the same GATEWAY_ADMIN_TOKEN.")));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */
