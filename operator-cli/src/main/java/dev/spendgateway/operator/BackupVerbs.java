@@ -26,9 +26,8 @@ final class BackupVerbs {
       description = {
         "Write a consistent copy of the journal (H2 BACKUP TO, a zip holding ledger.mv.db).",
         "Safe while the gateway runs and writes (it makes the copy); never creates a database: a "
-            + "data dir",
-        "without a journal is an error. Restore it with: bin/gateway-admin restore FILE --data-dir "
-            + "EMPTY_DIR."
+            + "data dir without a journal is an error. Restore it with: bin/gateway-admin restore "
+            + "FILE --data-dir EMPTY_DIR."
       })
   static final class Backup implements Callable<Integer> {
     @Mixin JournalOptions journal;

@@ -495,4 +495,24 @@ class GatewayAdminTest {
     assertTrue(help.out().contains("bin/gateway-admin restore FILE"), help.out());
     assertTrue(!help.out().matches("(?s).*[^/]gateway-admin (restore|verify).*"), help.out());
   }
+
+  /** gateway-admin --help lists each verb with a whole sentence, never one cut mid-way. */
+  @Test
+  void theVerbListShowsWholeSentences() {
+    String help = Cli.run("--help").out();
+    String commands = help.substring(help.indexOf("Commands:") + "Commands:".length());
+    List<String> entries = new ArrayList<>();
+    for (String line : commands.lines().toList()) {
+      if (line.matches("  \\S.*")) {
+        entries.add(line.strip());
+      } else if (!line.isBlank() && !entries.isEmpty()) {
+        int last = entries.size() - 1;
+        entries.set(last, entries.get(last) + " " + line.strip());
+      }
+    }
+    assertTrue(entries.size() > 10, help);
+    for (String entry : entries) {
+      assertTrue(entry.endsWith("."), "a whole sentence: " + entry);
+    }
+  }
 }
