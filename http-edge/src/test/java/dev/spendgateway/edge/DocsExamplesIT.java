@@ -1,17 +1,13 @@
 package dev.spendgateway.edge;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.testkit.GatewayProcess;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -42,64 +38,43 @@ class DocsExamplesIT {
     blocks.addAll(ReadmeExamplesIT.bashBlocks(router));
     assertTrue(blocks.size() >= 4, "the docs have their examples: " + blocks.size());
 
-    int port = GatewayProcess.freePort();
-    try (GatewayProcess gateway =
-        GatewayProcess.launch()
-            .args("--demo")
-            .port(port)
-            .workDir(workDir)
-            .start(workDir.resolve("gateway.txt"))) {
-      gateway.awaitReady(Duration.ofSeconds(300));
-      String tokens = "data/demo/demo-tokens.properties";
-      String script =
-          "set -euo pipefail\n"
-              + "curl() { command curl --fail-with-body --max-time 30 \"$@\"; echo; }\n"
-              + "export GATEWAY_PORT="
-              + port
-              + " GATEWAY_DATA_DIR=\"$PWD/data/demo\"\n"
-              + "export GATEWAY_TOKEN=$(sed -n 's/^caller=//p' "
-              + tokens
-              + ")\n"
-              // The status section's verbs take the admin token the credit section exports.
-              + "export GATEWAY_ADMIN_TOKEN=$(sed -n 's/^admin=//p' "
-              + tokens
-              + ")\n"
-              // Spend for the credits to give back: $8 for brand b1 today.
-              + "curl -s localhost:"
-              + port
-              + "/ledger/reservations -H \"x-api-key: $GATEWAY_TOKEN\""
-              + " -H 'content-type: application/json' -d '{\"id\":\"docs-1\",\"lane\":\"app\","
-              + "\"brand\":\"b1\",\"amountUsd\":8,\"brandDailyUsd\":20,\"brandMonthlyUsd\":100}'\n"
-              + "curl -s localhost:"
-              + port
-              + "/ledger/reservations/docs-1/settle -H \"x-api-key: $GATEWAY_TOKEN\""
-              + " -H 'content-type: application/json' -d '{\"actualUsd\":8}'\n"
-              + String.join("\n", blocks)
-                  .replace(
-                      "export GATEWAY_ADMIN_TOKEN=...",
-                      "export GATEWAY_ADMIN_TOKEN=$(sed -n 's/^admin=//p' " + tokens + ")")
-                  .replace("bin/gateway-admin ", root.resolve("bin/gateway-admin") + " ")
-                  .replace("127.0.0.1:8787", "127.0.0.1:" + port)
-                  .replace("localhost:8787", "localhost:" + port);
-      Path file = workDir.resolve("docs-examples.sh");
-      Files.writeString(file, script);
-      Path shellOut = workDir.resolve("shell.txt");
-      ProcessBuilder shell =
-          new ProcessBuilder("bash", file.toString())
-              .directory(workDir.toFile())
-              .redirectErrorStream(true)
-              .redirectOutput(shellOut.toFile());
-      shell.environment().keySet().removeIf(k -> k.startsWith("GATEWAY_"));
-      Process run = shell.start();
-      assertTrue(run.waitFor(240, TimeUnit.SECONDS), "the examples finish");
-      String printed = Files.readString(shellOut, StandardCharsets.UTF_8);
-      assertEquals(0, run.exitValue(), "every docs example works:\n" + printed);
-      assertTrue(printed.contains("\"wasOpen\":false"), "reset-circuit answered: " + printed);
-      assertTrue(printed.contains("events verified"), "verify passed: " + printed);
-      assertTrue(printed.contains("\"scope\":\"grant\""), "the grant was applied: " + printed);
-      assertTrue(printed.contains("chat.completion"), "the router answered: " + printed);
-      assertFalse(printed.contains("HTTP 4"), printed);
-    }
+    String tokens = "data/demo/demo-tokens.properties";
+    String printed =
+        ReadmeExamplesIT.onDemo(
+            workDir,
+            port ->
+                "export GATEWAY_PORT="
+                    + port
+                    + " GATEWAY_DATA_DIR=\"$PWD/data/demo\"\n"
+                    + "export GATEWAY_TOKEN=$(sed -n 's/^caller=//p' "
+                    + tokens
+                    + ")\n"
+                    // The status section's verbs take the admin token the credit section exports.
+                    + "export GATEWAY_ADMIN_TOKEN=$(sed -n 's/^admin=//p' "
+                    + tokens
+                    + ")\n"
+                    // Spend for the credits to give back: $8 for brand b1 today.
+                    + "curl -s localhost:"
+                    + port
+                    + "/ledger/reservations -H \"x-api-key: $GATEWAY_TOKEN\""
+                    + " -H 'content-type: application/json' -d '{\"id\":\"docs-1\",\"lane\":\"app\","
+                    + "\"brand\":\"b1\",\"amountUsd\":8,\"brandDailyUsd\":20,\"brandMonthlyUsd\":100}'\n"
+                    + "curl -s localhost:"
+                    + port
+                    + "/ledger/reservations/docs-1/settle -H \"x-api-key: $GATEWAY_TOKEN\""
+                    + " -H 'content-type: application/json' -d '{\"actualUsd\":8}'\n"
+                    + String.join("\n", blocks)
+                        .replace(
+                            "export GATEWAY_ADMIN_TOKEN=...",
+                            "export GATEWAY_ADMIN_TOKEN=$(sed -n 's/^admin=//p' " + tokens + ")")
+                        .replace("bin/gateway-admin ", root.resolve("bin/gateway-admin") + " ")
+                        .replace("127.0.0.1:8787", "127.0.0.1:" + port)
+                        .replace("localhost:8787", "localhost:" + port));
+    assertTrue(printed.contains("\"wasOpen\":false"), "reset-circuit answered: " + printed);
+    assertTrue(printed.contains("events verified"), "verify passed: " + printed);
+    assertTrue(printed.contains("\"scope\":\"grant\""), "the grant was applied: " + printed);
+    assertTrue(printed.contains("chat.completion"), "the router answered: " + printed);
+    assertFalse(printed.contains("HTTP 4"), printed);
   }
 
   /** The {@code sh} and {@code bash} fenced blocks of {@code markdown}, in order. */

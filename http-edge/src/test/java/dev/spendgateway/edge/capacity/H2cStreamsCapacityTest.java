@@ -64,10 +64,7 @@ class H2cStreamsCapacityTest {
       try {
         gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(2, MAX_HOLD));
         Brand brand = Brand.fresh("h2c");
-        List<Connection> connections = new ArrayList<>();
-        for (int c = 0; c < CONNECTIONS; c++) {
-          connections.add(new Connection(client, h2cPort));
-        }
+        List<Connection> connections = Connection.open(client, h2cPort);
         List<CompletableFuture<Answer>> calls = new ArrayList<>();
         for (int i = 0; i < STREAMS; i++) {
           CompletionStage<Answer> call =
@@ -147,10 +144,7 @@ class H2cStreamsCapacityTest {
         // A JSON answer held before its headers: every call waits with its body in memory.
         gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(0, MAX_HOLD));
         Brand brand = Brand.fresh("h2c-waiting");
-        List<Connection> connections = new ArrayList<>();
-        for (int c = 0; c < CONNECTIONS; c++) {
-          connections.add(new Connection(client, h2cPort));
-        }
+        List<Connection> connections = Connection.open(client, h2cPort);
         String body =
             "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":32,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\""
@@ -225,6 +219,15 @@ class H2cStreamsCapacityTest {
                   Sink.foreach(
                       r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
               .run(Materializer.matFromSystem(system));
+    }
+
+    /** {@link #CONNECTIONS} connections to {@code port}. */
+    static List<Connection> open(ActorSystem system, int port) {
+      List<Connection> connections = new ArrayList<>();
+      for (int c = 0; c < CONNECTIONS; c++) {
+        connections.add(new Connection(system, port));
+      }
+      return connections;
     }
 
     CompletionStage<HttpResponse> send(HttpRequest request) {
