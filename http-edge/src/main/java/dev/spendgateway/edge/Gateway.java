@@ -10,6 +10,7 @@ import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.InFlightCalls;
 import dev.spendgateway.edge.call.Overload;
 import dev.spendgateway.edge.call.ProviderGuards;
+import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
@@ -55,6 +56,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
 import org.slf4j.Logger;
@@ -86,7 +88,7 @@ public final class Gateway {
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
-    this.maxOpenCalls = config.getInt("gateway.max-open-calls");
+    this.maxOpenCalls = GatewayKeys.MAX_OPEN_CALLS.get(config);
     settings
         .startupProblem(true)
         .ifPresent(
@@ -98,7 +100,7 @@ public final class Gateway {
     // hours once the ledger has recovered.
     JournalSpendRebuild rebuild = new JournalSpendRebuild(system);
     SpendPerHour spendSeries =
-        new SpendPerHour(clock, config.getInt("ops.spend-hours"), rebuild::run);
+        new SpendPerHour(clock, GatewayKeys.OPS_SPEND_HOURS.get(config), rebuild::run);
     // One process: the ledger is a local actor. A cluster node: the cluster's singleton, through a
     // proxy.
     this.ledgerAccess =
@@ -113,10 +115,10 @@ public final class Gateway {
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog =
         ModelCatalog.fromMap(config.getConfig("models").root().unwrapped())
-            .withWarningDays(config.getLong("model-lifecycle.warning-days"));
+            .withWarningDays(GatewayKeys.WARNING_DAYS.get(config));
     DataClasses dataClasses =
         DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
-    metrics.withLedger(ledger, config.getInt("gateway.metrics-subject-series"));
+    metrics.withLedger(ledger, GatewayKeys.METRICS_SUBJECT_SERIES.get(config));
     if (ClusterMode.isClusterNode(system.settings().config())) {
       metrics.withStandby(LedgerStandby.get(Adapter.toClassic(system)));
     }
@@ -130,7 +132,7 @@ public final class Gateway {
             .toCompletableFuture()
             .completeOnTimeout(-1, 30, java.util.concurrent.TimeUnit.SECONDS);
     // One setting bounds every route's request body: provider routes, router, ledger and admin API.
-    Duration bodyReadTimeout = config.getDuration("gateway.body-read-timeout");
+    Duration bodyReadTimeout = GatewayKeys.BODY_READ_TIMEOUT.get(config);
     CallServices services =
         new CallServices(
             new RequestPolicy(catalog, limits),
@@ -138,7 +140,7 @@ public final class Gateway {
             ledger,
             upstream,
             StreamMeter.create(
-                system, upstreamSettings, config.getDuration("providers.client-subscribe-timeout")),
+                system, upstreamSettings, GatewayKeys.CLIENT_SUBSCRIBE_TIMEOUT.get(config)),
             clock,
             Materializer.matFromSystem(system),
             bodyReadTimeout,
@@ -146,7 +148,7 @@ public final class Gateway {
             inFlight,
             dataClasses,
             BodyMemory.shareOfHeap(
-                config.getDouble("gateway.body-memory-share"), Runtime.getRuntime().maxMemory()));
+                GatewayKeys.BODY_MEMORY_SHARE.get(config), Runtime.getRuntime().maxMemory()));
 
     GatewayAuth auth = new GatewayAuth(settings.token());
     HealthRoutes health = new HealthRoutes(this::isReady, settings.readinessTimeout());
@@ -154,7 +156,7 @@ public final class Gateway {
         new LedgerRoutes(
             ledger,
             new ObjectMapper(),
-            config.getInt("gateway.usage-top-subjects"),
+            GatewayKeys.USAGE_TOP_SUBJECTS.get(config),
             bodyReadTimeout);
     RouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
     // The same pools, pace, breakers and model circuits for every provider call, pass-through and
@@ -173,12 +175,12 @@ public final class Gateway {
         new OpsRoutes(
             new OpsData(
                 ledger,
-                config.getInt("ops.top-brands"),
+                GatewayKeys.OPS_TOP_BRANDS.get(config),
                 spendSeries,
                 new FailureRates(
                     metrics.registry(),
-                    config.getDuration("ops.failure-window"),
-                    config.getDuration("ops.failure-sample-every"),
+                    GatewayKeys.OPS_FAILURE_WINDOW.get(config),
+                    GatewayKeys.OPS_FAILURE_SAMPLE_EVERY.get(config),
                     System::nanoTime),
                 new OpsData.Sources(
                     Optional.of(router::laneStats),
@@ -197,7 +199,8 @@ public final class Gateway {
                     openRoutes(
                         health,
                         ops.page(),
-                        adminRoutes(settings, ledger, this::isReady, router, bodyReadTimeout)),
+                        adminRoutes(
+                            settings, ledger, this::isReady, router, catalog, bodyReadTimeout)),
                     List.of(providers.route(), router.route()),
                     List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls,
@@ -254,9 +257,13 @@ public final class Gateway {
       LedgerClient ledger,
       java.util.function.Supplier<CompletionStage<Boolean>> ready,
       FailoverRouter router,
+      ModelCatalog catalog,
       Duration bodyReadTimeout) {
     if (!settings.hasAdminToken()) {
-      return Optional.empty();
+      // Off: every /admin path is a 404 that says so, whatever token came with it (behind the
+      // caller token an operator's token got "Missing or wrong gateway token", which sent them
+      // looking for a wrong token rather than for the setting).
+      return Optional.of(List.of(adminOff()));
     }
     GatewayAuth adminAuth = new GatewayAuth(settings.adminToken());
     return Optional.of(
@@ -266,9 +273,22 @@ public final class Gateway {
                     adminAuth,
                     ready,
                     Optional.of(router.breakers()),
-                    Optional.of(router.modelCircuits()))
+                    Optional.of(router.modelCircuits()),
+                    model -> catalog.find(model).isPresent())
                 .route(),
             new AdminRoutes(ledger, new ObjectMapper(), adminAuth, bodyReadTimeout).route()));
+  }
+
+  private static Route adminOff() {
+    return Directives.pathPrefix(
+        "admin",
+        () ->
+            Directives.complete(
+                GatewayErrors.notFound(
+                    GatewayErrors.Shape.GATEWAY,
+                    "The admin routes are off on this gateway: start it with GATEWAY_ADMIN_TOKEN"
+                        + " set (the operator's token, not GATEWAY_TOKEN), and give"
+                        + " bin/gateway-admin the same GATEWAY_ADMIN_TOKEN.")));
   }
 
   /** Builds the gateway on {@code system} and binds it; completes once listening. */

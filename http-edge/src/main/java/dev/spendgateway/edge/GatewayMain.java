@@ -99,7 +99,8 @@ public final class GatewayMain {
                     $GATEWAY_DATA_DIR/demo, so exported tokens keep working after a restart)
         --check     validate the configuration (every key's type and range, the model catalog, every
                     profile's models, the timers on a call's path, the data dir, the port, the journal
-                    lock), print the result and exit: 0 valid, 2 not
+                    lock), print the result and exit: 0 valid, 2 not (the same checks the start makes;
+                    GATEWAY_TOKEN may still be unset: then it only says the start needs it)
         --verbose   with a failed start, print the stack trace too (otherwise it goes to the log at DEBUG)
         --version   print the version and exit
         -h, --help  print this help and exit
@@ -223,7 +224,7 @@ public final class GatewayMain {
     Config checked = config;
     Optional<String> problem =
         ClusterMode.startupProblem(checked)
-            .or(() -> StartupCheck.firstProblem(checked, options.demo(), scope));
+            .or(() -> StartupCheck.firstProblem(checked, options.demo() || options.check(), scope));
     if (problem.isPresent()) {
       throw new StartFailure(BAD_CONFIG, problem.get(), null);
     }
@@ -231,6 +232,13 @@ public final class GatewayMain {
         StartupCheck.warnings(config, java.time.LocalDate.now(java.time.ZoneOffset.UTC));
     if (options.check()) {
       warnings.forEach(w -> out.println("gateway: warning: " + w));
+      // The check is about the configuration, so it runs before the token is set up (as
+      // OPERATIONS.md's first steps do); the start itself still refuses without it.
+      if (!options.demo() && !GatewaySettings.fromConfig(config).hasToken()) {
+        out.println(
+            "gateway: note: GATEWAY_TOKEN is not set; the start refuses until you export it (the"
+                + " secret callers send as x-api-key or Authorization: Bearer)");
+      }
       out.println(
           "gateway: configuration OK (data dir "
               + config.getString(DataDirs.KEY)

@@ -116,7 +116,7 @@ public final class GatewayServer {
     ServerSettings h2 =
         ServerSettings.create(config)
             .withEnableHttp2(true)
-            .withMaxConnections(config.getInt(HTTP2_MAX_CONNECTIONS));
+            .withMaxConnections(GatewayKeys.HTTP2_MAX_CONNECTIONS.get(config));
     return Http.get(system)
         .newServerAt(settings.host(), settings.http2Port())
         .withSettings(h2)
@@ -161,7 +161,7 @@ public final class GatewayServer {
    */
   private static BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, NotUsed>
       headsInTime(ActorSystem<?> system) {
-    Duration firstHead = system.settings().config().getDuration(HEADER_READ_TIMEOUT);
+    Duration firstHead = GatewayKeys.HEADER_READ_TIMEOUT.get(system.settings().config());
     scala.concurrent.duration.Duration idle =
         ServerSettings.create(system.settings().config()).getTimeouts().idleTimeout();
     Duration nextHead = idle.isFinite() ? Duration.ofNanos(idle.toNanos()) : null;

@@ -49,12 +49,13 @@ public final class StartupCheck {
    * The first reason the gateway must not start with {@code config}, as one line; empty when it
    * may.
    *
-   * @param demo {@code --demo}: it makes its own tokens
+   * @param tokenOptional {@code --demo} (it makes its own tokens) or {@code --check} (it checks the
+   *     configuration, and says apart that the start needs the token)
    */
-  public static Optional<String> firstProblem(Config config, boolean demo, Scope scope) {
+  public static Optional<String> firstProblem(Config config, boolean tokenOptional, Scope scope) {
     List<Supplier<Optional<String>>> checks =
         List.of(
-            () -> GatewaySettings.fromConfig(config).startupProblem(demo),
+            () -> GatewaySettings.fromConfig(config).startupProblem(tokenOptional),
             () -> none(() -> LedgerSettings.fromConfig(config)),
             () -> none(() -> JournalDurability.requireConsistent(config)),
             () -> none(() -> PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped())),
@@ -68,15 +69,7 @@ public final class StartupCheck {
             () -> none(() -> ProviderRateLimits.fromConfig(config, System::nanoTime)),
             () -> none(() -> UpstreamSettings.fromConfig(config)),
             () -> none(() -> ServerSettings.create(config)),
-            () ->
-                none(
-                    () -> {
-                      config.getInt("gateway.usage-top-subjects");
-                      config.getInt("gateway.metrics-subject-series");
-                      config.getDuration("gateway.body-read-timeout");
-                      config.getDuration(GatewayServer.HEADER_READ_TIMEOUT);
-                      config.getDuration("providers.client-subscribe-timeout");
-                    }),
+            () -> none(() -> GatewayKeys.checkAll(config)),
             () -> dataDirProblem(config),
             () ->
                 scope == Scope.ALL
@@ -235,6 +228,7 @@ public final class StartupCheck {
     String message = String.valueOf(e.getMessage());
     Matcher m = KEY.matcher(message);
     String value = "";
+    String fix = "conf/, JAVA_OPTS -Dkey=value, or the environment variable";
     while (m.find()) {
       String key = m.group();
       try {
@@ -246,6 +240,7 @@ public final class StartupCheck {
               SECRET.matcher(key).find()
                   ? ""
                   : " (" + key + " is " + v.render() + ", from " + from + ")";
+          fix = fixAt(key, from);
           break;
         }
       } catch (ConfigException.BadPath notAKey) {
@@ -255,7 +250,22 @@ public final class StartupCheck {
     return "configuration: "
         + message
         + value
-        + "; fix it (conf/, JAVA_OPTS -Dkey=value, or the environment variable), then run bin/gateway --check";
+        + "; fix it ("
+        + fix
+        + "), then run bin/gateway --check";
+  }
+
+  /** Where to change {@code key}'s value, given where it came from. */
+  private static String fixAt(String key, String from) {
+    if (from.contains("system properties")) {
+      return "JAVA_OPTS -D" + key + "=...";
+    }
+    if (ENV.containsValue(from)) {
+      return "the environment variable " + from;
+    }
+    return from.contains("conf") || from.contains(".conf")
+        ? from + ", or override it with JAVA_OPTS -D" + key + "=..."
+        : "conf/, or JAVA_OPTS -D" + key + "=...";
   }
 
   private static String origin(ConfigValue v) {

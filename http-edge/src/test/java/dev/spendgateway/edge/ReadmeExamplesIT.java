@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -35,6 +36,29 @@ class ReadmeExamplesIT {
     blocks.addAll(bashBlocks(section(readme, "## The ledger API")));
     assertTrue(blocks.size() >= 3, "the README has its examples: " + blocks.size());
 
+    String printed =
+        onDemo(
+            workDir,
+            port ->
+                String.join("\n", blocks)
+                    .replace("127.0.0.1:8787", "127.0.0.1:" + port)
+                    .replace("localhost:8787", "localhost:" + port));
+    assertTrue(
+        printed.contains("\"type\":\"message\""),
+        "Claude answered through the gateway: " + printed);
+    assertTrue(printed.contains("\"openReservations\""), "/usage answered: " + printed);
+    assertTrue(
+        printed.contains("\"status\":\"settled\""), "the ledger API settled r-1: " + printed);
+    assertFalse(printed.contains("\"error\""), printed);
+  }
+
+  /**
+   * Starts a demo gateway in {@code workDir} (its data in {@code data/} there), runs the script
+   * {@code script} makes for its port with bash in the same directory, with none of the caller's
+   * GATEWAY_ variables, and returns what it printed once every command succeeded. A failed curl
+   * fails the script (the docs' plain {@code curl -s} would print the error and go on).
+   */
+  static String onDemo(Path workDir, IntFunction<String> script) throws Exception {
     int port = GatewayProcess.freePort();
     try (GatewayProcess gateway =
         GatewayProcess.launch()
@@ -43,16 +67,12 @@ class ReadmeExamplesIT {
             .workDir(workDir)
             .start(workDir.resolve("gateway.txt"))) {
       gateway.awaitReady(Duration.ofSeconds(300));
-      String script =
+      Path file = workDir.resolve("examples.sh");
+      Files.writeString(
+          file,
           "set -euo pipefail\n"
-              // A failed call fails the script (the README's plain `curl -s` would print the error
-              // and go on).
               + "curl() { command curl --fail-with-body --max-time 30 \"$@\"; echo; }\n"
-              + String.join("\n", blocks)
-                  .replace("127.0.0.1:8787", "127.0.0.1:" + port)
-                  .replace("localhost:8787", "localhost:" + port);
-      Path file = workDir.resolve("readme-examples.sh");
-      Files.writeString(file, script);
+              + script.apply(port));
       Path shellOut = workDir.resolve("shell.txt");
       ProcessBuilder shell =
           new ProcessBuilder("bash", file.toString())
@@ -61,16 +81,10 @@ class ReadmeExamplesIT {
               .redirectOutput(shellOut.toFile());
       shell.environment().keySet().removeIf(k -> k.startsWith("GATEWAY_"));
       Process run = shell.start();
-      assertTrue(run.waitFor(180, TimeUnit.SECONDS), "the examples finish");
+      assertTrue(run.waitFor(240, TimeUnit.SECONDS), "the examples finish");
       String printed = Files.readString(shellOut, StandardCharsets.UTF_8);
-      assertEquals(0, run.exitValue(), "every README example works:\n" + printed);
-      assertTrue(
-          printed.contains("\"type\":\"message\""),
-          "Claude answered through the gateway: " + printed);
-      assertTrue(printed.contains("\"openReservations\""), "/usage answered: " + printed);
-      assertTrue(
-          printed.contains("\"status\":\"settled\""), "the ledger API settled r-1: " + printed);
-      assertFalse(printed.contains("\"error\""), printed);
+      assertEquals(0, run.exitValue(), "every example works:\n" + printed);
+      return printed;
     }
   }
 

@@ -163,6 +163,52 @@ class StartupMatrixTest {
             "no-such-host.invalid",
             "GATEWAY_HOST"),
         row(
+            "an open-call limit that is not a number",
+            List.of(),
+            Map.of("gateway.max-open-calls", "abc"),
+            2,
+            "gateway.max-open-calls",
+            "\"abc\"",
+            "from settings",
+            "fix it"),
+        row(
+            "an open-call limit below one (every provider call would get 503)",
+            List.of(),
+            Map.of("gateway.max-open-calls", -1),
+            2,
+            "gateway.max-open-calls must be a whole number from 1",
+            "is -1",
+            "from settings"),
+        row(
+            "a body-memory share over the whole heap",
+            List.of(),
+            Map.of("gateway.body-memory-share", 2),
+            2,
+            "gateway.body-memory-share must be > 0 and <= 1",
+            "is 2",
+            "from settings"),
+        row(
+            "a negative cap",
+            List.of(),
+            Map.of("ledger.caps.free-daily-usd", "-1"),
+            2,
+            "ledger.caps.free-daily-usd must not be negative",
+            "\"-1\"",
+            "from settings"),
+        row(
+            "an ops list of no brands",
+            List.of(),
+            Map.of("ops.top-brands", 0),
+            2,
+            "ops.top-brands",
+            "is 0"),
+        row(
+            "a zero failure window",
+            List.of(),
+            Map.of("ops.failure-window", "0s"),
+            2,
+            "ops.failure-window must be a duration longer than 0"),
+        row(
             "the check finds the same",
             List.of("--check"),
             Map.of("ledger.caps.free-daily-usd", "three"),
@@ -196,6 +242,36 @@ class StartupMatrixTest {
     assertFalse(line.contains("tok-1"), "never a token: " + line);
     assertFalse(line.contains("Exception in thread"), line);
     assertEquals("", result.out());
+  }
+
+  /** --check and the start share one validation: a value one refuses, the other refuses alike. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("mistakes")
+  void theCheckRefusesWhatTheStartRefuses(Row row) {
+    if (!row.args().isEmpty() || row.settings().isEmpty() || row.mistake().contains("token")) {
+      return; // usage mistakes, and the token, which the check only mentions (below)
+    }
+    Map<String, Object> settings = valid();
+    settings.putAll(row.settings());
+    Result start = run(List.of(), settings);
+    Result check = run(List.of("--check"), settings);
+    assertEquals(start.exit(), check.exit(), check.err());
+    assertEquals(start.err(), check.err());
+  }
+
+  /**
+   * The check is about the configuration: it runs before the token is exported (OPERATIONS.md's
+   * first steps) and says that the start needs it; the start still refuses without it.
+   */
+  @Test
+  void theCheckWorksWithoutTheTokenAndSaysTheStartNeedsIt() {
+    Map<String, Object> settings = valid();
+    settings.put("gateway.token", "");
+    Result check = run(List.of("--check"), settings);
+    assertEquals(0, check.exit(), check.err());
+    assertTrue(check.out().contains("gateway: configuration OK"), check.out());
+    assertTrue(check.out().contains("GATEWAY_TOKEN is not set"), check.out());
+    assertEquals(2, run(List.of(), settings).exit());
   }
 
   @Test

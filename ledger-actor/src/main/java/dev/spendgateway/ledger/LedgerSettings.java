@@ -211,8 +211,14 @@ public record LedgerSettings(
         horizon);
   }
 
+  /** A cap in micro-dollars; its own key named when it is negative (CapLimits cannot name it). */
   private static long cap(Config caps, String key) {
-    return usd(caps, key, "ledger.caps." + key);
+    long micros = usd(caps, key, "ledger.caps." + key);
+    if (micros < 0) {
+      throw new IllegalArgumentException(
+          "ledger.caps." + key + " must not be negative (0 closes the pool)");
+    }
+    return micros;
   }
 
   private static long usd(Config config, String key, String fullName) {

@@ -48,7 +48,8 @@ import picocli.CommandLine.Parameters;
       "Examples:",
       "  bin/loadtest ledger -c 64 -n 100000 --settle settle",
       "  bin/loadtest anthropic --direct http://127.0.0.1:34567 --rate 1000 -d 30s   # gateway overhead",
-      "  bin/loadtest openai-chat --stream -c 64 -d 30s                              # max RPS, TTFB"
+      "  bin/loadtest openai-chat --stream -c 64 -d 30s                              # max RPS, TTFB",
+      "  bin/loadtest streams --sim http://127.0.0.1:34567 -n 2000 --pause 20s       # open streams"
     })
 public final class LoadTest implements Callable<Integer> {
 
@@ -68,8 +69,10 @@ public final class LoadTest implements Callable<Integer> {
       paramLabel = "SCENARIO",
       converter = ScenarioConverter.class,
       description =
-          "ledger | anthropic | openai-chat. ledger: POST /ledger/reservations (+ settle/void). "
-              + "anthropic / openai-chat: the provider route with spend headers (simulator upstream).")
+          "ledger | anthropic | openai-chat | streams. ledger: POST /ledger/reservations (+ "
+              + "settle/void). anthropic / openai-chat: the provider route with spend headers "
+              + "(simulator upstream). streams: holds N long streams open at once and has its own "
+              + "options (bin/loadtest streams --help).")
   ScenarioName scenario;
 
   // --- where ---

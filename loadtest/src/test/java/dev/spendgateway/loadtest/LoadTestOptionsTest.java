@@ -184,6 +184,9 @@ class LoadTestOptionsTest {
       assertFalse(o.description().length == 0, o.longestName() + " has no description");
     }
     assertTrue(help.contains("GATEWAY_TOKEN"));
+    // The streams scenario has its own command line, and is still listed here with the others.
+    assertTrue(help.contains("openai-chat | streams"), help);
+    assertTrue(help.contains("bin/loadtest streams --help"), help);
   }
 
   @Test

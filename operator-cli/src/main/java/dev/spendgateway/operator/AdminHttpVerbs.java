@@ -240,10 +240,9 @@ final class AdminHttpVerbs {
       name = "status",
       mixinStandardHelpOptions = true,
       description = {
-        "Show the running gateway: ready or not, the global and pool caps, open reservations, each "
-            + "provider's",
-        "circuit breaker and the models whose circuit a 410 opened (GET /admin/status, admin "
-            + "token).",
+        "Show the running gateway: ready or not, caps, open reservations and circuits.",
+        "The global and pool caps, open reservations, each provider's circuit breaker and the "
+            + "models whose circuit a 410 opened (GET /admin/status, admin token).",
         "Exit 0 when ready, 1 when not (the ledger has not recovered), 2 when the gateway did not "
             + "answer."
       })
@@ -262,10 +261,10 @@ final class AdminHttpVerbs {
       name = "reset-circuit",
       mixinStandardHelpOptions = true,
       description = {
-        "Close a model's circuit that a provider's 410 (model gone) opened, after fixing the "
-            + "catalog or the",
-        "profile (POST /admin/circuits/MODEL/reset, admin token). Until then the router does not "
-            + "call that model."
+        "Close a model's circuit that a provider's 410 (model gone) opened.",
+        "Run it after fixing the catalog or the profile (POST /admin/circuits/MODEL/reset, admin "
+            + "token); until then the router does not call that model. A model not in the "
+            + "catalog is refused."
       })
   static final class ResetCircuit implements Callable<Integer> {
     @Mixin GatewayOptions gateway;

@@ -26,9 +26,8 @@ final class BackupVerbs {
       description = {
         "Write a consistent copy of the journal (H2 BACKUP TO, a zip holding ledger.mv.db).",
         "Safe while the gateway runs and writes (it makes the copy); never creates a database: a "
-            + "data dir",
-        "without a journal is an error. Restore it with: gateway-admin restore FILE --data-dir "
-            + "EMPTY_DIR."
+            + "data dir without a journal is an error. Restore it with: bin/gateway-admin restore "
+            + "FILE --data-dir EMPTY_DIR."
       })
   static final class Backup implements Callable<Integer> {
     @Mixin JournalOptions journal;
@@ -62,9 +61,9 @@ final class BackupVerbs {
               + output.toAbsolutePath().normalize()
               + " ("
               + Files.size(output)
-              + " bytes); check it: gateway-admin restore "
+              + " bytes); check it: bin/gateway-admin restore "
               + output
-              + " --data-dir /tmp/check && gateway-admin verify --data-dir /tmp/check");
+              + " --data-dir /tmp/check && bin/gateway-admin verify --data-dir /tmp/check");
       out.flush();
       return 0;
     }
@@ -77,7 +76,7 @@ final class BackupVerbs {
         "Put the journal from a backup zip into a data dir that has no journal yet.",
         "Refuses a data dir that holds a journal (move ledger.mv.db aside first: books are never "
             + "overwritten)",
-        "or that a running gateway holds. Then: gateway-admin verify --data-dir DIR, and start the "
+        "or that a running gateway holds. Then: bin/gateway-admin verify --data-dir DIR, and start the "
             + "gateway on it."
       })
   static final class Restore implements Callable<Integer> {
@@ -107,7 +106,7 @@ final class BackupVerbs {
               + backup
               + " into "
               + db.file()
-              + "; check it: gateway-admin verify "
+              + "; check it: bin/gateway-admin verify "
               + "--data-dir "
               + db.dataDir());
       out.flush();

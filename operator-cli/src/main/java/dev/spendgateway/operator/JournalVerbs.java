@@ -161,7 +161,7 @@ final class JournalVerbs {
           return GatewayAdmin.VIOLATION;
         }
         out.printf(
-            "OK: %d events verified (last sequence number %d)%s%n",
+            "OK: %d events verified (journal rows up to sequence number %d)%s%n",
             audit.events(),
             audit.lastSequenceNr(),
             snapshot

@@ -156,11 +156,11 @@ class GatewayAdminTest {
     assertEquals(1, run.exit(), run.out() + run.err());
     String id = ((GlobalBudget.ReservationSettled) settle.event()).id();
     assertEquals(
-        "VIOLATION at event "
+        "VIOLATION at journal row "
             + badSeq
             + " (ReservationSettled): reservation "
             + id
-            + " closed twice (first closed by event "
+            + " closed twice (first closed in journal row "
             + settle.sequenceNr()
             + ")",
         run.out().trim());
@@ -187,11 +187,11 @@ class GatewayAdminTest {
     Run run = admin(journalArgs("verify", "--input", file.toString()));
     assertEquals(1, run.exit(), run.out() + run.err());
     assertEquals(
-        "VIOLATION at event "
+        "VIOLATION at journal row "
             + badSeq
             + " (ReservationMade): reservation "
             + id
-            + " reserved a second time (first reserved by event "
+            + " reserved a second time (first reserved in journal row "
             + made.sequenceNr()
             + ")",
         run.out().trim());
@@ -210,10 +210,10 @@ class GatewayAdminTest {
     Run run = admin(journalArgs("verify", "--input", file.toString()));
     assertEquals(1, run.exit(), run.out() + run.err());
     assertEquals(
-        "VIOLATION at event "
+        "VIOLATION at journal row "
             + badSeq
             + " (SpendAdjusted): adjustment adj-1 applied twice "
-            + "(first applied by event "
+            + "(first applied in journal row "
             + adjusted.sequenceNr()
             + ")",
         run.out().trim());
@@ -246,7 +246,7 @@ class GatewayAdminTest {
     assertTrue(
         run.out()
             .startsWith(
-                "VIOLATION at event "
+                "VIOLATION at journal row "
                     + made.sequenceNr()
                     + " (ReservationMade): reservation "
                     + m.id()
@@ -464,5 +464,55 @@ class GatewayAdminTest {
     ((JournalVerbs.Tail) cli.getSubcommands().get("tail").getCommandSpec().userObject()).following =
         following::complete;
     return cli;
+  }
+
+  /**
+   * bin/gateway --demo keeps its books in demo/ of the data dir: a verb pointed at the data dir
+   * itself finds no journal there and says where the demo's is, and the backup hints name the
+   * command as it is typed from the repository (bin/gateway-admin).
+   */
+  @ParameterizedTest(name = "{0} on a demo's data dir names demo/")
+  @ValueSource(strings = {"replay", "verify", "backup"})
+  void aVerbOnADemosDataDirNamesTheDemoJournal(String verb) throws Exception {
+    Path demoHome = Files.createDirectories(work.resolve("demo-home-" + verb));
+    Files.createDirectories(demoHome.resolve("demo"));
+    Files.writeString(demoHome.resolve("demo/ledger.mv.db"), "");
+    String[] more =
+        verb.equals("backup")
+            ? new String[] {"-o", work.resolve("demo-" + verb + ".zip").toString()}
+            : new String[0];
+
+    Cli.Run run = Cli.onJournal(demoHome, verb, more);
+
+    assertTrue(run.exit() != 0, run.out() + run.err());
+    assertTrue(run.err().contains("no journal at " + demoHome), run.err());
+    assertTrue(run.err().contains("--data-dir " + demoHome.resolve("demo")), run.err());
+  }
+
+  @Test
+  void theBackupHelpNamesTheCommandAsTyped() {
+    Cli.Run help = Cli.run("backup", "--help");
+    assertTrue(help.out().contains("bin/gateway-admin restore FILE"), help.out());
+    assertTrue(!help.out().matches("(?s).*[^/]gateway-admin (restore|verify).*"), help.out());
+  }
+
+  /** gateway-admin --help lists each verb with a whole sentence, never one cut mid-way. */
+  @Test
+  void theVerbListShowsWholeSentences() {
+    String help = Cli.run("--help").out();
+    String commands = help.substring(help.indexOf("Commands:") + "Commands:".length());
+    List<String> entries = new ArrayList<>();
+    for (String line : commands.lines().toList()) {
+      if (line.matches("  \\S.*")) {
+        entries.add(line.strip());
+      } else if (!line.isBlank() && !entries.isEmpty()) {
+        int last = entries.size() - 1;
+        entries.set(last, entries.get(last) + " " + line.strip());
+      }
+    }
+    assertTrue(entries.size() > 10, help);
+    for (String entry : entries) {
+      assertTrue(entry.endsWith("."), "a whole sentence: " + entry);
+    }
   }
 }

@@ -75,7 +75,7 @@ class ImportVerbTest {
     assertEquals(
         "OK: "
             + exported.size()
-            + " events verified (last sequence number "
+            + " events verified (journal rows up to sequence number "
             + rows
             + "); no snapshot",
         verify.out().trim());

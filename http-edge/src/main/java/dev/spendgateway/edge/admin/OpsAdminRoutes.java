@@ -47,6 +47,7 @@ public final class OpsAdminRoutes extends AllDirectives {
   private final Supplier<CompletionStage<Boolean>> ready;
   private final Optional<ProviderBreakers> breakers;
   private final Optional<ModelCircuits> circuits;
+  private final java.util.function.Predicate<String> inCatalog;
   private final ObjectMapper mapper = new ObjectMapper();
 
   public OpsAdminRoutes(
@@ -54,8 +55,10 @@ public final class OpsAdminRoutes extends AllDirectives {
       GatewayAuth adminAuth,
       Supplier<CompletionStage<Boolean>> ready,
       Optional<ProviderBreakers> breakers,
-      Optional<ModelCircuits> circuits) {
+      Optional<ModelCircuits> circuits,
+      java.util.function.Predicate<String> inCatalog) {
     this.ledger = ledger;
+    this.inCatalog = inCatalog;
     this.adminAuth = adminAuth;
     this.ready = ready;
     this.breakers = breakers;
@@ -128,19 +131,17 @@ public final class OpsAdminRoutes extends AllDirectives {
 
   private HttpResponse reset(String model) {
     if (!model.matches("[A-Za-z0-9._:-]{1,128}")) {
-      Map<String, Object> error =
-          Map.of(
-              "error",
-              Map.of(
-                  "type",
-                  "invalid_request",
-                  "field",
-                  "model",
-                  "message",
-                  "model must be 1-128 characters of [A-Za-z0-9._:-]"));
-      return json(error).withStatus(StatusCodes.BAD_REQUEST);
+      return badModel("model must be 1-128 characters of [A-Za-z0-9._:-]");
     }
     boolean wasOpen = circuits.map(c -> c.isOpen(model)).orElse(false);
+    if (!wasOpen && !inCatalog.test(model)) {
+      // A typo would otherwise answer "open": false, as if a circuit had been closed.
+      return badModel(
+          "model '"
+              + model
+              + "' is not in the model catalog (conf/models.conf) and has no open circuit; name"
+              + " it as the catalog does (GET /admin/status lists the open circuits)");
+    }
     circuits.ifPresent(c -> c.reset(model));
     admin.info("{\"action\":\"reset-circuit\",\"model\":\"{}\",\"wasOpen\":{}}", model, wasOpen);
     Map<String, Object> body = new LinkedHashMap<>();
@@ -148,6 +149,12 @@ public final class OpsAdminRoutes extends AllDirectives {
     body.put("wasOpen", wasOpen);
     body.put("open", false);
     return json(body);
+  }
+
+  private HttpResponse badModel(String message) {
+    Map<String, Object> error =
+        Map.of("error", Map.of("type", "invalid_request", "field", "model", "message", message));
+    return json(error).withStatus(StatusCodes.BAD_REQUEST);
   }
 
   private HttpResponse json(Object body) {

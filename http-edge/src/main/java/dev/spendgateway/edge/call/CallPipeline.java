@@ -110,7 +110,7 @@ public final class CallPipeline<P> {
     }
     // The body is held from its read until the answer is handed over (see BodyMemory).
     Optional<BodyMemory.Lease> bodyHeld =
-        services.bodyMemory().take(BodyMemory.expected(request.entity(), target.bodyLimit()));
+        services.bodyMemory().take(request.entity(), target.bodyLimit());
     if (bodyHeld.isEmpty()) {
       return ending.afterDrain(
           request,
@@ -120,7 +120,8 @@ public final class CallPipeline<P> {
     }
     Call call =
         new Call(
-            request,
+            request.withEntity(
+                bodyHeld.get().entity()), // the lease trims itself to the body's size
             spend,
             dataClass,
             line,

@@ -14,7 +14,8 @@ import java.util.Properties;
  * the demo's data dir ({@code demo-tokens.properties}, readable by its owner only) and reused on
  * every demo start, so a token exported from the banner — and the README's examples using it — keep
  * working after a restart. A {@code GATEWAY_TOKEN} / {@code GATEWAY_ADMIN_TOKEN} set in the
- * environment wins over the kept one.
+ * environment wins over the kept one, and is kept in its place: the file always holds the tokens
+ * the running demo accepts.
  *
  * @param caller the callers' token
  * @param admin the operator's token
@@ -50,13 +51,20 @@ public record DemoTokens(String caller, String admin) {
       Files.createDirectories(demoDir);
       kept = write(file);
     }
-    return new DemoTokens(
-        callerOverride == null || callerOverride.isBlank() ? kept.caller() : callerOverride,
-        adminOverride == null || adminOverride.isBlank() ? kept.admin() : adminOverride);
+    DemoTokens used =
+        new DemoTokens(
+            callerOverride == null || callerOverride.isBlank() ? kept.caller() : callerOverride,
+            adminOverride == null || adminOverride.isBlank() ? kept.admin() : adminOverride);
+    // The file says what this demo accepts: the README reads the tokens from it, and with an
+    // environment token it kept the old one, which then got 401.
+    return used.equals(kept) ? kept : write(file, used);
   }
 
   private static DemoTokens write(Path file) throws IOException {
-    DemoTokens fresh = generate();
+    return write(file, generate());
+  }
+
+  private static DemoTokens write(Path file, DemoTokens fresh) throws IOException {
     String text =
         "# bin/gateway --demo's tokens, reused on every demo start. Delete this file for new ones.\n"
             + "caller="

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
+import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.catalog.Provider;
@@ -21,6 +22,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -104,12 +106,39 @@ public final class OpsData {
     return ledger.usage(Optional.empty(), topBrands).thenApply(this::withUsage);
   }
 
+  /**
+   * The caps as the ledger lists them, but the brands' (listed by name there) ordered by what each
+   * brand used today (spent + held), the biggest first: the screen's "Top brands" are the biggest
+   * spenders. Ties by name; a brand's daily cap before its monthly.
+   */
+  static List<CapUsage> brandsBySpend(List<CapUsage> caps) {
+    Map<String, Long> usedToday = new java.util.HashMap<>();
+    for (CapUsage c : caps) {
+      if (c.cap() == CapName.BRAND_DAILY) {
+        usedToday.merge(c.subject(), c.spentMicros() + c.reservedMicros(), Long::sum);
+      }
+    }
+    Comparator<CapUsage> bySpend =
+        Comparator.comparing((CapUsage c) -> -usedToday.getOrDefault(c.subject(), 0L))
+            .thenComparing(CapUsage::subject)
+            .thenComparing(CapUsage::cap);
+    List<CapUsage> brands = caps.stream().filter(OpsData::isBrandCap).sorted(bySpend).toList();
+    List<CapUsage> out = new java.util.ArrayList<>(caps.size());
+    caps.stream().filter(c -> !isBrandCap(c)).forEach(out::add);
+    out.addAll(brands);
+    return out;
+  }
+
+  private static boolean isBrandCap(CapUsage c) {
+    return c.cap() == CapName.BRAND_DAILY || c.cap() == CapName.BRAND_MONTHLY;
+  }
+
   private ObjectNode withUsage(Usage usage) {
     Instant now = clock.instant();
     ObjectNode out = JSON.createObjectNode();
     out.put("generatedAt", now.toString());
     ArrayNode caps = out.putArray("caps");
-    for (CapUsage c : usage.caps()) {
+    for (CapUsage c : brandsBySpend(usage.caps())) {
       ObjectNode row = caps.addObject();
       row.put("cap", c.cap().wireName());
       row.put("subject", c.subject());

@@ -1,5 +1,6 @@
 package dev.spendgateway.edge.ops;
 
+import dev.spendgateway.ledger.AdjustmentScope;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
@@ -22,9 +23,10 @@ import java.util.function.Consumer;
  * the hours before ({@link #rebuild}); the two never overlap because the ledger only reports writes
  * made after its recovery, and the rebuild only counts facts from before it.
  *
- * <p>Spend is what the books count: a settle at its actual cost, an expiry at the worst case it
- * kept, an operator adjustment at its delta (a refund is negative). Voids and reservations count
- * nothing.
+ * <p>Spend is what the global caps count: a settle at its actual cost, an expiry at the worst case
+ * it kept, an operator refund at its delta (negative). Voids, reservations and brand credits
+ * (grants, which move only the brand's own caps) count nothing, so the last 24 hours add up to what
+ * {@code global_daily} says was spent in them.
  */
 public final class SpendPerHour implements LedgerObserver {
   private static final long HOUR_SECONDS = 3600;
@@ -130,7 +132,9 @@ public final class SpendPerHour implements LedgerObserver {
     } else if (e instanceof ReservationExpired x) {
       amount = x.reservedMicros();
     } else if (e instanceof SpendAdjusted a) {
-      amount = a.deltaMicros();
+      // A grant (brand credit) moves only the brand's own caps; the series is what the global
+      // caps count, the figure an operator compares it with.
+      amount = a.scope() == AdjustmentScope.REFUND ? a.deltaMicros() : 0;
     } else if (e instanceof GroupCommit g) {
       g.facts().forEach(this::add);
       return;

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The operator's status and circuit reset through the real composition root: behind the admin token
@@ -72,26 +74,39 @@ class OpsAdminRoutesTest {
     assertEquals(1, open.path("openModelCircuits").size(), open.toString());
     String model = open.path("openModelCircuits").get(0).asText();
 
-    HttpResponse<String> reset =
-        gateway.send(
-            HttpRequest.newBuilder(
-                    java.net.URI.create(gateway.base + "/admin/circuits/" + model + "/reset"))
-                .header("x-api-key", ADMIN_TOKEN)
-                .POST(HttpRequest.BodyPublishers.noBody())
-                .build());
+    HttpResponse<String> reset = reset(model, ADMIN_TOKEN);
     assertEquals(200, reset.statusCode(), reset.body());
     assertTrue(reset.body().contains("\"wasOpen\":true"), reset.body());
     assertEquals(0, status().path("openModelCircuits").size());
-    assertEquals(
-        401,
-        gateway
-            .send(
-                HttpRequest.newBuilder(
-                        java.net.URI.create(gateway.base + "/admin/circuits/x/reset"))
-                    .header("x-api-key", CALLER_TOKEN)
-                    .POST(HttpRequest.BodyPublishers.noBody())
-                    .build())
-            .statusCode());
+    assertEquals(401, reset("x", CALLER_TOKEN).statusCode());
+  }
+
+  /**
+   * A model the catalog does not know (a typo) is refused, not answered {@code "open": false} as if
+   * a circuit had been closed; a catalog model with no open circuit is a harmless no-op.
+   */
+  @ParameterizedTest(name = "{0}: {1}")
+  @CsvSource({
+    "gpt-6.1-sol,  200", // in the catalog, circuit closed: nothing to do, said so
+    "gpt-6.1-sool, 400", // not in the catalog
+  })
+  void aResetNamesAModelOfTheCatalog(String model, int status) throws Exception {
+    HttpResponse<String> reset = reset(model, ADMIN_TOKEN);
+    assertEquals(status, reset.statusCode(), reset.body());
+    if (status == 400) {
+      assertTrue(reset.body().contains("not in the model catalog"), reset.body());
+    } else {
+      assertTrue(reset.body().contains("\"wasOpen\":false"), reset.body());
+    }
+  }
+
+  private HttpResponse<String> reset(String model, String token) throws Exception {
+    return gateway.send(
+        HttpRequest.newBuilder(
+                java.net.URI.create(gateway.base + "/admin/circuits/" + model + "/reset"))
+            .header("x-api-key", token)
+            .POST(HttpRequest.BodyPublishers.noBody())
+            .build());
   }
 
   private JsonNode status() throws Exception {

@@ -35,6 +35,8 @@ import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Long streams through the HTTP/2 cleartext listener ({@code gateway.http2-port}), as a proxy in
@@ -62,10 +64,7 @@ class H2cStreamsCapacityTest {
       try {
         gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(2, MAX_HOLD));
         Brand brand = Brand.fresh("h2c");
-        List<Connection> connections = new ArrayList<>();
-        for (int c = 0; c < CONNECTIONS; c++) {
-          connections.add(new Connection(client, h2cPort));
-        }
+        List<Connection> connections = Connection.open(client, h2cPort);
         List<CompletableFuture<Answer>> calls = new ArrayList<>();
         for (int i = 0; i < STREAMS; i++) {
           CompletionStage<Answer> call =
@@ -118,14 +117,93 @@ class H2cStreamsCapacityTest {
     }
   }
 
+  /**
+   * A call waiting for its answer's headers holds its body (a refused connection sends it again),
+   * and an h2c body comes with no declared length. Counted at the route's 4 MiB limit for as long
+   * as its call waited, 64 MiB of body memory let 16 such calls in and answered the rest 503
+   * body_memory: an outage behind an h2c proxy at its 17th slow call. A small body is now handed
+   * over whole with its size (pekko.http.server.http2.min-collect-strict-entity-size), so even a
+   * burst of 300 fits; a larger one streams in at the route's limit and keeps only its real size
+   * once it is in, so calls that arrive while others wait fit too.
+   */
+  @ParameterizedTest(name = "{0}-byte prompts, {1} at a time: all {2} admitted")
+  @CsvSource({
+    // prompt bytes, sent at a time, calls
+    "20,             300,            300", // a burst: each body known whole on arrival
+    "16384,          10,             300", // streamed in (past 8 KiB), then trimmed to its size
+  })
+  void hundreds_of_h2c_calls_waiting_for_their_headers_fit_a_small_body_memory(
+      int promptBytes, int wave, int callCount) throws Exception {
+    int h2cPort = freePort();
+    double share = (double) (64L * 1024 * 1024) / Runtime.getRuntime().maxMemory();
+    Map<String, Object> overrides =
+        Map.of("gateway.http2-port", h2cPort, "gateway.body-memory-share", share);
+    try (TestGateway gw = CapacityGateway.start("h2c-waiting", overrides)) {
+      ActorSystem client = ActorSystem.create("h2c-waiting", ConfigFactory.defaultReference());
+      try {
+        // A JSON answer held before its headers: every call waits with its body in memory.
+        gw.sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.streamHold(0, MAX_HOLD));
+        Brand brand = Brand.fresh("h2c-waiting");
+        List<Connection> connections = Connection.open(client, h2cPort);
+        String body =
+            "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":32,"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\""
+                + "a".repeat(promptBytes)
+                + "\"}]}";
+        List<CompletableFuture<Answer>> calls = new ArrayList<>();
+        while (calls.size() < callCount) {
+          for (int i = 0; i < wave; i++) {
+            calls.add(
+                connections
+                    .get(calls.size() % CONNECTIONS)
+                    .send(chat(h2cPort, brand, body))
+                    .thenCompose(r -> Answer.read(r, client))
+                    .toCompletableFuture());
+          }
+          awaitHeldOrRefused(gw, calls);
+        }
+
+        gw.sim.releaseHeld();
+        CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        for (CompletableFuture<Answer> call : calls) {
+          assertEquals(200, call.get().status(), call.get().body());
+        }
+        gw.awaitSettled(brand.id());
+      } finally {
+        client.terminate();
+      }
+    }
+  }
+
+  /** Until every call sent waits upstream; fails at once on a call answered before that. */
+  private static void awaitHeldOrRefused(TestGateway gw, List<CompletableFuture<Answer>> calls)
+      throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+    while (gw.sim.heldStreams() < calls.size()) {
+      for (CompletableFuture<Answer> call : calls) {
+        if (call.isDone()) {
+          Answer early = call.get();
+          throw new AssertionError(
+              "answered before its hold was released: " + early.status() + " " + early.body());
+        }
+      }
+      assertTrue(System.nanoTime() < deadline, gw.sim.heldStreams() + " held of " + calls.size());
+      Thread.sleep(10);
+    }
+  }
+
   private static HttpRequest chatStream(int port, Brand brand) {
+    return chat(port, brand, CapacityGateway.chatStream());
+  }
+
+  private static HttpRequest chat(int port, Brand brand, String body) {
     List<org.apache.pekko.http.javadsl.model.HttpHeader> headers = new ArrayList<>();
     headers.add(RawHeader.create("authorization", "Bearer " + CapacityGateway.TOKEN));
     brand.headerMap().forEach((k, v) -> headers.add(RawHeader.create(k, v)));
     return HttpRequest.create("http://127.0.0.1:" + port + TestGateway.CHAT)
         .withMethod(HttpMethods.POST)
         .withHeaders(headers)
-        .withEntity(ContentTypes.APPLICATION_JSON, CapacityGateway.chatStream());
+        .withEntity(ContentTypes.APPLICATION_JSON, body);
   }
 
   /** One HTTP/2 connection (prior knowledge); responses matched to requests by association. */
@@ -141,6 +219,15 @@ class H2cStreamsCapacityTest {
                   Sink.foreach(
                       r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)))
               .run(Materializer.matFromSystem(system));
+    }
+
+    /** {@link #CONNECTIONS} connections to {@code port}. */
+    static List<Connection> open(ActorSystem system, int port) {
+      List<Connection> connections = new ArrayList<>();
+      for (int c = 0; c < CONNECTIONS; c++) {
+        connections.add(new Connection(system, port));
+      }
+      return connections;
     }
 
     CompletionStage<HttpResponse> send(HttpRequest request) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.ledger.AdjustmentScope;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
@@ -67,6 +68,16 @@ class SpendPerHourTest {
             "an operator refund counts negative",
             new SpendAdjusted("a", "op", "refund", Lane.APP, "b", -700, t),
             -700L),
+        Arguments.of(
+            "a brand credit (grant) counts nothing: it moves no global cap",
+            new SpendAdjusted(
+                "g", "op", "grant", Lane.APP, "b", -30_000, t, "2026-12-01", AdjustmentScope.GRANT),
+            0L),
+        Arguments.of(
+            "a refund in a named window counts its delta",
+            new SpendAdjusted(
+                "f", "op", "refund", Lane.APP, "b", -500, t, "2026-12-01", AdjustmentScope.REFUND),
+            -500L),
         Arguments.of(
             "a void counts nothing",
             new ReservationVoided("r", Lane.APP, "b", t.minusSeconds(1), 9000, t),

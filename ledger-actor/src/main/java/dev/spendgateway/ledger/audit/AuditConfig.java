@@ -115,10 +115,7 @@ public final class AuditConfig {
     if (url.startsWith("jdbc:h2:file:")) {
       Path file = Path.of(config.getString("gateway.data-dir"), "ledger.mv.db");
       if (!Files.exists(file)) {
-        throw new IllegalStateException(
-            "no journal at "
-                + file.toAbsolutePath()
-                + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
+        throw new IllegalStateException(JournalDatabase.noJournalAt(file));
       }
     }
   }

@@ -131,7 +131,7 @@ public final class LedgerAudit {
         return Optional.of(
             "reservation "
                 + m.id()
-                + " reserved a second time (first reserved by event "
+                + " reserved a second time (first reserved in journal row "
                 + first
                 + ")");
       }
@@ -157,7 +157,7 @@ public final class LedgerAudit {
         Long first = closedAt.get(id);
         return Optional.of(
             first != null
-                ? "reservation " + id + " closed twice (first closed by event " + first + ")"
+                ? "reservation " + id + " closed twice (first closed in journal row " + first + ")"
                 : "reservation "
                     + id
                     + " closed but it is not open (never reserved, refused, or forgotten)");
@@ -167,7 +167,7 @@ public final class LedgerAudit {
       return Optional.of(
           "adjustment "
               + a.adjustmentId()
-              + " applied twice (first applied by event "
+              + " applied twice (first applied in journal row "
               + adjustedAt.get(a.adjustmentId())
               + ")");
     }

@@ -143,7 +143,7 @@ public record JournalDatabase(String url, String user, String password, Path dat
               + ", "
               + size
               + " bytes); it was left as it is: restore a backup into a new data dir"
-              + " (gateway-admin restore), or move the file aside to start empty books");
+              + " (bin/gateway-admin restore), or move the file aside to start empty books");
     }
   }
 
@@ -253,15 +253,29 @@ public record JournalDatabase(String url, String user, String password, Path dat
   }
 
   /**
+   * Why there is nothing to read at {@code file} ({@code ledger.mv.db}), as one line: the setting
+   * to point at the right directory, and the demo's journal when it sits below ({@code bin/gateway
+   * --demo} keeps its books in {@code demo/} of the data dir, where a newcomer does not look).
+   */
+  public static String noJournalAt(Path file) {
+    Path absolute = file.toAbsolutePath().normalize();
+    Path demo = absolute.resolveSibling("demo").resolve(absolute.getFileName());
+    return "no journal at "
+        + absolute
+        + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory"
+        + (Files.exists(demo)
+            ? "; the demo's journal is in " + demo.getParent() + ": --data-dir " + demo.getParent()
+            : "")
+        + ")";
+  }
+
+  /**
    * Writes a consistent copy of the journal to {@code zip} with H2's {@code BACKUP TO} — also while
    * the gateway runs and writes (through its AUTO_SERVER). Refuses when there is no journal.
    */
   public void backup(Path zip, Duration timeout) throws JournalUnavailableException, IOException {
     if (!exists()) {
-      throw new JournalUnavailableException(
-          "no journal at "
-              + file()
-              + " (set GATEWAY_DATA_DIR or --data-dir to the gateway's data directory)");
+      throw new JournalUnavailableException(noJournalAt(file()));
     }
     Path target = zip.toAbsolutePath().normalize();
     if (Files.exists(target)) {
