@@ -1,10 +1,10 @@
 package dev.spendgateway.ledger;
 
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.RandomIds;
 import dev.spendgateway.policy.caps.CapName;
 import java.time.Instant;
 import java.util.Objects;
-import java.util.UUID;
 
 /**
  * One reservation as the ledger knows it: what was asked, what was answered and, once closed, what
@@ -60,7 +60,7 @@ public record Reservation(
 
     /** A fresh id for a reservation of the provider routes. */
     public static String newGatewayId() {
-      return GATEWAY_ID_PREFIX + UUID.randomUUID();
+      return GATEWAY_ID_PREFIX + RandomIds.uuid();
     }
 
     /**

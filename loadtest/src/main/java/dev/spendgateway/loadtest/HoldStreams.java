@@ -515,12 +515,12 @@ public final class HoldStreams implements Callable<Integer> {
     }
   }
 
-  private static boolean isContent(String line) {
+  static boolean isContent(String line) {
     return (line.startsWith("data: {") && line.contains("\"content\":\""))
         || line.equals("event: content_block_delta");
   }
 
-  private static Throwable rootCause(Throwable t) {
+  static Throwable rootCause(Throwable t) {
     while (t.getCause() != null && t.getCause() != t) {
       t = t.getCause();
     }
@@ -539,6 +539,11 @@ public final class HoldStreams implements Callable<Integer> {
   }
 
   private String body(boolean anthropic) {
+    return body(anthropic, promptBytes);
+  }
+
+  /** A streamed call's body, its prompt padded to about {@code promptBytes}. */
+  static String body(boolean anthropic, int promptBytes) {
     String prompt = "Write a long answer." + " pad".repeat(Math.max(0, promptBytes / 4));
     return anthropic
         ? "{\"model\":\"claude-opus-5-5\",\"max_tokens\":64,\"stream\":true,"
@@ -583,18 +588,35 @@ public final class HoldStreams implements Callable<Integer> {
    */
   private void script(HttpClient client, boolean anthropic)
       throws IOException, InterruptedException {
+    if (hold) {
+      int after = anthropic ? 4 : 2;
+      post(
+          client,
+          sim.resolve("/_sim/script"),
+          "{\"route\":\""
+              + (anthropic ? "anthropic.messages" : "openai.chat")
+              + "\",\"fault\":{\"kind\":\"streamHold\",\"afterEvents\":"
+              + after
+              + ",\"maxHoldMs\":3600000,\"forever\":true}}");
+    } else {
+      scriptPause(client, sim, anthropic, pause);
+    }
+  }
+
+  /**
+   * Every call on the route pauses {@code pause} after its first content event (4 events in for
+   * Anthropic, 2 for chat).
+   */
+  static void scriptPause(HttpClient client, URI sim, boolean anthropic, Duration pause)
+      throws IOException, InterruptedException {
     String route = anthropic ? "anthropic.messages" : "openai.chat";
     int after = anthropic ? 4 : 2;
     String fault =
-        hold
-            ? "{\"kind\":\"streamHold\",\"afterEvents\":"
-                + after
-                + ",\"maxHoldMs\":3600000,\"forever\":true}"
-            : "{\"kind\":\"streamPause\",\"afterEvents\":"
-                + after
-                + ",\"pauseMs\":"
-                + pause.toMillis()
-                + ",\"forever\":true}";
+        "{\"kind\":\"streamPause\",\"afterEvents\":"
+            + after
+            + ",\"pauseMs\":"
+            + pause.toMillis()
+            + ",\"forever\":true}";
     post(
         client,
         sim.resolve("/_sim/script"),

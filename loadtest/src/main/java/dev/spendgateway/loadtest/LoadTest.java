@@ -253,6 +253,11 @@ public final class LoadTest implements Callable<Integer> {
           HoldStreams.run(
               java.util.Arrays.copyOfRange(args, 1, args.length))); // hold N streams open
     }
+    if (args.length > 0 && args[0].equals("burst")) {
+      System.exit(
+          StreamBurst.run(
+              java.util.Arrays.copyOfRange(args, 1, args.length))); // how fast streams start
+    }
     System.exit(commandLine().execute(args));
   }
 

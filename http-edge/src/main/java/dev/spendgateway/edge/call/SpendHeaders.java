@@ -2,11 +2,11 @@ package dev.spendgateway.edge.call;
 
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.access.LedgerId;
+import dev.spendgateway.policy.access.RandomIds;
 import dev.spendgateway.policy.money.UsdAmount;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -80,7 +80,7 @@ public final class SpendHeaders {
     return header
         .apply(REQUEST_ID)
         .filter(id -> SAFE_ID.matcher(id).matches())
-        .orElseGet(() -> UUID.randomUUID().toString());
+        .orElseGet(RandomIds::uuid);
   }
 
   /** The headers that decide who pays and how much: each must come at most once. */
@@ -125,7 +125,7 @@ public final class SpendHeaders {
     if (requestIdHeader.isPresent() && !SAFE_ID.matcher(requestIdHeader.get()).matches()) {
       return Result.bad(REQUEST_ID, "x-request-id must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
     }
-    String requestId = requestIdHeader.orElseGet(() -> UUID.randomUUID().toString());
+    String requestId = requestIdHeader.orElseGet(RandomIds::uuid);
 
     Optional<String> conversation = header.apply(CONVERSATION_ID);
     if (conversation.isPresent() && !SAFE_ID.matcher(conversation.get()).matches()) {

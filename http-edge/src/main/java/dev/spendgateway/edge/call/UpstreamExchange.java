@@ -11,6 +11,7 @@ import dev.spendgateway.upstream.stream.BodyCollector;
 import dev.spendgateway.upstream.stream.CollectedBody;
 import dev.spendgateway.upstream.stream.MeteredStream;
 import dev.spendgateway.upstream.usage.ApiKind;
+import dev.spendgateway.upstream.usage.UsageView;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -55,7 +56,8 @@ public final class UpstreamExchange {
    *
    * @param path the provider's path, e.g. {@code /v1/chat/completions}
    * @param streamKind how a streamed answer is metered; empty: the route does not stream
-   * @param usageOfAnswer the usage of a whole JSON answer
+   * @param usageOfAnswer the usage of a whole JSON answer (for a target that does not need JSON, of
+   *     its {@link UsageView}, which holds every field a usage rule reads)
    * @param usageOfStream the usage of a stream's final usage document
    * @param needsJson whether a whole answer that is not a JSON object is unreadable (the router
    *     must parse it to translate); a pass-through forwards it as it is and keeps the worst case
@@ -121,7 +123,10 @@ public final class UpstreamExchange {
     /** The provider answered an error status (read up to {@link #MAX_ERROR_BODY_BYTES}). */
     record ErrorStatus(UpstreamResult.Responded responded, ByteString body) implements Exchanged {}
 
-    /** A whole answer; {@code json} is its object when it is one. */
+    /**
+     * A whole answer; {@code json} is its object when the target needs JSON (the router, which
+     * translates it), else empty (a pass-through forwards {@code bytes} and reads only the usage).
+     */
     record Whole(UpstreamResult.Responded responded, ByteString bytes, Optional<JsonNode> json)
         implements Exchanged {}
 
@@ -302,16 +307,21 @@ public final class UpstreamExchange {
             body -> {
               upstreamEnded(onUpstreamEnded);
               if (body instanceof CollectedBody.Complete complete) {
+                // A target that needs the answer's tree parses it whole; a pass-through forwards
+                // the bytes and reads only the usage, from a streamed view of the answer.
                 Optional<JsonNode> json =
                     target.needsJson()
                         ? complete.json().filter(JsonNode::isObject)
-                        : complete.json();
+                        : Optional.empty();
                 if (json.isEmpty() && target.needsJson()) {
                   held.end(new UpstreamOutcome.Unreadable("upstream_unreadable"), 502);
                   return new Exchanged.Unreadable("upstream_unreadable");
                 }
+                Optional<JsonNode> usageSource =
+                    target.needsJson() ? json : UsageView.of(complete.bytes());
                 UsageReport usage =
-                    json.map(target.usageOfAnswer())
+                    usageSource
+                        .map(target.usageOfAnswer())
                         .orElseGet(() -> new UsageReport.NotReported("answer is not JSON"));
                 held.end(new UpstreamOutcome.Answered(usage), responded.status());
                 return new Exchanged.Whole(responded, complete.bytes(), json);

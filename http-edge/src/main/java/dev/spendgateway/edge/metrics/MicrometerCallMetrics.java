@@ -50,15 +50,33 @@ public final class MicrometerCallMetrics implements CallMetrics {
   private final Map<String, AtomicInteger> openStreams = new ConcurrentHashMap<>();
 
   /**
-   * Meters of the per-call hot path, by name and tag values. Building and registering a meter on
-   * every call (builder, tag sorting, registry lookup) showed up in the gateway's CPU profile; the
-   * label sets are small (providers × models × statuses), so each meter is built once.
+   * Meters of the per-call hot path, each metric's by its tag values. Building and registering a
+   * meter on every call (builder, tag sorting, registry lookup) showed up in the gateway's CPU
+   * profile, and so did a key list made per call to find it: a {@link MeterTable} builds each meter
+   * once and finds it again without allocating.
    */
-  private final Map<java.util.List<String>, Timer> timers = new ConcurrentHashMap<>();
+  private final MeterTable<Counter> responses;
 
-  private final Map<java.util.List<String>, Counter> counters = new ConcurrentHashMap<>();
+  private final MeterTable<Counter> failures;
+  private final MeterTable<Timer> latency;
+  private final MeterTable<Timer> ttfb;
+  private final MeterTable<Timer> overhead;
+  private final MeterTable<Counter> overload;
+  private final MeterTable<Counter> dataClasses;
+  private final MeterTable<Counter> tooManyRequests;
+  private final MeterTable<AtomicLong> rateLimitRemaining;
+  private final MeterTable<AtomicLong> rateLimitLimit;
+  private final MeterTable<Counter> tokens;
+  private final MeterTable<Counter> spend;
 
-  private final Map<java.util.List<String>, AtomicLong> rateLimitGauges = new ConcurrentHashMap<>();
+  /** Status codes as tag values, made once (0..999). */
+  private static final String[] STATUS_TAGS = new String[1000];
+
+  static {
+    for (int i = 0; i < STATUS_TAGS.length; i++) {
+      STATUS_TAGS[i] = Integer.toString(i);
+    }
+  }
 
   /**
    * Every kind of overload refusal (the gateway's open-calls limit, a provider's connections all
@@ -70,71 +88,102 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   public MicrometerCallMetrics(MeterRegistry registry) {
     this.registry = registry;
-    OVERLOAD_KINDS.forEach(this::overloadCounter);
+    responses =
+        counters(
+            "gateway.upstream.responses",
+            "Upstream HTTP answers by status, every attempt",
+            "provider",
+            "model",
+            "status");
+    failures =
+        counters(
+            "gateway.upstream.failures",
+            "Upstream attempts without an HTTP answer",
+            "provider",
+            "model",
+            "cause");
+    latency =
+        timers(
+            "gateway.upstream.latency",
+            "Upstream request to last response byte",
+            LATENCY_BUCKETS,
+            "provider",
+            "model");
+    ttfb =
+        timers(
+            "gateway.upstream.ttfb",
+            "Upstream request to first response byte",
+            LATENCY_BUCKETS,
+            "provider",
+            "model");
+    overhead =
+        timers(
+            "gateway.overhead",
+            "Time a call spends in the gateway itself (total minus upstream)",
+            OVERHEAD_BUCKETS,
+            "route");
+    overload =
+        counters(
+            "gateway.overload.refusals",
+            "Calls answered 503 at once because the node was at a capacity limit, by kind",
+            "kind");
+    dataClasses =
+        counters(
+            "gateway.data.class.calls",
+            "Calls by data class and what the class allowed",
+            "class",
+            "outcome");
+    tooManyRequests =
+        counters(
+            "gateway.upstream.too.many.requests",
+            "Upstream 429s by kind: quota (billing, not retried) or rate_limit",
+            "provider",
+            "model",
+            "kind");
+    rateLimitRemaining = rateLimitGauges("remaining");
+    rateLimitLimit = rateLimitGauges("limit");
+    tokens =
+        counters(
+            "gateway.tokens",
+            "Tokens the providers reported, per provider, model and routing profile",
+            "provider",
+            "model",
+            "profile",
+            "kind");
+    spend =
+        counters(
+            "gateway.spend.usd",
+            "What the ledger closed attempts at, per provider, model and routing profile",
+            "provider",
+            "model",
+            "profile");
+    OVERLOAD_KINDS.forEach(overload::get);
   }
 
   @Override
   public void upstreamStatus(String provider, String model, int status) {
-    counters
-        .computeIfAbsent(
-            java.util.List.of("responses", provider, model, Integer.toString(status)),
-            k ->
-                Counter.builder("gateway.upstream.responses")
-                    .description("Upstream HTTP answers by status, every attempt")
-                    .tags("provider", provider, "model", model, "status", k.get(3))
-                    .register(registry))
-        .increment();
+    String tag = status >= 0 && status < STATUS_TAGS.length ? STATUS_TAGS[status] : "" + status;
+    responses.get(provider, model, tag).increment();
   }
 
   @Override
   public void upstreamFailure(String provider, String model, String cause) {
-    Counter.builder("gateway.upstream.failures")
-        .description("Upstream attempts without an HTTP answer")
-        .tags("provider", provider, "model", model, "cause", cause)
-        .register(registry)
-        .increment();
+    failures.get(provider, model, cause).increment();
   }
 
   @Override
   public void upstreamLatency(String provider, String model, Duration latency) {
-    timers
-        .computeIfAbsent(
-            java.util.List.of("latency", provider, model),
-            k ->
-                Timer.builder("gateway.upstream.latency")
-                    .description("Upstream request to last response byte")
-                    .tags("provider", provider, "model", model)
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry))
-        .record(latency);
+    this.latency.get(provider, model).record(latency);
   }
 
   @Override
   public void timeToFirstByte(String provider, String model, Duration ttfb) {
-    timers
-        .computeIfAbsent(
-            java.util.List.of("ttfb", provider, model),
-            k ->
-                Timer.builder("gateway.upstream.ttfb")
-                    .description("Upstream request to first response byte")
-                    .tags("provider", provider, "model", model)
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry))
-        .record(ttfb);
+    this.ttfb.get(provider, model).record(ttfb);
   }
 
   @Override
   public void gatewayOverhead(String route, Duration overhead) {
-    timers
-        .computeIfAbsent(
-            java.util.List.of("overhead", route),
-            k ->
-                Timer.builder("gateway.overhead")
-                    .description("Time a call spends in the gateway itself (total minus upstream)")
-                    .tags("route", route)
-                    .serviceLevelObjectives(OVERHEAD_BUCKETS)
-                    .register(registry))
-        .record(overhead);
+    this.overhead.get(route).record(overhead);
   }
 
   @Override
@@ -186,46 +235,17 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   @Override
   public void overloadRefused(String kind) {
-    overloadCounter(kind).increment();
-  }
-
-  private Counter overloadCounter(String kind) {
-    return counters.computeIfAbsent(
-        java.util.List.of("overload", kind),
-        k ->
-            Counter.builder("gateway.overload.refusals")
-                .description(
-                    "Calls answered 503 at once because the node was at a capacity limit, by kind")
-                .tag("kind", kind)
-                .register(registry));
+    overload.get(kind).increment();
   }
 
   @Override
   public void dataClass(String dataClass, String outcome) {
-    counter(
-            java.util.List.of("dataclass", dataClass, outcome),
-            "gateway.data.class.calls",
-            "Calls by data class and what the class allowed",
-            "class",
-            dataClass,
-            "outcome",
-            outcome)
-        .increment();
+    dataClasses.get(dataClass, outcome).increment();
   }
 
   @Override
   public void upstreamTooManyRequests(String provider, String model, String kind) {
-    counter(
-            java.util.List.of("429", provider, model, kind),
-            "gateway.upstream.too.many.requests",
-            "Upstream 429s by kind: quota (billing, not retried) or rate_limit",
-            "provider",
-            provider,
-            "model",
-            model,
-            "kind",
-            kind)
-        .increment();
+    tooManyRequests.get(provider, model, kind).increment();
   }
 
   @Override
@@ -237,13 +257,16 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   private AtomicLong rateLimitGauge(String side, String provider, String resource) {
-    return rateLimitGauges.computeIfAbsent(
-        java.util.List.of(side, provider, resource),
-        k -> {
+    return (side.equals("remaining") ? rateLimitRemaining : rateLimitLimit).get(provider, resource);
+  }
+
+  private MeterTable<AtomicLong> rateLimitGauges(String side) {
+    return new MeterTable<>(
+        tags -> {
           AtomicLong value = new AtomicLong();
           Gauge.builder("gateway.upstream.ratelimit." + side, value, AtomicLong::get)
               .description("The provider's rate-limit header: " + side + " in its current window")
-              .tags("provider", provider, "resource", resource)
+              .tags("provider", tags[0], "resource", tags[1])
               .register(registry);
           return value;
         });
@@ -259,41 +282,45 @@ public final class MicrometerCallMetrics implements CallMetrics {
 
   private void tokens(String provider, String model, String profile, String kind, long n) {
     if (n > 0) {
-      counter(
-              java.util.List.of("tokens", provider, model, profile, kind),
-              "gateway.tokens",
-              "Tokens the providers reported, per provider, model and routing profile",
-              "provider",
-              provider,
-              "model",
-              model,
-              "profile",
-              profile,
-              "kind",
-              kind)
-          .increment(n);
+      tokens.get(provider, model, profile, kind).increment(n);
     }
   }
 
   @Override
   public void spent(String provider, String model, String profile, long micros) {
     // Micro-dollars summed as a double: exact up to 2^53 micros ($9 billion), far beyond any cap.
-    counter(
-            java.util.List.of("spend", provider, model, profile),
-            "gateway.spend.usd",
-            "What the ledger closed attempts at, per provider, model and routing profile",
-            "provider",
-            provider,
-            "model",
-            model,
-            "profile",
-            profile)
-        .increment(micros / 1_000_000.0);
+    spend.get(provider, model, profile).increment(micros / 1_000_000.0);
   }
 
-  private Counter counter(
-      java.util.List<String> key, String name, String description, String... tags) {
-    return counters.computeIfAbsent(
-        key, k -> Counter.builder(name).description(description).tags(tags).register(registry));
+  /** Counters named {@code name}, one per set of values of {@code tagNames}. */
+  private MeterTable<Counter> counters(String name, String description, String... tagNames) {
+    return new MeterTable<>(
+        values ->
+            Counter.builder(name)
+                .description(description)
+                .tags(tagsOf(tagNames, values))
+                .register(registry));
+  }
+
+  /** Histogram timers named {@code name}, one per set of values of {@code tagNames}. */
+  private MeterTable<Timer> timers(
+      String name, String description, Duration[] buckets, String... tagNames) {
+    return new MeterTable<>(
+        values ->
+            Timer.builder(name)
+                .description(description)
+                .tags(tagsOf(tagNames, values))
+                .serviceLevelObjectives(buckets)
+                .register(registry));
+  }
+
+  /** {@code name1, value1, name2, value2, ...} as Micrometer's {@code tags(String...)} takes. */
+  private static String[] tagsOf(String[] names, String[] values) {
+    String[] pairs = new String[names.length * 2];
+    for (int i = 0; i < names.length; i++) {
+      pairs[2 * i] = names[i];
+      pairs[2 * i + 1] = values[i];
+    }
+    return pairs;
   }
 }

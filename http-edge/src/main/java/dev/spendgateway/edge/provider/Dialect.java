@@ -3,16 +3,17 @@ package dev.spendgateway.edge.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.edge.body.BodyType;
-import dev.spendgateway.edge.body.CallerJson;
 import dev.spendgateway.edge.call.CallServices;
 import dev.spendgateway.edge.call.CallerJsonBody;
 import dev.spendgateway.edge.call.SpendHeaders;
 import dev.spendgateway.policy.request.PolicyDecision;
 import dev.spendgateway.policy.request.RequestPolicy;
+import dev.spendgateway.policy.request.TopLevelRewrites;
 import dev.spendgateway.upstream.client.UpstreamBody;
 import dev.spendgateway.upstream.stream.UsageChunkFilter;
 import dev.spendgateway.upstream.usage.ApiKind;
 import java.time.LocalDate;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -114,7 +115,7 @@ enum Dialect implements CallKind {
     PolicyDecision.Allowed allowed = (PolicyDecision.Allowed) decision;
     UpstreamBody upstreamBody =
         new UpstreamBody.Strict(
-            ContentTypes.APPLICATION_JSON, upstreamBytes(bytes, json, allowed.upstreamBody()));
+            ContentTypes.APPLICATION_JSON, upstreamBytes(bytes, allowed.rewrites()));
     return new Preparation.Prepared(
         allowed.model(),
         allowed.modelInfo(),
@@ -125,17 +126,20 @@ enum Dialect implements CallKind {
   }
 
   /**
-   * The bytes sent upstream. When the policy changed nothing (the tree it allows equals the one
-   * read), the caller's own bytes go out: serializing an equal tree again costs CPU on every call
-   * and says the same. The read was strict (no duplicate keys, nothing after the object), so the
-   * provider reads exactly the tree the policy vetted. Any rewrite (a forced stream usage, a
-   * written-in output limit, store off) makes the trees differ, and then the rewritten tree is what
-   * is sent.
+   * The bytes sent upstream. When the policy rewrote nothing, the caller's own bytes go out:
+   * serializing an equal tree again costs CPU on every call and says the same. A rewrite (a forced
+   * stream usage, a written-in output limit, store off) is spliced into the caller's bytes: only
+   * the rewritten fields' values are written, the rest is copied as it came, never rebuilt as a
+   * tree and serialized again. The read was strict (no duplicate keys, nothing after the object),
+   * so the provider reads exactly the tree the policy vetted, with the rewrites.
    */
-  static ByteString upstreamBytes(ByteString read, JsonNode vetted, JsonNode upstream) {
+  static ByteString upstreamBytes(ByteString read, Map<String, JsonNode> rewrites) {
+    if (rewrites.isEmpty()) {
+      return read;
+    }
     // fromArrayUnsafe: the array is new and never written again, so it need not be copied (a 4 MiB
     // body would otherwise be made twice per call).
-    return upstream.equals(vetted) ? read : ByteString.fromArrayUnsafe(CallerJson.bytes(upstream));
+    return ByteString.fromArrayUnsafe(TopLevelRewrites.splice(read.toArrayUnsafe(), rewrites));
   }
 
   /**

@@ -9,7 +9,7 @@ import java.util.UUID;
 
 /**
  * A PostgreSQL database of its own for one test, dropped on close, on the server the tests use
- * ({@code -Dtest.postgres.url}, default the local one on 127.0.0.1:5432, user postgres; .ci/run
+ * ({@code -Dtest.postgres.url}, default the local one on 127.0.0.1:5432, user postgres; bin/test
  * starts it). Random names keep runs, and tests in one run, from ever seeing each other's journal.
  */
 public final class PgDatabase implements AutoCloseable {

@@ -116,7 +116,8 @@ final class AnthropicMessagesRules {
     BodyRules.checkOneOf(body, "service_tier", SERVICE_TIERS, "service_tier");
     boolean stream = BodyRules.streamFlag(body);
     return new Allowed(
-        body.deepCopy(),
+        body,
+        Map.of(),
         model.name(),
         model,
         estimator.chat(model, bodyBytes, unsized, maxTokens, 1, webSearchUses),

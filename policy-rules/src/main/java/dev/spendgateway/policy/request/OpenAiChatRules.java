@@ -1,6 +1,8 @@
 package dev.spendgateway.policy.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
@@ -99,14 +101,15 @@ final class OpenAiChatRules {
     BodyRules.checkOneOf(body, "service_tier", SERVICE_TIERS, "service_tier");
     boolean stream = BodyRules.streamFlag(body);
 
-    ObjectNode upstream = body.deepCopy();
+    TopLevelRewrites upstream = new TopLevelRewrites(body);
     long outputBudget = writeOutputBudget(upstream, maxTokens, maxCompletionTokens);
     OpenAiBodies.forceStoreFalse(upstream, warnings);
     if (stream) {
       askForStreamUsage(upstream);
     }
     return new Allowed(
-        upstream,
+        body,
+        upstream.changes(),
         model.name(),
         model,
         estimator.chat(model, bodyBytes, unsized, outputBudget, choices, 0),
@@ -120,9 +123,9 @@ final class OpenAiChatRules {
    * and the call then agree.
    */
   private long writeOutputBudget(
-      ObjectNode upstream, OptionalLong maxTokens, OptionalLong maxCompletionTokens) {
+      TopLevelRewrites upstream, OptionalLong maxTokens, OptionalLong maxCompletionTokens) {
     if (maxTokens.isEmpty() && maxCompletionTokens.isEmpty()) {
-      upstream.put("max_completion_tokens", limits.openAiMaxTokens());
+      upstream.set("max_completion_tokens", LongNode.valueOf(limits.openAiMaxTokens()));
       return limits.openAiMaxTokens();
     }
     return Math.max(maxTokens.orElse(0), maxCompletionTokens.orElse(0));
@@ -154,16 +157,18 @@ final class OpenAiChatRules {
   /**
    * A streamed answer reports usage only when asked; without it the call would keep its worst case.
    */
-  private static void askForStreamUsage(ObjectNode upstream) {
-    JsonNode options = upstream.get("stream_options");
+  private static void askForStreamUsage(TopLevelRewrites upstream) {
+    JsonNode options = upstream.current("stream_options");
     if (options != null && !options.isNull() && !options.isObject()) {
       throw Refusal.of(
           "stream_options", "stream_options", "field 'stream_options' must be an object");
     }
+    // A copy of the caller's small options object (never the caller's tree itself).
     ObjectNode streamOptions =
         options != null && options.isObject()
-            ? (ObjectNode) options
-            : upstream.putObject("stream_options");
+            ? ((ObjectNode) options).deepCopy()
+            : JsonNodeFactory.instance.objectNode();
     streamOptions.put("include_usage", true);
+    upstream.set("stream_options", streamOptions);
   }
 }

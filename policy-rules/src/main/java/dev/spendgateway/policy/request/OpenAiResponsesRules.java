@@ -1,6 +1,8 @@
 package dev.spendgateway.policy.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.catalog.ModelInfo;
@@ -115,14 +117,15 @@ final class OpenAiResponsesRules {
     boolean stream = BodyRules.streamFlag(body);
 
     // Absent limits are written in, so the call can never do more than was reserved.
-    ObjectNode upstream = body.deepCopy();
+    TopLevelRewrites upstream = new TopLevelRewrites(body);
     long outputBudget = maxOutput.orElse(limits.openAiMaxTokens());
     int webSearchUses = (int) maxToolCalls.orElse(limits.webSearchMaxUses());
-    upstream.put("max_output_tokens", outputBudget);
-    upstream.put("max_tool_calls", webSearchUses);
+    upstream.set("max_output_tokens", LongNode.valueOf(outputBudget));
+    upstream.set("max_tool_calls", IntNode.valueOf(webSearchUses));
     OpenAiBodies.forceStoreFalse(upstream, warnings);
     return new Allowed(
-        upstream,
+        body,
+        upstream.changes(),
         model.name(),
         model,
         estimator.chat(model, bodyBytes, unsized, outputBudget, 1, webSearchUses),

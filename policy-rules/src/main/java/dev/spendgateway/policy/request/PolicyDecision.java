@@ -1,9 +1,13 @@
 package dev.spendgateway.policy.request;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.policy.catalog.ModelInfo;
 import dev.spendgateway.policy.cost.WorstCase;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /** What the request policy decided about one JSON provider call. */
@@ -12,8 +16,11 @@ public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDec
   /**
    * The call may go upstream once its worst case is reserved.
    *
-   * @param upstreamBody the body to send: a rewritten copy of the caller's (e.g. {@code store:
-   *     false}, the assumed output cap written in); the caller's tree is never modified
+   * @param callerBody the caller's body as vetted; never modified
+   * @param rewrites the top-level fields the policy sets on it (e.g. {@code store: false}, the
+   *     assumed output cap written in), in order; empty when the body goes out as the caller sent
+   *     it. {@link #upstreamBody} applies them to a copy; {@link TopLevelRewrites#splice} to the
+   *     caller's bytes.
    * @param model the model id
    * @param modelInfo its catalog entry (prices for settling)
    * @param worstCase the reservation and the assumptions behind it
@@ -22,7 +29,8 @@ public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDec
    *     a field the gateway overrode); sent back as a response header and logged
    */
   record Allowed(
-      ObjectNode upstreamBody,
+      ObjectNode callerBody,
+      Map<String, JsonNode> rewrites,
       String model,
       ModelInfo modelInfo,
       WorstCase worstCase,
@@ -30,11 +38,21 @@ public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDec
       List<String> warnings)
       implements PolicyDecision {
     public Allowed {
-      Objects.requireNonNull(upstreamBody, "upstreamBody");
+      Objects.requireNonNull(callerBody, "callerBody");
       Objects.requireNonNull(model, "model");
       Objects.requireNonNull(modelInfo, "modelInfo");
       Objects.requireNonNull(worstCase, "worstCase");
+      rewrites = Collections.unmodifiableMap(new LinkedHashMap<>(rewrites));
       warnings = List.copyOf(warnings);
+    }
+
+    /**
+     * The body to send, as a new tree: a copy of the caller's with the rewrites set (the caller's
+     * tree is never modified). For callers that build on the tree (the router); a route that holds
+     * the caller's bytes splices the rewrites into them instead ({@link TopLevelRewrites#splice}).
+     */
+    public ObjectNode upstreamBody() {
+      return TopLevelRewrites.applied(callerBody, rewrites);
     }
   }
 

@@ -17,6 +17,7 @@ import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.Uri;
 import org.apache.pekko.http.javadsl.settings.ClientConnectionSettings;
 import org.apache.pekko.http.javadsl.settings.ConnectionPoolSettings;
 import org.apache.pekko.stream.KillSwitches;
@@ -153,7 +154,8 @@ public final class UpstreamClient {
   private HttpRequest toHttpRequest(Pool pool, String path, UpstreamRequest request) {
     List<org.apache.pekko.http.javadsl.model.HttpHeader> headers =
         HeaderPolicy.upstreamRequestHeaders(pool.config(), request.callerHeaders());
-    return HttpRequest.create(pool.config().baseUrl() + path)
+    return HttpRequest.create()
+        .withUri(pool.uri(path))
         .withMethod(request.method())
         .withHeaders(headers)
         .withEntity(UpstreamBody.toEntity(request.body()));
@@ -327,16 +329,25 @@ public final class UpstreamClient {
           p.provider().wireName());
     }
     return new Pool(
-        p, poolSettings, http.defaultClientHttpsContext(), new ConnectionSlots(p.maxConnections()));
+        p,
+        poolSettings,
+        http.defaultClientHttpsContext(),
+        new ConnectionSlots(p.maxConnections()),
+        new UpstreamUris(p.baseUrl()));
   }
 
   /**
-   * One provider's pool: its settings, the TLS context (ignored for http base URLs), and the slots
-   * that keep calls from queueing behind its busy connections.
+   * One provider's pool: its settings, the TLS context (ignored for http base URLs), the slots that
+   * keep calls from queueing behind its busy connections, and its upstream URIs.
    */
   private record Pool(
       ProviderSettings config,
       ConnectionPoolSettings settings,
       HttpsConnectionContext https,
-      ConnectionSlots slots) {}
+      ConnectionSlots slots,
+      UpstreamUris uris) {
+    Uri uri(String path) {
+      return uris.of(path);
+    }
+  }
 }

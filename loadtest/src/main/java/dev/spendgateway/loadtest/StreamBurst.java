@@ -1,0 +1,315 @@
+package dev.spendgateway.loadtest;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bin/loadtest burst}: how fast streams start. Sends {@code -n} streamed calls at once (each
+ * on its own HTTP/1.1 connection, each pausing {@code --pause} after its first content event,
+ * scripted into the simulator), first straight to the simulator, then through the gateway, and
+ * prints the time from send to first content event (p50/p90/p99/max) of both bursts side by side.
+ * The direct burst is what the upstream and this machine allow; the gateway's is what it adds.
+ */
+@Command(
+    name = "loadtest burst",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    usageHelpWidth = 110,
+    description = {
+      "Sends --streams streamed calls at once straight to the simulator (--sim), waits for them to end,",
+      "then the same burst through the gateway, and prints each burst's time to first content event.",
+      "Every stream pauses --pause after its first content event (scripted into the simulator), so a",
+      "burst holds its connections open as long streams do. Exit 0 when every call of both bursts was",
+      "served and finished whole; 1 otherwise.",
+      ""
+    },
+    footer = {
+      "",
+      "Example (simulator on 9100, gateway on 8787):",
+      "  bin/loadtest burst --sim http://127.0.0.1:9100 -n 1500 --pause 20s"
+    })
+public final class StreamBurst implements Callable<Integer> {
+
+  @Option(names = "--host", description = "Gateway host (env GATEWAY_HOST, default 127.0.0.1).")
+  String host = env("GATEWAY_HOST", "127.0.0.1");
+
+  @Option(names = "--port", description = "Gateway port (env GATEWAY_PORT, default 8787).")
+  int port = Integer.parseInt(env("GATEWAY_PORT", "8787"));
+
+  @Option(names = "--token", description = "Gateway token (env GATEWAY_TOKEN).")
+  String token = env("GATEWAY_TOKEN", null);
+
+  @Option(
+      names = "--sim",
+      required = true,
+      paramLabel = "URL",
+      description = "The provider simulator behind the gateway, e.g. http://127.0.0.1:9100.")
+  URI sim;
+
+  @Option(
+      names = {"-n", "--streams"},
+      description = "Calls in each burst. Default ${DEFAULT-VALUE}.")
+  int streams = 1500;
+
+  @Option(
+      names = "--pause",
+      converter = LoadTest.DurationConverter.class,
+      paramLabel = "TIME",
+      description = "Silence after each stream's first content event. Default ${DEFAULT-VALUE}.")
+  Duration pause = Duration.ofSeconds(20);
+
+  @Option(
+      names = "--warmup",
+      description =
+          "Calls in an unmeasured burst sent first to each target (JIT, pools), 0 for none. "
+              + "Default ${DEFAULT-VALUE}.")
+  int warmup = 200;
+
+  @Option(
+      names = "--clients",
+      description =
+          "java.net.http.HttpClient instances (each has one selector thread). "
+              + "Default ${DEFAULT-VALUE}.")
+  int clients = 4;
+
+  @Option(names = "--json", description = "Print the summary as one JSON object on stdout.")
+  boolean json;
+
+  private final ObjectMapper mapper = new ObjectMapper();
+  private final String brand = "burst-" + UUID.randomUUID().toString().substring(0, 8);
+
+  /** {@code args} as given after {@code burst}. */
+  public static int run(String[] args) {
+    return new CommandLine(new StreamBurst()).execute(args);
+  }
+
+  private static String env(String name, String fallback) {
+    String v = System.getenv(name);
+    return v == null || v.isBlank() ? fallback : v;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (token == null) {
+      System.err.println("loadtest burst: no gateway token: set GATEWAY_TOKEN or pass --token");
+      return 2;
+    }
+    List<HttpClient> pool =
+        IntStream.range(0, Math.max(1, clients))
+            .mapToObj(
+                i ->
+                    HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(60))
+                        .build())
+            .toList();
+    HoldStreams.scriptPause(pool.get(0), sim, false, pause);
+    URI direct = sim.resolve("/v1/chat/completions");
+    URI gateway = URI.create("http://" + host + ":" + port + "/openai/v1/chat/completions");
+    if (warmup > 0) {
+      System.err.printf("loadtest burst: warm-up, %d calls to each target%n", warmup);
+      new Burst("warm-up direct", direct, warmup).run(pool);
+      new Burst("warm-up gateway", gateway, warmup).run(pool);
+    }
+    Burst straight = new Burst("direct", direct, streams).run(pool);
+    Burst through = new Burst("gateway", gateway, streams).run(pool);
+
+    ObjectNode summary = mapper.createObjectNode();
+    summary.put("streams", streams);
+    summary.put("pauseSec", pause.toMillis() / 1000.0);
+    summary.put("warmup", warmup);
+    summary.set("direct", straight.json());
+    summary.set("gateway", through.json());
+    boolean ok = straight.ok() && through.ok();
+    summary.put("ok", ok);
+    if (json) {
+      System.out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(summary));
+    } else {
+      System.out.printf(
+          "burst of %,d streamed calls (HTTP/1.1, pause %s after the first event), first content:%n",
+          streams, pause);
+      System.out.println(straight.line());
+      System.out.println(through.line());
+      System.out.println("RESULT: " + (ok ? "PASS" : "FAIL"));
+    }
+    return ok ? 0 : 1;
+  }
+
+  /** One burst: {@code count} calls sent at once to {@code target}, each timed to first content. */
+  private final class Burst {
+    private final String name;
+    private final URI target;
+    private final int count;
+    private final Histogram firstContent = new ConcurrentHistogram(3_600_000_000L, 3);
+    private final AtomicInteger whole = new AtomicInteger();
+    private final Map<String, AtomicInteger> problems = new ConcurrentHashMap<>();
+    private long lastFirstNanos;
+    private long startNanos;
+
+    Burst(String name, URI target, int count) {
+      this.name = name;
+      this.target = target;
+      this.count = count;
+    }
+
+    Burst run(List<HttpClient> pool) throws InterruptedException {
+      CountDownLatch ended = new CountDownLatch(count);
+      startNanos = System.nanoTime();
+      for (int i = 0; i < count; i++) {
+        new Call(ended).send(pool.get(i % pool.size()), request());
+      }
+      long deadline = System.nanoTime() + pause.plusMinutes(5).toNanos();
+      while (!ended.await(1, TimeUnit.SECONDS) && System.nanoTime() < deadline) {
+        System.err.printf(
+            "[%s] first content %,d of %,d, whole %,d, problems %s%n",
+            name, firstContent.getTotalCount(), count, whole.get(), problems);
+      }
+      return this;
+    }
+
+    private HttpRequest request() {
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(target)
+              .timeout(pause.plus(Duration.ofMinutes(5)))
+              .header("content-type", "application/json")
+              .header("authorization", "Bearer " + token)
+              .header("x-spend-lane", "app")
+              .header("x-spend-brand", brand)
+              .header("x-spend-brand-daily-usd", "100000")
+              .header("x-spend-brand-monthly-usd", "100000")
+              .POST(HttpRequest.BodyPublishers.ofString(HoldStreams.body(false, 0)));
+      return b.build();
+    }
+
+    boolean ok() {
+      return problems.isEmpty() && whole.get() == count;
+    }
+
+    ObjectNode json() {
+      ObjectNode out = mapper.createObjectNode();
+      out.set("firstContentMs", Report.latency(mapper, firstContent));
+      out.put("openedPerSec", Math.round(openedPerSec()));
+      out.put("finishedWhole", whole.get());
+      ObjectNode p = out.putObject("problems");
+      new TreeMap<>(problems).forEach((k, v) -> p.put(k, v.get()));
+      return out;
+    }
+
+    /** Calls served per second: the burst's calls over the time to its last first content. */
+    double openedPerSec() {
+      double sec = (lastFirstNanos - startNanos) / 1e9;
+      return sec <= 0 ? 0 : firstContent.getTotalCount() / sec;
+    }
+
+    String line() {
+      return String.format(
+          "%-8s p50 %,9.1f ms  p90 %,9.1f ms  p99 %,9.1f ms  max %,9.1f ms  (%,d served, %,.0f/s,"
+              + " %,d whole, problems %s)",
+          name,
+          firstContent.getValueAtPercentile(50) / 1000.0,
+          firstContent.getValueAtPercentile(90) / 1000.0,
+          firstContent.getValueAtPercentile(99) / 1000.0,
+          firstContent.getMaxValue() / 1000.0,
+          firstContent.getTotalCount(),
+          openedPerSec(),
+          whole.get(),
+          new TreeMap<>(problems));
+    }
+
+    private synchronized void firstContentAt(long nanos, long sentNanos) {
+      firstContent.recordValue(Math.max(1, (nanos - sentNanos) / 1000));
+      lastFirstNanos = Math.max(lastFirstNanos, nanos);
+    }
+
+    /** One call, read line by line. */
+    private final class Call implements Flow.Subscriber<String> {
+      private final CountDownLatch ended;
+      private final AtomicBoolean done = new AtomicBoolean();
+      private long sentNanos;
+      private volatile int status;
+      private boolean served;
+      private boolean sawEnd;
+
+      Call(CountDownLatch ended) {
+        this.ended = ended;
+      }
+
+      void send(HttpClient client, HttpRequest request) {
+        sentNanos = System.nanoTime();
+        client
+            .sendAsync(
+                request,
+                info -> {
+                  status = info.statusCode();
+                  return HttpResponse.BodySubscribers.fromLineSubscriber(this);
+                })
+            .whenComplete(
+                (r, failure) -> {
+                  if (failure != null) {
+                    end("error:" + HoldStreams.rootCause(failure).getClass().getSimpleName());
+                  }
+                });
+      }
+
+      @Override
+      public void onSubscribe(Flow.Subscription s) {
+        s.request(Long.MAX_VALUE);
+      }
+
+      @Override
+      public void onNext(String line) {
+        if (status == 200 && !served && HoldStreams.isContent(line)) {
+          served = true;
+          firstContentAt(System.nanoTime(), sentNanos);
+        }
+        if (line.equals("data: [DONE]")) {
+          sawEnd = true;
+        }
+      }
+
+      @Override
+      public void onError(Throwable failure) {
+        end(status == 200 ? "cut" : Integer.toString(status));
+      }
+
+      @Override
+      public void onComplete() {
+        end(status != 200 ? Integer.toString(status) : sawEnd ? null : "cut:no_end_marker");
+      }
+
+      private void end(String problem) {
+        if (!done.compareAndSet(false, true)) {
+          return;
+        }
+        if (problem == null) {
+          whole.incrementAndGet();
+        } else {
+          problems.computeIfAbsent(problem, k -> new AtomicInteger()).incrementAndGet();
+        }
+        ended.countDown();
+      }
+    }
+  }
+}
