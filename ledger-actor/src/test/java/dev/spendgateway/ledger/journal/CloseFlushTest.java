@@ -131,14 +131,7 @@ class CloseFlushTest {
     List<CompletableFuture<?>> settles = new ArrayList<>();
     for (int i = 0; i < PAIRS; i++) {
       String id = prefix + i;
-      assertInstanceOf(
-          Reserved.class,
-          client
-              .reserve(
-                  new ReserveRequest(
-                      id, Lane.APP, "b1", 300_000, 1_000_000_000_000L, 1_000_000_000_000L))
-              .toCompletableFuture()
-              .get(10, TimeUnit.SECONDS));
+      reserve(client, id);
       settles.add(client.settle(id, 100_000).toCompletableFuture());
     }
     return settles;
@@ -147,16 +140,20 @@ class CloseFlushTest {
   private static void pairs(LedgerClient client, String prefix) throws Exception {
     for (int i = 0; i < PAIRS; i++) {
       String id = prefix + i;
-      assertInstanceOf(
-          Reserved.class,
-          client
-              .reserve(
-                  new ReserveRequest(
-                      id, Lane.APP, "b1", 300_000, 1_000_000_000_000L, 1_000_000_000_000L))
-              .toCompletableFuture()
-              .get(10, TimeUnit.SECONDS));
+      reserve(client, id);
       assertInstanceOf(
           Closed.class, client.settle(id, 100_000).toCompletableFuture().get(10, TimeUnit.SECONDS));
     }
+  }
+
+  private static void reserve(LedgerClient client, String id) throws Exception {
+    assertInstanceOf(
+        Reserved.class,
+        client
+            .reserve(
+                new ReserveRequest(
+                    id, Lane.APP, "b1", 300_000, 1_000_000_000_000L, 1_000_000_000_000L))
+            .toCompletableFuture()
+            .get(10, TimeUnit.SECONDS));
   }
 }
