@@ -21,8 +21,9 @@ variants="${LEDGER_BENCH_VARIANTS:-shipped api-closes checkpoint-sync no-pipelin
 cd "$here"
 echo "# uptime before: $(uptime)"
 echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+# (an absolute output file: each module of the reactor writes it, ledger-actor last)
 mvn -B -q -pl ledger-actor -am -DskipTests -Dspotless.check.skip=true test-compile \
-  dependency:build-classpath -Dmdep.outputFile=ledger-actor/target/bench.classpath \
+  dependency:build-classpath -Dmdep.outputFile="$here/ledger-actor/target/bench.classpath" \
   -Dmdep.includeScope=test >&2
 cp="ledger-actor/target/test-classes:ledger-actor/target/classes:$(cat ledger-actor/target/bench.classpath)"
 for v in $variants; do
