@@ -175,20 +175,25 @@ class H2cStreamsCapacityTest {
     }
   }
 
-  /** Until every call sent waits upstream; fails at once on a call answered before that. */
+  /**
+   * Until every call sent waits upstream; fails as soon as a call is answered before that. Between
+   * looks at the simulator's count it waits for the first answer, so a refusal ends the wait at
+   * once.
+   */
   private static void awaitHeldOrRefused(TestGateway gw, List<CompletableFuture<Answer>> calls)
       throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+    CompletableFuture<Object> firstAnswer =
+        CompletableFuture.anyOf(calls.toArray(CompletableFuture[]::new));
     while (gw.sim.heldStreams() < calls.size()) {
-      for (CompletableFuture<Answer> call : calls) {
-        if (call.isDone()) {
-          Answer early = call.get();
-          throw new AssertionError(
-              "answered before its hold was released: " + early.status() + " " + early.body());
-        }
-      }
       assertTrue(System.nanoTime() < deadline, gw.sim.heldStreams() + " held of " + calls.size());
-      Thread.sleep(10);
+      try {
+        Answer early = (Answer) firstAnswer.get(10, TimeUnit.MILLISECONDS);
+        throw new AssertionError(
+            "answered before its hold was released: " + early.status() + " " + early.body());
+      } catch (java.util.concurrent.TimeoutException stillWaiting) {
+        // nobody answered: look at the count again
+      }
     }
   }
 
