@@ -185,15 +185,18 @@ public record ProviderGuards(
   }
 
   /**
-   * A provider answered 410 Gone for {@code model}: opens its circuit and, the first time, raises
-   * the alarm ({@code then}: what happens to the calls to it meanwhile).
+   * A provider answered 410 Gone for {@code model} on {@code route}: opens its circuit and, the
+   * first time, raises the alarm ({@code then}: what happens to the calls to it meanwhile, naming
+   * the routing profile on the router), so whoever reads it knows which callers are affected.
    */
-  public void modelGone(Provider provider, String model, String then) {
+  public void modelGone(Provider provider, String model, String route, String then) {
     if (circuits.onModelGone(model)) {
       log.error(
-          "ALARM model retired: {} answered 410 Gone for model '{}'; its circuit is open, {}",
+          "ALARM model retired: {} answered 410 Gone for model '{}' on route {}; its circuit is"
+              + " open, {}",
           provider.wireName(),
           model,
+          route,
           then);
     }
   }

@@ -225,6 +225,7 @@ final class ProviderCall implements CallTarget<Preparation.Prepared> {
             .modelGone(
                 kind.provider(),
                 prepared.model(),
+                kind.route(),
                 "calls to it are refused until it closes or an operator resets it");
       }
       return passThrough(

@@ -170,7 +170,7 @@ final class FailoverLoop {
                 return onExchanged(r, loop, exchanged);
               }
               if (attempted instanceof Call.Attempted.CallerGone gone) {
-                return answered(loop, gone.refusal().response(), gone.attempt());
+                return answered(r, loop, gone.refusal().response(), gone.attempt());
               }
               return refused(r, loop, ((Call.Attempted.Refused) attempted).refusal());
             });
@@ -217,6 +217,7 @@ final class FailoverLoop {
             r.routed().profile().name(),
             r.call().started().getEpochSecond());
     return answered(
+        r,
         loop,
         RoutedAnswers.answered(
             whole.responded().headersToPassBack(),
@@ -264,6 +265,7 @@ final class FailoverLoop {
                               rc.services().upstream().settings().sseLimits(),
                               UsageChunkFilter.callerAskedForUsage(r.routed().chatRequest())));
               return answered(
+                  r,
                   loop,
                   RoutedAnswers.answered(
                       streaming.responded().headersToPassBack(),
@@ -288,6 +290,7 @@ final class FailoverLoop {
           .modelGone(
               target.provider(),
               target.model(),
+              RoutedCall.ROUTE,
               "calls in profile '"
                   + routed.profile().name()
                   + "' use the fallback until the catalog is fixed");
@@ -385,7 +388,9 @@ final class FailoverLoop {
             .retryPolicy()
             .affordableWait(loop.retriesHere(), failure.retryAfter(), rc.random().get(), budget);
     boolean keepForSwitch =
-        loop.target().provider() == profile.primary().provider() && profile.fallback().isPresent();
+        loop.target().provider() == profile.primary().provider()
+            && profile.fallback().isPresent()
+            && !r.routed().plan().failoverNever();
     int primaryShare = Math.max(1, budget.limits().maxAttempts() / 2);
     Optional<Duration> share = full.filter(w -> !keepForSwitch || budget.attempts() < primaryShare);
     Decision d = FailoverPlan.next(r.routed().plan(), attemptOf(loop, failure, share));
@@ -443,7 +448,7 @@ final class FailoverLoop {
     if (failure.status() == 0) {
       return refused(r, loop, RoutedAnswers.unreachable(provider));
     }
-    return answered(loop, RoutedAnswers.upstreamError(provider, failure), held);
+    return answered(r, loop, RoutedAnswers.upstreamError(provider, failure), held);
   }
 
   /** The chat API the router speaks on each provider. */
@@ -466,15 +471,32 @@ final class FailoverLoop {
             l ->
                 l.withProvider(last == null ? null : last.provider().wireName())
                     .withFailover(last != null && last.failover()));
-    return CompletableFuture.completedFuture(
-        new CallEnd.Refused(refusal, RoutedAnswers.callHeaders(last)));
+    return CompletableFuture.completedFuture(new CallEnd.Refused(refusal, callHeaders(r, loop)));
   }
 
   private static CompletionStage<CallEnd> answered(
+      Routing r,
       Loop loop,
       org.apache.pekko.http.javadsl.model.HttpResponse response,
       dev.spendgateway.edge.call.CallAttempt held) {
     return CompletableFuture.completedFuture(
-        new CallEnd.Answered(response, held, RoutedAnswers.callHeaders(loop.target())));
+        new CallEnd.Answered(response, held, callHeaders(r, loop)));
+  }
+
+  /**
+   * What the caller is told about the last attempt: provider, model, failover, and how its
+   * structured output was asked for (from the body that attempt sent).
+   */
+  private static List<HttpHeader> callHeaders(Routing r, Loop loop) {
+    Target last = loop.target();
+    if (last == null) {
+      return List.of();
+    }
+    Optional<String> structured =
+        StructuredOutputFallback.enforcement(
+            r.routed().chatRequest(),
+            last.provider() == Provider.ANTHROPIC,
+            loop.bodyFor(last.provider()).upstreamBody());
+    return RoutedAnswers.callHeaders(last, structured);
   }
 }

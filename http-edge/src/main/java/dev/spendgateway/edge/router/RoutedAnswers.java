@@ -34,6 +34,8 @@ import org.apache.pekko.util.ByteString;
 final class RoutedAnswers {
   static final String PROVIDER_HEADER = "x-gateway-provider";
   static final String FAILOVER_HEADER = "x-gateway-failover";
+  static final String MODEL_HEADER = "x-gateway-model";
+  static final String STRUCTURED_OUTPUT_HEADER = "x-gateway-structured-output";
 
   private RoutedAnswers() {}
 
@@ -52,14 +54,19 @@ final class RoutedAnswers {
     }
   }
 
-  /** The headers that say which provider answered last, and whether it was a failover. */
-  static List<HttpHeader> callHeaders(Target last) {
-    if (last == null) {
-      return List.of();
-    }
-    return List.of(
-        RawHeader.create(PROVIDER_HEADER, last.provider().wireName()),
-        RawHeader.create(FAILOVER_HEADER, Boolean.toString(last.failover())));
+  /**
+   * The headers that say which provider and model answered last, whether it was a failover, and
+   * ({@code structured}, when the caller asked for structured output) how that attempt asked for
+   * it: {@code strict}, {@code json_object} or {@code schema_in_prompt}, so a caller can see that
+   * its schema was not enforced.
+   */
+  static List<HttpHeader> callHeaders(Target last, Optional<String> structured) {
+    List<HttpHeader> headers = new ArrayList<>(4);
+    headers.add(RawHeader.create(PROVIDER_HEADER, last.provider().wireName()));
+    headers.add(RawHeader.create(MODEL_HEADER, last.model()));
+    headers.add(RawHeader.create(FAILOVER_HEADER, Boolean.toString(last.failover())));
+    structured.ifPresent(mode -> headers.add(RawHeader.create(STRUCTURED_OUTPUT_HEADER, mode)));
+    return headers;
   }
 
   /** A whole answer, as the OpenAI chat completion the caller asked for. */

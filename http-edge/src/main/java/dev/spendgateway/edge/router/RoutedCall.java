@@ -29,6 +29,9 @@ import java.util.concurrent.CompletionStage;
 final class RoutedCall implements CallTarget<Routed> {
   static final String ROUTE = "/v1/chat/completions";
 
+  /** The caller's header that keeps a call on the profile's primary: {@code never}. */
+  static final String FAILOVER = "x-failover";
+
   private final RouterContext rc;
 
   RoutedCall(RouterContext rc) {
@@ -76,6 +79,17 @@ final class RoutedCall implements CallTarget<Routed> {
                         refused.field(),
                         refused.errorClass()));
               }
+              Optional<Boolean> never = failoverNever(call);
+              if (never.isEmpty()) {
+                return new Vetted.Refused<>(
+                    Refusal.of(
+                        Shape.OPENAI,
+                        400,
+                        "invalid_request_error",
+                        "x-failover must be `never` (or absent: the call may fail over).",
+                        FAILOVER,
+                        "bad_failover_header"));
+              }
               Optional<Pool> priority =
                   call.request()
                       .getHeader(SpendHeaders.PRIORITY)
@@ -86,6 +100,7 @@ final class RoutedCall implements CallTarget<Routed> {
                       call.spend(),
                       call.dataClass(),
                       priority,
+                      never.get(),
                       rc,
                       call.guards().circuits()::isOpen,
                       call.today());
@@ -95,6 +110,19 @@ final class RoutedCall implements CallTarget<Routed> {
               }
               return vetted;
             });
+  }
+
+  /**
+   * Whether the caller pinned the call to its primary ({@code x-failover: never}); empty when the
+   * header holds anything else, which is refused rather than ignored: a caller that believes it
+   * ruled the fallback out must not have its data sent there by a typo.
+   */
+  private static Optional<Boolean> failoverNever(Call call) {
+    Optional<String> value = call.request().getHeader(FAILOVER).map(h -> h.value().trim());
+    if (value.isEmpty()) {
+      return Optional.of(false);
+    }
+    return value.get().equalsIgnoreCase("never") ? Optional.of(true) : Optional.empty();
   }
 
   @Override

@@ -47,13 +47,15 @@ final class RoutedPreparation {
 
   /**
    * The profile {@code model} names, the pool ({@code x-priority} or the profile's), the bodies for
-   * each provider as policy vets them, and the plan's context; or the refusal.
+   * each provider as policy vets them, and the plan's context ({@code failoverNever}: the caller
+   * pinned the call to the primary); or the refusal.
    */
   static Vetted<Routed> prepare(
       ObjectNode chatRequest,
       SpendContext spend,
       DataClass dataClass,
       Optional<Pool> priority,
+      boolean failoverNever,
       RouterContext rc,
       Predicate<String> modelOpen,
       LocalDate today) {
@@ -111,7 +113,8 @@ final class RoutedPreparation {
             today,
             rc.settings().retryPolicy().maxRetryAfter(),
             dataClass.name(),
-            dataClass.narrowedTo(profile.narrowingFor(dataClass.name())));
+            dataClass.narrowedTo(profile.narrowingFor(dataClass.name())),
+            failoverNever);
     return new Vetted.Ready<>(
         new Routed(
             spend, profile, pool, chatRequest, downgraded, openAiBody, fallback.body(), plan));

@@ -54,8 +54,17 @@ import java.util.function.Predicate;
  * narrowed by the profile) allows. A provider outside it is never called: a primary outside it
  * means the call starts on the fallback, and a profile with no permitted provider is refused 403
  * {@code data_class_forbidden} before any attempt.
+ *
+ * <p>A call whose caller asked {@code x-failover: never} ({@link Context#failoverNever()}) runs on
+ * the profile's primary only, whatever its conversation's stickiness: transient faults retry there
+ * within the budget, and then the primary's own answer (its error, or 502 when it gave none) is the
+ * caller's. A caller that must know which provider saw its data, or that handles an outage itself,
+ * gets exactly that.
  */
 public final class FailoverPlan {
+  /** The caller's request header value that keeps a routed call on its primary. */
+  public static final String NEVER = "x-failover: never";
+
   private FailoverPlan() {}
 
   /** What the router does next. */
@@ -113,6 +122,8 @@ public final class FailoverPlan {
    *     failover.max-retry-after})
    * @param dataClass the name of the call's data class, for messages
    * @param permitted the providers the call's data class allows on this profile (may be empty)
+   * @param failoverNever the caller asked {@code x-failover: never}: the call stays on the
+   *     profile's primary (a sticky conversation too) and its error is the caller's answer
    */
   public record Context(
       RoutingProfile profile,
@@ -123,7 +134,32 @@ public final class FailoverPlan {
       LocalDate today,
       Duration maxRetryAfter,
       String dataClass,
-      Set<Provider> permitted) {
+      Set<Provider> permitted,
+      boolean failoverNever) {
+    /** A call that may fail over. */
+    public Context(
+        RoutingProfile profile,
+        Set<String> requestFeatures,
+        Optional<String> fallbackBlocker,
+        Optional<Provider> stickyProvider,
+        Predicate<String> modelOpen,
+        LocalDate today,
+        Duration maxRetryAfter,
+        String dataClass,
+        Set<Provider> permitted) {
+      this(
+          profile,
+          requestFeatures,
+          fallbackBlocker,
+          stickyProvider,
+          modelOpen,
+          today,
+          maxRetryAfter,
+          dataClass,
+          permitted,
+          false);
+    }
+
     /** A call whose data may go to every provider. */
     public Context(
         RoutingProfile profile,
@@ -231,6 +267,9 @@ public final class FailoverPlan {
                   ? "none of them"
                   : String.join(", ", DataClasses.wireNames(ctx.permitted()))));
     }
+    if (ctx.failoverNever()) {
+      return startPinned(ctx, primaryPermitted);
+    }
     Optional<String> fallbackProblem = fallbackProblem(ctx);
     if (!primaryPermitted && fallbackProblem.isEmpty()) {
       // The class rules the primary out: the fallback is this call's only provider, not a failover.
@@ -249,6 +288,31 @@ public final class FailoverPlan {
       return new Call(p.primary().provider(), p.primary().name(), false);
     }
     return modelRetired(p.primary().name(), ctx, fallbackProblem);
+  }
+
+  /**
+   * The first attempt of a call pinned to its primary: the primary, or a refusal naming why it
+   * cannot be called (the caller ruled the fallback out, so the fallback is never the answer).
+   */
+  private static Step startPinned(Context ctx, boolean primaryPermitted) {
+    ModelInfo primary = ctx.profile().primary();
+    if (!primaryPermitted) {
+      return new GiveUp(
+          403,
+          DataClasses.FORBIDDEN,
+          "data class '"
+              + ctx.dataClass()
+              + "' may not be sent to "
+              + primary.provider().wireName()
+              + ", the primary of profile '"
+              + ctx.profile().name()
+              + "', and the caller asked "
+              + NEVER);
+    }
+    if (!usable(primary, ctx)) {
+      return modelRetired(primary.name(), ctx, Optional.of("the caller asked " + NEVER));
+    }
+    return new Call(primary.provider(), primary.name(), false);
   }
 
   /** What to do after {@code attempt}. */
@@ -293,6 +357,14 @@ public final class FailoverPlan {
     }
     if (c == Classification.RETRY_THEN_FAILOVER && a.affordableRetryWait().isPresent()) {
       return new RetrySame(a.affordableRetryWait().get());
+    }
+    if (ctx.failoverNever()) {
+      // Retries on the primary as on any call; then its own error is the answer.
+      if (ErrorClassifier.isTransient(a.provider(), a.status(), a.body())
+          && a.affordableRetryWait().isPresent()) {
+        return new RetrySame(a.affordableRetryWait().get());
+      }
+      return new Deliver();
     }
     Optional<String> switchProblem = switchProblem(ctx, a);
     if (switchProblem.isEmpty()) {

@@ -33,6 +33,52 @@ public final class StructuredOutputFallback {
     return Optional.empty();
   }
 
+  /** The schema was enforced by the provider (OpenAI strict mode, Claude's output format). */
+  public static final String STRICT = "strict";
+
+  /** The provider was asked for JSON, not held to the schema. */
+  public static final String JSON_OBJECT = "json_object";
+
+  /** The schema only reached the model as an instruction: nothing held the answer to it. */
+  public static final String SCHEMA_IN_PROMPT = "schema_in_prompt";
+
+  /**
+   * How the body sent upstream asked for the structured output the caller wanted, so the caller can
+   * tell whether its schema was enforced; empty when the caller asked for none ({@code
+   * response_format} absent or {@code text}). Read from the body actually sent, so a downgrade
+   * (json_object mode on OpenAI, the schema moved into Claude's system prompt) and a fallback model
+   * without native schemas are reported as what they are. An OpenAI {@code json_schema} without
+   * {@code strict: true} is not enforced by OpenAI, so it is {@link #SCHEMA_IN_PROMPT} too.
+   *
+   * @param chatRequest the caller's OpenAI chat request
+   * @param toAnthropic whether {@code upstreamBody} is a Claude Messages body (else OpenAI's)
+   * @param upstreamBody the body the answering attempt sent
+   */
+  public static Optional<String> enforcement(
+      JsonNode chatRequest, boolean toAnthropic, JsonNode upstreamBody) {
+    String asked = chatRequest.path("response_format").path("type").asText("");
+    if (!asked.equals("json_schema") && !asked.equals("json_object")) {
+      return Optional.empty();
+    }
+    if (asked.equals("json_object")) {
+      return Optional.of(JSON_OBJECT);
+    }
+    if (toAnthropic) {
+      boolean nativeFormat = upstreamBody.path("output_config").path("format").isObject();
+      return Optional.of(nativeFormat ? STRICT : SCHEMA_IN_PROMPT);
+    }
+    JsonNode format = upstreamBody.path("response_format");
+    return switch (format.path("type").asText("")) {
+      case "json_schema" ->
+          Optional.of(
+              format.path("json_schema").path("strict").asBoolean(false)
+                  ? STRICT
+                  : SCHEMA_IN_PROMPT);
+      case "json_object" -> Optional.of(JSON_OBJECT);
+      default -> Optional.of(SCHEMA_IN_PROMPT);
+    };
+  }
+
   /**
    * An OpenAI request in {@code json_object} mode: {@code response_format} becomes {@code {type:
    * json_object}} and a system message carrying the schema is inserted after the leading

@@ -1,6 +1,7 @@
 package dev.spendgateway.upstream.failover;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.FailoverPlan.Attempt;
@@ -519,6 +520,116 @@ class FailoverPlanTest {
         g.message());
   }
 
+  static Stream<Arguments> pinnedToThePrimary() {
+    return Stream.of(
+        row("a 200 is delivered", openAi(200, null), new Deliver()),
+        row("a 503 is the caller's answer, not a switch", openAi(503, null), new Deliver()),
+        row("no answer is the caller's answer (502)", openAi(0, null), new Deliver()),
+        row("a 401 is the caller's answer", openAi(401, null), new Deliver()),
+        row(
+            "a 410 is the caller's answer (and opens the model's circuit)",
+            openAi(410, null),
+            new Deliver()),
+        row(
+            "a 503 with budget left retries on the primary",
+            openAi(503, null).waitAllowed(ONE_S),
+            new RetrySame(ONE_S)),
+        row(
+            "a 429 with an affordable wait retries on the primary",
+            openAi(429, null).waitAllowed(ONE_S),
+            new RetrySame(ONE_S)),
+        row("a 429 past the budget is the provider's 429", openAi(429, null), new Deliver()),
+        row(
+            "a quota 429 is delivered at once, never retried",
+            openAi(429, QUOTA).waitAllowed(ONE_S),
+            new Deliver()),
+        row("a cut stream is still cut", openAi(0, null).sent(), new CutStream("upstream_cut", "")),
+        row(
+            "OpenAI's strict-schema refusal still downgrades on the primary",
+            openAi(400, STRICT).needs("json_schema"),
+            new RetryAsJsonObject()));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("pinnedToThePrimary")
+  void aCallPinnedToItsPrimaryNeverSwitches(String sentence, AttemptRow attempt, Step expected) {
+    Decision d =
+        FailoverPlan.next(
+            pinned(attempt.features, Optional.empty(), Set.of()), attempt.build(FAST));
+    assertSameStep(expected, d.step(), sentence);
+    assertEquals(attempt.status == 410, d.modelGone(), sentence);
+  }
+
+  static Stream<Arguments> pinnedFirstAttempt() {
+    return Stream.of(
+        row(
+            "a healthy primary is the first attempt",
+            Optional.empty(),
+            Set.of(),
+            BOTH,
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row(
+            "a conversation stuck to the fallback stays on the primary",
+            Optional.of(Provider.ANTHROPIC),
+            Set.of(),
+            BOTH,
+            new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false)),
+        row(
+            "a primary whose circuit is open is model_retired, not the fallback",
+            Optional.empty(),
+            Set.of("gpt-6.1-sol-mini"),
+            BOTH,
+            new GiveUp(503, "model_retired", "")),
+        row(
+            "a class allowing only the fallback's provider is data_class_forbidden",
+            Optional.empty(),
+            Set.of(),
+            ANTHROPIC_ONLY,
+            new GiveUp(403, "data_class_forbidden", "")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("pinnedFirstAttempt")
+  void aCallPinnedToItsPrimaryStartsThereOrNowhere(
+      String sentence,
+      Optional<Provider> sticky,
+      Set<String> openModels,
+      Set<Provider> permitted,
+      Step expected) {
+    Context ctx =
+        new Context(
+            FAST,
+            Set.of(),
+            Optional.empty(),
+            sticky,
+            openModels::contains,
+            TODAY,
+            MAX_RETRY_AFTER,
+            "c",
+            permitted,
+            true);
+    Step step = FailoverPlan.start(ctx);
+    assertSameStep(expected, step, sentence);
+    if (step instanceof GiveUp g) {
+      assertTrue(g.message().contains("x-failover: never"), g.message());
+    }
+  }
+
+  private static Context pinned(
+      Set<String> features, Optional<Provider> sticky, Set<String> openModels) {
+    return new Context(
+        FAST,
+        features,
+        Optional.empty(),
+        sticky,
+        openModels::contains,
+        TODAY,
+        MAX_RETRY_AFTER,
+        "c",
+        BOTH,
+        true);
+  }
+
   @org.junit.jupiter.api.Test
   void featuresOfARequest() {
     assertEquals(
@@ -584,6 +695,7 @@ class FailoverPlanTest {
     Optional<Duration> affordable = Optional.empty();
     boolean sent;
     boolean downgraded;
+    Set<String> features = Set.of();
 
     AttemptRow(Provider provider, int status, String body) {
       this.provider = provider;
@@ -598,6 +710,12 @@ class FailoverPlanTest {
 
     AttemptRow retryAfter(Duration d) {
       retryAfter = Optional.of(d);
+      return this;
+    }
+
+    /** The request uses these catalog features (for the plan's context). */
+    AttemptRow needs(String... requestFeatures) {
+      features = Set.of(requestFeatures);
       return this;
     }
 

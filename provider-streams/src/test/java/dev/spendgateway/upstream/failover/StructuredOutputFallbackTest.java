@@ -92,4 +92,29 @@ class StructuredOutputFallbackTest {
   void detectsGrammarTooLarge(String what, int status, boolean expected, String body) {
     assertEquals(expected, StructuredOutputFallback.isGrammarTooLarge(status, body), what);
   }
+
+  /** What the caller asked, where the answering attempt went, what its body said → the header. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "no response_format          | {}                                   | false | {}                                                                 | ''",
+        "text                        | {'type':'text'}                      | false | {}                                                                 | ''",
+        "json_object on OpenAI       | {'type':'json_object'}               | false | {'response_format':{'type':'json_object'}}                         | json_object",
+        "json_object on Claude       | {'type':'json_object'}               | true  | {}                                                                 | json_object",
+        "strict schema on OpenAI     | {'type':'json_schema'}               | false | {'response_format':{'type':'json_schema','json_schema':{'strict':true}}} | strict",
+        "non-strict schema on OpenAI | {'type':'json_schema'}               | false | {'response_format':{'type':'json_schema','json_schema':{}}}        | schema_in_prompt",
+        "downgraded to json_object   | {'type':'json_schema'}               | false | {'response_format':{'type':'json_object'}}                         | json_object",
+        "Claude's native format      | {'type':'json_schema'}               | true  | {'output_config':{'format':{'type':'json_schema'}}}                | strict",
+        "schema in Claude's prompt   | {'type':'json_schema'}               | true  | {'system':'...'}                                                   | schema_in_prompt",
+      })
+  void theCallerSeesHowItsStructuredOutputWasAskedFor(
+      String sentence, String asked, boolean toAnthropic, String sent, String expected) {
+    JsonNode request = JsonForTests.parse("{\"response_format\":" + asked.replace('\'', '"') + "}");
+    assertEquals(
+        expected.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(expected),
+        StructuredOutputFallback.enforcement(
+            request, toAnthropic, JsonForTests.parse(sent.replace('\'', '"'))),
+        sentence);
+  }
 }
