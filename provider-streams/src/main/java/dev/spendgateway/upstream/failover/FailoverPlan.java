@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The failover router's decisions, as pure functions: where the first attempt goes ({@link #start})
@@ -105,7 +106,9 @@ public final class FailoverPlan {
    * @param profile the routing profile
    * @param requestFeatures catalog features the request uses ({@link #featuresOf})
    * @param fallbackBlocker why this request cannot be translated to the fallback (a {@code
-   *     TranslationError} message), checked before any switch; empty when it can
+   *     TranslationError} message), empty when it can; asked only when the call would go to the
+   *     fallback (a call its primary answers never builds the fallback's body), last of the
+   *     fallback's checks, so the supplier may translate on demand (it should remember its answer)
    * @param stickyProvider the provider the conversation is stuck to, if any
    * @param modelOpen whether a model's 410 circuit is open
    * @param today for catalog lifecycle (retired / end of support)
@@ -117,13 +120,36 @@ public final class FailoverPlan {
   public record Context(
       RoutingProfile profile,
       Set<String> requestFeatures,
-      Optional<String> fallbackBlocker,
+      Supplier<Optional<String>> fallbackBlocker,
       Optional<Provider> stickyProvider,
       Predicate<String> modelOpen,
       LocalDate today,
       Duration maxRetryAfter,
       String dataClass,
       Set<Provider> permitted) {
+    /** A call whose fallback blocker is already known. */
+    public Context(
+        RoutingProfile profile,
+        Set<String> requestFeatures,
+        Optional<String> fallbackBlocker,
+        Optional<Provider> stickyProvider,
+        Predicate<String> modelOpen,
+        LocalDate today,
+        Duration maxRetryAfter,
+        String dataClass,
+        Set<Provider> permitted) {
+      this(
+          profile,
+          requestFeatures,
+          known(fallbackBlocker),
+          stickyProvider,
+          modelOpen,
+          today,
+          maxRetryAfter,
+          dataClass,
+          permitted);
+    }
+
     /** A call whose data may go to every provider. */
     public Context(
         RoutingProfile profile,
@@ -136,13 +162,18 @@ public final class FailoverPlan {
       this(
           profile,
           requestFeatures,
-          fallbackBlocker,
+          known(fallbackBlocker),
           stickyProvider,
           modelOpen,
           today,
           maxRetryAfter,
           "internal",
           EnumSet.allOf(Provider.class));
+    }
+
+    private static Supplier<Optional<String>> known(Optional<String> fallbackBlocker) {
+      Objects.requireNonNull(fallbackBlocker, "fallbackBlocker");
+      return () -> fallbackBlocker;
     }
 
     public Context {
@@ -231,16 +262,21 @@ public final class FailoverPlan {
                   ? "none of them"
                   : String.join(", ", DataClasses.wireNames(ctx.permitted()))));
     }
+    boolean primaryUsable = primaryPermitted && usable(p.primary(), ctx);
+    boolean stuckToFallback =
+        ctx.stickyProvider().isPresent()
+            && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
+    if (primaryUsable && !stuckToFallback) {
+      // Decided before the fallback is looked at: a call that starts on its primary builds the
+      // fallback's body only if it ever switches.
+      return new Call(p.primary().provider(), p.primary().name(), false);
+    }
     Optional<String> fallbackProblem = fallbackProblem(ctx);
     if (!primaryPermitted && fallbackProblem.isEmpty()) {
       // The class rules the primary out: the fallback is this call's only provider, not a failover.
       ModelInfo f = p.fallback().orElseThrow();
       return new Call(f.provider(), f.name(), false);
     }
-    boolean primaryUsable = primaryPermitted && usable(p.primary(), ctx);
-    boolean stuckToFallback =
-        ctx.stickyProvider().isPresent()
-            && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
     if ((stuckToFallback || !primaryUsable) && fallbackProblem.isEmpty()) {
       ModelInfo f = p.fallback().orElseThrow();
       return new Call(f.provider(), f.name(), true);
@@ -370,7 +406,9 @@ public final class FailoverPlan {
                 + "' does not support");
       }
     }
-    return ctx.fallbackBlocker().map(reason -> "the request cannot go to the fallback: " + reason);
+    return ctx.fallbackBlocker()
+        .get()
+        .map(reason -> "the request cannot go to the fallback: " + reason);
   }
 
   private static boolean classForbidsFallback(Context ctx) {
@@ -386,8 +424,8 @@ public final class FailoverPlan {
   private static boolean featureOrTranslationBlocked(Context ctx) {
     ModelInfo f = ctx.profile().fallback().orElseThrow();
     return usable(f, ctx)
-        && (ctx.fallbackBlocker().isPresent()
-            || !ctx.requestFeatures().stream().allMatch(f::hasFeature));
+        && (!ctx.requestFeatures().stream().allMatch(f::hasFeature)
+            || ctx.fallbackBlocker().get().isPresent());
   }
 
   private static boolean usable(ModelInfo model, Context ctx) {
