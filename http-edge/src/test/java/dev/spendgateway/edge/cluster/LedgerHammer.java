@@ -172,7 +172,7 @@ final class LedgerHammer {
                 .statusCode();
       } catch (IOException nodeGone) {
         outage();
-        Thread.sleep(50);
+        Thread.sleep(50); // time is the point: a caller's pace before trying the next node
         continue;
       }
       if (status == 201 || status == 402) {
