@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.GatewayProcess;
 import java.io.IOException;
 import java.net.URI;
@@ -144,11 +145,10 @@ class GatewayProcessIT {
   private static void awaitSimulator(String simulator, String at) throws Exception {
     String url = simulator + (at.equals("open") ? "/_sim/streams" : "/_sim/received");
     String field = at.equals("open") ? "\"open\":" : "\"total\":";
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!get(url, Map.of()).body().replace(" ", "").contains(field + "1")) {
-      assertTrue(System.nanoTime() < deadline, "the call never got " + at + " at the simulator");
-      Thread.sleep(10);
-    }
+    Eventually.until(
+        "the call is " + at + " at the simulator",
+        Duration.ofSeconds(20),
+        () -> get(url, Map.of()).body().replace(" ", "").contains(field + "1"));
   }
 
   /** The demo as bin/gateway --demo runs it, its journal in this test's data dir. */

@@ -78,7 +78,7 @@ public final class FixtureJournalV1 {
           dev.spendgateway.policy.caps.CapWindows.dayKey(clock.instant()));
       // r-8 is left open and expires at its worst case.
       clock.advance(Duration.ofMinutes(20));
-      Thread.sleep(2_500);
+      awaitNoneOpen(ledger, "r-8 expires at its worst case");
 
       // Day two.
       clock.set("2026-11-16T10:00:00Z");
@@ -103,9 +103,10 @@ public final class FixtureJournalV1 {
 
       // Forty days on: r-11 expires, then compaction forgets the closed ids and old windows.
       clock.set(END.toString());
-      Thread.sleep(2_500);
+      awaitNoneOpen(ledger, "r-11 expires at its worst case");
       ref.tell(new GlobalBudget.Compact());
-      Thread.sleep(1_000);
+      // Commands queue behind a persist: this answer comes once the compaction is written.
+      get(ledger.usage(Optional.empty()));
       Files.write(dir.resolve("usage-end.txt"), lines(get(ledger.usage(Optional.empty()))));
       System.out.println("fixture written to " + dir.toAbsolutePath());
     } finally {
@@ -115,6 +116,14 @@ public final class FixtureJournalV1 {
   }
 
   /** The canonical text form the fixture test compares: one line per cap, then the open count. */
+  /** Waits for the ledger's expiry check (its own timer) to close every open reservation. */
+  static void awaitNoneOpen(LedgerClient ledger, String what) {
+    Eventually.until(
+        what,
+        Duration.ofSeconds(30),
+        () -> get(ledger.usage(Optional.empty())).openReservations() == 0);
+  }
+
   public static List<String> lines(Usage usage) {
     List<String> lines = new ArrayList<>();
     for (CapUsage c : usage.caps()) {

@@ -530,11 +530,10 @@ class GlobalBudgetTest {
     clock.advance(Duration.ofMinutes(16));
     kit.restart();
     // recovery itself never expires (replay reads no clock); the ledger then checks at once
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (kit.getState().reservation("r-1").orElseThrow().isOpen()
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "r-1 expires once the restarted ledger checks",
+        Duration.ofSeconds(5),
+        () -> !kit.getState().reservation("r-1").orElseThrow().isOpen());
     LedgerState state = kit.getState();
     assertEquals(Status.EXPIRED, state.reservation("r-1").orElseThrow().status());
     assertEquals(Status.SETTLED, state.reservation("r-2").orElseThrow().status());

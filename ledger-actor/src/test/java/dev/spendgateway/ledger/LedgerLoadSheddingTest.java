@@ -168,10 +168,10 @@ class LedgerLoadSheddingTest {
     // ... and when the journal answers again, none of them is booked.
     journal.armed = false;
     journal.released.countDown();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (counts.dropped.get() < QUEUE && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "all " + QUEUE + " queued reservations past their deadline are dropped",
+        Duration.ofSeconds(10),
+        () -> counts.dropped.get() >= QUEUE);
     assertEquals(QUEUE, counts.dropped.get());
     assertEquals(3, counts.shed.get());
     List<String> booked =

@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -77,11 +78,13 @@ class SnapshotTimingTest {
   private List<Long> snapshotRows(
       EventSourcedBehaviorTestKit<Command, Event, LedgerState> kit, int expected)
       throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (snapshotRows(kit).size() < expected && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    Thread.sleep(100); // and no more than expected
+    Eventually.until(
+        expected + " snapshots are written",
+        Duration.ofSeconds(5),
+        () -> snapshotRows(kit),
+        rows -> rows.size() >= expected);
+    // Time is the point: no more than expected, a non-event watched over a short window.
+    Thread.sleep(100);
     return snapshotRows(kit);
   }
 
@@ -174,10 +177,10 @@ class SnapshotTimingTest {
       for (int i = 0; i < 10; i++) {
         reserve(ledger, "h" + i, 2); // the 10th row makes a snapshot due
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      while (HeldSnapshotStore.held() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(10);
-      }
+      Eventually.until(
+          "the due snapshot reaches the held store",
+          Duration.ofSeconds(5),
+          () -> HeldSnapshotStore.held() > 0);
       assertEquals(1, HeldSnapshotStore.held(), "the snapshot reached the store and is held");
       for (int i = 10; i < 30; i++) {
         reserve(ledger, "h" + i, 2); // answered while it is held
@@ -207,14 +210,14 @@ class SnapshotTimingTest {
     assertTrue(reply instanceof LedgerProtocol.Reserved, reply.toString());
   }
 
-  /** The snapshot is written and the older one deleted after the row's answer: wait a little. */
+  /** The snapshot is written and the older one deleted after the row's answer: wait for both. */
   private static void awaitSnapshotRows(Path dataDir, List<Long> expected) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    List<Long> rows = snapshotRows(dataDir);
-    while (!rows.equals(expected) && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      rows = snapshotRows(dataDir);
-    }
+    List<Long> rows =
+        Eventually.until(
+            "the snapshot rows are " + expected,
+            Duration.ofSeconds(10),
+            () -> snapshotRows(dataDir),
+            expected::equals);
     assertEquals(expected, rows);
   }
 

@@ -47,11 +47,12 @@ class HeldStreamsTest {
                     "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"),
                 HttpResponse.BodyHandlers.ofString()));
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (streams(http, sim).get("held").asInt() < STREAMS && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
-      // None may finish while held: a non-event, so watched over a short window once all are open.
+      Eventually.until(
+          "all " + STREAMS + " streams are held",
+          Duration.ofSeconds(30),
+          () -> streams(http, sim),
+          counts -> counts.get("held").asInt() >= STREAMS);
+      // Time is the point: none may finish while held, a non-event watched over a short window.
       Thread.sleep(200);
       JsonNode held = streams(http, sim);
       assertEquals(STREAMS, held.get("open").asInt(), held.toString());
@@ -86,10 +87,10 @@ class HeldStreamsTest {
       assertTrue(r.body().contains("event: message_stop"), r.body());
       // The simulator counts the stream finished as its side ends, which can be just after the
       // client has read the last byte: wait for the count rather than race it.
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (sim.finishedStreams() < 1 && System.nanoTime() < deadline) {
-        Thread.sleep(10);
-      }
+      Eventually.until(
+          "the simulator counts the stream finished",
+          Duration.ofSeconds(10),
+          () -> sim.finishedStreams() >= 1);
       assertEquals(1, sim.finishedStreams());
     }
   }

@@ -126,7 +126,7 @@ public final class RawUpstream implements AutoCloseable {
 
   private static void answer(OutputStream out, Script script)
       throws IOException, InterruptedException {
-    Thread.sleep(script.headerDelay().toMillis());
+    Thread.sleep(script.headerDelay().toMillis()); // time is the point: a slow upstream's headers
     if (script.events() == 0) {
       byte[] body = "{\"ok\":true}".getBytes(StandardCharsets.UTF_8);
       out.write(
@@ -143,7 +143,7 @@ public final class RawUpstream implements AutoCloseable {
             .getBytes(StandardCharsets.US_ASCII));
     out.flush();
     for (int i = 0; i < script.events(); i++) {
-      Thread.sleep(script.eventInterval().toMillis());
+      Thread.sleep(script.eventInterval().toMillis()); // time is the point: a slow stream's pace
       chunk(out, "data: {\"n\":" + i + "}\n\n");
     }
     out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -68,7 +69,8 @@ final class FailoverLoop {
    * @param downgraded whether structured output was downgraded (json_object mode or schema in
    *     prompt)
    * @param openAiBody the vetted OpenAI body
-   * @param anthropicBody the vetted Anthropic body (null: no usable fallback)
+   * @param anthropicBody the vetted Anthropic body (null: no usable fallback), built on the first
+   *     attempt that goes to Anthropic
    */
   record Loop(
       Target target,
@@ -76,7 +78,7 @@ final class FailoverLoop {
       int lastStatus,
       boolean downgraded,
       PolicyDecision.Allowed openAiBody,
-      PolicyDecision.Allowed anthropicBody) {
+      Supplier<PolicyDecision.Allowed> anthropicBody) {
 
     Loop to(Target next) {
       boolean sameProvider = target != null && target.provider() == next.provider();
@@ -92,12 +94,12 @@ final class FailoverLoop {
       return new Loop(target, retriesHere + 1, lastStatus, downgraded, openAiBody, anthropicBody);
     }
 
-    Loop downgradedTo(PolicyDecision.Allowed openAi, PolicyDecision.Allowed anthropic) {
+    Loop downgradedTo(PolicyDecision.Allowed openAi, Supplier<PolicyDecision.Allowed> anthropic) {
       return new Loop(target, retriesHere, lastStatus, true, openAi, anthropic);
     }
 
     PolicyDecision.Allowed bodyFor(Provider provider) {
-      return provider == Provider.OPENAI ? openAiBody : anthropicBody;
+      return provider == Provider.OPENAI ? openAiBody : anthropicBody.get();
     }
   }
 
@@ -342,11 +344,11 @@ final class FailoverLoop {
       PolicyDecision d =
           RoutedPreparation.schemaInPrompt(
               rc.services().policy(),
-              loop.anthropicBody(),
+              loop.anthropicBody().get(),
               StructuredOutputFallback.schemaOf(routed.chatRequest()).orElseThrow(),
               r.call().today());
       if (d instanceof PolicyDecision.Allowed allowed) {
-        return attempt(r, loop.downgradedTo(loop.openAiBody(), allowed));
+        return attempt(r, loop.downgradedTo(loop.openAiBody(), () -> allowed));
       }
       return deliver(r, loop, failure, held);
     }

@@ -18,12 +18,13 @@ import dev.spendgateway.upstream.translate.TranslationError;
 import java.time.LocalDate;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * What a routed call learns before its first attempt, from the caller's chat request alone: its
- * profile, its pool, the vetted OpenAI body and the fallback's translated and vetted body, and the
- * failover plan's context. Pure but for the memories it reads (schemas OpenAI rejected, sticky
- * conversations, open model circuits).
+ * profile, its pool, the vetted OpenAI body, the fallback's translated and vetted body (built when
+ * first needed), and the failover plan's context. Pure but for the memories it reads (schemas
+ * OpenAI rejected, sticky conversations, open model circuits).
  */
 final class RoutedPreparation {
   private RoutedPreparation() {}
@@ -33,7 +34,8 @@ final class RoutedPreparation {
    *
    * @param downgraded whether structured output starts downgraded (json_object mode)
    * @param openAiBody the vetted OpenAI body
-   * @param fallbackBody the vetted Anthropic body (null: no usable fallback)
+   * @param fallbackBody the vetted Anthropic body (null: no usable fallback), translated and vetted
+   *     on the first ask and remembered: most calls are answered by their primary and never ask
    */
   record Routed(
       SpendContext spend,
@@ -42,8 +44,15 @@ final class RoutedPreparation {
       ObjectNode chatRequest,
       boolean downgraded,
       PolicyDecision.Allowed openAiBody,
-      PolicyDecision.Allowed fallbackBody,
+      Supplier<PolicyDecision.Allowed> fallbackBody,
       FailoverPlan.Context plan) {}
+
+  /** Builds the fallback's body (a seam for counting the builds). */
+  @FunctionalInterface
+  interface FallbackBuilder {
+    Fallback build(
+        RequestPolicy policy, RoutingProfile profile, ObjectNode chatRequest, LocalDate today);
+  }
 
   /**
    * The profile {@code model} names, the pool ({@code x-priority} or the profile's), the bodies for
@@ -59,6 +68,20 @@ final class RoutedPreparation {
       RouterContext rc,
       Predicate<String> modelOpen,
       LocalDate today) {
+    return prepare(
+        chatRequest, spend, dataClass, priority, rc, modelOpen, today, RoutedPreparation::fallback);
+  }
+
+  /** {@link #prepare}, the fallback's body built by {@code fallbackBuilder} when first asked. */
+  static Vetted<Routed> prepare(
+      ObjectNode chatRequest,
+      SpendContext spend,
+      DataClass dataClass,
+      Optional<Pool> priority,
+      RouterContext rc,
+      Predicate<String> modelOpen,
+      LocalDate today,
+      FallbackBuilder fallbackBuilder) {
     RequestPolicy policy = rc.services().policy();
     String name = chatRequest.path("model").asText("");
     Optional<RoutingProfile> found = rc.profiles().find(name);
@@ -102,12 +125,18 @@ final class RoutedPreparation {
           "messages",
           "context_length_exceeded");
     }
-    Fallback fallback = fallback(policy, profile, chatRequest, today);
+    // The fallback's body is not built here. Nothing about it can refuse the caller: a request the
+    // fallback cannot take (untranslatable, or breaking a policy rule once translated) only blocks
+    // the switch, and its attempt reserves its own worst case when it is made. So the caller is
+    // refused or admitted, and the primary's reservation made, exactly as if it had been built;
+    // the plan asks for it (last of the fallback's checks) only when the call would go there.
+    Supplier<Fallback> fallback =
+        new Remembered<>(() -> fallbackBuilder.build(policy, profile, chatRequest, today));
     FailoverPlan.Context plan =
         new FailoverPlan.Context(
             profile,
             FailoverPlan.featuresOf(chatRequest),
-            fallback.blocker(),
+            () -> fallback.get().blocker(),
             spend.conversationId().flatMap(rc.stickiness()::find),
             modelOpen,
             today,
@@ -117,7 +146,14 @@ final class RoutedPreparation {
             failoverNever);
     return new Vetted.Ready<>(
         new Routed(
-            spend, profile, pool, chatRequest, downgraded, openAiBody, fallback.body(), plan));
+            spend,
+            profile,
+            pool,
+            chatRequest,
+            downgraded,
+            openAiBody,
+            () -> fallback.get().body(),
+            plan));
   }
 
   /**
@@ -152,10 +188,32 @@ final class RoutedPreparation {
   /**
    * The fallback's vetted body, or the reason it cannot serve this request (neither: no fallback).
    */
-  private record Fallback(PolicyDecision.Allowed body, Optional<String> blocker) {}
+  record Fallback(PolicyDecision.Allowed body, Optional<String> blocker) {}
+
+  /**
+   * A value built on the first ask and remembered. A routed call's attempts follow one another, but
+   * each continues on whichever thread completed the last, hence the lock.
+   */
+  private static final class Remembered<T> implements Supplier<T> {
+    private Supplier<T> build;
+    private T value;
+
+    Remembered(Supplier<T> build) {
+      this.build = build;
+    }
+
+    @Override
+    public synchronized T get() {
+      if (build != null) {
+        value = build.get();
+        build = null; // the request it translated may be collected with the call
+      }
+      return value;
+    }
+  }
 
   /** Translates for the fallback and vets it. */
-  private static Fallback fallback(
+  static Fallback fallback(
       RequestPolicy policy, RoutingProfile profile, ObjectNode chatRequest, LocalDate today) {
     if (profile.fallback().isEmpty()) {
       return new Fallback(null, Optional.empty());

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.edge.log.AccessLine;
 import dev.spendgateway.edge.log.AccessRecord;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.ReserveRequest;
@@ -124,11 +125,10 @@ class CallCoreTest {
     BudgetRefusal refusal = assertInstanceOf(CallCore.Reserving.NotHeld.class, r).refusal();
     assertEquals(503, refusal.status());
     assertEquals("ledger_unavailable", refusal.errorClass());
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (seen.stream().noneMatch(c -> c instanceof GlobalBudget.VoidReservation)
-        && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
+    Eventually.until(
+        "the late reservation is voided",
+        Duration.ofSeconds(5),
+        () -> seen.stream().anyMatch(c -> c instanceof GlobalBudget.VoidReservation));
     GlobalBudget.VoidReservation voided =
         (GlobalBudget.VoidReservation)
             seen.stream()

@@ -1,11 +1,12 @@
 package dev.spendgateway.edge.capacity;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.Usage;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The capacity suite's {@link TestGateway}: the shipped configuration ({@code e2e-test.conf} over
@@ -48,20 +49,11 @@ final class CapacityGateway {
    * merely open: a stream counted open may not have reached its hold yet, and a release then would
    * miss it and leave it silent for the hold's whole maximum.
    */
-  static void awaitHeldUpstream(TestGateway gw, int streams) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
-    while (gw.sim.heldStreams() < streams) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "only "
-                + gw.sim.heldStreams()
-                + " of "
-                + streams
-                + " streams held upstream at once ("
-                + gw.sim.openStreams()
-                + " open)");
-      }
-      Thread.sleep(20);
-    }
+  static void awaitHeldUpstream(TestGateway gw, int streams) {
+    Eventually.until(
+        streams + " streams are held upstream at once",
+        Duration.ofSeconds(45),
+        () -> "held " + gw.sim.heldStreams() + ", open " + gw.sim.openStreams(),
+        seen -> gw.sim.heldStreams() >= streams);
   }
 }

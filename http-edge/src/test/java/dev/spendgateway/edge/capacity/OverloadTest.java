@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -144,14 +145,11 @@ class OverloadTest {
     return b.build();
   }
 
-  private static void awaitOpenUpstream(TestGateway gw, int streams) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (gw.sim.openStreams() < streams) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "only " + gw.sim.openStreams() + " of " + streams + " streams opened upstream");
-      }
-      Thread.sleep(10);
-    }
+  private static void awaitOpenUpstream(TestGateway gw, int streams) {
+    Eventually.until(
+        streams + " streams are open upstream",
+        Duration.ofSeconds(20),
+        () -> gw.sim.openStreams(),
+        open -> open >= streams);
   }
 }

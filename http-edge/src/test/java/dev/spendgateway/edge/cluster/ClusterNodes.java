@@ -2,6 +2,7 @@ package dev.spendgateway.edge.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -119,36 +121,38 @@ final class ClusterNodes implements AutoCloseable {
   void awaitReady(Duration max) throws Exception {
     long deadline = System.nanoTime() + max.toNanos();
     for (Node node : nodes) {
-      while (true) {
-        assertTrue(
-            node.process().isAlive(), "node " + node.index() + " exited early: " + tail(node));
-        if (status(node.base() + "/readyz") == 200) {
-          break;
-        }
-        if (System.nanoTime() > deadline) {
-          throw new AssertionError("node " + node.index() + " never ready: " + tail(node));
-        }
-        Thread.sleep(250);
+      try {
+        Eventually.until(
+            "node " + node.index() + " is ready",
+            Duration.ofNanos(Math.max(0, deadline - System.nanoTime())),
+            () -> {
+              assertTrue(
+                  node.process().isAlive(),
+                  "node " + node.index() + " exited early: " + tail(node));
+              return status(node.base() + "/readyz") == 200;
+            });
+      } catch (AssertionError notReady) {
+        throw new AssertionError(notReady.getMessage() + ": " + tail(node), notReady);
       }
     }
   }
 
   /** The node that holds the ledger now: the one that started it last among those alive. */
-  Node ledgerNode(Duration max) throws Exception {
-    long deadline = System.nanoTime() + max.toNanos();
-    while (System.nanoTime() < deadline) {
-      Node holder = null;
-      for (Node n : nodes) {
-        if (n.process().isAlive() && n.startedLedger()) {
-          holder = n;
-        }
-      }
-      if (holder != null) {
-        return holder;
-      }
-      Thread.sleep(200);
-    }
-    throw new AssertionError("no node started the ledger");
+  Node ledgerNode(Duration max) {
+    return Eventually.until(
+            "a node alive has started the ledger",
+            max,
+            () -> {
+              Optional<Node> holder = Optional.empty();
+              for (Node n : nodes) {
+                if (n.process().isAlive() && n.startedLedger()) {
+                  holder = Optional.of(n);
+                }
+              }
+              return holder;
+            },
+            Optional::isPresent)
+        .orElseThrow();
   }
 
   static int status(String url) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.cluster.ClusterNodes.Node;
+import dev.spendgateway.edge.testkit.Eventually;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -147,13 +148,13 @@ class ClusterProcessIT {
   private static final String FROM_STANDBY = "ledger recovery starts from this node's standby";
 
   private static void awaitLog(Node node, String line, Duration max) throws Exception {
-    long deadline = System.nanoTime() + max.toNanos();
-    while (!node.logText().contains(line)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "node " + node.index() + " never logged '" + line + "'\n" + ClusterNodes.tail(node));
-      }
-      Thread.sleep(200);
+    try {
+      Eventually.until(
+          "node " + node.index() + " logs '" + line + "'",
+          max,
+          () -> node.logText().contains(line));
+    } catch (AssertionError never) {
+      throw new AssertionError(never.getMessage() + "\n" + ClusterNodes.tail(node), never);
     }
   }
 
@@ -255,20 +256,18 @@ class ClusterProcessIT {
     }
   }
 
-  private static String get(Node node, String path) throws Exception {
-    for (int attempt = 0; ; attempt++) {
-      HttpResponse<String> r =
-          ClusterNodes.HTTP.send(
-              HttpRequest.newBuilder(URI.create(node.base() + path))
-                  .timeout(Duration.ofSeconds(15))
-                  .header("x-api-key", ClusterNodes.TOKEN)
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() == 200 || attempt >= 20) {
-        return r.body();
-      }
-      Thread.sleep(250);
-    }
+  private static String get(Node node, String path) {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(node.base() + path))
+            .timeout(Duration.ofSeconds(15))
+            .header("x-api-key", ClusterNodes.TOKEN)
+            .build();
+    return Eventually.until(
+            "node " + node.index() + " answers " + path + " with 200",
+            Duration.ofSeconds(20),
+            () -> ClusterNodes.HTTP.send(request, HttpResponse.BodyHandlers.ofString()),
+            r -> r.statusCode() == 200)
+        .body();
   }
 
   private static boolean contains(byte[] haystack, byte[] needle) {

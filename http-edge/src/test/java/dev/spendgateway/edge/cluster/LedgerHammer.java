@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -106,15 +107,15 @@ final class LedgerHammer {
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     long deadline = System.nanoTime() + max.toNanos();
     AtomicInteger next = new AtomicInteger();
+    // Opened by the worker that brings the count of answered ids to at (or at once if it is there).
+    CountDownLatch reached = new CountDownLatch(done.get() >= at ? 0 : 1);
     Thread trigger =
         new Thread(
             () -> {
-              while (done.get() < at && System.nanoTime() < deadline) {
-                try {
-                  Thread.sleep(20);
-                } catch (InterruptedException e) {
-                  return;
-                }
+              try {
+                reached.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+              } catch (InterruptedException e) {
+                return;
               }
               midway.run();
             });
@@ -127,7 +128,9 @@ final class LedgerHammer {
                 && System.nanoTime() < deadline) {
               started.incrementAndGet();
               reserveUntilAnswered(i, deadline);
-              done.incrementAndGet();
+              if (done.incrementAndGet() >= at) {
+                reached.countDown();
+              }
             }
             return null;
           });
@@ -172,7 +175,7 @@ final class LedgerHammer {
                 .statusCode();
       } catch (IOException nodeGone) {
         outage();
-        Thread.sleep(50);
+        Thread.sleep(50); // time is the point: a caller's pace before trying the next node
         continue;
       }
       if (status == 201 || status == 402) {

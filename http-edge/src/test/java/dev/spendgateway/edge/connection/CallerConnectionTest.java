@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -63,7 +64,10 @@ class CallerConnectionTest {
             .via(CallerConnection.bidi().join(route))
             .to(Sink.foreach(response -> answered.incrementAndGet()))
             .run(MAT);
-    awaitTrue(() -> signals.size() == 2 && answered.get() == 1);
+    Eventually.until(
+        "both signals came and the call was answered once",
+        Duration.ofSeconds(5),
+        () -> signals.size() == 2 && answered.get() == 1);
 
     connection.completeExceptionally(new IOException("Connection reset by peer"));
 
@@ -78,15 +82,5 @@ class CallerConnectionTest {
   void aRequestThatDidNotComeThroughItHasNoSignal() {
     assertTrue(CallerConnection.gone(HttpRequest.create("/")).isEmpty());
     assertFalse(CallerConnection.isGone(HttpRequest.create("/")));
-  }
-
-  private static void awaitTrue(java.util.function.BooleanSupplier condition) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within 5 s");
-      }
-      Thread.sleep(10);
-    }
   }
 }

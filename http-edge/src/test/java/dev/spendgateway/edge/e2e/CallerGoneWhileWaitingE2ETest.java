@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -241,18 +242,14 @@ class CallerGoneWhileWaitingE2ETest {
    */
   private static void awaitQueueDepth(TestGateway gw, String provider, int depth, int inFlight)
       throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (true) {
-      String pool = "pool=\"interactive\"";
-      String metrics = scrape(gw); // one scrape: depth and slots seen at the same moment
-      if (metric(metrics, "gateway_queue_depth", provider, pool) == depth
-          && metric(metrics, "gateway_pool_in_flight", provider, pool) == inFlight) {
-        return;
-      }
-      assertTrue(
-          System.nanoTime() < deadline,
-          "the " + provider + " lane never held " + inFlight + " call(s) and " + depth + " queued");
-      Thread.sleep(10);
-    }
+    String pool = "pool=\"interactive\"";
+    Eventually.until(
+        "the " + provider + " lane holds " + inFlight + " call(s) and " + depth + " queued",
+        Duration.ofSeconds(20),
+        () -> {
+          String metrics = scrape(gw); // one scrape: depth and slots seen at the same moment
+          return metric(metrics, "gateway_queue_depth", provider, pool) == depth
+              && metric(metrics, "gateway_pool_in_flight", provider, pool) == inFlight;
+        });
   }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -167,15 +168,14 @@ class CallerHangUpE2ETest {
       socket.setSoLinger(true, 0); // close() now sends RST
     }
 
-    // Past the provider's retry-after and the time a retry would take.
+    // Time is the point: no retry may come, so past the provider's retry-after and a retry's time.
     Thread.sleep(3_500);
-    JsonNode usage = gw.usage(brand.id());
-    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-    while (money(cap(usage, "brand_daily"), "reservedUsd").signum() != 0
-        && System.nanoTime() < deadline) {
-      Thread.sleep(25);
-      usage = gw.usage(brand.id());
-    }
+    JsonNode usage =
+        Eventually.until(
+            "nothing of " + brand.id() + " is held any more",
+            Duration.ofSeconds(15),
+            () -> gw.usage(brand.id()),
+            seen -> money(cap(seen, "brand_daily"), "reservedUsd").signum() == 0);
     JsonNode daily = cap(usage, "brand_daily");
     assertEquals(0, money(daily, "reservedUsd").signum(), "nothing held any more: " + usage);
     // One line, the 429's (its reservation voided): exactly what the ledger booked.
@@ -210,30 +210,26 @@ class CallerHangUpE2ETest {
    * Polls the brand's daily cap until nothing is held and something is spent (the gateway's own
    * open-reservation count is global: another row's leak must not fail this one).
    */
-  private static JsonNode awaitBrandClosed(Brand brand) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(25).toNanos();
-    JsonNode usage = gw.usage(brand.id());
-    while (System.nanoTime() < deadline) {
-      if (usage.toString().contains(brand.id())) {
-        JsonNode daily = cap(usage, "brand_daily");
-        if (money(daily, "reservedUsd").signum() == 0 && money(daily, "spentUsd").signum() > 0) {
-          return usage;
-        }
-      }
-      Thread.sleep(25);
-      usage = gw.usage(brand.id());
-    }
-    throw new AssertionError(
-        "the brand's reservation is still held (or nothing was spent) after 25s: " + usage);
+  private static JsonNode awaitBrandClosed(Brand brand) {
+    return Eventually.until(
+        "nothing of " + brand.id() + " is held and something is spent",
+        Duration.ofSeconds(25),
+        () -> gw.usage(brand.id()),
+        usage -> {
+          if (!usage.toString().contains(brand.id())) {
+            return false;
+          }
+          JsonNode daily = cap(usage, "brand_daily");
+          return money(daily, "reservedUsd").signum() == 0 && money(daily, "spentUsd").signum() > 0;
+        });
   }
 
   /** The gateway has read the request, reserved, and is waiting for the provider's headers. */
-  private static void awaitUpstreamCalled(SimRoute route, int before) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (gw.sim.received(route).size() <= before && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertTrue(gw.sim.received(route).size() > before, "the provider was called");
+  private static void awaitUpstreamCalled(SimRoute route, int before) {
+    Eventually.until(
+        "the provider was called",
+        Duration.ofSeconds(10),
+        () -> gw.sim.received(route).size() > before);
   }
 
   /** Reads the status line, the headers and the first body bytes (the stream has started). */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -111,11 +112,10 @@ class CallerHangUpOpenCallsE2ETest {
     assertEquals(200, next.statusCode(), what + ": the next call is served: " + next.body());
   }
 
-  private static void awaitUpstreamCalled(SimRoute route, int before) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (gw.sim.received(route).size() <= before && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertTrue(gw.sim.received(route).size() > before, "the provider was called");
+  private static void awaitUpstreamCalled(SimRoute route, int before) {
+    Eventually.until(
+        "the provider was called",
+        Duration.ofSeconds(10),
+        () -> gw.sim.received(route).size() > before);
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -181,12 +182,8 @@ class DirectRouteGuardsE2ETest {
         "counted in /metrics");
   }
 
-  private static void awaitInFlight(java.util.function.BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "the first call never reached the provider");
-      Thread.sleep(10);
-    }
+  private static void awaitInFlight(java.util.function.BooleanSupplier condition) {
+    Eventually.until(
+        "the first call reaches the provider", Duration.ofSeconds(20), condition::getAsBoolean);
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
@@ -129,11 +130,10 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
 
   /** Waits until the call's reservation shows in the brand's caps (its row appears with it). */
   private void awaitHeld(Brand brand) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!holds(gw.usage(brand.id()))) {
-      assertTrue(System.nanoTime() < deadline, "the call never reserved");
-      Thread.sleep(10);
-    }
+    Eventually.until(
+        "the call's reservation shows in " + brand.id() + "'s caps",
+        Duration.ofSeconds(10),
+        () -> holds(gw.usage(brand.id())));
   }
 
   private static boolean holds(JsonNode usage) {
@@ -297,12 +297,12 @@ class LedgerOwnershipE2ETest extends GatewayPerClass {
             > 0,
         line.toString());
 
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (gw.logs.allText().stream()
-        .noneMatch(l -> l.contains("settled above reserve: request " + requestId))) {
-      assertTrue(System.nanoTime() < deadline, "no above-reserve warning naming " + requestId);
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "an above-reserve warning names " + requestId,
+        Duration.ofSeconds(10),
+        () ->
+            gw.logs.allText().stream()
+                .anyMatch(l -> l.contains("settled above reserve: request " + requestId)));
     List<String> leaking =
         gw.logs.allText().stream()
             .filter(l -> !l.startsWith("access "))

@@ -607,7 +607,7 @@ class RefusalsE2ETest extends GatewayPerClass {
         synchronized (samples) {
           samples.add(usage);
         }
-        Thread.sleep(20);
+        Thread.sleep(20); // time is the point: the sampling pace while the calls run
       } catch (Exception e) {
         return;
       }

@@ -7,6 +7,7 @@ import static dev.spendgateway.edge.testkit.TestGateway.JSON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -148,12 +149,12 @@ class TooManyRequestsE2ETest {
     gw.awaitSettled("nobody");
     String m = metrics();
     // The spend is counted when the attempt's line is written, just after the ledger's answer.
-    for (int i = 0;
-        i < 100 && sample(m, "gateway_spend_usd_total", "model=\"gpt-6.1-sol-mini\"") < 0;
-        i++) {
-      Thread.sleep(20);
-      m = metrics();
-    }
+    m =
+        Eventually.until(
+            "the direct call's spend shows in /metrics",
+            java.time.Duration.ofSeconds(5),
+            () -> metrics(),
+            seen -> sample(seen, "gateway_spend_usd_total", "model=\"gpt-6.1-sol-mini\"") >= 0);
     assertEquals(
         20,
         sample(

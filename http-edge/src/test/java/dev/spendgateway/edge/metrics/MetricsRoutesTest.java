@@ -11,6 +11,7 @@ import dev.spendgateway.edge.GatewayRoutes;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.call.CallMetrics;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.edge.testkit.RouteTestKit;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerSettings;
@@ -21,10 +22,6 @@ import dev.spendgateway.upstream.failover.AdmissionPools;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.Pool;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,8 +31,13 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.testkit.TestRoute;
+import org.apache.pekko.http.javadsl.testkit.TestRouteResult;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,15 +46,14 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * {@code GET /metrics} behind the token, against a real ledger (in-memory H2) wired with the
  * Micrometer observer: the body parses as Prometheus text and the key series move after a few
- * ledger calls and call-metrics reports.
+ * ledger calls and call-metrics reports. The routes run in memory through Pekko HTTP's route
+ * testkit: nothing here is about the connection.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MetricsRoutesTest {
   private static final String TOKEN = "metrics-test-token";
-  private final HttpClient http = HttpClient.newHttpClient();
   private ActorSystem<Void> system;
-  private ServerBinding binding;
-  private String base;
+  private TestRoute routes;
   private GatewayMetrics metrics;
   private LedgerClient client;
 
@@ -83,44 +84,38 @@ class MetricsRoutesTest {
             List.of(
                 new LedgerRoutes(client, new ObjectMapper(), 20, Duration.ofSeconds(30)).route(),
                 new MetricsRoutes(metrics).route()));
-    binding =
-        Http.get(system)
-            .newServerAt("127.0.0.1", 0)
-            .bind(route)
-            .toCompletableFuture()
-            .get(10, TimeUnit.SECONDS);
-    base = "http://127.0.0.1:" + binding.localAddress().getPort();
+    routes = new RouteTestKit(system).testRoute(route);
   }
 
   @AfterAll
   void stop() throws Exception {
-    binding.unbind().toCompletableFuture().get(10, TimeUnit.SECONDS);
     system.terminate();
     system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private HttpResponse<String> send(String method, String path, String body, boolean withToken)
-      throws Exception {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(base + path))
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .header("content-type", "application/json");
+  /** A route's answer: status, content type and body. */
+  private record Answer(int status, String contentType, String body) {}
+
+  private Answer send(String method, String path, String body, boolean withToken) {
+    HttpRequest request =
+        HttpRequest.create(path)
+            .withMethod(HttpMethods.lookup(method).orElseThrow())
+            .withEntity(
+                HttpEntities.create(ContentTypes.APPLICATION_JSON, body == null ? "" : body));
     if (withToken) {
-      b.header("authorization", "Bearer " + TOKEN);
+      request = request.addHeader(RawHeader.create("authorization", "Bearer " + TOKEN));
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    TestRouteResult answered = routes.run(request);
+    return new Answer(
+        answered.response().status().intValue(),
+        answered.response().entity().getContentType().toString(),
+        answered.entityString());
   }
 
   private Map<String, Double> scrape() throws Exception {
-    HttpResponse<String> response = send("GET", "/metrics", null, true);
-    assertEquals(200, response.statusCode());
-    assertEquals(
-        "text/plain; version=0.0.4; charset=UTF-8",
-        response.headers().firstValue("content-type").orElse(""));
+    Answer response = send("GET", "/metrics", null, true);
+    assertEquals(200, response.status());
+    assertEquals("text/plain; version=0.0.4; charset=UTF-8", response.contentType());
     return PrometheusText.parse(response.body());
   }
 
@@ -142,7 +137,7 @@ class MetricsRoutesTest {
 
   @Test
   void needsTheToken() throws Exception {
-    assertEquals(401, send("GET", "/metrics", null, false).statusCode());
+    assertEquals(401, send("GET", "/metrics", null, false).status());
   }
 
   @Test

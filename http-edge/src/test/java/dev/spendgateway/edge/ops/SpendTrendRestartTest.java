@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.SimConfig;
@@ -56,11 +57,12 @@ class SpendTrendRestartTest {
             spentBefore.signum() > 0, "the first gateway counted its spend as it was written");
       }
       try (TestGateway second = TestGateway.start(SUITE, "second", sameJournal)) {
-        JsonNode data = opsData(second);
-        for (int i = 0; i < 200 && !data.path("spendSeriesComplete").asBoolean(); i++) {
-          Thread.sleep(50);
-          data = opsData(second);
-        }
+        JsonNode data =
+            Eventually.until(
+                "the second gateway's spend series rebuild finishes",
+                java.time.Duration.ofSeconds(10),
+                () -> opsData(second),
+                seen -> seen.path("spendSeriesComplete").asBoolean());
         assertTrue(data.path("spendSeriesComplete").asBoolean(), "the rebuild finished");
         assertEquals(0, spentBefore.compareTo(last24Hours(second)), "read back once, not twice");
       }

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.edge.GatewaySettings;
 import dev.spendgateway.edge.auth.GatewayAuth;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -420,11 +421,10 @@ class SecurityTest {
     // The timed-out answer still arrives, about 1.5 s after it was asked for, and is discarded: the
     // last thing this test makes the gateway log. Everything up to it is checked here, the rest
     // (shutdown included) once the class is done.
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (lateAnswersDiscarded() == discardedBefore) {
-      assertTrue(System.nanoTime() < deadline, "the late answer was never logged as discarded");
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "the late answer is logged as discarded",
+        Duration.ofSeconds(20),
+        () -> lateAnswersDiscarded() != discardedBefore);
 
     List<String> lines = gw.logs.allText();
     for (String secret : List.of(marker, TOKEN, OPENAI_KEY, ANTHROPIC_KEY)) {
@@ -521,13 +521,10 @@ class SecurityTest {
     RawHttp.Answer refused =
         RawHttp.exchange(gateway.base, "BREW /" + marker + " HTTP/1.1\r\nHost: gateway\r\n\r\n");
     assertEquals(501, refused.status(), refused.toString());
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (refusedByParser(gateway) == refusedBefore) {
-      assertTrue(
-          System.nanoTime() < deadline,
-          "the parser's warning for the last request never reached the log");
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "the parser's warning for the last request reaches the log",
+        Duration.ofSeconds(20),
+        () -> refusedByParser(gateway) != refusedBefore);
   }
 
   private static long refusedByParser(TestGateway gateway) {
@@ -594,9 +591,9 @@ class SecurityTest {
       for (int i = 0; i < 2; i++) {
         RawHttp.write(socket, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n");
         assertEquals(200, RawHttp.read(socket.getInputStream()).status(), "request " + i);
-        Thread.sleep(
-            1_500); // idle between requests: longer than the 1 s head limit, shorter than the 4 s
-        // idle timeout
+        // Time is the point: idle longer than the 1 s head limit, shorter than the 4 s idle
+        // timeout.
+        Thread.sleep(1_500);
       }
     }
   }
@@ -619,7 +616,7 @@ class SecurityTest {
           // the server closed it; the reader records when
         }
       }
-      Thread.sleep(300); // the client's pace, not a wait for something to happen
+      Thread.sleep(300); // time is the point: the client's pace, not a wait for an event
     }
   }
 

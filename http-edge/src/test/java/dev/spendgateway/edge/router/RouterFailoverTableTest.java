@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
@@ -446,12 +447,12 @@ class RouterFailoverTableTest extends GatewayPerClass {
         gw,
         RouterGateway.chat("fast-summary", false),
         RouterGateway.spendHeaders("table-" + UUID.randomUUID()));
-    long deadline = System.nanoTime() + 5_000_000_000L;
-    int open = usage(gw).path("openReservations").asInt(-1);
-    while (open != 0 && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      open = usage(gw).path("openReservations").asInt(-1);
-    }
+    int open =
+        Eventually.until(
+            "no reservation is open",
+            java.time.Duration.ofSeconds(5),
+            () -> usage(gw).path("openReservations").asInt(-1),
+            n -> n == 0);
     assertEquals(0, open, "open reservations");
   }
 }

@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.SimConfig;
 import java.io.IOException;
@@ -17,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The router suite's {@link TestGateway}: one of the {@code router/*.conf} files (tiny waits, a
@@ -101,7 +101,7 @@ final class RouterGateway {
   /** The test's own pace (e.g. past a breaker's reset timeout), not a wait for an event. */
   static void pause(long ms) {
     try {
-      Thread.sleep(ms);
+      Thread.sleep(ms); // time is the point: the pace the caller of pause names
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -142,10 +142,11 @@ final class RouterGateway {
    */
   static List<Entry> attempts(TestGateway gw, String requestId, int expected) {
     try {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (entries(gw, requestId).size() < expected && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      Eventually.until(
+          "the access log has " + expected + " attempts of " + requestId,
+          Duration.ofSeconds(10),
+          () -> entries(gw, requestId),
+          seen -> seen.size() >= expected);
       gw.awaitAccessLogCaughtUp();
     } catch (Exception e) {
       throw new IllegalStateException(e);

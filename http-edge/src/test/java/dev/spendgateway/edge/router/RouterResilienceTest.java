@@ -13,6 +13,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.call.ProviderGuards;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
@@ -56,11 +57,11 @@ class RouterResilienceTest extends GatewayPerClass {
 
   /** Waits until the batch lane towards OpenAI has {@code calls} calls in its slot or queue. */
   private void awaitBatchLaneToOpenAiHolds(int calls) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (batchToOpenAi("gateway_pool_in_flight") + batchToOpenAi("gateway_queue_depth") < calls) {
-      assertTrue(System.nanoTime() < deadline, "the batch lane never held " + calls + " calls");
-      Thread.sleep(10);
-    }
+    Eventually.until(
+        "the batch lane to OpenAI holds " + calls + " calls",
+        Duration.ofSeconds(20),
+        () -> batchToOpenAi("gateway_pool_in_flight") + batchToOpenAi("gateway_queue_depth"),
+        held -> held >= calls);
   }
 
   /** One of the admission gauges in /metrics, for the batch pool towards OpenAI. */

@@ -7,6 +7,7 @@ import static dev.spendgateway.edge.router.RouterGateway.postAsync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.GatewayPerClass;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.Fault;
@@ -96,11 +97,10 @@ class RouterStormTest extends GatewayPerClass {
     }
     // The flood is in once the lane's 4 slots have reached the provider: the rest queue behind
     // them.
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (gw.sim.received(SimRoute.OPENAI_CHAT).size() < reachedBefore + 4) {
-      assertTrue(System.nanoTime() < deadline, "the flood never reached the provider");
-      Thread.sleep(10);
-    }
+    Eventually.until(
+        "the flood reaches the provider",
+        Duration.ofSeconds(20),
+        () -> gw.sim.received(SimRoute.OPENAI_CHAT).size() >= reachedBefore + 4);
     long flooded = p50(interactiveLatencies(15));
     int stillQueued = (int) flood.stream().filter(f -> !f.isDone()).count();
 

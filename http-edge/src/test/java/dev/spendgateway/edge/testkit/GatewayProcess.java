@@ -138,23 +138,26 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** Polls {@code /readyz} until it answers 200; fails at once if the process exits first. */
   public GatewayProcess awaitReady(Duration max) throws Exception {
-    long deadline = System.nanoTime() + max.toNanos();
-    while (System.nanoTime() < deadline) {
-      assertTrue(process.isAlive(), "gateway exited early: " + output());
-      try {
-        HttpRequest ready =
-            HttpRequest.newBuilder(URI.create(base() + "/readyz"))
-                .timeout(Duration.ofSeconds(5))
-                .build();
-        if (HTTP.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-          return this;
-        }
-      } catch (IOException notYetListening) {
-        // keep polling
-      }
-      Thread.sleep(100);
+    HttpRequest ready =
+        HttpRequest.newBuilder(URI.create(base() + "/readyz"))
+            .timeout(Duration.ofSeconds(5))
+            .build();
+    try {
+      Eventually.until(
+          "the gateway process answers /readyz with 200",
+          max,
+          () -> {
+            assertTrue(process.isAlive(), "gateway exited early: " + output());
+            try {
+              return HTTP.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+            } catch (IOException notYetListening) {
+              return false;
+            }
+          });
+    } catch (AssertionError notReady) {
+      throw new AssertionError(notReady.getMessage() + ": " + output(), notReady);
     }
-    throw new AssertionError("never ready within " + max + ": " + output());
+    return this;
   }
 
   /** Waits for the process to end by itself (a refused start) and returns its exit value. */

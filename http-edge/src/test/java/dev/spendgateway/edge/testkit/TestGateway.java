@@ -1,7 +1,6 @@
 package dev.spendgateway.edge.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
@@ -165,15 +164,11 @@ public final class TestGateway implements AutoCloseable {
     return gateway;
   }
 
-  private void awaitReady() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      if (send(get("/readyz").build()).statusCode() == 200) {
-        return;
-      }
-      Thread.sleep(50);
-    }
-    fail("the gateway's ledger did not become ready within 30s");
+  private void awaitReady() {
+    Eventually.until(
+        "the gateway's ledger is ready (/readyz answers 200)",
+        Duration.ofSeconds(30),
+        () -> send(get("/readyz").build()).statusCode() == 200);
   }
 
   /** The gateway's actor system, for tests that look at what runs in it (e.g. its pools). */
@@ -281,50 +276,36 @@ public final class TestGateway implements AutoCloseable {
   }
 
   /** Polls /usage until no reservation is open (settlement runs after the answer is sent). */
-  public JsonNode awaitSettled(String brand) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
-    JsonNode usage = usage(brand);
-    while (usage.get("openReservations").asInt() != 0) {
-      if (System.nanoTime() > deadline) {
-        fail("reservations still open after 25s: " + usage);
-      }
-      Thread.sleep(20);
-      usage = usage(brand);
-    }
-    return usage;
+  public JsonNode awaitSettled(String brand) {
+    return Eventually.until(
+        "no reservation of " + brand + " is open",
+        Duration.ofSeconds(25),
+        () -> usage(brand),
+        usage -> usage.get("openReservations").asInt() == 0);
   }
 
   // --- the access log
   // ------------------------------------------------------------------------------
 
   /** Polls the captured access log until a line matches. */
-  public JsonNode awaitAccessLine(Predicate<JsonNode> which) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
-    while (System.nanoTime() < deadline) {
-      Optional<JsonNode> line = logs.accessLines().stream().filter(which).findFirst();
-      if (line.isPresent()) {
-        return line.get();
-      }
-      Thread.sleep(25);
-    }
-    throw new AssertionError("no matching access log line in " + logs.accessLines());
+  public JsonNode awaitAccessLine(Predicate<JsonNode> which) {
+    return Eventually.until(
+            "an access log line matches",
+            Duration.ofSeconds(25),
+            () -> logs.accessLines().stream().filter(which).findFirst(),
+            Optional::isPresent)
+        .orElseThrow();
   }
 
   /**
    * The access lines carrying {@code requestId}, waiting until at least {@code atLeast} are there.
    */
-  public List<JsonNode> awaitAccessLines(String requestId, int atLeast) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
-    List<JsonNode> lines = accessLines(requestId);
-    while (lines.size() < atLeast) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "expected " + atLeast + " access lines for " + requestId + " within 25s, got " + lines);
-      }
-      Thread.sleep(20);
-      lines = accessLines(requestId);
-    }
-    return lines;
+  public List<JsonNode> awaitAccessLines(String requestId, int atLeast) {
+    return Eventually.until(
+        atLeast + " access lines carry " + requestId,
+        Duration.ofSeconds(25),
+        () -> accessLines(requestId),
+        lines -> lines.size() >= atLeast);
   }
 
   /**

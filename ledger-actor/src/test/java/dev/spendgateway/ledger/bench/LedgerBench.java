@@ -209,7 +209,7 @@ public final class LedgerBench {
         loops[c] = new CompletableFuture<>();
         callerLoop(client, brand, ids, latency, pairs, errors, measuring, running, loops[c]);
       }
-      Thread.sleep(warmupSeconds * 1000L);
+      Thread.sleep(warmupSeconds * 1000L); // time is the point: the warm-up window
       latency.reset();
       pairs.set(0);
       errors.set(0);
@@ -217,7 +217,7 @@ public final class LedgerBench {
       JournalStats.Snapshot statsAtStart = stats.now();
       measuring.set(true);
       long start = System.nanoTime();
-      Thread.sleep(seconds * 1000L);
+      Thread.sleep(seconds * 1000L); // time is the point: the measured window
       long done = pairs.get();
       double elapsed = (System.nanoTime() - start) / 1e9;
       measuring.set(false);

@@ -81,6 +81,7 @@ public final class MemoryOverTimeBench {
       System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
       long start = System.nanoTime();
       for (int t = reportSeconds; t <= minutes * 60; t += reportSeconds) {
+        // Time is the point: one report row per interval of traffic.
         Thread.sleep(
             Math.max(0, start + TimeUnit.SECONDS.toNanos(t) - System.nanoTime()) / 1_000_000);
         Histogram h = latency.getIntervalHistogram();

@@ -72,13 +72,13 @@ final class NaiveBaseline {
       thread.start();
       threads.add(thread);
     }
-    Thread.sleep(warmupSeconds * 1000L);
+    Thread.sleep(warmupSeconds * 1000L); // time is the point: the warm-up window
     latency.reset();
     pairs.set(0);
     errors.set(0);
     measuring.set(true);
     long start = System.nanoTime();
-    Thread.sleep(seconds * 1000L);
+    Thread.sleep(seconds * 1000L); // time is the point: the measured window
     long done = pairs.get();
     double elapsed = (System.nanoTime() - start) / 1e9;
     measuring.set(false);

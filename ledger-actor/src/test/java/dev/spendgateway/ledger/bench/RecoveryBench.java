@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
+import dev.spendgateway.ledger.Eventually;
 import dev.spendgateway.ledger.GlobalBudget;
 import dev.spendgateway.ledger.H2Ledger;
 import dev.spendgateway.ledger.Ledger;
@@ -369,13 +370,12 @@ public final class RecoveryBench {
     }
     try (Writer w = new Writer(dir, snapshot ? 1 : Integer.MAX_VALUE)) {
       w.drive(reserves, reserves + 1, reserves, 1);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
       try (Connection c = DriverManager.getConnection(url, "sa", "")) {
-        while (snapshot && latestSnapshotSeq(c) != snapshotAt) {
-          if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("no snapshot at row " + snapshotAt);
-          }
-          Thread.sleep(200);
+        if (snapshot) {
+          Eventually.until(
+              "a snapshot at row " + snapshotAt,
+              Duration.ofMinutes(5),
+              () -> latestSnapshotSeq(c) == snapshotAt);
         }
       }
     }

@@ -88,7 +88,7 @@ public final class SnapshotHeapBench {
         state = null;
         // Whether the database still works after that: small snapshots right after.
         for (int i = 0; i < Integer.getInteger("bench.after", 1); i++) {
-          Thread.sleep(i * 1000L);
+          Thread.sleep(i * 1000L); // time is the point: how the store does i seconds later
           System.out.printf(
               "store afterwards: %s%n", saveThroughStore(system, LedgerState.empty(), 2 + i));
         }

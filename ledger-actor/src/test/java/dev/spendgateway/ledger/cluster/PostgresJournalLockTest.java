@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.ledger.Eventually;
 import dev.spendgateway.ledger.journal.PgDatabase;
 import dev.spendgateway.ledger.ops.JournalInUseException;
 import dev.spendgateway.ledger.ops.JournalLock;
@@ -14,6 +15,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -100,16 +102,17 @@ class PostgresJournalLockTest {
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
               + "WHERE datname = current_database() AND application_name LIKE 'spend-gateway single%'");
     }
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (true) {
-      try {
-        single().acquire().close();
-        break;
-      } catch (JournalInUseException stillEnding) {
-        assertTrue(System.nanoTime() < deadline, "the ended session's lock was never released");
-        Thread.sleep(100);
-      }
-    }
+    Eventually.until(
+        "the ended session's lock is released",
+        Duration.ofSeconds(10),
+        () -> {
+          try {
+            single().acquire().close();
+            return true;
+          } catch (JournalInUseException stillEnding) {
+            return false;
+          }
+        });
     killed.close(); // closing a lease whose session is gone is harmless
   }
 

@@ -9,10 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.ledger.Eventually;
 import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.PgLedger;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -83,17 +85,18 @@ class PostgresJournalTest {
         // Snapshots at rows 10, 20 and 39: from row 20 on, half the ids held is above 10 (at row
         // 39,
         // 19 facts since row 20 and 39 ids held, half of it 19).
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         String where = " FROM snapshot WHERE persistence_id = 'global'";
-        long count = -1;
-        long oldest = -1;
-        while (System.nanoTime() < deadline && !(count == 1 && oldest == 39)) {
-          Thread.sleep(50);
-          count = db.number("SELECT count(*)" + where);
-          oldest = db.number("SELECT coalesce(min(sequence_number), 0)" + where);
-        }
-        assertEquals(1, count, "snapshot rows");
-        assertEquals(39, oldest, "the one kept is the newest");
+        List<Long> countAndOldest =
+            Eventually.until(
+                "one snapshot row is kept, the newest (row 39)",
+                Duration.ofSeconds(10),
+                () ->
+                    List.of(
+                        db.number("SELECT count(*)" + where),
+                        db.number("SELECT coalesce(min(sequence_number), 0)" + where)),
+                seen -> seen.equals(List.of(1L, 39L)));
+        assertEquals(1L, countAndOldest.get(0), "snapshot rows");
+        assertEquals(39L, countAndOldest.get(1), "the one kept is the newest");
       }
     }
   }

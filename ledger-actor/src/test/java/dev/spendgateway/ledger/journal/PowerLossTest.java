@@ -3,6 +3,7 @@ package dev.spendgateway.ledger.journal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.ledger.Eventually;
 import dev.spendgateway.ledger.H2Ledger;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
@@ -14,6 +15,7 @@ import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -110,10 +112,10 @@ class PowerLossTest {
                 }
               });
       callers.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (ackedReserves.size() < ACKS_BEFORE_THE_CUT && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
+      Eventually.until(
+          ACKS_BEFORE_THE_CUT + " reservations are acknowledged before the cut",
+          Duration.ofSeconds(60),
+          () -> ackedReserves.size() >= ACKS_BEFORE_THE_CUT);
       // The power cut, mid-traffic: everything acknowledged so far must be in what the disk keeps.
       // (Taken before the copy: what is acknowledged after the copy started may miss it.)
       reservesBeforeTheCut = new HashSet<>(ackedReserves);

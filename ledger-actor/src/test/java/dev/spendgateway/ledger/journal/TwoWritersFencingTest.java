@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.spendgateway.ledger.Eventually;
 import dev.spendgateway.ledger.LedgerProtocol.Busy;
 import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
@@ -91,14 +92,13 @@ class TwoWritersFencingTest {
    * Asks again while the fenced ledger is still paused (busy), as a caller honouring retry-after
    * would.
    */
-  private static Refused awaitRecovered(PgLedger ledger, String id) throws Exception {
-    long deadline = System.nanoTime() + ANSWER.toNanos();
-    while (true) {
-      ReserveReply reply = reserve(ledger, id);
-      if (!(reply instanceof Busy) || System.nanoTime() > deadline) {
-        return assertInstanceOf(Refused.class, reply);
-      }
-      Thread.sleep(200);
-    }
+  private static Refused awaitRecovered(PgLedger ledger, String id) {
+    ReserveReply reply =
+        Eventually.until(
+            "the fenced ledger answers " + id + " instead of busy",
+            ANSWER,
+            () -> reserve(ledger, id),
+            r -> !(r instanceof Busy));
+    return assertInstanceOf(Refused.class, reply);
   }
 }

@@ -24,7 +24,7 @@ public final class JournalServer {
     }
     System.out.println("READY");
     System.out.flush();
-    Thread.sleep(Long.MAX_VALUE);
+    Thread.sleep(Long.MAX_VALUE); // time is the point: hold the lock until the test kills us
     lease.close();
   }
 }

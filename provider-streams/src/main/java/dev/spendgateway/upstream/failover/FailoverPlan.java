@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The failover router's decisions, as pure functions: where the first attempt goes ({@link #start})
@@ -114,7 +115,9 @@ public final class FailoverPlan {
    * @param profile the routing profile
    * @param requestFeatures catalog features the request uses ({@link #featuresOf})
    * @param fallbackBlocker why this request cannot be translated to the fallback (a {@code
-   *     TranslationError} message), checked before any switch; empty when it can
+   *     TranslationError} message), empty when it can; asked only when the call would go to the
+   *     fallback (a call its primary answers never builds the fallback's body), last of the
+   *     fallback's checks, so the supplier may translate on demand (it should remember its answer)
    * @param stickyProvider the provider the conversation is stuck to, if any
    * @param modelOpen whether a model's 410 circuit is open
    * @param today for catalog lifecycle (retired / end of support)
@@ -128,7 +131,7 @@ public final class FailoverPlan {
   public record Context(
       RoutingProfile profile,
       Set<String> requestFeatures,
-      Optional<String> fallbackBlocker,
+      Supplier<Optional<String>> fallbackBlocker,
       Optional<Provider> stickyProvider,
       Predicate<String> modelOpen,
       LocalDate today,
@@ -136,7 +139,7 @@ public final class FailoverPlan {
       String dataClass,
       Set<Provider> permitted,
       boolean failoverNever) {
-    /** A call that may fail over. */
+    /** A call that may fail over, whose fallback blocker is already known. */
     public Context(
         RoutingProfile profile,
         Set<String> requestFeatures,
@@ -150,7 +153,7 @@ public final class FailoverPlan {
       this(
           profile,
           requestFeatures,
-          fallbackBlocker,
+          known(fallbackBlocker),
           stickyProvider,
           modelOpen,
           today,
@@ -172,13 +175,19 @@ public final class FailoverPlan {
       this(
           profile,
           requestFeatures,
-          fallbackBlocker,
+          known(fallbackBlocker),
           stickyProvider,
           modelOpen,
           today,
           maxRetryAfter,
           "internal",
-          EnumSet.allOf(Provider.class));
+          EnumSet.allOf(Provider.class),
+          false);
+    }
+
+    private static Supplier<Optional<String>> known(Optional<String> fallbackBlocker) {
+      Objects.requireNonNull(fallbackBlocker, "fallbackBlocker");
+      return () -> fallbackBlocker;
     }
 
     public Context {
@@ -270,16 +279,21 @@ public final class FailoverPlan {
     if (ctx.failoverNever()) {
       return startPinned(ctx, primaryPermitted);
     }
+    boolean primaryUsable = primaryPermitted && usable(p.primary(), ctx);
+    boolean stuckToFallback =
+        ctx.stickyProvider().isPresent()
+            && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
+    if (primaryUsable && !stuckToFallback) {
+      // Decided before the fallback is looked at: a call that starts on its primary builds the
+      // fallback's body only if it ever switches.
+      return new Call(p.primary().provider(), p.primary().name(), false);
+    }
     Optional<String> fallbackProblem = fallbackProblem(ctx);
     if (!primaryPermitted && fallbackProblem.isEmpty()) {
       // The class rules the primary out: the fallback is this call's only provider, not a failover.
       ModelInfo f = p.fallback().orElseThrow();
       return new Call(f.provider(), f.name(), false);
     }
-    boolean primaryUsable = primaryPermitted && usable(p.primary(), ctx);
-    boolean stuckToFallback =
-        ctx.stickyProvider().isPresent()
-            && p.fallback().map(f -> f.provider() == ctx.stickyProvider().get()).orElse(false);
     if ((stuckToFallback || !primaryUsable) && fallbackProblem.isEmpty()) {
       ModelInfo f = p.fallback().orElseThrow();
       return new Call(f.provider(), f.name(), true);
@@ -442,7 +456,9 @@ public final class FailoverPlan {
                 + "' does not support");
       }
     }
-    return ctx.fallbackBlocker().map(reason -> "the request cannot go to the fallback: " + reason);
+    return ctx.fallbackBlocker()
+        .get()
+        .map(reason -> "the request cannot go to the fallback: " + reason);
   }
 
   private static boolean classForbidsFallback(Context ctx) {
@@ -458,8 +474,8 @@ public final class FailoverPlan {
   private static boolean featureOrTranslationBlocked(Context ctx) {
     ModelInfo f = ctx.profile().fallback().orElseThrow();
     return usable(f, ctx)
-        && (ctx.fallbackBlocker().isPresent()
-            || !ctx.requestFeatures().stream().allMatch(f::hasFeature));
+        && (!ctx.requestFeatures().stream().allMatch(f::hasFeature)
+            || ctx.fallbackBlocker().get().isPresent());
   }
 
   private static boolean usable(ModelInfo model, Context ctx) {

@@ -328,7 +328,7 @@ class FailoverPlanTest {
         new Context(
             profile,
             base.requestFeatures(),
-            base.fallbackBlocker(),
+            base.fallbackBlocker().get(),
             sticky,
             openModels::contains,
             TODAY,
@@ -507,6 +507,49 @@ class FailoverPlanTest {
         g.message());
   }
 
+  /**
+   * The fallback's blocker is its translated body: a call its primary serves must never ask for it,
+   * and a call that switches asks for it only when the switch is otherwise allowed.
+   */
+  @org.junit.jupiter.api.Test
+  void theFallbackBlockerIsAskedOnlyWhenTheCallWouldSwitch() {
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Context ctx =
+        new Context(
+            FAST,
+            Set.of(),
+            () -> {
+              asked.incrementAndGet();
+              return Optional.of("tools are not translated to the Claude fallback");
+            },
+            Optional.empty(),
+            m -> false,
+            TODAY,
+            MAX_RETRY_AFTER,
+            "internal",
+            BOTH,
+            false);
+
+    assertSameStep(
+        new Call(Provider.OPENAI, "gpt-6.1-sol-mini", false), FailoverPlan.start(ctx), "");
+    assertSameStep(new Deliver(), FailoverPlan.next(ctx, openAi(200, null).build(FAST)).step(), "");
+    assertSameStep(
+        new Deliver(),
+        FailoverPlan.next(ctx, openAi(400, null).build(FAST)).step(),
+        "caller error");
+    assertSameStep(
+        new RetrySame(Duration.ofMillis(10)),
+        FailoverPlan.next(ctx, openAi(429, null).waitAllowed(Duration.ofMillis(10)).build(FAST))
+            .step(),
+        "a rate limit with an affordable wait");
+    assertEquals(0, asked.get(), "no switch considered: the fallback's body is never asked for");
+
+    GiveUp g = (GiveUp) FailoverPlan.next(ctx, openAi(503, null).build(FAST)).step();
+    assertEquals("fallback_unsupported", g.errorType());
+    assertTrue(asked.get() > 0, "the switch was refused on the blocker's word");
+  }
+
   @org.junit.jupiter.api.Test
   void modelRetiredNamesModelAndProfile() {
     Step step =
@@ -600,7 +643,7 @@ class FailoverPlanTest {
         new Context(
             FAST,
             Set.of(),
-            Optional.empty(),
+            Optional::empty,
             sticky,
             openModels::contains,
             TODAY,
@@ -620,7 +663,7 @@ class FailoverPlanTest {
     return new Context(
         FAST,
         features,
-        Optional.empty(),
+        Optional::empty,
         sticky,
         openModels::contains,
         TODAY,

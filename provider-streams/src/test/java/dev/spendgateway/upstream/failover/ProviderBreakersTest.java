@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.policy.catalog.Provider;
+import dev.spendgateway.upstream.Eventually;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -76,11 +77,11 @@ class ProviderBreakersTest {
     assertInstanceOf(CircuitBreakerOpenException.class, refused.getCause());
     assertEquals(before, upstreamCalls.get(), "an open breaker makes no upstream call");
 
-    long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-    while (breakers.state(Provider.OPENAI) != ProviderBreakers.State.HALF_OPEN
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Eventually.until(
+        "the open breaker turns half-open after its reset timeout",
+        Duration.ofSeconds(3),
+        () -> breakers.state(Provider.OPENAI),
+        state -> state == ProviderBreakers.State.HALF_OPEN);
     assertEquals(ProviderBreakers.State.HALF_OPEN, breakers.state(Provider.OPENAI));
     assertEquals(
         200,
