@@ -69,7 +69,15 @@ final class RoutedPreparation {
       Predicate<String> modelOpen,
       LocalDate today) {
     return prepare(
-        chatRequest, spend, dataClass, priority, rc, modelOpen, today, RoutedPreparation::fallback);
+        chatRequest,
+        spend,
+        dataClass,
+        priority,
+        failoverNever,
+        rc,
+        modelOpen,
+        today,
+        RoutedPreparation::fallback);
   }
 
   /** {@link #prepare}, the fallback's body built by {@code fallbackBuilder} when first asked. */
@@ -78,6 +86,7 @@ final class RoutedPreparation {
       SpendContext spend,
       DataClass dataClass,
       Optional<Pool> priority,
+      boolean failoverNever,
       RouterContext rc,
       Predicate<String> modelOpen,
       LocalDate today,

@@ -64,6 +64,7 @@ class RoutedPreparationTest {
                 spend(),
                 new DataClass("internal", EnumSet.allOf(Provider.class)),
                 Optional.empty(),
+                false,
                 RC,
                 model -> false,
                 TODAY,
