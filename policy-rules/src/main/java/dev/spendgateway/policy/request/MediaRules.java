@@ -179,6 +179,31 @@ public final class MediaRules {
     return OptionalLong.of(Math.multiplyExact(seconds, perSecond));
   }
 
+  /**
+   * What a finished job costs when only its reservation's amount is known (a job seen after a
+   * restart, or by another node): its billed seconds at the catalog price of its model and size;
+   * the reserved amount when the job names a model, size or length the catalog cannot price (the
+   * safe side); 0 when it failed; empty while it runs.
+   */
+  public static OptionalLong billedMicros(MediaCatalog catalog, JsonNode job, long reservedMicros) {
+    String status = job.path("status").asText("");
+    if (status.equals("failed")) {
+      return OptionalLong.of(0);
+    }
+    if (!status.equals("completed")) {
+      return OptionalLong.empty();
+    }
+    Optional<Long> perSecond =
+        catalog
+            .find(job.path("model").asText(""))
+            .flatMap(m -> m.microsPerSecond(job.path("size").asText("")));
+    OptionalInt seconds = seconds(job.path("seconds"));
+    if (perSecond.isEmpty() || seconds.isEmpty()) {
+      return OptionalLong.of(reservedMicros);
+    }
+    return OptionalLong.of(Math.multiplyExact(seconds.getAsInt(), perSecond.get()));
+  }
+
   /** {@code "8"} or {@code 8} (or {@code 8.0}); anything else is not a clip length. */
   static OptionalInt seconds(JsonNode value) {
     if (value == null || !(value.isTextual() || value.isNumber())) {

@@ -147,6 +147,26 @@ class MediaPolicyTest {
     assertEquals(billed < 0 ? OptionalLong.empty() : OptionalLong.of(billed), micros);
   }
 
+  @ParameterizedTest(name = "a job {0} reserved at {1} is billed {2}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "{'status':'completed','model':'sora-2','seconds':'8','size':'720x1280'}        | 1200000 | 800000",
+        "{'status':'completed','model':'sora-2-pro','seconds':4,'size':'1792x1024'}     | 6000000 | 2000000",
+        // What the catalog cannot price is kept at the reserved amount.
+        "{'status':'completed','model':'sora-3','seconds':'8','size':'720x1280'}        | 1200000 | 1200000",
+        "{'status':'completed','model':'sora-2','seconds':'8','size':'640x640'}         | 1200000 | 1200000",
+        "{'status':'completed','model':'sora-2','size':'720x1280'}                      | 1200000 | 1200000",
+        "{'status':'failed','model':'sora-2','seconds':'8','size':'720x1280'}           | 1200000 | 0",
+        "{'status':'in_progress','model':'sora-2','seconds':'8','size':'720x1280'}      | 1200000 | -1",
+      })
+  void aJobSeenOnlyWithItsReservedAmountIsBilledFromTheCatalog(
+      String job, long reserved, long billed) {
+    assertEquals(
+        billed < 0 ? OptionalLong.empty() : OptionalLong.of(billed),
+        MediaRules.billedMicros(CATALOG, json(job), reserved));
+  }
+
   @ParameterizedTest(name = "catalog entry {0} is refused: {1}")
   @CsvSource(
       delimiter = '|',
