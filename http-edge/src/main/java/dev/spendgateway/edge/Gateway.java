@@ -12,6 +12,9 @@ import dev.spendgateway.edge.call.Overload;
 import dev.spendgateway.edge.call.ProviderGuards;
 import dev.spendgateway.edge.errors.GatewayErrors;
 import dev.spendgateway.edge.ledger.LedgerRoutes;
+import dev.spendgateway.edge.media.MediaPoller;
+import dev.spendgateway.edge.media.MediaRoutes;
+import dev.spendgateway.edge.media.MediaSettings;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
@@ -35,6 +38,8 @@ import dev.spendgateway.ledger.cluster.LedgerStandby;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.dataclass.DataClasses;
+import dev.spendgateway.policy.media.MediaCatalog;
+import dev.spendgateway.policy.request.MediaRules;
 import dev.spendgateway.policy.request.PolicyLimits;
 import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
@@ -85,6 +90,7 @@ public final class Gateway {
   private final GatewayMetrics metrics = new GatewayMetrics();
   private final InFlightCalls inFlight = new InFlightCalls();
   private final int maxOpenCalls;
+  private final MediaPoller mediaPoller;
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
@@ -165,6 +171,19 @@ public final class Gateway {
     FailoverRouter router =
         FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
     ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
+    // Video jobs: off (404) unless media.base-url is set; the poller settles jobs nobody asks
+    // about.
+    MediaRoutes media =
+        new MediaRoutes(
+            system,
+            MediaSettings.fromConfig(config),
+            new MediaRules(
+                MediaCatalog.fromMap(config.getConfig("media-models").root().unwrapped()),
+                limits.transcriptionMaxFileBytes()),
+            services,
+            auth,
+            guards);
+    this.mediaPoller = media.poller(system);
     metrics.withFailover(
         Optional.of(router::laneStats),
         Optional.of(router.breakers()),
@@ -201,7 +220,7 @@ public final class Gateway {
                         ops.page(),
                         adminRoutes(
                             settings, ledger, this::isReady, router, catalog, bodyReadTimeout)),
-                    List.of(providers.route(), router.route()),
+                    List.of(providers.route(), media.route(), router.route()),
                     List.of(ledgerRoutes.route(), metricsRoutes.route(), ops.data())),
             maxOpenCalls,
             Overload.openCallsRefused(metrics.calls(), clock));

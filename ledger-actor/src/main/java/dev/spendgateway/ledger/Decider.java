@@ -2,6 +2,8 @@ package dev.spendgateway.ledger;
 
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.MediaJobOpened;
+import dev.spendgateway.ledger.LedgerEvents.MediaJobSubmitted;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
 import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
 import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
@@ -20,14 +22,25 @@ import dev.spendgateway.ledger.LedgerProtocol.Conflict;
 import dev.spendgateway.ledger.LedgerProtocol.Forbidden;
 import dev.spendgateway.ledger.LedgerProtocol.IdReused;
 import dev.spendgateway.ledger.LedgerProtocol.Invalid;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobClosed;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobNotReserved;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobRecorded;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobRefused;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobReserved;
+import dev.spendgateway.ledger.LedgerProtocol.MediaJobsFull;
+import dev.spendgateway.ledger.LedgerProtocol.MediaReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.NotFound;
 import dev.spendgateway.ledger.LedgerProtocol.NotOpen;
+import dev.spendgateway.ledger.LedgerProtocol.OpenMediaJob;
+import dev.spendgateway.ledger.LedgerProtocol.OpenMediaJobs;
 import dev.spendgateway.ledger.LedgerProtocol.OperatorSettle;
 import dev.spendgateway.ledger.LedgerProtocol.OperatorVoid;
+import dev.spendgateway.ledger.LedgerProtocol.RecordMediaJob;
 import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationReply;
 import dev.spendgateway.ledger.LedgerProtocol.ReservationView;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
+import dev.spendgateway.ledger.LedgerProtocol.ReserveMediaJob;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerProtocol.Settle;
@@ -37,6 +50,7 @@ import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.media.MediaJobLimit;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -217,6 +231,108 @@ public final class Decider {
             now.plus(settings.reservationTimeout()),
             cmd.owner()),
         new Reserved(cmd.id(), cmd.amountMicros()));
+  }
+
+  /**
+   * Admits a media job's reservation: a repeat of a known id answers the job it holds (so a
+   * caller's idempotency key never submits twice); a new one is refused at once when its account
+   * has its limit of unfinished jobs, else reserved like any other, with the media lifetime and the
+   * job journaled alongside in the same row.
+   */
+  public Decision<MediaReserveReply> reserveMedia(
+      LedgerState state, ReserveMediaJob cmd, Instant now) {
+    Reserve reserve = cmd.reserve();
+    if (reserve.pastDeadline(now)) {
+      return Decision.dropped();
+    }
+    Optional<Reservation> known = state.reservation(reserve.id());
+    if (known.isPresent()) {
+      Reservation r = known.get();
+      if (r.isOpen() && r.media() != null) {
+        return Decision.answer(
+            new MediaJobReserved(r.id(), r.amountMicros(), r.media().jobId(), false));
+      }
+      if (!r.isOpen() && !r.wasRefused()) {
+        return Decision.answer(new MediaJobClosed(r.id(), r.status()));
+      }
+    } else {
+      int unfinished = state.unfinishedMediaJobs(cmd.account());
+      if (!new MediaJobLimit(cmd.maxConcurrentJobs()).admitsAnother(unfinished)) {
+        return Decision.answer(
+            new MediaJobsFull(reserve.id(), unfinished, cmd.maxConcurrentJobs()));
+      }
+    }
+    Decision<ReserveReply> decided = reserve(state, reserve, now);
+    ReserveReply reply = decided.reply();
+    if (reply instanceof Reserved reserved && !decided.events().isEmpty()) {
+      ReservationMade made = (ReservationMade) decided.events().get(0);
+      ReservationMade withLifetime =
+          new ReservationMade(
+              made.id(),
+              made.lane(),
+              made.subject(),
+              made.amountMicros(),
+              made.brandDailyMicros(),
+              made.brandMonthlyMicros(),
+              made.at(),
+              now.plus(cmd.lifetime()),
+              made.owner());
+      return new Decision<>(
+          List.of(
+              withLifetime,
+              new MediaJobOpened(made.id(), cmd.account(), cmd.idempotencyKey(), now)),
+          new MediaJobReserved(reserved.id(), reserved.amountMicros(), null, true));
+    }
+    MediaReserveReply mapped;
+    if (reply instanceof Refused refused) {
+      mapped = new MediaJobRefused(refused);
+    } else if (reply instanceof Conflict c) {
+      mapped = new MediaJobNotReserved(c.id(), "conflict", c.message());
+    } else if (reply instanceof Invalid i) {
+      mapped = new MediaJobNotReserved(i.id(), "invalid", i.message());
+    } else if (reply instanceof IdReused u) {
+      mapped =
+          new MediaJobNotReserved(
+              u.id(), "id_reused", "reservation id " + u.id() + " was used before");
+    } else {
+      // A repeat of an open reservation that pays for no media job: the id is someone else's.
+      mapped =
+          new MediaJobNotReserved(
+              reserve.id(), "conflict", "reservation id " + reserve.id() + " is not a media job");
+    }
+    return new Decision<>(decided.events(), mapped);
+  }
+
+  /** Records the provider's job id on an open media reservation (once; a repeat is a no-op). */
+  public Decision<MediaJobRecorded> recordMediaJob(
+      LedgerState state, RecordMediaJob cmd, Instant now) {
+    Optional<Reservation> open = state.reservation(cmd.id()).filter(Reservation::isOpen);
+    if (open.isEmpty() || open.get().media() == null) {
+      return Decision.answer(new MediaJobRecorded(cmd.id(), false));
+    }
+    MediaJob media = open.get().media();
+    if (media.submitted()) {
+      return Decision.answer(new MediaJobRecorded(cmd.id(), media.jobId().equals(cmd.jobId())));
+    }
+    return Decision.of(
+        new MediaJobSubmitted(cmd.id(), cmd.jobId(), now), new MediaJobRecorded(cmd.id(), true));
+  }
+
+  /** The open media jobs, soonest to expire first. */
+  public static OpenMediaJobs openMediaJobs(LedgerState state) {
+    List<OpenMediaJob> jobs = new ArrayList<>();
+    for (Reservation r : state.openMediaJobs()) {
+      jobs.add(
+          new OpenMediaJob(
+              r.id(),
+              r.media().account(),
+              r.media().idempotencyKey(),
+              r.media().jobId(),
+              r.amountMicros(),
+              r.reservedAt(),
+              r.expiresAt()));
+    }
+    return new OpenMediaJobs(List.copyOf(jobs));
   }
 
   /** An operator's settle: any reservation, at any amount (a correction is exactly that). */

@@ -235,6 +235,18 @@ public final class GlobalBudget
         .onCommand(
             GetReservation.class,
             (state, cmd) -> replyWhenFlushed(cmd.replyTo(), Decider.reservation(state, cmd.id())))
+        .onCommand(
+            ReserveMediaJob.class,
+            (state, cmd) ->
+                persistThenReply(decider.reserveMedia(state, cmd, clock.instant()), cmd.replyTo()))
+        .onCommand(
+            RecordMediaJob.class,
+            (state, cmd) ->
+                persistThenReply(
+                    decider.recordMediaJob(state, cmd, clock.instant()), cmd.replyTo()))
+        .onCommand(
+            GetOpenMediaJobs.class,
+            (state, cmd) -> replyWhenFlushed(cmd.replyTo(), Decider.openMediaJobs(state)))
         .onCommand(AwaitReady.class, (state, cmd) -> Effect().reply(cmd.replyTo(), new Ready()))
         .build();
   }

@@ -152,6 +152,46 @@ public final class LedgerClient {
                 replyTo));
   }
 
+  /**
+   * Reserves for a media job of {@code account} unless it has {@code maxConcurrentJobs} unfinished
+   * ones; the reservation lives for {@code lifetime}.
+   */
+  public CompletionStage<LedgerProtocol.MediaReserveReply> reserveMediaJob(
+      ReserveRequest r,
+      String account,
+      String idempotencyKey,
+      int maxConcurrentJobs,
+      Duration lifetime) {
+    return ask(
+        replyTo ->
+            new GlobalBudget.ReserveMediaJob(
+                new GlobalBudget.Reserve(
+                    r.id(),
+                    r.lane(),
+                    r.subject(),
+                    r.amountMicros(),
+                    r.brandDailyMicros(),
+                    r.brandMonthlyMicros(),
+                    owner,
+                    deadline(),
+                    null),
+                account,
+                idempotencyKey,
+                maxConcurrentJobs,
+                lifetime,
+                replyTo));
+  }
+
+  /** Records the provider's job id on the media reservation {@code id}. */
+  public CompletionStage<LedgerProtocol.MediaJobRecorded> recordMediaJob(String id, String jobId) {
+    return ask(replyTo -> new GlobalBudget.RecordMediaJob(id, jobId, replyTo));
+  }
+
+  /** Every open media job, soonest to expire first. */
+  public CompletionStage<LedgerProtocol.OpenMediaJobs> openMediaJobs() {
+    return ask(GlobalBudget.GetOpenMediaJobs::new);
+  }
+
   public CompletionStage<CloseReply> settle(String id, long actualMicros) {
     return ask(replyTo -> new GlobalBudget.Settle(id, actualMicros, owner, deadline(), replyTo));
   }

@@ -252,6 +252,21 @@ public interface LedgerEvents {
   }
 
   /**
+   * Event: the reservation {@code id}, made in the same journal row just before, pays for a media
+   * job on {@code account}; until it closes it counts as one of the account's unfinished jobs.
+   * {@code idempotencyKey} is the caller's key, or {@code null}. Added with media jobs: journals
+   * written before hold none.
+   */
+  public record MediaJobOpened(String id, String account, String idempotencyKey, Instant at)
+      implements Event {}
+
+  /**
+   * Event: the media provider accepted the job of reservation {@code id} as {@code jobId}, so the
+   * gateway can poll and settle it, also after a restart.
+   */
+  public record MediaJobSubmitted(String id, String jobId, Instant at) implements Event {}
+
+  /**
    * The facts of one group commit, stored as one journal row. The journal database writes a row
    * (and its index entries and pages) per persisted event; a batch of hundreds of facts as hundreds
    * of rows made those page writes most of the ledger's CPU, while one row per batch costs one.
@@ -272,7 +287,9 @@ public interface LedgerEvents {
             @JsonSubTypes.Type(value = ReservationVoided.class, name = "ReservationVoided"),
             @JsonSubTypes.Type(value = ReservationExpired.class, name = "ReservationExpired"),
             @JsonSubTypes.Type(value = SpendAdjusted.class, name = "SpendAdjusted"),
-            @JsonSubTypes.Type(value = Compacted.class, name = "Compacted")
+            @JsonSubTypes.Type(value = Compacted.class, name = "Compacted"),
+            @JsonSubTypes.Type(value = MediaJobOpened.class, name = "MediaJobOpened"),
+            @JsonSubTypes.Type(value = MediaJobSubmitted.class, name = "MediaJobSubmitted")
           })
           List<Event> facts)
       implements Event {

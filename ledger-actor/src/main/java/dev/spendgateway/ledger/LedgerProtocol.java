@@ -6,6 +6,7 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapName;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -307,6 +308,30 @@ public interface LedgerProtocol {
 
   public record GetReservation(String id, ActorRef<ReservationReply> replyTo) implements Command {}
 
+  /**
+   * Hold a media job's worst case, unless its account already has {@code maxConcurrentJobs}
+   * unfinished jobs (open reservations paying for a media job), counted here so the count is exact
+   * across nodes and restarts. The reservation lives for {@code lifetime} instead of the ledger's
+   * reservation timeout (a video job runs for minutes), and the caller's idempotency key is
+   * journaled with it. A repeat of a known id answers the job it already holds. {@code
+   * reserve.replyTo} is unused.
+   */
+  public record ReserveMediaJob(
+      Reserve reserve,
+      String account,
+      String idempotencyKey,
+      int maxConcurrentJobs,
+      Duration lifetime,
+      ActorRef<MediaReserveReply> replyTo)
+      implements Command {}
+
+  /** The media provider accepted the job of open reservation {@code id} as {@code jobId}. */
+  public record RecordMediaJob(String id, String jobId, ActorRef<MediaJobRecorded> replyTo)
+      implements Command {}
+
+  /** Every open reservation paying for a media job: what the gateway's poller watches. */
+  public record GetOpenMediaJobs(ActorRef<OpenMediaJobs> replyTo) implements Command {}
+
   /** Answered as soon as the ledger runs, i.e. once recovery from the journal has finished. */
   public record AwaitReady(ActorRef<Ready> replyTo) implements Command {}
 
@@ -356,6 +381,53 @@ public interface LedgerProtocol {
   public sealed interface ReservationReply extends LedgerSerializable {}
 
   public sealed interface AdjustReply extends LedgerSerializable {}
+
+  public sealed interface MediaReserveReply extends LedgerSerializable {}
+
+  /**
+   * A media job's worst case is held (durably). {@code fresh} is false for a repeat of an id that
+   * was already held, and {@code jobId} then names the provider's job if it was recorded (null when
+   * the first submit's answer never was: the caller must not submit it a second time).
+   */
+  public record MediaJobReserved(String id, long amountMicros, String jobId, boolean fresh)
+      implements MediaReserveReply {}
+
+  /** The account has its limit of unfinished jobs; nothing was reserved or written. */
+  public record MediaJobsFull(String id, int unfinished, int maxConcurrentJobs)
+      implements MediaReserveReply {}
+
+  /** A cap refused the job's worst case (journaled, like any refusal). */
+  public record MediaJobRefused(Refused refused) implements MediaReserveReply {}
+
+  /** The id was used before and is closed (the job ended, or it was refused or voided). */
+  public record MediaJobClosed(String id, Status status) implements MediaReserveReply {}
+
+  /**
+   * The reserve was not admitted for another reason: {@code reason} is {@code conflict}, {@code
+   * invalid} or {@code id_reused}, as the ledger API answers them.
+   */
+  public record MediaJobNotReserved(String id, String reason, String message)
+      implements MediaReserveReply {}
+
+  /** Whether the job id was recorded (false: the reservation is no longer open). */
+  public record MediaJobRecorded(String id, boolean recorded) implements LedgerSerializable {}
+
+  /**
+   * One open media job.
+   *
+   * @param jobId the provider's id, or null when its submit's answer was never recorded
+   */
+  public record OpenMediaJob(
+      String id,
+      String account,
+      String idempotencyKey,
+      String jobId,
+      long amountMicros,
+      Instant reservedAt,
+      Instant expiresAt)
+      implements LedgerSerializable {}
+
+  public record OpenMediaJobs(List<OpenMediaJob> jobs) implements LedgerSerializable {}
 
   /** The amount is held (durably). Also the answer to a repeat of an admitted id. */
   public record Reserved(String id, long amountMicros) implements ReserveReply {}

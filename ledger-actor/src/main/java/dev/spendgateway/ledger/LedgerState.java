@@ -6,6 +6,8 @@ import com.fasterxml.jackson.annotation.JsonValue;
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
+import dev.spendgateway.ledger.LedgerEvents.MediaJobOpened;
+import dev.spendgateway.ledger.LedgerEvents.MediaJobSubmitted;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
 import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
 import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
@@ -268,6 +270,28 @@ public final class LedgerState implements LedgerSerializable {
     throw new IllegalArgumentException("unknown event " + event.getClass().getName());
   }
 
+  /** Open reservations paying for a media job of {@code account}: its unfinished jobs. */
+  public int unfinishedMediaJobs(String account) {
+    int n = 0;
+    for (Reservation r : open.values()) {
+      if (r.paysForMediaOf(account)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Every open reservation paying for a media job, soonest to expire first. */
+  public List<Reservation> openMediaJobs() {
+    List<Reservation> out = new java.util.ArrayList<>();
+    for (Reservation r : open.inExpiryOrder()) {
+      if (r.media() != null) {
+        out.add(r);
+      }
+    }
+    return out;
+  }
+
   /** Whether {@code id} is an open reservation. */
   public boolean isOpen(String id) {
     return open.get(id) != null;
@@ -337,6 +361,13 @@ public final class LedgerState implements LedgerSerializable {
         close(e.id(), Status.VOIDED, 0, e.at());
       } else if (fact instanceof ReservationExpired e) {
         close(e.id(), Status.EXPIRED, e.reservedMicros(), e.at());
+      } else if (fact instanceof MediaJobOpened e) {
+        withMedia(e.id(), new MediaJob(e.account(), e.idempotencyKey(), null));
+      } else if (fact instanceof MediaJobSubmitted e) {
+        Reservation r = open.get(e.id());
+        if (r != null && r.media() != null) {
+          withMedia(e.id(), r.media().withJobId(e.jobId()));
+        }
       } else {
         return false;
       }
@@ -387,6 +418,17 @@ public final class LedgerState implements LedgerSerializable {
               new Refusal(e.cap(), e.capSubject(), e.window(), e.limitMicros(), e.headroomMicros()),
               e.owner());
       recent = recent.with(r, e.at());
+    }
+
+    /**
+     * Marks an open reservation as paying for a media job. A job whose reservation closed in the
+     * meantime (expired before the provider's answer was recorded) needs no mark: it holds nothing.
+     */
+    private void withMedia(String id, MediaJob job) {
+      Reservation r = open.get(id);
+      if (r != null) {
+        open = open.with(id, r.withMedia(job));
+      }
     }
 
     private void close(String id, Status status, long actualMicros, Instant at) {

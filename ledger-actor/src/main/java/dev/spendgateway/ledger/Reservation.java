@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param refusal why it was refused; {@code null} unless {@code status == REFUSED}
  * @param owner who made it, and so who may close it; read from an older snapshot without one, it is
  *     the owner its id's namespace implies ({@link Owner#impliedBy})
+ * @param media the video job it pays for; {@code null} for every other reservation (and in
+ *     snapshots written before media jobs existed)
  */
 public record Reservation(
     String id,
@@ -31,10 +33,67 @@ public record Reservation(
     long actualMicros,
     Instant closedAt,
     Refusal refusal,
-    Owner owner) {
+    Owner owner,
+    MediaJob media) {
 
   public Reservation {
     owner = owner == null ? Owner.impliedBy(id) : owner;
+  }
+
+  /** A reservation that pays for no media job. */
+  public Reservation(
+      String id,
+      Lane lane,
+      String subject,
+      long amountMicros,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      Instant reservedAt,
+      Instant expiresAt,
+      Status status,
+      long actualMicros,
+      Instant closedAt,
+      Refusal refusal,
+      Owner owner) {
+    this(
+        id,
+        lane,
+        subject,
+        amountMicros,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        reservedAt,
+        expiresAt,
+        status,
+        actualMicros,
+        closedAt,
+        refusal,
+        owner,
+        null);
+  }
+
+  /** The same reservation, paying for {@code job}. */
+  public Reservation withMedia(MediaJob job) {
+    return new Reservation(
+        id,
+        lane,
+        subject,
+        amountMicros,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        reservedAt,
+        expiresAt,
+        status,
+        actualMicros,
+        closedAt,
+        refusal,
+        owner,
+        job);
+  }
+
+  /** Whether it pays for a media job of {@code account}. */
+  public boolean paysForMediaOf(String account) {
+    return media != null && media.account().equals(account);
   }
 
   /**
@@ -179,6 +238,7 @@ public record Reservation(
         actualMicros,
         at,
         null,
-        owner);
+        owner,
+        media);
   }
 }

@@ -42,6 +42,7 @@ final class AdminRoutes extends AllDirectives {
                 path("received", this::received),
                 path("reset", () -> post(this::reset)),
                 path("defaults", this::defaults),
+                path("media", this::media),
                 path("streams", () -> get(() -> complete(json(streams())))),
                 path(
                     "release",
@@ -186,6 +187,59 @@ final class AdminRoutes extends AllDirectives {
     ObjectNode out = mapper.createObjectNode();
     out.set("usage", FaultJson.usageJson(d.usage()));
     out.put("latencyMs", d.latency().toMillis());
+    return out;
+  }
+
+  // ---------------- /_sim/media ----------------
+
+  /**
+   * {@code GET} the media job settings and counters; {@code POST} {@code {"queueMs","runMs",
+   * "fail","maxConcurrent","contentBytes","retryAfter"}} (each optional) to change how the next
+   * jobs behave.
+   */
+  private Route media() {
+    return concat(
+        get(() -> complete(json(mediaJson()))),
+        post(
+            () ->
+                jsonBody(
+                    body -> {
+                      MediaJobs.Settings s = state.media().settings();
+                      state
+                          .media()
+                          .settings(
+                              new MediaJobs.Settings(
+                                  body.has("queueMs")
+                                      ? Duration.ofMillis(body.get("queueMs").asLong())
+                                      : s.queueFor(),
+                                  body.has("runMs")
+                                      ? Duration.ofMillis(body.get("runMs").asLong())
+                                      : s.runFor(),
+                                  body.has("fail") ? body.get("fail").asBoolean() : s.fail(),
+                                  body.has("maxConcurrent")
+                                      ? body.get("maxConcurrent").asInt()
+                                      : s.maxConcurrent(),
+                                  body.has("contentBytes")
+                                      ? body.get("contentBytes").asLong()
+                                      : s.contentBytes(),
+                                  body.has("retryAfter")
+                                      ? body.get("retryAfter").asInt()
+                                      : s.retryAfterSeconds()));
+                      return json(mediaJson());
+                    })));
+  }
+
+  private ObjectNode mediaJson() {
+    MediaJobs.Settings s = state.media().settings();
+    ObjectNode out = mapper.createObjectNode();
+    out.put("queueMs", s.queueFor().toMillis());
+    out.put("runMs", s.runFor().toMillis());
+    out.put("fail", s.fail());
+    out.put("maxConcurrent", s.maxConcurrent());
+    out.put("contentBytes", s.contentBytes());
+    out.put("retryAfter", s.retryAfterSeconds());
+    out.put("created", state.media().created());
+    out.put("refused", state.media().refused());
     return out;
   }
 

@@ -41,6 +41,7 @@ final class ProviderRoutes extends AllDirectives {
   private final Responder responder;
   private final ObjectMapper mapper;
   private final Materializer materializer;
+  private final MediaRoutes media;
 
   ProviderRoutes(
       SimState state, Responder responder, ObjectMapper mapper, ClassicActorSystemProvider system) {
@@ -48,6 +49,7 @@ final class ProviderRoutes extends AllDirectives {
     this.responder = responder;
     this.mapper = mapper;
     this.materializer = Materializer.matFromSystem(system);
+    this.media = new MediaRoutes(this, state, responder, mapper);
   }
 
   Route route() {
@@ -61,7 +63,8 @@ final class ProviderRoutes extends AllDirectives {
                 path(
                     segment("audio").slash("transcriptions"),
                     () -> formEndpoint(SimRoute.OPENAI_TRANSCRIPTIONS)),
-                path("messages", () -> jsonEndpoint(SimRoute.ANTHROPIC_MESSAGES))));
+                path("messages", () -> jsonEndpoint(SimRoute.ANTHROPIC_MESSAGES)),
+                media.route()));
   }
 
   private Route jsonEndpoint(SimRoute route) {
@@ -132,9 +135,9 @@ final class ProviderRoutes extends AllDirectives {
   // ---------------- multipart calls ----------------
 
   /** One multipart field as received: files by size only, other fields by (truncated) value. */
-  private record Part(String name, boolean file, long size, String value) {}
+  record Part(String name, boolean file, long size, String value) {}
 
-  private CompletionStage<List<Part>> readForm(Multipart.FormData form) {
+  CompletionStage<List<Part>> readForm(Multipart.FormData form) {
     // Parts of one form must be consumed in order; mapAsync(1) does exactly that.
     return form.getParts().mapAsync(1, this::readPart).runWith(Sink.seq(), materializer);
   }
@@ -200,7 +203,7 @@ final class ProviderRoutes extends AllDirectives {
 
   // ---------------- shared ----------------
 
-  private boolean authorized(SimRoute route, Map<String, String> headers) {
+  boolean authorized(SimRoute route, Map<String, String> headers) {
     Optional<String> expected = state.config().expectedApiKey();
     if (expected.isEmpty()) {
       return true;
@@ -217,7 +220,7 @@ final class ProviderRoutes extends AllDirectives {
     return bearer.map(expected.get()::equals).orElse(false);
   }
 
-  private void record(
+  void record(
       SimRoute route,
       Map<String, String> headers,
       Optional<JsonNode> body,
@@ -240,7 +243,7 @@ final class ProviderRoutes extends AllDirectives {
             fault));
   }
 
-  private static Map<String, String> headers(HttpRequest request) {
+  static Map<String, String> headers(HttpRequest request) {
     Map<String, String> out = new LinkedHashMap<>();
     for (HttpHeader h : request.getHeaders()) {
       String name = h.lowercaseName();
@@ -255,7 +258,7 @@ final class ProviderRoutes extends AllDirectives {
     return out;
   }
 
-  private static Optional<ConnectionControl> connection(HttpRequest request) {
+  static Optional<ConnectionControl> connection(HttpRequest request) {
     return request.getAttribute(ConnectionControl.KEY);
   }
 

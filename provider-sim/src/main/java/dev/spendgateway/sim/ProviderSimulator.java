@@ -374,6 +374,35 @@ public final class ProviderSimulator implements AutoCloseable {
     return state.config();
   }
 
+  /**
+   * How the next video jobs behave: queue and run times, whether they fail, the per-account limit
+   * of unfinished jobs (the media provider's is 5) and the content size.
+   */
+  public void setMedia(
+      Duration queueFor, Duration runFor, boolean fail, int maxConcurrent, long contentBytes) {
+    MediaJobs.Settings s = state.media().settings();
+    state
+        .media()
+        .settings(
+            new MediaJobs.Settings(
+                queueFor, runFor, fail, maxConcurrent, contentBytes, s.retryAfterSeconds()));
+  }
+
+  /** Video jobs created so far (refused submits not counted). */
+  public long mediaJobsCreated() {
+    return state.media().created();
+  }
+
+  /** Submits refused because the account had its limit of unfinished jobs. */
+  public long mediaJobsRefused() {
+    return state.media().refused();
+  }
+
+  /** Unfinished (queued or running) jobs of the account with this API key. */
+  public int mediaJobsUnfinished(String apiKey) {
+    return state.media().unfinished(apiKey);
+  }
+
   /** The composed route; package-private for tests that drive it without a socket. */
   static final class SimRoutes extends AllDirectives {
     private final ProviderRoutes provider;

@@ -136,6 +136,9 @@ final class Responder {
           case ANTHROPIC_MESSAGES ->
               anthropic.message(
                   call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
+          // Media jobs are answered by MediaRoutes; only their error faults come here.
+          case MEDIA_CREATE, MEDIA_RETRIEVE ->
+              throw new IllegalStateException("media answers come from MediaRoutes");
         };
     if (fault instanceof Fault.UsageMissing
         && body instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
@@ -218,6 +221,8 @@ final class Responder {
       case ANTHROPIC_MESSAGES ->
           anthropic.messageEvents(
               call.model(), text, usage, AnthropicWire.hasWebSearchTool(call.body()));
+      case MEDIA_CREATE, MEDIA_RETRIEVE ->
+          throw new IllegalStateException("media answers come from MediaRoutes");
     };
   }
 

@@ -9,7 +9,11 @@ public enum SimRoute {
   OPENAI_CHAT("openai.chat", Provider.OPENAI, "/v1/chat/completions"),
   OPENAI_RESPONSES("openai.responses", Provider.OPENAI, "/v1/responses"),
   OPENAI_TRANSCRIPTIONS("openai.transcriptions", Provider.OPENAI, "/v1/audio/transcriptions"),
-  ANTHROPIC_MESSAGES("anthropic.messages", Provider.ANTHROPIC, "/v1/messages");
+  ANTHROPIC_MESSAGES("anthropic.messages", Provider.ANTHROPIC, "/v1/messages"),
+  /** Submitting a video job; the media provider speaks OpenAI's Videos API. */
+  MEDIA_CREATE("media.create", Provider.OPENAI, "/v1/videos"),
+  /** Polling, downloading and deleting a video job. */
+  MEDIA_RETRIEVE("media.retrieve", Provider.OPENAI, "/v1/videos/{id}");
 
   /** Which wire dialect (error shape, request-id header) a route speaks. */
   public enum Provider {
@@ -52,7 +56,7 @@ public enum SimRoute {
         "unknown route '"
             + name
             + "'; expected one of openai.chat, openai.responses,"
-            + " openai.transcriptions, anthropic.messages");
+            + " openai.transcriptions, anthropic.messages, media.create, media.retrieve");
   }
 
   @Override

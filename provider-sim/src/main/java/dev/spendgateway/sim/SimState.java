@@ -23,6 +23,7 @@ final class SimState {
   private final FaultScript script = new FaultScript();
   private final CallRecorder recorder;
   private final OpenStreams streams = new OpenStreams();
+  private final MediaJobs media = new MediaJobs(java.time.Clock.systemUTC());
   private volatile Defaults defaults;
 
   SimState(SimConfig config) {
@@ -67,6 +68,10 @@ final class SimState {
     return streams;
   }
 
+  MediaJobs media() {
+    return media;
+  }
+
   List<ReceivedCall> received() {
     return recorder.snapshot();
   }
@@ -76,6 +81,7 @@ final class SimState {
     script.clear();
     recorder.clear();
     streams.reset();
+    media.reset();
     defaults = new Defaults(config.usage(), config.latency());
   }
 }

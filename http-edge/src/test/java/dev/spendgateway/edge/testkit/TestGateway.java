@@ -130,6 +130,7 @@ public final class TestGateway implements AutoCloseable {
     values.put("gateway.data-dir", dataDir.toString());
     values.put("providers.openai.base-url", sim.baseUrl());
     values.put("providers.anthropic.base-url", sim.baseUrl());
+    values.put("media.base-url", sim.baseUrl());
     if (suite.journalInMemory()) {
       values.put(
           "pekko-persistence-jdbc.shared-databases.slick.db.url",

@@ -65,7 +65,7 @@ public sealed interface PolicyDecision permits PolicyDecision.Allowed, PolicyDec
    * @param httpStatus 400, or 413 for size limits
    */
   record Violation(String rule, String field, String message, int httpStatus)
-      implements PolicyDecision, TranscriptionDecision {
+      implements PolicyDecision, TranscriptionDecision, MediaDecision {
     public Violation {
       Objects.requireNonNull(rule, "rule");
       Objects.requireNonNull(field, "field");
