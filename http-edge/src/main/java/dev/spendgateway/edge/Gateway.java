@@ -117,6 +117,8 @@ public final class Gateway {
             both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
+    dev.spendgateway.edge.alerts.BudgetAlerts.start(
+        system, ledger, dev.spendgateway.edge.alerts.AlertSettings.fromConfig(config), clock);
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog =

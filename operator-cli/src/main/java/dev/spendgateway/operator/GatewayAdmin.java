@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
       JournalVerbs.Verify.class,
       JournalVerbs.Export.class,
       JournalVerbs.Tail.class,
+      ReportVerb.class,
       BackupVerbs.Backup.class,
       BackupVerbs.Restore.class,
       ImportVerb.class,

@@ -124,6 +124,42 @@ class GatewayAdminTest {
   }
 
   @Test
+  void reportTotalsEqualTheLiveBooksToTheMicroDollar() throws Exception {
+    GlobalBudget.Usage live =
+        ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    long companySpent =
+        live.caps().stream()
+            .filter(c -> c.cap() == dev.spendgateway.policy.caps.CapName.GLOBAL_MONTHLY)
+            .mapToLong(c -> c.spentMicros())
+            .sum();
+    Run csv = admin(journalArgs("report", "--by", "day,brand,lane", "--format", "csv"));
+    assertEquals(0, csv.exit(), csv.err());
+    List<String> lines = csv.out().lines().toList();
+    assertEquals("day,brand,lane,calls,settled_usd,voided,expired_usd,refused", lines.get(0));
+    long settled = 0;
+    long calls = 0;
+    long refused = 0;
+    for (String line : lines.subList(1, lines.size())) {
+      String[] f = line.split(",");
+      calls += Long.parseLong(f[3]);
+      settled += new java.math.BigDecimal(f[4]).movePointRight(6).longValueExact();
+      settled += new java.math.BigDecimal(f[6]).movePointRight(6).longValueExact();
+      refused += Long.parseLong(f[7]);
+    }
+    assertEquals(companySpent, settled, csv.out());
+    // 150 app reservations and the free one; "big" was refused by b0's daily cap.
+    assertEquals(151, calls, csv.out());
+    assertEquals(1, refused, csv.out());
+
+    Run table = admin(journalArgs("report", "--by", "brand"));
+    assertEquals(0, table.exit(), table.err());
+    assertTrue(table.out().contains("total"), table.out());
+    Run bad = admin(journalArgs("report", "--by", "colour"));
+    assertEquals(2, bad.exit(), bad.err());
+    assertTrue(bad.err().contains("--by: unknown key 'colour'"), bad.err());
+  }
+
+  @Test
   void verifyPassesOnTheJournalAndChecksTheSnapshot() {
     Run run = admin(journalArgs("verify"));
     assertEquals(0, run.exit(), run.out() + run.err());
@@ -415,7 +451,9 @@ class GatewayAdminTest {
 
   @ParameterizedTest
   @ValueSource(
-      strings = {"replay", "verify", "export", "tail", "credit", "adjust", "settle", "void"})
+      strings = {
+        "replay", "verify", "export", "tail", "report", "credit", "adjust", "settle", "void"
+      })
   void everyVerbHasHelp(String verb) {
     Run run = admin(verb, "--help");
     assertEquals(0, run.exit(), run.err());

@@ -31,7 +31,7 @@ class MetricsDocsTest {
   private static final String TOKEN = "gw-e2e-token-7Q2x9";
 
   /** Series that appear only with their first event, with the reason the docs give. */
-  private static final Set<String> AT_FIRST_EVENT =
+  static final Set<String> AT_FIRST_EVENT =
       Set.of(
           // labelled by provider, model and status or cause: the combinations are open-ended
           "gateway_upstream_responses_total",
@@ -62,7 +62,7 @@ class MetricsDocsTest {
    * Series served by cluster nodes only (this test's gateway is one process); ClusterProcessIT
    * reads them from a cluster node.
    */
-  private static final Set<String> CLUSTER_ONLY =
+  static final Set<String> CLUSTER_ONLY =
       Set.of("gateway_ledger_standby_following", "gateway_ledger_standby_row");
 
   private static TestGateway gateway;
@@ -146,7 +146,7 @@ class MetricsDocsTest {
   }
 
   /** The metric families of a Prometheus text body (its {@code # TYPE} lines). */
-  private static Set<String> families(String body) {
+  static Set<String> families(String body) {
     return body.lines()
         .filter(l -> l.startsWith("# TYPE "))
         .map(l -> l.split(" ")[2])

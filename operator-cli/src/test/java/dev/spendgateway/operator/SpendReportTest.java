@@ -1,0 +1,170 @@
+package dev.spendgateway.operator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.spendgateway.ledger.AdjustmentScope;
+import dev.spendgateway.ledger.LedgerEvents.Event;
+import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
+import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
+import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
+import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
+import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
+import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapName;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class SpendReportTest {
+  private static final ZoneId ISTANBUL = ZoneId.of("Europe/Istanbul");
+  private static final LocalDate DEC_1 = LocalDate.parse("2026-12-01");
+  private static final LocalDate DEC_31 = LocalDate.parse("2026-12-31");
+
+  private static ReservationMade made(String id, String brand, long micros, String at) {
+    Instant t = Instant.parse(at);
+    return new ReservationMade(
+        id, Lane.APP, brand, micros, 5_000_000, 50_000_000, t, t.plusSeconds(900));
+  }
+
+  private static ReservationSettled settled(ReservationMade m, long actual) {
+    return new ReservationSettled(
+        m.id(), m.lane(), m.subject(), m.at(), m.amountMicros(), actual, m.at().plusSeconds(5));
+  }
+
+  /** A small journal: two brands over two Istanbul days, every kind of close. */
+  private static List<Event> journal() {
+    List<Event> events = new ArrayList<>();
+    ReservationMade a1 = made("a1", "acme", 300_000, "2026-12-04T22:00:00Z"); // Istanbul 12-05
+    ReservationMade a2 = made("a2", "acme", 200_000, "2026-12-05T10:00:00Z");
+    ReservationMade b1 = made("b1", "beta", 100_000, "2026-12-05T10:00:01Z");
+    ReservationMade b2 = made("b2", "beta", 400_000, "2026-12-05T21:30:00Z"); // Istanbul 12-06
+    ReservationMade old = made("old", "acme", 999_999, "2026-11-30T20:00:00Z"); // Istanbul 11-30
+    events.addAll(List.of(old, a1, a2, b1, b2));
+    events.add(settled(a1, 123_456));
+    events.add(
+        new ReservationVoided("a2", Lane.APP, "acme", a2.at(), 200_000, a2.at().plusSeconds(1)));
+    events.add(settled(b1, 1));
+    events.add(
+        new ReservationExpired("b2", Lane.APP, "beta", b2.at(), 400_000, b2.at().plusSeconds(900)));
+    events.add(settled(old, 999_999)); // a November reservation closed in December: November's
+    events.add(
+        new ReservationRefused(
+            "r1",
+            Lane.APP,
+            "acme",
+            9_000_000,
+            5_000_000,
+            50_000_000,
+            CapName.BRAND_DAILY,
+            "acme",
+            "2026-12-05",
+            5_000_000,
+            4_000_000,
+            Instant.parse("2026-12-05T11:00:00Z"),
+            null));
+    events.add(
+        new SpendAdjusted(
+            "adj-1",
+            "alice",
+            "provider refund",
+            Lane.APP,
+            "acme",
+            -23_456,
+            Instant.parse("2026-12-06T08:00:00Z"),
+            "2026-12-05",
+            AdjustmentScope.REFUND));
+    events.add(
+        new SpendAdjusted(
+            "adj-2",
+            "alice",
+            "goodwill room",
+            Lane.APP,
+            "beta",
+            -50_000,
+            Instant.parse("2026-12-06T08:00:00Z"),
+            "2026-12-06",
+            AdjustmentScope.GRANT));
+    return events;
+  }
+
+  private static SpendReport report(String by, LocalDate from, LocalDate to) {
+    List<SpendReport.Key> keys = new ArrayList<>();
+    for (String k : by.split(",")) {
+      keys.add(SpendReport.Key.parse(k));
+    }
+    SpendReport report = new SpendReport(keys, ISTANBUL, from, to);
+    journal().forEach(report::add);
+    return report;
+  }
+
+  @Test
+  void csvHasTheKeysThenTheColumnsAndOneRowPerGroupInTheZonesDays() {
+    assertEquals(
+        String.join(
+            "\n",
+            "day,brand,calls,settled_usd,voided,expired_usd,refused",
+            // a1 settled at 0.123456, less the 0.023456 refund; a2 voided; r1 refused
+            "2026-12-05,acme,2,0.100000,1,0.000000,1",
+            "2026-12-05,beta,1,0.000001,0,0.000000,0",
+            // reserved at 21:30Z, already the 6th in Istanbul; expired at its worst case
+            "2026-12-06,beta,1,0.000000,0,0.400000,0",
+            ""),
+        report("day,brand", DEC_1, DEC_31).csv());
+  }
+
+  @ParameterizedTest(name = "--by {0} from {1} to {2}: total calls {3}, spent {4}")
+  @CsvSource({
+    // every grouping of the same period adds up to the same total
+    "day,       2026-12-01, 2026-12-31, 4, 0.500001",
+    "brand,     2026-12-01, 2026-12-31, 4, 0.500001",
+    "'month,lane', 2026-12-01, 2026-12-31, 4, 0.500001",
+    "tag,       2026-12-01, 2026-12-31, 4, 0.500001",
+    // one day: the 6th has only b2
+    "day,       2026-12-06, 2026-12-06, 1, 0.400000",
+    // November: the reservation of the 30th, closed in December, counts in November
+    "month,     2026-11-01, 2026-11-30, 1, 0.999999",
+  })
+  void everyGroupingAddsUpToTheSameTotal(
+      String by, LocalDate from, LocalDate to, long calls, String spentUsd) {
+    SpendReport.Totals total = report(by, from, to).total();
+    assertEquals(calls, total.calls);
+    assertEquals(spentUsd, SpendReport.usd(total.settledMicros + total.expiredMicros));
+  }
+
+  @Test
+  void jsonNamesThePeriodZoneAndGroups() {
+    String json =
+        report("brand", LocalDate.parse("2026-12-06"), LocalDate.parse("2026-12-06")).json();
+    assertEquals(
+        "{\"zone\":\"Europe/Istanbul\",\"from\":\"2026-12-06\",\"to\":\"2026-12-06\","
+            + "\"by\":[\"brand\"],\"groups\":[{\"brand\":\"beta\",\"calls\":1,\"settled_usd\":0.000000,"
+            + "\"voided\":0,\"expired_usd\":0.400000,\"refused\":0}],\"total\":{\"calls\":1,"
+            + "\"settled_usd\":0.000000,\"voided\":0,\"expired_usd\":0.400000,\"refused\":0}}",
+        json);
+  }
+
+  @Test
+  void aBrandWithACommaIsQuotedInCsv() {
+    SpendReport report = new SpendReport(List.of(SpendReport.Key.BRAND), ISTANBUL, DEC_1, DEC_31);
+    report.add(made("x", "a,\"b\"", 1, "2026-12-05T10:00:00Z"));
+    assertEquals(
+        "brand,calls,settled_usd,voided,expired_usd,refused\n\"a,\"\"b\"\"\",1,0.000000,0,0.000000,0\n",
+        report.csv());
+  }
+
+  @Test
+  void anUnknownKeyIsRefusedNamingTheKeys() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> SpendReport.Key.parse("colour"));
+    assertEquals(
+        "--by: unknown key 'colour' (day, month, brand, lane, model, provider, tag)",
+        e.getMessage());
+  }
+}
