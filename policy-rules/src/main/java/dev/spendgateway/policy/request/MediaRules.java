@@ -28,6 +28,10 @@ public final class MediaRules {
     this.maxInputReferenceBytes = maxInputReferenceBytes;
   }
 
+  public MediaCatalog catalog() {
+    return catalog;
+  }
+
   /**
    * The fields of a submit as the provider reads them.
    *
