@@ -31,6 +31,14 @@ import org.junit.jupiter.api.io.TempDir;
  * Jackson migration instead (docs/OPERATIONS.md).
  */
 class FixtureJournalV1Test {
+  /**
+   * Event types added after the v1 fixture was written. Each needs its own fixture version (its
+   * events written by that version's writer and replayed here); the media job events are covered by
+   * MediaJobLedgerTest's restart from journal and from snapshot until one exists.
+   */
+  private static final java.util.Set<String> AFTER_V1 =
+      java.util.Set.of("MediaJobOpened", "MediaJobSubmitted");
+
   @TempDir Path dataDir;
 
   @BeforeEach
@@ -96,6 +104,9 @@ class FixtureJournalV1Test {
       for (Class<?> type : GlobalBudget.Event.class.getPermittedSubclasses()) {
         if (type == GlobalBudget.GroupCommit.class) {
           continue; // a row shape added after v1 (readers expand it to facts), not a fact type
+        }
+        if (AFTER_V1.contains(type.getSimpleName())) {
+          continue; // facts added after v1: a v1 journal cannot hold them
         }
         assertTrue(types.contains(type.getSimpleName()), "fixture lacks " + type.getSimpleName());
       }
