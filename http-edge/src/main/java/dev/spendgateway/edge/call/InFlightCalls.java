@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.http.javadsl.server.Complete;
@@ -67,7 +68,7 @@ public final class InFlightCalls {
           }
           Optional<CompletionStage<Done>> callerGone = CallerConnection.gone(request);
           return Directives.mapRouteResult(
-              routed -> endWithEntity(routed, callerGone), () -> sealed);
+              routed -> endWithEntity(routed, request, callerGone), () -> sealed);
         });
   }
 
@@ -82,12 +83,12 @@ public final class InFlightCalls {
    * that response without running its entity, so its end would never be seen and the answer would
    * count for ever (every provider call a 503 {@code open_calls} after {@code max-open-calls} such
    * hang-ups, every shutdown waiting out its drain). {@code callerGone} completes only for a
-   * request still unanswered when its connection ended; the entity not started by then never will
-   * be. (A streamed answer's own count is not lost with it: its meter drains and settles without a
-   * reader.)
+   * request whose connection ended before its entity started (still unanswered, or answered but not
+   * yet written); the entity not started by then never will be. (A streamed answer's own count is
+   * not lost with it: its meter drains and settles without a reader.)
    */
   private RouteResult endWithEntity(
-      RouteResult routed, Optional<CompletionStage<Done>> callerGone) {
+      RouteResult routed, HttpRequest request, Optional<CompletionStage<Done>> callerGone) {
     if (!(routed instanceof Complete complete)) {
       answers.decrementAndGet(); // a rejection: cannot come out of a sealed route, but never leak a
       // count
@@ -118,6 +119,7 @@ public final class InFlightCalls {
                     .<Object>mapMaterializedValue(
                         done -> {
                           started.set(true);
+                          CallerConnection.bodyStarted(request);
                           done.whenComplete((ok, error) -> end.run());
                           return NotUsed.getInstance();
                         })

@@ -4,11 +4,13 @@ import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.AttributeKey;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.stage.GraphStageLogic;
@@ -22,12 +24,19 @@ import org.apache.pekko.stream.stage.GraphStageLogic;
  * <p>Sits per connection between Pekko's HTTP layer and the route and passes everything through
  * unchanged; every request it passes carries {@link #gone}, completed if the connection's stream
  * stops (the caller closed or reset it, or the server closed it) before the route answered that
- * request. Once the route has answered, the signal is dropped and never completes.
+ * request, or after its answer reached the connection but before the answer's body started (Pekko
+ * HTTP drops such an answer without running its body, so whoever waits for that body's end must
+ * learn it here). Once the answer's body has started ({@link #bodyStarted}), or the answer had none
+ * to run, the signal is dropped and never completes.
  */
 public final class CallerConnection extends ConnectionStage {
 
-  /** A request's signal, as a request attribute. */
-  private record Signal(CompletionStage<Done> gone) {}
+  /** A request's signal, as a request attribute; {@code bodyStarted} set once its answer's runs. */
+  private record Signal(CompletableFuture<Done> gone, AtomicBoolean bodyStarted) {
+    Signal() {
+      this(new CompletableFuture<>(), new AtomicBoolean());
+    }
+  }
 
   private static final AttributeKey<Signal> GONE =
       AttributeKey.create("spend-gateway-caller-gone", Signal.class);
@@ -50,7 +59,15 @@ public final class CallerConnection extends ConnectionStage {
    * through this stage (the h2c listener, a test's request).
    */
   public static Optional<CompletionStage<Done>> gone(HttpRequest request) {
-    return request.getAttribute(GONE).map(Signal::gone);
+    return request.getAttribute(GONE).<CompletionStage<Done>>map(Signal::gone);
+  }
+
+  /**
+   * Called when the body of {@code request}'s answer starts to run: from then on its end is seen on
+   * the body itself, and the connection no longer keeps the signal.
+   */
+  public static void bodyStarted(HttpRequest request) {
+    request.getAttribute(GONE).ifPresent(signal -> signal.bodyStarted().set(true));
   }
 
   /** Whether {@code request}'s connection has ended already (false without the signal). */
@@ -63,28 +80,41 @@ public final class CallerConnection extends ConnectionStage {
     return new Logic() {
       /**
        * The signals of the requests handed to the route and not answered yet, oldest first
-       * (HTTP/1.1 answers in order). One per request, dropped with its answer: a connection kept
-       * open for days does not collect what waited on its earlier requests.
+       * (HTTP/1.1 answers in order).
        */
-      private final ArrayDeque<CompletableFuture<Done>> open = new ArrayDeque<>();
+      private final ArrayDeque<Signal> open = new ArrayDeque<>();
+
+      /**
+       * The signals of answers handed on to Pekko HTTP whose body has not started yet: if the
+       * connection ends now, that body never runs. Trimmed at every answer, so a connection kept
+       * open for days holds at most the few answers still being written, not its whole history.
+       */
+      private final ArrayDeque<Signal> unstarted = new ArrayDeque<>();
 
       @Override
       HttpRequest onRequest(HttpRequest request) {
-        CompletableFuture<Done> gone = new CompletableFuture<>();
-        open.add(gone);
-        return request.addAttribute(GONE, new Signal(gone));
+        Signal signal = new Signal();
+        open.add(signal);
+        return request.addAttribute(GONE, signal);
       }
 
       @Override
       HttpResponse onResponse(HttpResponse response) {
-        open.poll(); // answered: nothing waits on its caller's connection any more
+        Signal answered = open.poll();
+        unstarted.removeIf(signal -> signal.bodyStarted().get());
+        ResponseEntity entity = response.entity();
+        if (answered != null && !entity.isStrict() && !entity.isKnownEmpty()) {
+          unstarted.add(answered);
+        }
         return response;
       }
 
       @Override
       public void postStop() {
-        open.forEach(gone -> gone.complete(Done.getInstance()));
+        open.forEach(signal -> signal.gone().complete(Done.getInstance()));
+        unstarted.forEach(signal -> signal.gone().complete(Done.getInstance()));
         open.clear();
+        unstarted.clear();
       }
     };
   }

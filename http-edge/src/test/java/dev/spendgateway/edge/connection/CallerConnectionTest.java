@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.stream.Materializer;
@@ -24,13 +26,15 @@ import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * A connection's requests, through {@link CallerConnection} to a route that answers the first and
  * is still working on the second when the caller resets the connection: only the unanswered
- * request's signal fires, and the answered one's is dropped (never fires).
+ * request's signal fires, and the answered one's is dropped (never fires), unless its answer's body
+ * had not started yet.
  */
 class CallerConnectionTest {
   private static final ActorTestKit testKit = ActorTestKit.create();
@@ -76,6 +80,60 @@ class CallerConnectionTest {
     assertFalse(CallerConnection.isGone(requests.get(0)));
     assertFalse(signals.get(0).toCompletableFuture().isDone(), "the answered request's is dropped");
     assertEquals(1, answered.get());
+  }
+
+  /**
+   * An answer whose body Pekko HTTP had not started when the connection ended is never run: its
+   * request is told too (whoever waits for that body's end would wait for ever). An answer whose
+   * body started is not: its own end is seen on the body.
+   */
+  @Test
+  void anAnswerWhoseBodyNeverStartedBeforeTheResetIsToldItsCallerIsGone() throws Exception {
+    List<HttpRequest> requests = new CopyOnWriteArrayList<>();
+    CompletableFuture<HttpResponse> stillWorking = new CompletableFuture<>();
+    Flow<HttpRequest, HttpResponse, NotUsed> route =
+        Flow.<HttpRequest>create()
+            .mapAsync(
+                1,
+                request -> {
+                  requests.add(request);
+                  HttpResponse streamed =
+                      HttpResponse.create()
+                          .withEntity(
+                              HttpEntities.createChunked(
+                                  ContentTypes.TEXT_PLAIN_UTF8,
+                                  Source.single(ByteString.fromString("data"))));
+                  if (requests.size() == 1) {
+                    CallerConnection.bodyStarted(request); // as the answer's own watcher does
+                  }
+                  return requests.size() < 3
+                      ? CompletableFuture.completedFuture(streamed)
+                      : stillWorking;
+                });
+    AtomicInteger answered = new AtomicInteger();
+    CompletableFuture<Optional<HttpRequest>> connection =
+        Source.from(
+                List.of(
+                    HttpRequest.create("/started"),
+                    HttpRequest.create("/never-started"),
+                    HttpRequest.create("/unanswered")))
+            .concatMat(Source.<HttpRequest>maybe(), Keep.right())
+            .via(CallerConnection.bidi().join(route))
+            .to(Sink.foreach(response -> answered.incrementAndGet()))
+            .run(MAT);
+    Eventually.until(
+        "three requests came and two were answered",
+        Duration.ofSeconds(5),
+        () -> requests.size() == 3 && answered.get() == 2);
+
+    connection.completeExceptionally(new IOException("Connection reset by peer"));
+
+    CallerConnection.gone(requests.get(2))
+        .orElseThrow()
+        .toCompletableFuture()
+        .get(5, TimeUnit.SECONDS);
+    assertTrue(CallerConnection.isGone(requests.get(1)), "answered, body never run");
+    assertFalse(CallerConnection.isGone(requests.get(0)), "answered, body started");
   }
 
   @Test
