@@ -6,6 +6,7 @@ import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -150,11 +151,15 @@ public final class BodyMemory {
                             arrived.addAndGet(chunk.size());
                             return chunk;
                           })
-                      .watchTermination(
-                          (notUsed, done) -> {
-                            done.thenRun(() -> trimTo(arrived.get()));
-                            return notUsed;
-                          })));
+                      // Trimmed inside the stream, as its last step before it completes: a reader
+                      // that has the whole body then sees the lease trimmed already (a callback on
+                      // the stream's termination could run after that reader went on).
+                      .concatLazy(
+                          Source.lazySource(
+                              () -> {
+                                trimTo(arrived.get());
+                                return Source.<ByteString>empty();
+                              }))));
     }
 
     /** Gives back all but {@code real} bytes, unless the lease is already at or below it. */
