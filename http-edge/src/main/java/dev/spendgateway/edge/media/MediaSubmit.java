@@ -197,7 +197,14 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
       BudgetRefusal b = BudgetRefusal.of(errorShape(), r.refused(), worstCase);
       return refused(new Refusal(b.response(), b.errorClass()));
     }
+    if (reply instanceof LedgerProtocol.MediaJobClosed closed && closed.jobId() != null) {
+      // The keyed job ended within the idempotency window: the caller (a workflow resuming after a
+      // restart) gets that job back as a poll answers it, and nothing is submitted or reserved.
+      return parts.answerJob(closed.jobId(), reservationId).thenApply(this::answered);
+    }
     if (reply instanceof LedgerProtocol.MediaJobClosed closed) {
+      // Closed without a job (the provider refused the submit, or the hold was voided before the
+      // provider answered): there is no job to answer, and the key is not submitted again.
       return refused(
           conflict(
               "The job submitted with this idempotency-key has ended ("
