@@ -181,6 +181,7 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
       LedgerProtocol.MediaReserveReply reply,
       long worstCase) {
     if (reply instanceof LedgerProtocol.MediaJobsFull full) {
+      parts.listener().rateLimited("gateway");
       long retryAfter = Math.max(1, parts.settings().retryAfter().toSeconds());
       return refused(
           Refusal.tooManyRequests(
@@ -258,6 +259,9 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               if (!answer.ok()) {
                 // The provider made no job (a 429 under load, a refusal): nothing to pay for.
                 services.ledger().voidReservation(reservationId);
+                if (answer.status() == 429) {
+                  parts.listener().rateLimited("provider");
+                }
                 return CompletableFuture.completedFuture(
                     answered(parts.passThrough(answer), "upstream_" + answer.status()));
               }
