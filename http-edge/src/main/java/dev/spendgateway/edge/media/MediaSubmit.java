@@ -26,8 +26,10 @@ import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
-import org.apache.pekko.util.ByteString;
 
 /**
  * {@code POST /media/v1/videos} on the one call pipeline (spend headers, data class, body limits,
@@ -40,6 +42,9 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
   static final String IDEMPOTENCY_KEY = "idempotency-key";
   private static final int MAX_IDEMPOTENCY_KEY_CHARS = 256;
 
+  /** Form framing and text fields allowed on top of the image's limit. */
+  private static final long FORM_OVERHEAD_BYTES = 64 * 1024;
+
   private final MediaRoutes.Parts parts;
   private final CallServices services;
 
@@ -48,8 +53,11 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
     this.services = services;
   }
 
-  /** A vetted submit: the caller's bytes (sent as they came) and what the policy priced. */
-  record Prepared(ByteString body, MediaDecision.Allowed allowed) {}
+  /**
+   * A vetted submit: what is sent to the provider (a JSON body as it came, or the form rebuilt from
+   * its vetted parts only) and what the policy priced.
+   */
+  record Prepared(HttpEntity.Strict body, MediaDecision.Allowed allowed) {}
 
   @Override
   public String route() {
@@ -63,12 +71,18 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
 
   @Override
   public BodyType bodyType() {
-    return BodyType.JSON;
+    return BodyType.JSON_OR_FORM_DATA;
   }
 
+  /** The larger of the two bodies: a JSON one is still read within the JSON limit. */
   @Override
   public long bodyLimit() {
-    return services.policy().limits().maxBodyBytes();
+    return Math.max(services.policy().limits().maxBodyBytes(), formLimit());
+  }
+
+  /** A form: its image within the policy's file limit, plus its text fields and framing. */
+  private long formLimit() {
+    return services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
   }
 
   /**
@@ -94,6 +108,11 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
 
   @Override
   public CompletionStage<Vetted<Prepared>> prepare(Call call) {
+    if (BodyType.FORM_DATA.accepts(call.request().entity())
+        && !call.request().entity().isKnownEmpty()) {
+      return MediaForm.read(call.request().entity(), formLimit(), services)
+          .thenApply(read -> vetForm(call, read));
+    }
     return CallerJsonBody.read(call.request().entity(), services)
         .thenApply(
             read -> {
@@ -114,8 +133,27 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               }
               MediaDecision.Allowed allowed = (MediaDecision.Allowed) d;
               call.line().learn(l -> l.withModel(allowed.model().name()));
-              return new Vetted.Ready<>(new Prepared(json.bytes(), allowed));
+              return new Vetted.Ready<>(
+                  new Prepared(
+                      HttpEntities.create(ContentTypes.APPLICATION_JSON, json.bytes()), allowed));
             });
+  }
+
+  /** A form read: refused as it was refused, or vetted by the same policy as a JSON submit. */
+  private Vetted<Prepared> vetForm(Call call, MediaForm.Read read) {
+    if (read instanceof MediaForm.Refused r) {
+      return new Vetted.Refused<>(
+          Refusal.of(
+              errorShape(), r.status(), "invalid_request_error", r.message(), r.field(), r.rule()));
+    }
+    MediaForm.Form form = (MediaForm.Form) read;
+    MediaDecision d = parts.rules().check(form.submit());
+    if (d instanceof PolicyDecision.Violation v) {
+      return new Vetted.Refused<>(Refusal.policy(errorShape(), v));
+    }
+    MediaDecision.Allowed allowed = (MediaDecision.Allowed) d;
+    call.line().learn(l -> l.withModel(allowed.model().name()));
+    return new Vetted.Ready<>(new Prepared(form.rebuilt(), allowed));
   }
 
   @Override
