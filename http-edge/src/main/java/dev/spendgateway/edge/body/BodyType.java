@@ -34,7 +34,7 @@ public enum BodyType {
    */
   JSON_OR_FORM_DATA(
       MediaTypes.APPLICATION_JSON,
-      "application/json` (or `multipart/form-data; boundary=…` with an `input_reference` image",
+      "application/json` (or `multipart/form-data; boundary=…` for a form with an image",
       "the request body as JSON or a multipart form");
 
   /** The header a refusal names (an OpenAI {@code param}, a gateway {@code field}). */

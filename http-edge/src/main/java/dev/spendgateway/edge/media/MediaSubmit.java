@@ -15,6 +15,7 @@ import dev.spendgateway.edge.call.SpendHeaders.SpendContext;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.dataclass.DataClass;
@@ -41,6 +42,12 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
   static final String ROUTE = "/media/v1/videos";
   static final String IDEMPOTENCY_KEY = "idempotency-key";
   private static final int MAX_IDEMPOTENCY_KEY_CHARS = 256;
+
+  /**
+   * Submits of one key the provider may refuse (429) before the key is answered 409: a workflow's
+   * 12 tries of a clip fit many times over, and a ledger lookup per earlier try stays cheap.
+   */
+  private static final int MAX_KEY_ATTEMPTS = 64;
 
   /** Form framing and text fields allowed on top of the image's limit. */
   private static final long FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -173,8 +180,17 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               IDEMPOTENCY_KEY,
               "bad_header"));
     }
+    return reserve(call, prepared, key, 0);
+  }
+
+  /**
+   * Holds the job's worst case under the reservation id of {@code key}'s {@code attempt} (a fresh
+   * id without a key), then goes on as the ledger answers.
+   */
+  private CompletionStage<CallEnd> reserve(
+      Call call, Prepared prepared, Optional<String> key, int attempt) {
     SpendContext spend = call.spend();
-    String reservationId = key.map(k -> keyedId(spend, k)).orElseGet(Owner::newGatewayId);
+    String reservationId = key.map(k -> keyedId(spend, k, attempt)).orElseGet(Owner::newGatewayId);
     long worstCase = prepared.allowed().worstCaseMicros();
     MediaSettings settings = parts.settings();
     return services
@@ -192,14 +208,29 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
             settings.maxConcurrentJobs(),
             settings.reservationLifetime())
         .handle((reply, failure) -> reply)
-        .thenCompose(reply -> onReserve(call, prepared, reservationId, reply, worstCase));
+        .thenCompose(
+            reply -> {
+              if (reply instanceof LedgerProtocol.MediaJobClosed closed
+                  && closed.jobId() == null
+                  && closed.status() == Status.VOIDED
+                  && key.isPresent()
+                  && attempt + 1 < MAX_KEY_ATTEMPTS) {
+                // The key's last submit made no job (the provider answered 429 or refused it, and
+                // its hold was voided): a retry with the same key is a new submit, under the key's
+                // next reservation id, so a workflow retrying a clip under its key gets it made.
+                return reserve(call, prepared, key, attempt + 1);
+              }
+              return onReserve(call, prepared, reservationId, reply, worstCase);
+            });
   }
 
   /**
    * The reservation id of a keyed submit: the same key of the same caller (lane and brand) always
-   * names the same reservation, which is what makes a repeat answer the first job.
+   * names the same reservation, which is what makes a repeat answer the first job. {@code attempt}
+   * counts the key's submits the provider made no job for (each voided), so each retry has an id of
+   * its own while a made job keeps answering under its one.
    */
-  private String keyedId(SpendContext spend, String key) {
+  private String keyedId(SpendContext spend, String key, int attempt) {
     byte[] digest =
         MediaSettings.sha256(
             parts.settings().account()
@@ -209,7 +240,8 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
                 + (spend.subject() == null ? "" : spend.subject())
                 + "\n"
                 + key);
-    return Owner.GATEWAY_ID_PREFIX + "media-" + HexFormat.of().formatHex(digest, 0, 16);
+    String id = Owner.GATEWAY_ID_PREFIX + "media-" + HexFormat.of().formatHex(digest, 0, 16);
+    return attempt == 0 ? id : id + "-" + attempt;
   }
 
   private CompletionStage<CallEnd> onReserve(
@@ -242,8 +274,8 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
       return parts.answerJob(closed.jobId(), reservationId).thenApply(this::answered);
     }
     if (reply instanceof LedgerProtocol.MediaJobClosed closed) {
-      // Closed without a job (the provider refused the submit, or the hold was voided before the
-      // provider answered): there is no job to answer, and the key is not submitted again.
+      // Closed without a job and not voided (it expired: the provider never answered the submit,
+      // so a job may exist and run), or the key's tries are used up: not submitted again.
       return refused(
           conflict(
               "The job submitted with this idempotency-key has ended ("
