@@ -17,6 +17,7 @@ import dev.spendgateway.edge.media.MediaRoutes;
 import dev.spendgateway.edge.media.MediaSettings;
 import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
+import dev.spendgateway.edge.metrics.MicrometerMediaMetrics;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
 import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
@@ -175,6 +176,7 @@ public final class Gateway {
     ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
     // Video jobs: off (404) unless media.base-url is set; the poller settles jobs nobody asks
     // about.
+    MicrometerMediaMetrics mediaMetrics = metrics.withMedia(ledger);
     MediaRoutes media =
         new MediaRoutes(
             system,
@@ -184,7 +186,8 @@ public final class Gateway {
                 limits.transcriptionMaxFileBytes()),
             services,
             auth,
-            guards);
+            guards,
+            mediaMetrics);
     this.mediaPoller = media.poller(system);
     metrics.withFailover(
         Optional.of(router::laneStats),
@@ -210,7 +213,8 @@ public final class Gateway {
                     () -> router.profiles().all()),
                 catalog,
                 metrics.registry(),
-                clock));
+                clock,
+                mediaMetrics::spentMicros));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(

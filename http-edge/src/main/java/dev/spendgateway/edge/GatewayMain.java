@@ -43,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * {@code --verbose}. A supervisor then sees a failed start, never a JVM that lingers half started.
  *
  * <p>{@code --demo} first starts the provider simulator on a free loopback port and points both
- * upstreams at it, uses a demo caller token and a different operator (admin) token kept in its data
- * dir (so exported tokens keep working across restarts), keeps its journal apart ({@code
- * <data-dir>/demo}), and prints ready-to-paste commands.
+ * upstreams and the media provider at it, uses a demo caller token and a different operator (admin)
+ * token kept in its data dir (so exported tokens keep working across restarts), keeps its journal
+ * apart ({@code <data-dir>/demo}), and prints ready-to-paste commands.
  */
 public final class GatewayMain {
   /**
@@ -105,7 +105,8 @@ public final class GatewayMain {
         --version   print the version and exit
         -h, --help  print this help and exit
       Environment: GATEWAY_TOKEN (required outside --demo), GATEWAY_ADMIN_TOKEN, OPENAI_API_KEY,
-        ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GATEWAY_HOST (127.0.0.1),
+        ANTHROPIC_API_KEY, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, MEDIA_API_KEY and MEDIA_BASE_URL
+        (video jobs; unset = media routes off), GATEWAY_HOST (127.0.0.1),
         GATEWAY_PORT (8787), GATEWAY_DATA_DIR (./data), JAVA_OPTS (e.g. -Dkey=value, -Dconfig.file=…).
       Configuration: conf/application.conf and the files it includes, read at every start (README.md).
       Exit codes: 0 stopped cleanly (or --check passed); 1 could not start (journal in use or
@@ -529,7 +530,10 @@ public final class GatewayMain {
     return GatewayServer.withDrainPhase(config);
   }
 
-  /** The demo's configuration: its own data dir, its tokens, both upstreams at the simulator. */
+  /**
+   * The demo's configuration: its own data dir, its tokens, every upstream (both providers and the
+   * media provider) at the simulator, which serves all three APIs on one port.
+   */
   static Config demoConfig(
       Map<String, Object> settings, Path demoDataDir, String simulatorUrl, DemoTokens tokens) {
     Map<String, Object> overrides = new HashMap<>();
@@ -540,8 +544,16 @@ public final class GatewayMain {
     overrides.put("providers.anthropic.base-url", simulatorUrl);
     overrides.put("providers.openai.api-key", "sim-openai-key");
     overrides.put("providers.anthropic.api-key", "sim-anthropic-key");
+    // Media on too, so the demo shows a video job end to end; the simulator counts the 5-job limit
+    // per key, like the real provider. The environment's MEDIA_* never reach the demo: a real
+    // media key must not be spent by a demo started on the same shell.
+    overrides.put("media.base-url", simulatorUrl);
+    overrides.put("media.api-key", DEMO_MEDIA_KEY);
     return load(settings, overrides);
   }
+
+  /** The media key the demo's simulator is sent: a fixed fake, never a real key. */
+  static final String DEMO_MEDIA_KEY = "sim-media-key";
 
   /** The demo's configuration on top of {@code config} (kept for tests that build it by hand). */
   static Config demoConfig(Config config, String simulatorUrl, DemoTokens tokens) {

@@ -93,4 +93,15 @@ class GatewaySettingsTest {
     assertNotEquals(demo.token(), demo.adminToken());
     assertEquals(Optional.empty(), demo.startupProblem(true));
   }
+
+  @Test
+  void theDemoServesMediaFromTheSimulatorWithAFakeKey() {
+    dev.spendgateway.edge.demo.DemoTokens tokens = dev.spendgateway.edge.demo.DemoTokens.generate();
+    dev.spendgateway.edge.media.MediaSettings media =
+        dev.spendgateway.edge.media.MediaSettings.fromConfig(
+            GatewayMain.demoConfig(ConfigFactory.load(), "http://127.0.0.1:1", tokens));
+    assertTrue(media.enabled(), "the demo's media routes are on");
+    assertEquals("http://127.0.0.1:1", media.baseUrl());
+    assertEquals(GatewayMain.DEMO_MEDIA_KEY, media.apiKey());
+  }
 }

@@ -20,11 +20,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's shell examples, pasted as a new user pastes them after {@code bin/gateway --demo}:
- * the {@code bash} blocks of "Try it" and "The ledger API", run in order by bash against a demo
- * gateway started from the same working directory (only the port differs: tests never use a fixed
- * one). Every curl must get a 2xx; a README example that stops working fails this test.
+ * the {@code bash} blocks of "Try it", "The ledger API" and "Media jobs (video)", run in order by
+ * bash against a demo gateway started from the same working directory (only the port differs: tests
+ * never use a fixed one). Every curl must get a 2xx; a README example that stops working fails this
+ * test.
  */
 class ReadmeExamplesIT {
+  private static final String MEDIA_MARKER = "==== media examples ====";
+
   @TempDir Path workDir;
 
   @Test
@@ -35,14 +38,32 @@ class ReadmeExamplesIT {
     blocks.addAll(bashBlocks(section(readme, "## Try it")));
     blocks.addAll(bashBlocks(section(readme, "## The ledger API")));
     assertTrue(blocks.size() >= 3, "the README has its examples: " + blocks.size());
+    List<String> media = bashBlocks(section(readme, "## Media jobs (video)"));
+    assertTrue(media.size() >= 1, "the README has its media example");
+    // The media example runs after the others, behind a marker: its job JSON carries the media
+    // API's own "error": null, so it gets checks of its own.
+    List<String> script = new ArrayList<>(blocks);
+    script.add("echo " + MEDIA_MARKER);
+    script.addAll(media);
 
-    String printed =
+    String all =
         onDemo(
             workDir,
             port ->
-                String.join("\n", blocks)
+                String.join("\n", script)
                     .replace("127.0.0.1:8787", "127.0.0.1:" + port)
                     .replace("localhost:8787", "localhost:" + port));
+    int marker = all.indexOf(MEDIA_MARKER);
+    assertTrue(marker >= 0, all);
+    String printed = all.substring(0, marker);
+    String videos = all.substring(marker);
+    assertTrue(videos.contains("\"object\":\"video\""), "the clip was submitted: " + videos);
+    assertTrue(videos.contains("\"status\":\"completed\""), "the clip completed: " + videos);
+    assertFalse(videos.contains("\"error\":{"), videos);
+    // The simulator's clip is 64 KiB; ls -l prints its size.
+    assertTrue(videos.contains(" 65536 "), "the clip was downloaded whole: " + videos);
+    // 4 s x $0.10 settled on studio's daily cap.
+    assertTrue(videos.contains("\"spentUsd\":0.4,"), "the clip's $0.40 settled: " + videos);
     assertTrue(
         printed.contains("\"type\":\"message\""),
         "Claude answered through the gateway: " + printed);

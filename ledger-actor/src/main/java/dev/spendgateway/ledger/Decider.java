@@ -253,7 +253,11 @@ public final class Decider {
             new MediaJobReserved(r.id(), r.amountMicros(), r.media().jobId(), false));
       }
       if (!r.isOpen() && !r.wasRefused()) {
-        return Decision.answer(new MediaJobClosed(r.id(), r.status()));
+        return Decision.answer(
+            new MediaJobClosed(
+                r.id(),
+                r.status(),
+                state.endedMediaJob(r.id()).map(LedgerState.EndedMediaJob::jobId).orElse(null)));
       }
     } else {
       int unfinished = state.unfinishedMediaJobs(cmd.account());

@@ -399,8 +399,17 @@ public interface LedgerProtocol {
   /** A cap refused the job's worst case (journaled, like any refusal). */
   public record MediaJobRefused(Refused refused) implements MediaReserveReply {}
 
-  /** The id was used before and is closed (the job ended, or it was refused or voided). */
-  public record MediaJobClosed(String id, Status status) implements MediaReserveReply {}
+  /**
+   * The id was used before and is closed (the job ended, or it was refused or voided). {@code
+   * jobId} names the provider's job when it was a keyed job that was submitted (the caller is
+   * answered that job), null otherwise.
+   */
+  public record MediaJobClosed(String id, Status status, String jobId)
+      implements MediaReserveReply {
+    public MediaJobClosed(String id, Status status) {
+      this(id, status, null);
+    }
+  }
 
   /**
    * The reserve was not admitted for another reason: {@code reason} is {@code conflict}, {@code

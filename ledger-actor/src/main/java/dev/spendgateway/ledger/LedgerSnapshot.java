@@ -23,7 +23,8 @@ import java.util.Map;
  * <p>Older formats stay readable: the first held every known reservation in {@code reservations}
  * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
- * it reads as remembering no adjustment ids.
+ * it reads as remembering no adjustment ids; {@code endedMediaJobs} too, a snapshot without it
+ * reads as remembering no ended media job.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations,
@@ -31,10 +32,12 @@ public record LedgerSnapshot(
     Map<String, BrandCaps> brandCaps,
     List<Adjustment> adjustments,
     RecentIdsForm recentIds,
-    List<FilterForm> pastIds) {
+    List<FilterForm> pastIds,
+    List<LedgerState.EndedMediaJob> endedMediaJobs) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
+    endedMediaJobs = endedMediaJobs == null ? List.of() : endedMediaJobs;
     pastIds = pastIds == null ? List.of() : pastIds;
   }
 
@@ -63,7 +66,8 @@ public record LedgerSnapshot(
         new HashMap<>(state.brandCapsBySubject().asMap()),
         List.copyOf(state.adjustmentsById().values()),
         recentForm(state.recentIds()),
-        pastForm(state.pastIds()));
+        pastForm(state.pastIds()),
+        state.endedMediaJobs());
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
@@ -120,6 +124,10 @@ public record LedgerSnapshot(
       byId.put(a.id(), a);
     }
     PersistentMap<CapKey, Spend> books = totals.build();
+    PersistentMap.Builder<String, LedgerState.EndedMediaJob> ended = PersistentMap.builder();
+    for (LedgerState.EndedMediaJob e : endedMediaJobs) {
+      ended.put(e.id(), e);
+    }
     return new LedgerState(
         recent,
         restoredPast(pastIds),
@@ -128,6 +136,7 @@ public record LedgerSnapshot(
         // A snapshot written before brand caps ended with their windows may hold more.
         LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
+        ended.build(),
         0);
   }
 

@@ -49,6 +49,19 @@ public final class LedgerState implements LedgerSerializable {
   private final PersistentMap<String, Adjustment> adjustments;
 
   /**
+   * Keyed media jobs whose reservation closed within the idempotency window, by reservation id: the
+   * compact index keeps no job id, and a workflow that repeats its idempotency key after the job
+   * ended must get that job back (never a second submit). Small: one entry per keyed job that ended
+   * in the window, dropped with the window's ids.
+   */
+  private final PersistentMap<String, EndedMediaJob> endedMedia;
+
+  /**
+   * A keyed media job whose reservation closed: the provider's job id and how and when it closed.
+   */
+  public record EndedMediaJob(String id, String jobId, Status status, Instant closedAt) {}
+
+  /**
    * Facts folded into this state since it was loaded from a snapshot (or began empty): what a
    * recovery from that snapshot replays, and so what decides when the next one is due. Not part of
    * the snapshot: a state read from one starts at 0.
@@ -62,6 +75,7 @@ public final class LedgerState implements LedgerSerializable {
       PersistentMap<CapKey, Spend> spend,
       PersistentMap<String, BrandCaps> brandCaps,
       PersistentMap<String, Adjustment> adjustments,
+      PersistentMap<String, EndedMediaJob> endedMedia,
       long factsSinceLoad) {
     this.recent = recent;
     this.past = past;
@@ -69,6 +83,7 @@ public final class LedgerState implements LedgerSerializable {
     this.spend = spend;
     this.brandCaps = brandCaps;
     this.adjustments = adjustments;
+    this.endedMedia = endedMedia;
     this.factsSinceLoad = factsSinceLoad;
   }
 
@@ -77,6 +92,7 @@ public final class LedgerState implements LedgerSerializable {
         RecentIds.empty(),
         PastIds.NONE,
         OpenReservations.empty(),
+        PersistentMap.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
@@ -247,6 +263,7 @@ public final class LedgerState implements LedgerSerializable {
         spend,
         brandCaps,
         adjustments,
+        endedMedia,
         factsSinceLoad);
   }
 
@@ -292,6 +309,18 @@ public final class LedgerState implements LedgerSerializable {
     return out;
   }
 
+  /**
+   * The keyed media job of closed reservation {@code id}, while the idempotency window holds it.
+   */
+  public Optional<EndedMediaJob> endedMediaJob(String id) {
+    return Optional.ofNullable(endedMedia.get(id));
+  }
+
+  /** Every keyed media job that ended within the idempotency window (for the snapshot). */
+  public List<EndedMediaJob> endedMediaJobs() {
+    return List.copyOf(endedMedia.asMap().values());
+  }
+
   /** Whether {@code id} is an open reservation. */
   public boolean isOpen(String id) {
     return open.get(id) != null;
@@ -329,6 +358,7 @@ public final class LedgerState implements LedgerSerializable {
     private final PersistentMap<CapKey, Spend> spend;
     private PersistentMap<String, BrandCaps> brandCaps;
     private final PersistentMap<String, Adjustment> adjustments;
+    private PersistentMap<String, EndedMediaJob> endedMedia;
     private final long factsSinceLoad;
 
     /** Totals changed since this fold started (each key written to {@link #spend} at the end). */
@@ -341,6 +371,7 @@ public final class LedgerState implements LedgerSerializable {
       this.spend = from.spend;
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
+      this.endedMedia = from.endedMedia;
       this.factsSinceLoad = factsSinceLoad;
     }
 
@@ -441,6 +472,10 @@ public final class LedgerState implements LedgerSerializable {
       }
       recent = recent.with(r.closed(status, actualMicros, at), at);
       open = open.without(r);
+      MediaJob media = r.media();
+      if (media != null && media.idempotencyKey() != null && media.jobId() != null) {
+        endedMedia = endedMedia.with(id, new EndedMediaJob(id, media.jobId(), status, at));
+      }
     }
 
     LedgerState state() {
@@ -448,7 +483,8 @@ public final class LedgerState implements LedgerSerializable {
       for (Map.Entry<CapKey, Spend> m : moved.entrySet()) {
         books = books.with(m.getKey(), m.getValue());
       }
-      return new LedgerState(recent, past, open, books, brandCaps, adjustments, factsSinceLoad);
+      return new LedgerState(
+          recent, past, open, books, brandCaps, adjustments, endedMedia, factsSinceLoad);
     }
   }
 
@@ -476,7 +512,14 @@ public final class LedgerState implements LedgerSerializable {
     }
     Adjustment a = Adjustment.of(e);
     return new LedgerState(
-        recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a), factsSinceLoad);
+        recent,
+        past,
+        open,
+        newSpend,
+        brandCaps,
+        adjustments.with(a.id(), a),
+        endedMedia,
+        factsSinceLoad);
   }
 
   /**
@@ -501,6 +544,7 @@ public final class LedgerState implements LedgerSerializable {
         keptSpend,
         brandCapsWithWindows(brandCaps, keptSpend),
         adjustments,
+        endedMedia,
         factsSinceLoad);
   }
 
@@ -540,9 +584,18 @@ public final class LedgerState implements LedgerSerializable {
     if (pastCutoff != null) {
       newPast = newPast.withoutOlderThan(pastCutoff);
     }
-    return kept == recent && newPast == past
+    // A keyed media job is answered by its key as long as its id is: both leave the window
+    // together.
+    PersistentMap<String, EndedMediaJob> keptMedia = endedMedia;
+    for (EndedMediaJob e : endedMedia.asMap().values()) {
+      if (e.closedAt().isBefore(idsCutoff)) {
+        keptMedia = keptMedia.without(e.id());
+      }
+    }
+    return kept == recent && newPast == past && keptMedia == endedMedia
         ? this
-        : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments, factsSinceLoad);
+        : new LedgerState(
+            kept, newPast, open, spend, brandCaps, adjustments, keptMedia, factsSinceLoad);
   }
 
   /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */

@@ -160,11 +160,54 @@ class MediaJobLedgerTest {
     // Recording the same id again changes nothing; another id is not taken.
     assertEquals(new MediaJobRecorded("gw-k", true), record("gw-k", "video_1"));
     assertEquals(new MediaJobRecorded("gw-k", false), record("gw-k", "video_2"));
-    // Once the job ended, its id answers that it is closed: it is never submitted again.
+    // Once the job ended, its id answers that it is closed, naming the job it paid for: the caller
+    // gets that job back, and it is never submitted again.
     kit.<CloseReply>runCommand(r -> new Settle("gw-k", usd("0.80"), Owner.GATEWAY, r));
     var afterEnd = submit("gw-k", "acct", "clip-1", "0.80");
-    assertEquals(new MediaJobClosed("gw-k", Status.SETTLED), afterEnd.reply());
+    assertEquals(new MediaJobClosed("gw-k", Status.SETTLED, "video_1"), afterEnd.reply());
     assertTrue(afterEnd.hasNoEvents());
+    assertEquals(0, afterEnd.state().unfinishedMediaJobs("acct"));
+  }
+
+  @Test
+  void anEndedKeyedJobIsNamedForTheIdempotencyWindowAcrossARestartThenForgotten() {
+    kit = newKit(3);
+    submit("gw-k1", "acct", "clip-1", "0.80");
+    record("gw-k1", "video_1");
+    submit("gw-k2", "acct", "clip-2", "0.80");
+    record("gw-k2", "video_2");
+    // One completed, one failed (voided at $0): both keys answer their job.
+    kit.<CloseReply>runCommand(r -> new Settle("gw-k1", usd("0.80"), Owner.GATEWAY, r));
+    kit.<CloseReply>runCommand(r -> new VoidReservation("gw-k2", Owner.GATEWAY, r));
+    // A job without a key, or whose submit never got a job id, names none.
+    submit("gw-n", "acct", null, "0.40");
+    record("gw-n", "video_n");
+    kit.<CloseReply>runCommand(r -> new Settle("gw-n", usd("0.40"), Owner.GATEWAY, r));
+    assertTrue(kit.getState().endedMediaJob("gw-n").isEmpty());
+    submit("gw-u", "acct", "clip-u", "0.40");
+    kit.<CloseReply>runCommand(r -> new VoidReservation("gw-u", Owner.GATEWAY, r));
+    assertEquals(
+        new MediaJobClosed("gw-u", Status.VOIDED),
+        submit("gw-u", "acct", "clip-u", "0.40").reply());
+
+    assertTrue(kit.snapshotTestKit().isPresent());
+    LedgerState fromSnapshot = kit.restart().state();
+    assertEquals("video_1", fromSnapshot.endedMediaJob("gw-k1").orElseThrow().jobId());
+    assertEquals(
+        new MediaJobClosed("gw-k2", Status.VOIDED, "video_2"),
+        submit("gw-k2", "acct", "clip-2", "0.80").reply());
+    kit.snapshotTestKit().orElseThrow().clearAll();
+    LedgerState fromJournalOnly = kit.restart().state();
+    assertEquals(fromSnapshot.endedMediaJobs().size(), fromJournalOnly.endedMediaJobs().size());
+    assertEquals(
+        new MediaJobClosed("gw-k1", Status.SETTLED, "video_1"),
+        submit("gw-k1", "acct", "clip-1", "0.80").reply());
+
+    // Its id leaves the idempotency window, and the job with it.
+    LedgerState later =
+        kit.getState().idsExpiredBefore(clock.instant().plus(Duration.ofDays(2)), null);
+    assertTrue(later.endedMediaJob("gw-k1").isEmpty());
+    assertTrue(later.endedMediaJobs().isEmpty());
   }
 
   @Test

@@ -16,7 +16,8 @@ import org.apache.pekko.http.javadsl.model.MediaTypes;
  * text/plain} with a string body in {@code fetch}), and refusing those would break callers without
  * protecting anything: the body is still parsed strictly, so anything that is not valid JSON is a
  * 400 naming the problem. The transcription route reads a multipart form and refuses anything else,
- * since its body cannot be parsed without the form's boundary.
+ * since its body cannot be parsed without the form's boundary. The video submit takes either (its
+ * {@code input_reference} image comes as a form), and refuses other multipart types.
  *
  * <p>Parameters are ignored ({@code application/json; charset=utf-8}); an empty body has no type to
  * check and the route answers it as it answers any missing body (400).
@@ -26,7 +27,15 @@ public enum BodyType {
   FORM_DATA(
       MediaTypes.MULTIPART_FORM_DATA,
       "multipart/form-data; boundary=…",
-      "the upload as a multipart form");
+      "the upload as a multipart form"),
+  /**
+   * JSON as {@link #JSON} reads it, or a multipart form: the video submit takes its fields as JSON,
+   * or as a form when it carries an {@code input_reference} image (as the provider does).
+   */
+  JSON_OR_FORM_DATA(
+      MediaTypes.APPLICATION_JSON,
+      "application/json` (or `multipart/form-data; boundary=…` for a form with an image",
+      "the request body as JSON or a multipart form");
 
   /** The header a refusal names (an OpenAI {@code param}, a gateway {@code field}). */
   public static final String HEADER = "content-type";
@@ -58,6 +67,9 @@ public enum BodyType {
     MediaType sent = entity.getContentType().mediaType();
     if (this == JSON) {
       return !sent.mainType().equalsIgnoreCase("multipart");
+    }
+    if (this == JSON_OR_FORM_DATA) {
+      return JSON.accepts(entity) || FORM_DATA.accepts(entity);
     }
     return sent.mainType().equalsIgnoreCase(mediaType.mainType())
         && sent.subType().equalsIgnoreCase(mediaType.subType());

@@ -3,8 +3,9 @@ package dev.spendgateway.edge.demo;
 /**
  * What {@code bin/gateway --demo} prints once the gateway is ready: the two demo tokens (the
  * callers' and the operator's) and commands a new user can paste as they are, each with the token
- * its route takes. Printed on stdout, once, at start — the only place a token is ever printed, and
- * only the throwaway demo tokens.
+ * its route takes (a video job's too: the demo serves the media routes from the simulator). Printed
+ * on stdout, once, at start — the only place a token is ever printed, and only the throwaway demo
+ * tokens.
  */
 public final class DemoBanner {
   private DemoBanner() {}
@@ -24,6 +25,17 @@ public final class DemoBanner {
             -H "x-spend-lane: app" -H "x-spend-brand: acme" \\
             -H "x-spend-brand-monthly-usd: 50" -H "x-spend-brand-daily-usd: 5" \\
             -d '{"model":"claude-opus-5-5","max_tokens":256,"messages":[{"role":"user","content":"Hello"}]}'
+
+        Make a 4-second video clip (4 s x $0.10 reserved before the media provider is asked; the
+        same idempotency-key again answers the same job; a sixth unfinished clip is told 429 to wait):
+          curl -s %1$s/media/v1/videos \\
+            -H "x-api-key: %2$s" -H "content-type: application/json" \\
+            -H "x-spend-lane: app" -H "x-spend-brand: acme" -H "idempotency-key: clip-1" \\
+            -H "x-spend-brand-monthly-usd: 50" -H "x-spend-brand-daily-usd: 5" \\
+            -d '{"model":"sora-2","prompt":"a paper boat on a river","seconds":"4","size":"1280x720"}'
+        then poll it with the "id" it answered, and download it once "status" is "completed":
+          curl -s %1$s/media/v1/videos/ID -H "x-api-key: %2$s"
+          curl -s %1$s/media/v1/videos/ID/content -H "x-api-key: %2$s" -o clip.mp4
 
         See what it cost and what is left under every cap:
           curl -s %1$s/usage -H "x-api-key: %2$s"

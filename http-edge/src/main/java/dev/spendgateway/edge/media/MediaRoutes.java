@@ -55,18 +55,25 @@ public final class MediaRoutes extends AllDirectives {
     private final MediaUpstream upstream;
     private final MediaJobIds ids;
     private final MediaSettlement settlement;
+    private final MediaListener listener;
 
     Parts(
         MediaSettings settings,
         MediaRules rules,
         MediaUpstream upstream,
         MediaJobIds ids,
-        MediaSettlement settlement) {
+        MediaSettlement settlement,
+        MediaListener listener) {
       this.settings = settings;
       this.rules = rules;
       this.upstream = upstream;
       this.ids = ids;
       this.settlement = settlement;
+      this.listener = listener;
+    }
+
+    MediaListener listener() {
+      return listener;
     }
 
     MediaSettings settings() {
@@ -146,6 +153,18 @@ public final class MediaRoutes extends AllDirectives {
       CallServices services,
       GatewayAuth auth,
       ProviderGuards guards) {
+    this(system, settings, rules, services, auth, guards, MediaListener.NONE);
+  }
+
+  /** As above, telling {@code listener} (the gateway's meters) of closes and 429s. */
+  public MediaRoutes(
+      ClassicActorSystemProvider system,
+      MediaSettings settings,
+      MediaRules rules,
+      CallServices services,
+      GatewayAuth auth,
+      ProviderGuards guards,
+      MediaListener listener) {
     this.services = services;
     this.auth = auth;
     this.parts =
@@ -154,7 +173,8 @@ public final class MediaRoutes extends AllDirectives {
             rules,
             new MediaUpstream(system, settings),
             new MediaJobIds(settings.apiKey()),
-            new MediaSettlement(services.ledger(), rules.catalog()));
+            new MediaSettlement(services.ledger(), rules.catalog(), listener),
+            listener);
     CallPipeline<MediaSubmit.Prepared> submit =
         new CallPipeline<>(new MediaSubmit(parts, services), services, guards, System::nanoTime);
     this.route = settings.enabled() ? build(submit) : reject();

@@ -15,6 +15,7 @@ import dev.spendgateway.edge.call.SpendHeaders.SpendContext;
 import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.Reservation.Owner;
+import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.dataclass.DataClass;
@@ -26,8 +27,10 @@ import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
-import org.apache.pekko.util.ByteString;
 
 /**
  * {@code POST /media/v1/videos} on the one call pipeline (spend headers, data class, body limits,
@@ -40,6 +43,15 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
   static final String IDEMPOTENCY_KEY = "idempotency-key";
   private static final int MAX_IDEMPOTENCY_KEY_CHARS = 256;
 
+  /**
+   * Submits of one key the provider may refuse (429) before the key is answered 409: a workflow's
+   * 12 tries of a clip fit many times over, and a ledger lookup per earlier try stays cheap.
+   */
+  private static final int MAX_KEY_ATTEMPTS = 64;
+
+  /** Form framing and text fields allowed on top of the image's limit. */
+  private static final long FORM_OVERHEAD_BYTES = 64 * 1024;
+
   private final MediaRoutes.Parts parts;
   private final CallServices services;
 
@@ -48,8 +60,11 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
     this.services = services;
   }
 
-  /** A vetted submit: the caller's bytes (sent as they came) and what the policy priced. */
-  record Prepared(ByteString body, MediaDecision.Allowed allowed) {}
+  /**
+   * A vetted submit: what is sent to the provider (a JSON body as it came, or the form rebuilt from
+   * its vetted parts only) and what the policy priced.
+   */
+  record Prepared(HttpEntity.Strict body, MediaDecision.Allowed allowed) {}
 
   @Override
   public String route() {
@@ -63,12 +78,18 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
 
   @Override
   public BodyType bodyType() {
-    return BodyType.JSON;
+    return BodyType.JSON_OR_FORM_DATA;
   }
 
+  /** The larger of the two bodies: a JSON one is still read within the JSON limit. */
   @Override
   public long bodyLimit() {
-    return services.policy().limits().maxBodyBytes();
+    return Math.max(services.policy().limits().maxBodyBytes(), formLimit());
+  }
+
+  /** A form: its image within the policy's file limit, plus its text fields and framing. */
+  private long formLimit() {
+    return services.policy().limits().transcriptionMaxFileBytes() + FORM_OVERHEAD_BYTES;
   }
 
   /**
@@ -94,6 +115,11 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
 
   @Override
   public CompletionStage<Vetted<Prepared>> prepare(Call call) {
+    if (BodyType.FORM_DATA.accepts(call.request().entity())
+        && !call.request().entity().isKnownEmpty()) {
+      return MediaForm.read(call.request().entity(), formLimit(), services)
+          .thenApply(read -> vetForm(call, read));
+    }
     return CallerJsonBody.read(call.request().entity(), services)
         .thenApply(
             read -> {
@@ -114,8 +140,27 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               }
               MediaDecision.Allowed allowed = (MediaDecision.Allowed) d;
               call.line().learn(l -> l.withModel(allowed.model().name()));
-              return new Vetted.Ready<>(new Prepared(json.bytes(), allowed));
+              return new Vetted.Ready<>(
+                  new Prepared(
+                      HttpEntities.create(ContentTypes.APPLICATION_JSON, json.bytes()), allowed));
             });
+  }
+
+  /** A form read: refused as it was refused, or vetted by the same policy as a JSON submit. */
+  private Vetted<Prepared> vetForm(Call call, MediaForm.Read read) {
+    if (read instanceof MediaForm.Refused r) {
+      return new Vetted.Refused<>(
+          Refusal.of(
+              errorShape(), r.status(), "invalid_request_error", r.message(), r.field(), r.rule()));
+    }
+    MediaForm.Form form = (MediaForm.Form) read;
+    MediaDecision d = parts.rules().check(form.submit());
+    if (d instanceof PolicyDecision.Violation v) {
+      return new Vetted.Refused<>(Refusal.policy(errorShape(), v));
+    }
+    MediaDecision.Allowed allowed = (MediaDecision.Allowed) d;
+    call.line().learn(l -> l.withModel(allowed.model().name()));
+    return new Vetted.Ready<>(new Prepared(form.rebuilt(), allowed));
   }
 
   @Override
@@ -135,8 +180,17 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               IDEMPOTENCY_KEY,
               "bad_header"));
     }
+    return reserve(call, prepared, key, 0);
+  }
+
+  /**
+   * Holds the job's worst case under the reservation id of {@code key}'s {@code attempt} (a fresh
+   * id without a key), then goes on as the ledger answers.
+   */
+  private CompletionStage<CallEnd> reserve(
+      Call call, Prepared prepared, Optional<String> key, int attempt) {
     SpendContext spend = call.spend();
-    String reservationId = key.map(k -> keyedId(spend, k)).orElseGet(Owner::newGatewayId);
+    String reservationId = key.map(k -> keyedId(spend, k, attempt)).orElseGet(Owner::newGatewayId);
     long worstCase = prepared.allowed().worstCaseMicros();
     MediaSettings settings = parts.settings();
     return services
@@ -154,14 +208,29 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
             settings.maxConcurrentJobs(),
             settings.reservationLifetime())
         .handle((reply, failure) -> reply)
-        .thenCompose(reply -> onReserve(call, prepared, reservationId, reply, worstCase));
+        .thenCompose(
+            reply -> {
+              if (reply instanceof LedgerProtocol.MediaJobClosed closed
+                  && closed.jobId() == null
+                  && closed.status() == Status.VOIDED
+                  && key.isPresent()
+                  && attempt + 1 < MAX_KEY_ATTEMPTS) {
+                // The key's last submit made no job (the provider answered 429 or refused it, and
+                // its hold was voided): a retry with the same key is a new submit, under the key's
+                // next reservation id, so a workflow retrying a clip under its key gets it made.
+                return reserve(call, prepared, key, attempt + 1);
+              }
+              return onReserve(call, prepared, reservationId, reply, worstCase);
+            });
   }
 
   /**
    * The reservation id of a keyed submit: the same key of the same caller (lane and brand) always
-   * names the same reservation, which is what makes a repeat answer the first job.
+   * names the same reservation, which is what makes a repeat answer the first job. {@code attempt}
+   * counts the key's submits the provider made no job for (each voided), so each retry has an id of
+   * its own while a made job keeps answering under its one.
    */
-  private String keyedId(SpendContext spend, String key) {
+  private String keyedId(SpendContext spend, String key, int attempt) {
     byte[] digest =
         MediaSettings.sha256(
             parts.settings().account()
@@ -171,7 +240,8 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
                 + (spend.subject() == null ? "" : spend.subject())
                 + "\n"
                 + key);
-    return Owner.GATEWAY_ID_PREFIX + "media-" + HexFormat.of().formatHex(digest, 0, 16);
+    String id = Owner.GATEWAY_ID_PREFIX + "media-" + HexFormat.of().formatHex(digest, 0, 16);
+    return attempt == 0 ? id : id + "-" + attempt;
   }
 
   private CompletionStage<CallEnd> onReserve(
@@ -181,6 +251,7 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
       LedgerProtocol.MediaReserveReply reply,
       long worstCase) {
     if (reply instanceof LedgerProtocol.MediaJobsFull full) {
+      parts.listener().rateLimited("gateway");
       long retryAfter = Math.max(1, parts.settings().retryAfter().toSeconds());
       return refused(
           Refusal.tooManyRequests(
@@ -197,7 +268,14 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
       BudgetRefusal b = BudgetRefusal.of(errorShape(), r.refused(), worstCase);
       return refused(new Refusal(b.response(), b.errorClass()));
     }
+    if (reply instanceof LedgerProtocol.MediaJobClosed closed && closed.jobId() != null) {
+      // The keyed job ended within the idempotency window: the caller (a workflow resuming after a
+      // restart) gets that job back as a poll answers it, and nothing is submitted or reserved.
+      return parts.answerJob(closed.jobId(), reservationId).thenApply(this::answered);
+    }
     if (reply instanceof LedgerProtocol.MediaJobClosed closed) {
+      // Closed without a job and not voided (it expired: the provider never answered the submit,
+      // so a job may exist and run), or the key's tries are used up: not submitted again.
       return refused(
           conflict(
               "The job submitted with this idempotency-key has ended ("
@@ -251,6 +329,9 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
               if (!answer.ok()) {
                 // The provider made no job (a 429 under load, a refusal): nothing to pay for.
                 services.ledger().voidReservation(reservationId);
+                if (answer.status() == 429) {
+                  parts.listener().rateLimited("provider");
+                }
                 return CompletableFuture.completedFuture(
                     answered(parts.passThrough(answer), "upstream_" + answer.status()));
               }

@@ -5,7 +5,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.ClassicActorSystemProvider;
 import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpMethod;
 import org.apache.pekko.http.javadsl.model.HttpMethods;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
@@ -37,10 +37,9 @@ final class MediaUpstream {
     }
   }
 
-  CompletionStage<Answer> submit(ByteString json) {
-    return answer(
-        request(HttpMethods.POST, "/v1/videos")
-            .withEntity(ContentTypes.APPLICATION_JSON, json.toArrayUnsafe()));
+  /** A submit: a JSON body, or a multipart form carrying an {@code input_reference} image. */
+  CompletionStage<Answer> submit(HttpEntity.Strict body) {
+    return answer(request(HttpMethods.POST, "/v1/videos").withEntity(body));
   }
 
   CompletionStage<Answer> retrieve(String providerId) {

@@ -19,9 +19,10 @@ import java.util.function.Supplier;
 
 /**
  * The gateway's one Prometheus registry and what feeds it: the ledger observer (durable writes),
- * the call metrics (provider routes and router), and the gauges read at scrape time (ledger usage,
- * admission pools, breakers, model circuits, catalog lifecycle). Built in two steps because the
- * ledger observer is needed before the ledger exists and the usage gauges need the ledger.
+ * the call metrics (provider routes and router), the media job metrics, and the gauges read at
+ * scrape time (ledger usage, open media jobs, admission pools, breakers, model circuits, catalog
+ * lifecycle). Built in two steps because the ledger observer is needed before the ledger exists and
+ * the usage gauges need the ledger.
  */
 public final class GatewayMetrics {
   private final PrometheusMeterRegistry registry =
@@ -30,6 +31,7 @@ public final class GatewayMetrics {
   private final MicrometerCallMetrics calls = new MicrometerCallMetrics(registry);
   private volatile LedgerUsageGauges usage;
   private volatile FailoverGauges failover;
+  private volatile MicrometerMediaMetrics media;
 
   public PrometheusMeterRegistry registry() {
     return registry;
@@ -54,6 +56,16 @@ public final class GatewayMetrics {
   public GatewayMetrics withLedger(LedgerClient ledger, int subjectSeries) {
     this.usage = new LedgerUsageGauges(ledger, registry, subjectSeries);
     return this;
+  }
+
+  /**
+   * Media jobs: the open ones and what they hold (from {@code ledger} at each scrape), what this
+   * node settled them at, and the 429s; the returned listener goes to the media routes.
+   */
+  public MicrometerMediaMetrics withMedia(LedgerClient ledger) {
+    MicrometerMediaMetrics m = new MicrometerMediaMetrics(registry, ledger);
+    this.media = m;
+    return m;
   }
 
   /**
@@ -108,6 +120,9 @@ public final class GatewayMetrics {
     LedgerUsageGauges u = usage;
     CompletionStage<Void> refreshed =
         u == null ? CompletableFuture.completedFuture(null) : u.refresh();
-    return refreshed.thenApply(done -> registry.scrape());
+    MicrometerMediaMetrics m = media;
+    CompletionStage<Void> mediaRefreshed =
+        m == null ? CompletableFuture.completedFuture(null) : m.refresh();
+    return refreshed.thenCombine(mediaRefreshed, (a, b) -> b).thenApply(done -> registry.scrape());
   }
 }

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.spendgateway.ledger.LedgerClient;
 import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
+import dev.spendgateway.ledger.LedgerProtocol.OpenMediaJob;
+import dev.spendgateway.ledger.LedgerProtocol.OpenMediaJobs;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.catalog.ModelCatalog;
@@ -30,6 +32,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -50,6 +53,8 @@ import java.util.function.Supplier;
  *       {@code inFlight}, {@code limit};
  *   <li>{@code circuits}: each provider breaker's state; {@code openModels}: models whose 410
  *       circuit is open;
+ *   <li>{@code media}: {@code openJobs} (unfinished media jobs), {@code reservedUsd} (the worst
+ *       case they hold) and {@code settledUsd} (what this node settled media jobs at since start);
  *   <li>{@code alarms}: what needs an operator — an open or half-open provider breaker ({@code
  *       circuit_open}), a model the provider said is gone ({@code model_gone}), and each
  *       deprecated, retired or soon-ending catalog model in use (named by a profile, or requested
@@ -67,6 +72,7 @@ public final class OpsData {
   private final ModelCatalog catalog;
   private final MeterRegistry registry;
   private final Clock clock;
+  private final LongSupplier mediaSpentMicros;
 
   /**
    * The failover router's state, each part absent when there is no router.
@@ -91,6 +97,24 @@ public final class OpsData {
       ModelCatalog catalog,
       MeterRegistry registry,
       Clock clock) {
+    this(ledger, topBrands, spend, failures, sources, catalog, registry, clock, () -> 0);
+  }
+
+  /**
+   * As above, with {@code mediaSpentMicros}: what this node settled media jobs at since it started
+   * (the media meters' exact sum).
+   */
+  public OpsData(
+      LedgerClient ledger,
+      int topBrands,
+      SpendPerHour spend,
+      FailureRates failures,
+      Sources sources,
+      ModelCatalog catalog,
+      MeterRegistry registry,
+      Clock clock,
+      LongSupplier mediaSpentMicros) {
+    this.mediaSpentMicros = mediaSpentMicros;
     this.ledger = ledger;
     this.topBrands = topBrands;
     this.spend = spend;
@@ -103,7 +127,34 @@ public final class OpsData {
 
   /** The screen's numbers now. */
   public CompletionStage<ObjectNode> read() {
-    return ledger.usage(Optional.empty(), topBrands).thenApply(this::withUsage);
+    return ledger
+        .usage(Optional.empty(), topBrands)
+        .thenApply(this::withUsage)
+        .thenCombine(
+            ledger.openMediaJobs().handle((open, failure) -> open),
+            (out, open) -> withMedia(out, open));
+  }
+
+  /**
+   * The media jobs panel: unfinished jobs and the worst case they hold (the ledger's, so the same
+   * on every node and after a restart; null when the ledger did not answer) and what this node
+   * settled media jobs at since it started.
+   */
+  private ObjectNode withMedia(ObjectNode out, OpenMediaJobs open) {
+    ObjectNode media = out.putObject("media");
+    if (open == null) {
+      media.putNull("openJobs");
+      media.putNull("reservedUsd");
+    } else {
+      long held = 0;
+      for (OpenMediaJob j : open.jobs()) {
+        held += j.amountMicros();
+      }
+      media.put("openJobs", open.jobs().size());
+      media.put("reservedUsd", usd(held));
+    }
+    media.put("settledUsd", usd(mediaSpentMicros.getAsLong()));
+    return out;
   }
 
   /**

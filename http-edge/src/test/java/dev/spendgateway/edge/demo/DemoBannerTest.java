@@ -32,4 +32,12 @@ class DemoBannerTest {
       assertEquals(!admin, command.contains(CALLER), command);
     }
   }
+
+  @Test
+  void showsAVideoJobSubmittedPolledAndDownloadedWithTheCallerToken() {
+    assertTrue(banner.contains("curl -s http://127.0.0.1:8787/media/v1/videos \\"), banner);
+    assertTrue(banner.contains("-H \"idempotency-key: clip-1\""), banner);
+    assertTrue(banner.contains("\"model\":\"sora-2\""), banner);
+    assertTrue(banner.contains("/media/v1/videos/ID/content"), banner);
+  }
 }

@@ -155,10 +155,46 @@ class MediaJobsE2ETest {
         TestGateway.JSON.readTree(other.body()).get("id").asText());
     JsonNode usage = gw.awaitSettled(brand.id());
     assertEquals(0, new BigDecimal("1.60").compareTo(spent(usage)));
-    // Once the job ended its key is not submitted again: paid once.
-    HttpResponse<String> late = submit(brand, CLIP, "clip-3");
-    assertEquals(409, late.statusCode(), late.body());
+    // Once the job ended its key answers the same, finished job, and it is not submitted again:
+    // paid once, however often a resumed workflow repeats it.
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> late = submit(brand, CLIP, "clip-3");
+      assertEquals(200, late.statusCode(), late.body());
+      JsonNode job = TestGateway.JSON.readTree(late.body());
+      assertEquals(
+          TestGateway.JSON.readTree(first.body()).get("id").asText(), job.get("id").asText());
+      assertEquals("completed", job.get("status").asText(), late.body());
+    }
     assertEquals(2, gw.sim.received(SimRoute.MEDIA_CREATE).size());
+    JsonNode after = gw.usage(brand.id());
+    assertEquals(0, new BigDecimal("1.60").compareTo(spent(after)));
+    assertEquals(0, BigDecimal.ZERO.compareTo(reserved(after)));
+  }
+
+  @Test
+  void aKeyWhoseSubmitTheProviderRefusedWith429IsSubmittedAgainOnItsRetry() throws Exception {
+    gw.sim.scriptTimes(
+        SimRoute.MEDIA_CREATE, Fault.status(429, java.util.Map.of("retry-after", "7")), 2);
+    Brand brand = Brand.fresh("media-key-retry");
+    // The workflow's tries of one clip, all under the clip's key: two provider 429s, then a job.
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> busy = submit(brand, CLIP, "clip-7");
+      assertEquals(429, busy.statusCode(), busy.body());
+      assertEquals("7", busy.headers().firstValue("retry-after").orElse(""));
+      gw.awaitSettled(brand.id()); // its hold voided before the next try
+    }
+    HttpResponse<String> made = submit(brand, CLIP, "clip-7");
+    assertEquals(200, made.statusCode(), made.body());
+    String id = TestGateway.JSON.readTree(made.body()).get("id").asText();
+    // From then on the key answers that job: made once, paid once.
+    HttpResponse<String> again = submit(brand, CLIP, "clip-7");
+    assertEquals(200, again.statusCode(), again.body());
+    assertEquals(id, TestGateway.JSON.readTree(again.body()).get("id").asText());
+    assertEquals(3, gw.sim.received(SimRoute.MEDIA_CREATE).size());
+    JsonNode usage = gw.awaitSettled(brand.id());
+    assertEquals(0, new BigDecimal("0.80").compareTo(spent(usage)));
+    assertEquals(
+        id, TestGateway.JSON.readTree(submit(brand, CLIP, "clip-7").body()).get("id").asText());
   }
 
   @Test

@@ -55,6 +55,8 @@ class MetricsDocsTest {
           "gateway_upstream_ratelimit_limit",
           "gateway_upstream_ratelimit_remaining",
           "gateway_data_class_calls_total",
+          // labelled by media model and outcome: appears with the first media job closed
+          "gateway_media_spend_usd_total",
           // one per model in use (named by a profile or requested since start)
           "gateway_model_end_of_support_days");
 
