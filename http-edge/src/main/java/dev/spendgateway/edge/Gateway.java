@@ -166,12 +166,14 @@ public final class Gateway {
             new ObjectMapper(),
             GatewayKeys.USAGE_TOP_SUBJECTS.get(config),
             bodyReadTimeout);
-    RouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
+    MicrometerRouterListener listener =
+        new MicrometerRouterListener(metrics.registry(), metrics.calls());
     // The same pools, pace, breakers and model circuits for every provider call, pass-through and
     // routed: a caller cannot get past a limit by picking a route.
     ProviderGuards guards = providerGuards(system, config, listener);
     FailoverRouter router =
         FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
+    router.profiles().all().forEach(p -> listener.servedAtZero(p.name()));
     ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
     // Video jobs: off (404) unless media.base-url is set; the poller settles jobs nobody asks
     // about.

@@ -42,11 +42,14 @@ public record ProviderGuards(
     Listener listener) {
   private static final Logger log = LoggerFactory.getLogger(ProviderGuards.class);
 
-  /** Counts the guards' refusals. */
+  /**
+   * Counts the guards' refusals; {@code profile} is the routing profile of the call refused (empty
+   * on a provider route), so a metric says whose calls a limit turned away.
+   */
   public interface Listener {
-    void poolFull(Pool pool, Provider provider);
+    void poolFull(Pool pool, Provider provider, String profile);
 
-    void rateLimited(Provider provider);
+    void rateLimited(Provider provider, String profile);
 
     /**
      * A call dropped unsent because its caller hung up while it waited: {@code wait} is {@code
@@ -54,7 +57,7 @@ public record ProviderGuards(
      * (gone by the time it reached the guards) or {@code reserve} (gone by the time the ledger held
      * its worst case, which is released at once; counted by the routes).
      */
-    void callerGone(Provider provider, String wait);
+    void callerGone(Provider provider, String wait, String profile);
   }
 
   /** What the guards decided for one provider call, before it may hold money. */
@@ -82,20 +85,22 @@ public record ProviderGuards(
    * route on after its caller has gone, so without {@code callerGone} a call queued behind
    * minutes-long streams would go out, and be billed, for nobody, and an SDK that timed out and
    * retried would have it sent twice. {@code callerGone} completes when the caller's connection
-   * ends; empty where that is not known (the call then waits as before).
+   * ends; empty where that is not known (the call then waits as before). {@code profile} only
+   * labels what the listener is told.
    */
   public CompletionStage<Clearance> clear(
       Provider provider,
       long worstCaseTokens,
       Pool pool,
+      String profile,
       Optional<? extends CompletionStage<?>> callerGone) {
     if (isDone(callerGone)) {
       return CompletableFuture.completedFuture(
-          gone(provider, "before", "before its call was sent"));
+          gone(provider, profile, "before", "before its call was sent"));
     }
     ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
-      listener.rateLimited(provider);
+      listener.rateLimited(provider, profile);
       return CompletableFuture.completedFuture(new Clearance.RateLimited(refused));
     }
     Duration wait = ((ProviderRateLimits.Turn.Go) turn).after();
@@ -108,6 +113,7 @@ public record ProviderGuards(
             return CompletableFuture.completedFuture(
                 gone(
                     provider,
+                    profile,
                     "pace",
                     "while waiting "
                         + wait.toMillis()
@@ -115,7 +121,7 @@ public record ProviderGuards(
                         + provider.wireName()
                         + " rate limits"));
           }
-          return admitted(provider, worstCaseTokens, pool, callerGone);
+          return admitted(provider, worstCaseTokens, pool, profile, callerGone);
         });
   }
 
@@ -127,6 +133,7 @@ public record ProviderGuards(
       Provider provider,
       long worstCaseTokens,
       Pool pool,
+      String profile,
       Optional<? extends CompletionStage<?>> callerGone) {
     CompletableFuture<Permit> waiting = pools.admit(pool, provider).toCompletableFuture();
     if (!waiting.isDone()) {
@@ -143,7 +150,7 @@ public record ProviderGuards(
             if (isDone(callerGone)) {
               permit.close(); // the slot goes to the next in line
               rateLimits.giveBack(provider, worstCaseTokens);
-              return gone(provider, "queue", queued);
+              return gone(provider, profile, "queue", queued);
             }
             return new Clearance.Cleared(permit);
           }
@@ -153,7 +160,7 @@ public record ProviderGuards(
                   : failure;
           if (cause instanceof CancellationException) {
             rateLimits.giveBack(provider, worstCaseTokens);
-            return gone(provider, "queue", queued);
+            return gone(provider, profile, "queue", queued);
           }
           if (cause instanceof PoolFull full) {
             return new Clearance.PoolRefused(full);
@@ -162,8 +169,8 @@ public record ProviderGuards(
         });
   }
 
-  private Clearance gone(Provider provider, String wait, String when) {
-    listener.callerGone(provider, wait);
+  private Clearance gone(Provider provider, String profile, String wait, String when) {
+    listener.callerGone(provider, wait, profile);
     return new Clearance.CallerGone(wait, when);
   }
 

@@ -178,7 +178,7 @@ class DirectRouteGuardsE2ETest {
     String metrics =
         gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build()).body();
     assertTrue(
-        metrics.contains("gateway_rate_limited_total{provider=\"anthropic\"}"),
+        metrics.contains("gateway_rate_limited_total{profile=\"\",provider=\"anthropic\"}"),
         "counted in /metrics");
   }
 
