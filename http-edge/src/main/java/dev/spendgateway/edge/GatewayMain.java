@@ -540,6 +540,9 @@ public final class GatewayMain {
     overrides.put("providers.anthropic.base-url", simulatorUrl);
     overrides.put("providers.openai.api-key", "sim-openai-key");
     overrides.put("providers.anthropic.api-key", "sim-anthropic-key");
+    // The simulator has no provider tier: the shipped pace (Tier 1) would only make the demo and
+    // the benchmarks run on it slower. A -D setting still turns it on.
+    overrides.put("failover.rate-limits.enabled", false);
     return load(settings, overrides);
   }
 

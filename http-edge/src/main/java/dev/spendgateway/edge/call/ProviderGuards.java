@@ -98,7 +98,45 @@ public record ProviderGuards(
       return CompletableFuture.completedFuture(
           gone(provider, profile, "before", "before its call was sent"));
     }
-    ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
+    return paced(provider, worstCaseTokens, pool, profile, callerGone, Duration.ZERO);
+  }
+
+  /**
+   * The pace's turn, then the pool. A batch call told {@link ProviderRateLimits.Turn.NotYet} (only
+   * the interactive reserve is left) waits holding nothing and asks again, for at most the limits'
+   * maximum wait in all ({@code waited} so far), and is then refused like any call whose turn is
+   * too far away.
+   */
+  private CompletionStage<Clearance> paced(
+      Provider provider,
+      long worstCaseTokens,
+      Pool pool,
+      String profile,
+      Optional<? extends CompletionStage<?>> callerGone,
+      Duration waited) {
+    ProviderRateLimits.Turn turn = rateLimits.take(provider, pool, worstCaseTokens);
+    if (turn instanceof ProviderRateLimits.Turn.NotYet notYet) {
+      Duration total = waited.plus(notYet.retryIn());
+      if (total.compareTo(rateLimits.maxWait()) > 0) {
+        turn = new ProviderRateLimits.Turn.Refused(notYet.retryIn(), notYet.limit());
+      } else {
+        return waitedOut(notYet.retryIn(), callerGone)
+            .thenCompose(
+                stayed ->
+                    stayed && !isDone(callerGone)
+                        ? paced(provider, worstCaseTokens, pool, profile, callerGone, total)
+                        : CompletableFuture.completedFuture(
+                            gone(
+                                provider,
+                                profile,
+                                "pace",
+                                "while waiting "
+                                    + total.toMillis()
+                                    + " ms for the share of the node's "
+                                    + provider.wireName()
+                                    + " rate limits above the interactive reserve")));
+      }
+    }
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
       listener.rateLimited(provider, profile);
       return CompletableFuture.completedFuture(new Clearance.RateLimited(refused));
@@ -109,7 +147,7 @@ public record ProviderGuards(
     return turnCame.thenCompose(
         came -> {
           if (!came || isDone(callerGone)) {
-            rateLimits.giveBack(provider, worstCaseTokens);
+            rateLimits.giveBack(provider, pool, worstCaseTokens);
             return CompletableFuture.completedFuture(
                 gone(
                     provider,
@@ -149,7 +187,7 @@ public record ProviderGuards(
           if (failure == null) {
             if (isDone(callerGone)) {
               permit.close(); // the slot goes to the next in line
-              rateLimits.giveBack(provider, worstCaseTokens);
+              rateLimits.giveBack(provider, pool, worstCaseTokens);
               return gone(provider, profile, "queue", queued);
             }
             return new Clearance.Cleared(permit);
@@ -159,7 +197,7 @@ public record ProviderGuards(
                   ? failure.getCause()
                   : failure;
           if (cause instanceof CancellationException) {
-            rateLimits.giveBack(provider, worstCaseTokens);
+            rateLimits.giveBack(provider, pool, worstCaseTokens);
             return gone(provider, profile, "queue", queued);
           }
           if (cause instanceof PoolFull full) {

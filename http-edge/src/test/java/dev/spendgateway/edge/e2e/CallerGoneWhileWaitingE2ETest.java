@@ -51,6 +51,10 @@ class CallerGoneWhileWaitingE2ETest {
         E2eGateway.start(
             "gone-pace",
             Map.of(
+                // On (e2e-test.conf turns the pace off), by requests only.
+                "failover.rate-limits.enabled", true,
+                "failover.rate-limits.openai.tokens-per-minute", 0,
+                "failover.rate-limits.anthropic.tokens-per-minute", 0,
                 "failover.rate-limits.openai.requests-per-minute", 1,
                 "failover.rate-limits.anthropic.requests-per-minute", 1,
                 "failover.rate-limits.max-wait", "120s"));
