@@ -237,9 +237,13 @@ public final class Gateway {
   private static ProviderGuards providerGuards(
       ActorSystem<?> system, Config config, RouterListener listener) {
     FailoverSettings settings = FailoverSettings.fromConfig(config);
+    ProviderRateLimits pace = ProviderRateLimits.fromConfig(config, System::nanoTime);
+    // The shipped limits are the providers' lowest paid tier: the line shows an operator which
+    // limits this node keeps to, so one who never set theirs sees it.
+    log.info("provider rate limits (failover.rate-limits, set your tier): {}", pace.describe());
     return new ProviderGuards(
         new AdmissionPools(settings.pools(), System::nanoTime),
-        ProviderRateLimits.fromConfig(config, System::nanoTime),
+        pace,
         ProviderBreakers.create(
             system,
             settings.breaker(),

@@ -115,7 +115,9 @@ public final class ProviderRateLimits {
     if (fraction == 0) {
       return 0;
     }
-    return Math.min(perMinute - 1, (long) Math.ceil(perMinute * fraction));
+    // Less a hair before rounding up: 0.1 × 30 is 3.0000000000000004 in doubles, and a reserve of
+    // 4 there would be one request more than the operator asked for.
+    return Math.min(perMinute - 1, (long) Math.ceil(perMinute * fraction - 1e-9));
   }
 
   /** The longest a call waits for its turn before it is refused instead. */
@@ -269,6 +271,37 @@ public final class ProviderRateLimits {
       long cap = pool == Pool.BATCH ? t.perMinute - t.reserve : t.perMinute;
       t.giveBack(Math.min(worstCaseTokens, cap), now);
     }
+  }
+
+  /**
+   * The limits in words, for the line the gateway logs at start (an operator who never set them
+   * sees the shipped tier there), e.g. {@code openai: 500 requests, 500000 tokens a minute (100,
+   * 100000 kept for interactive calls); anthropic: off}.
+   */
+  public synchronized String describe() {
+    StringBuilder out = new StringBuilder();
+    for (Provider p : Provider.values()) {
+      if (out.length() > 0) {
+        out.append("; ");
+      }
+      out.append(p.wireName()).append(": ");
+      Bucket r = requests.get(p);
+      Bucket t = tokens.get(p);
+      if (r == null && t == null) {
+        out.append("off");
+        continue;
+      }
+      out.append(r == null ? "any" : Long.toString(r.perMinute))
+          .append(" requests, ")
+          .append(t == null ? "any" : Long.toString(t.perMinute))
+          .append(" tokens a minute");
+      long rr = r == null ? 0 : r.reserve;
+      long tr = t == null ? 0 : t.reserve;
+      if (rr > 0 || tr > 0) {
+        out.append(" (").append(rr).append(", ").append(tr).append(" kept for interactive calls)");
+      }
+    }
+    return out.toString();
   }
 
   /** Whether any limit is set for {@code provider}. */

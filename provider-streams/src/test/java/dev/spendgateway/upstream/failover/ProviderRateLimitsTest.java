@@ -303,6 +303,21 @@ class ProviderRateLimitsTest {
   }
 
   @Test
+  void theLimitsAreDescribedForTheStartLine() {
+    assertEquals(
+        "openai: 500 requests, 500000 tokens a minute (100, 100000 kept for interactive calls);"
+            + " anthropic: off",
+        reserved(500, 500_000, 0.2, Duration.ofSeconds(5)).describe());
+    assertEquals(
+        "openai: 30 requests, any tokens a minute (3, 0 kept for interactive calls); anthropic: off",
+        reserved(30, 0, 0.1, Duration.ofSeconds(5)).describe(),
+        "a tenth of 30 is 3, not the 4 a double's 3.0000000000000004 would round up to");
+    assertEquals(
+        "openai: 60 requests, any tokens a minute; anthropic: off",
+        reserved(60, 0, 0, Duration.ofSeconds(5)).describe());
+  }
+
+  @Test
   void aBatchCallGivenBackReturnsExactlyWhatItTook() {
     ProviderRateLimits l = reserved(0, 1_000, 0.25, Duration.ofSeconds(30));
     assertEquals(new Turn.Go(Duration.ZERO), l.take(Provider.OPENAI, Pool.BATCH, 5_000));
