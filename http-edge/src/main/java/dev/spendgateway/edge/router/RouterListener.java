@@ -25,7 +25,7 @@ public interface RouterListener extends ProviderGuards.Listener {
   /** One upstream attempt finished ({@code gateway_router_attempts{provider,profile,outcome}}). */
   default void attempt(Provider provider, String profile, String outcome) {}
 
-  /** A call switched to the fallback ({@code gateway_router_failovers{profile}}). */
+  /** A call switched to the fallback ({@code gateway_router_failovers{profile,to}}). */
   default void failover(String profile, Provider to) {}
 
   /** A call was refused at admission ({@code gateway_router_pool_full{pool,provider,profile}}). */
