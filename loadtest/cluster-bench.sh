@@ -151,6 +151,8 @@ pids+=($!)
 # default, $40, would stop a ledger run within seconds).
 node_opts="-Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=1000000"
 node_opts+=" -Dledger.caps.free-daily-usd=1000000 ${JAVA_OPTS:-}"
+# The simulator has no provider tier: the node's pace (on by default at Tier 1) would measure itself.
+node_opts="-Dfailover.rate-limits.enabled=off $node_opts"
 
 # start_node NAME HTTP_PORT DATABASE [CLUSTER_PORT SEEDS]: sets $started to the node's pid.
 started=""

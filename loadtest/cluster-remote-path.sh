@@ -48,7 +48,7 @@ seeds="127.0.0.1:$((base + 11)),127.0.0.1:$((base + 12))"
 declare -A node_pid
 for n in 1 2 3; do
   (
-    export JAVA_OPTS="-Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=1000000 -Dledger.caps.free-daily-usd=1000000 $opts"
+    export JAVA_OPTS="-Dfailover.rate-limits.enabled=off -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=1000000 -Dledger.caps.free-daily-usd=1000000 $opts"
     export GATEWAY_TOKEN=$token GATEWAY_HOST=127.0.0.1 GATEWAY_PORT=$((base + n)) GATEWAY_DATA_DIR="$work/node$n"
     export GATEWAY_JOURNAL_URL="jdbc:postgresql://$pg_host:$pg_port/$db" GATEWAY_JOURNAL_USER="$pg_user"
     export OPENAI_BASE_URL="http://127.0.0.1:$base" ANTHROPIC_BASE_URL="http://127.0.0.1:$base"

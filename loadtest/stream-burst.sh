@@ -50,7 +50,7 @@ JAVA_OPTS="-Xmx1g -XX:+UseParallelGC" "$here/bin/provider-sim" --port "$sim_port
 pids+=($!)
 limit=$((n + warmup + 100))
 # shellcheck disable=SC2086
-JAVA_OPTS="-Xms1g -Xmx1g -Dgateway.max-open-calls=$limit \
+JAVA_OPTS="-Xms1g -Xmx1g -Dgateway.max-open-calls=$limit -Dfailover.rate-limits.enabled=off \
   -Dproviders.openai.max-connections=$limit -Dproviders.anthropic.max-connections=$limit \
   -Dfailover.pools.interactive.concurrency.openai=$limit \
   -Dfailover.pools.interactive.concurrency.anthropic=$limit \

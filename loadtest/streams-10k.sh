@@ -93,7 +93,7 @@ pids+=($!)
 # probes would wait in its queue for a held stream to end.
 limit=$((n + probes + 100))
 JAVA_OPTS="-Xms$heap -Xmx$heap -XX:+AlwaysPreTouch -Dgateway.http2-port=$h2_port \
-  -Dgateway.max-open-calls=$limit -Dproviders.openai.max-connections=$limit \
+  -Dgateway.max-open-calls=$limit -Dproviders.openai.max-connections=$limit -Dfailover.rate-limits.enabled=off \
   -Dproviders.anthropic.max-connections=$limit -Dpekko.http.server.max-connections=$((limit + 2000)) \
   -Dfailover.pools.interactive.concurrency.openai=$limit \
   -Dfailover.pools.interactive.concurrency.anthropic=$limit \

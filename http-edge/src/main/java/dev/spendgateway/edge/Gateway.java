@@ -167,12 +167,14 @@ public final class Gateway {
             new ObjectMapper(),
             GatewayKeys.USAGE_TOP_SUBJECTS.get(config),
             bodyReadTimeout);
-    RouterListener listener = new MicrometerRouterListener(metrics.registry(), metrics.calls());
+    MicrometerRouterListener listener =
+        new MicrometerRouterListener(metrics.registry(), metrics.calls());
     // The same pools, pace, breakers and model circuits for every provider call, pass-through and
     // routed: a caller cannot get past a limit by picking a route.
     ProviderGuards guards = providerGuards(system, config, listener);
     FailoverRouter router =
         FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
+    router.profiles().all().forEach(p -> listener.servedAtZero(p.name()));
     ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
     // Video jobs: off (404) unless media.base-url is set; the poller settles jobs nobody asks
     // about.
@@ -239,9 +241,13 @@ public final class Gateway {
   private static ProviderGuards providerGuards(
       ActorSystem<?> system, Config config, RouterListener listener) {
     FailoverSettings settings = FailoverSettings.fromConfig(config);
+    ProviderRateLimits pace = ProviderRateLimits.fromConfig(config, System::nanoTime);
+    // The shipped limits are the providers' lowest paid tier: the line shows an operator which
+    // limits this node keeps to, so one who never set theirs sees it.
+    log.info("provider rate limits (failover.rate-limits, set your tier): {}", pace.describe());
     return new ProviderGuards(
         new AdmissionPools(settings.pools(), System::nanoTime),
-        ProviderRateLimits.fromConfig(config, System::nanoTime),
+        pace,
         ProviderBreakers.create(
             system,
             settings.breaker(),

@@ -549,6 +549,9 @@ public final class GatewayMain {
     // media key must not be spent by a demo started on the same shell.
     overrides.put("media.base-url", simulatorUrl);
     overrides.put("media.api-key", DEMO_MEDIA_KEY);
+    // The simulator has no provider tier: the shipped pace (Tier 1) would only make the demo and
+    // the benchmarks run on it slower. A -D setting still turns it on.
+    overrides.put("failover.rate-limits.enabled", false);
     return load(settings, overrides);
   }
 

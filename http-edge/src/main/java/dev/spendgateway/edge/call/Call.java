@@ -176,23 +176,24 @@ public final class Call {
   public CompletionStage<Attempted> attempt(AttemptPlan plan) {
     long tokens = plan.worstCase().inputTokensAssumed() + plan.worstCase().outputTokensAssumed();
     return guards
-        .clear(plan.provider(), tokens, plan.pool(), callerGone())
+        .clear(plan.provider(), tokens, plan.pool(), plan.profile(), callerGone())
         .thenCompose(
             clearance -> {
               if (clearance instanceof ProviderGuards.Clearance.Cleared cleared) {
                 return reserve(plan, cleared.permit());
               }
               return CompletableFuture.completedFuture(
-                  (Attempted) new Attempted.Refused(refused(plan.provider(), clearance)));
+                  (Attempted)
+                      new Attempted.Refused(refused(plan.provider(), plan.profile(), clearance)));
             });
   }
 
-  private Refusal refused(Provider provider, ProviderGuards.Clearance clearance) {
+  private Refusal refused(Provider provider, String profile, ProviderGuards.Clearance clearance) {
     if (clearance instanceof ProviderGuards.Clearance.RateLimited limited) {
       return Refusal.rateLimited(shape, provider.wireName(), limited.refused());
     }
     if (clearance instanceof ProviderGuards.Clearance.PoolRefused full) {
-      guards.listener().poolFull(full.full().pool(), full.full().provider());
+      guards.listener().poolFull(full.full().pool(), full.full().provider(), profile);
       return Refusal.poolFull(shape, full.full());
     }
     String when = ((ProviderGuards.Clearance.CallerGone) clearance).when();
@@ -238,7 +239,7 @@ public final class Call {
               }
               permit.close();
               if (reserving instanceof CallCore.Reserving.CallerGone gone) {
-                guards.listener().callerGone(plan.provider(), "reserve");
+                guards.listener().callerGone(plan.provider(), "reserve", plan.profile());
                 log.info(
                     "request {}: the caller hung up while its reserve was decided; released, {}"
                         + " was not called",
@@ -259,7 +260,8 @@ public final class Call {
   }
 
   private CompletionStage<Attempted> send(AttemptPlan plan, CallAttempt held, Permit permit) {
-    UpstreamExchange exchange = new UpstreamExchange(services, held, plan.target(), nanoTime);
+    UpstreamExchange exchange =
+        new UpstreamExchange(services, held, plan.target(), plan.profile(), nanoTime);
     exchanges.add(exchange);
     return exchange
         .send(plan.upstreamRequest(), guards.breaker(), permit::close)

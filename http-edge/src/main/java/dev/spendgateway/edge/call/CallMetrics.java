@@ -7,26 +7,30 @@ import java.time.Duration;
 /**
  * What the provider routes and the failover router report per call, for {@code /metrics}.
  * Implementations must be cheap and thread-safe and never throw. Provider and model are the wire
- * names ({@code openai}, {@code gpt-4o-mini}); model is the one actually called upstream.
+ * names ({@code openai}, {@code gpt-4o-mini}); model is the one actually called upstream. {@code
+ * profile} is the routing profile of a router call ({@link UsageTelemetry#NO_PROFILE}, empty, on
+ * the provider routes): profiles come from {@code conf/profiles.conf}, so the label's values are as
+ * few as the profiles, and an operator can tell which profile's calls a latency or a 429 belongs
+ * to.
  */
 public interface CallMetrics {
   /** Reports nothing: for tests and for code built without metrics. */
   CallMetrics NONE = new CallMetrics() {};
 
   /** An upstream answered with {@code status} (each attempt, failovers included). */
-  default void upstreamStatus(String provider, String model, int status) {}
+  default void upstreamStatus(String provider, String model, String profile, int status) {}
 
   /**
    * An attempt could not get an HTTP answer (connect error, timeout, reset): {@code cause} is a
    * short class.
    */
-  default void upstreamFailure(String provider, String model, String cause) {}
+  default void upstreamFailure(String provider, String model, String profile, String cause) {}
 
   /** From sending the upstream request to the end of its response (last byte of a stream). */
-  default void upstreamLatency(String provider, String model, Duration latency) {}
+  default void upstreamLatency(String provider, String model, String profile, Duration latency) {}
 
   /** From sending the upstream request to its first response byte (streams and plain answers). */
-  default void timeToFirstByte(String provider, String model, Duration ttfb) {}
+  default void timeToFirstByte(String provider, String model, String profile, Duration ttfb) {}
 
   /**
    * The gateway's own time on a call: total time minus the upstream time (policy, reserve, settle,
@@ -74,7 +78,8 @@ public interface CallMetrics {
    * An upstream 429, told apart: {@code kind} is {@code quota} (billing; never retried) or {@code
    * rate_limit}.
    */
-  default void upstreamTooManyRequests(String provider, String model, String kind) {}
+  default void upstreamTooManyRequests(
+      String provider, String model, String profile, String kind) {}
 
   /** The provider's rate-limit headers on one answer: what is left of its window, and its size. */
   default void upstreamRateLimits(String provider, RateLimitHeaders.Reading reading) {}

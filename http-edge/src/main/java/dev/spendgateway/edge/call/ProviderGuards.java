@@ -42,11 +42,14 @@ public record ProviderGuards(
     Listener listener) {
   private static final Logger log = LoggerFactory.getLogger(ProviderGuards.class);
 
-  /** Counts the guards' refusals. */
+  /**
+   * Counts the guards' refusals; {@code profile} is the routing profile of the call refused (empty
+   * on a provider route), so a metric says whose calls a limit turned away.
+   */
   public interface Listener {
-    void poolFull(Pool pool, Provider provider);
+    void poolFull(Pool pool, Provider provider, String profile);
 
-    void rateLimited(Provider provider);
+    void rateLimited(Provider provider, String profile);
 
     /**
      * A call dropped unsent because its caller hung up while it waited: {@code wait} is {@code
@@ -54,7 +57,7 @@ public record ProviderGuards(
      * (gone by the time it reached the guards) or {@code reserve} (gone by the time the ledger held
      * its worst case, which is released at once; counted by the routes).
      */
-    void callerGone(Provider provider, String wait);
+    void callerGone(Provider provider, String wait, String profile);
   }
 
   /** What the guards decided for one provider call, before it may hold money. */
@@ -82,20 +85,60 @@ public record ProviderGuards(
    * route on after its caller has gone, so without {@code callerGone} a call queued behind
    * minutes-long streams would go out, and be billed, for nobody, and an SDK that timed out and
    * retried would have it sent twice. {@code callerGone} completes when the caller's connection
-   * ends; empty where that is not known (the call then waits as before).
+   * ends; empty where that is not known (the call then waits as before). {@code profile} only
+   * labels what the listener is told.
    */
   public CompletionStage<Clearance> clear(
       Provider provider,
       long worstCaseTokens,
       Pool pool,
+      String profile,
       Optional<? extends CompletionStage<?>> callerGone) {
     if (isDone(callerGone)) {
       return CompletableFuture.completedFuture(
-          gone(provider, "before", "before its call was sent"));
+          gone(provider, profile, "before", "before its call was sent"));
     }
-    ProviderRateLimits.Turn turn = rateLimits.take(provider, worstCaseTokens);
+    return paced(provider, worstCaseTokens, pool, profile, callerGone, Duration.ZERO);
+  }
+
+  /**
+   * The pace's turn, then the pool. A batch call told {@link ProviderRateLimits.Turn.NotYet} (only
+   * the interactive reserve is left) waits holding nothing and asks again, for at most the limits'
+   * maximum wait in all ({@code waited} so far), and is then refused like any call whose turn is
+   * too far away.
+   */
+  private CompletionStage<Clearance> paced(
+      Provider provider,
+      long worstCaseTokens,
+      Pool pool,
+      String profile,
+      Optional<? extends CompletionStage<?>> callerGone,
+      Duration waited) {
+    ProviderRateLimits.Turn turn = rateLimits.take(provider, pool, worstCaseTokens);
+    if (turn instanceof ProviderRateLimits.Turn.NotYet notYet) {
+      Duration total = waited.plus(notYet.retryIn());
+      if (total.compareTo(rateLimits.maxWait()) > 0) {
+        turn = new ProviderRateLimits.Turn.Refused(notYet.retryIn(), notYet.limit());
+      } else {
+        return waitedOut(notYet.retryIn(), callerGone)
+            .thenCompose(
+                stayed ->
+                    stayed && !isDone(callerGone)
+                        ? paced(provider, worstCaseTokens, pool, profile, callerGone, total)
+                        : CompletableFuture.completedFuture(
+                            gone(
+                                provider,
+                                profile,
+                                "pace",
+                                "while waiting "
+                                    + total.toMillis()
+                                    + " ms for the share of the node's "
+                                    + provider.wireName()
+                                    + " rate limits above the interactive reserve")));
+      }
+    }
     if (turn instanceof ProviderRateLimits.Turn.Refused refused) {
-      listener.rateLimited(provider);
+      listener.rateLimited(provider, profile);
       return CompletableFuture.completedFuture(new Clearance.RateLimited(refused));
     }
     Duration wait = ((ProviderRateLimits.Turn.Go) turn).after();
@@ -104,10 +147,11 @@ public record ProviderGuards(
     return turnCame.thenCompose(
         came -> {
           if (!came || isDone(callerGone)) {
-            rateLimits.giveBack(provider, worstCaseTokens);
+            rateLimits.giveBack(provider, pool, worstCaseTokens);
             return CompletableFuture.completedFuture(
                 gone(
                     provider,
+                    profile,
                     "pace",
                     "while waiting "
                         + wait.toMillis()
@@ -115,7 +159,7 @@ public record ProviderGuards(
                         + provider.wireName()
                         + " rate limits"));
           }
-          return admitted(provider, worstCaseTokens, pool, callerGone);
+          return admitted(provider, worstCaseTokens, pool, profile, callerGone);
         });
   }
 
@@ -127,6 +171,7 @@ public record ProviderGuards(
       Provider provider,
       long worstCaseTokens,
       Pool pool,
+      String profile,
       Optional<? extends CompletionStage<?>> callerGone) {
     CompletableFuture<Permit> waiting = pools.admit(pool, provider).toCompletableFuture();
     if (!waiting.isDone()) {
@@ -142,8 +187,8 @@ public record ProviderGuards(
           if (failure == null) {
             if (isDone(callerGone)) {
               permit.close(); // the slot goes to the next in line
-              rateLimits.giveBack(provider, worstCaseTokens);
-              return gone(provider, "queue", queued);
+              rateLimits.giveBack(provider, pool, worstCaseTokens);
+              return gone(provider, profile, "queue", queued);
             }
             return new Clearance.Cleared(permit);
           }
@@ -152,8 +197,8 @@ public record ProviderGuards(
                   ? failure.getCause()
                   : failure;
           if (cause instanceof CancellationException) {
-            rateLimits.giveBack(provider, worstCaseTokens);
-            return gone(provider, "queue", queued);
+            rateLimits.giveBack(provider, pool, worstCaseTokens);
+            return gone(provider, profile, "queue", queued);
           }
           if (cause instanceof PoolFull full) {
             return new Clearance.PoolRefused(full);
@@ -162,8 +207,8 @@ public record ProviderGuards(
         });
   }
 
-  private Clearance gone(Provider provider, String wait, String when) {
-    listener.callerGone(provider, wait);
+  private Clearance gone(Provider provider, String profile, String wait, String when) {
+    listener.callerGone(provider, wait, profile);
     return new Clearance.CallerGone(wait, when);
   }
 

@@ -45,6 +45,10 @@ public final class UpstreamExchange {
   private final CallServices services;
   private final CallAttempt held;
   private final Target target;
+
+  /** The routing profile, for the metrics' {@code profile} label (empty on a provider route). */
+  private final String profile;
+
   private final LongSupplier nanoTime;
   private final long sentNanos;
 
@@ -151,10 +155,15 @@ public final class UpstreamExchange {
   }
 
   public UpstreamExchange(
-      CallServices services, CallAttempt held, Target target, LongSupplier nanoTime) {
+      CallServices services,
+      CallAttempt held,
+      Target target,
+      String profile,
+      LongSupplier nanoTime) {
     this.services = services;
     this.held = held;
     this.target = target;
+    this.profile = profile;
     this.nanoTime = nanoTime;
     this.sentNanos = nanoTime.getAsLong();
   }
@@ -220,7 +229,9 @@ public final class UpstreamExchange {
       UpstreamResult result, Guard guard, Runnable onUpstreamEnded) {
     String provider = target.provider().wireName();
     if (result instanceof UpstreamResult.ConnectionFailed failed) {
-      services.metrics().upstreamFailure(provider, target.model(), failed.safeErrorClass());
+      services
+          .metrics()
+          .upstreamFailure(provider, target.model(), profile, failed.safeErrorClass());
       if (failed.isOverload()) {
         // Refused for capacity before anything was sent: voided, and a caller it answers gets a
         // 503.
@@ -239,7 +250,7 @@ public final class UpstreamExchange {
           notAnswered(outcome, failed.safeErrorClass(), onUpstreamEnded));
     }
     UpstreamResult.Responded responded = (UpstreamResult.Responded) result;
-    services.metrics().upstreamStatus(provider, target.model(), responded.status());
+    services.metrics().upstreamStatus(provider, target.model(), profile, responded.status());
     RateLimitHeaders.Reading limits = RateLimitHeaders.read(responded.headersToPassBack());
     if (!limits.isEmpty()) {
       services.metrics().upstreamRateLimits(provider, limits);
@@ -247,7 +258,7 @@ public final class UpstreamExchange {
     services
         .metrics()
         .timeToFirstByte(
-            provider, target.model(), Duration.ofNanos(nanoTime.getAsLong() - sentNanos));
+            provider, target.model(), profile, Duration.ofNanos(nanoTime.getAsLong() - sentNanos));
     if (!responded.isSuccess()) {
       return BodyCollector.collect(responded.body(), MAX_ERROR_BODY_BYTES, services.materializer())
           .thenApply(
@@ -266,6 +277,7 @@ public final class UpstreamExchange {
                       .upstreamTooManyRequests(
                           provider,
                           target.model(),
+                          profile,
                           ErrorClassifier.kindOf429(bytes.take(64 * 1024).utf8String()).wireName());
                 }
                 return new Exchanged.ErrorStatus(responded, bytes);
@@ -377,7 +389,10 @@ public final class UpstreamExchange {
       services
           .metrics()
           .upstreamLatency(
-              target.provider().wireName(), target.model(), Duration.ofNanos(now - sentNanos));
+              target.provider().wireName(),
+              target.model(),
+              profile,
+              Duration.ofNanos(now - sentNanos));
       onUpstreamEnded.run();
     }
   }

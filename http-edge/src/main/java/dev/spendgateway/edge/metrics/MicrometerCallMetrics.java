@@ -16,20 +16,23 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@link CallMetrics} on Micrometer. Series (Prometheus names): {@code
- * gateway_upstream_responses_total{provider,model,status}}, {@code
- * gateway_upstream_failures_total{provider,model,cause}}, {@code
- * gateway_upstream_latency_seconds{provider,model}} (histogram), {@code
- * gateway_upstream_ttfb_seconds{provider,model}} (histogram), {@code
+ * gateway_upstream_responses_total{provider,model,profile,status}}, {@code
+ * gateway_upstream_failures_total{provider,model,profile,cause}}, {@code
+ * gateway_upstream_latency_seconds{provider,model,profile}} (histogram), {@code
+ * gateway_upstream_ttfb_seconds{provider,model,profile}} (histogram), {@code
  * gateway_overhead_seconds{route}} (histogram), {@code gateway_open_streams{provider}}, {@code
  * gateway_edge_settled_above_reserve_total} / {@code _usd_total{provider,model}}, {@code
  * gateway_model_lifecycle_alarms_total{model,lifecycle}}, {@code
  * gateway_overload_refusals_total{kind}}, {@code gateway_data_class_calls_total{class,outcome}},
- * {@code gateway_upstream_too_many_requests_total{provider,model,kind}} (kind {@code quota} or
- * {@code rate_limit}), {@code gateway_upstream_ratelimit_remaining{provider,resource}} and {@code
- * gateway_upstream_ratelimit_limit{provider,resource}} (from the providers' {@code x-ratelimit-*} /
- * {@code anthropic-ratelimit-*} headers, last answer wins), {@code
+ * {@code gateway_upstream_too_many_requests_total{provider,model,profile,kind}} (kind {@code quota}
+ * or {@code rate_limit}), {@code gateway_upstream_ratelimit_remaining{provider,resource}} and
+ * {@code gateway_upstream_ratelimit_limit{provider,resource}} (from the providers' {@code
+ * x-ratelimit-*} / {@code anthropic-ratelimit-*} headers, last answer wins), {@code
  * gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output}, {@code
  * cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
+ * Every per-attempt series carries {@code profile}: the routing profile, empty on the provider
+ * routes (a Prometheus registry needs one set of label names per metric, so the label is always
+ * there).
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
@@ -94,6 +97,7 @@ public final class MicrometerCallMetrics implements CallMetrics {
             "Upstream HTTP answers by status, every attempt",
             "provider",
             "model",
+            "profile",
             "status");
     failures =
         counters(
@@ -101,6 +105,7 @@ public final class MicrometerCallMetrics implements CallMetrics {
             "Upstream attempts without an HTTP answer",
             "provider",
             "model",
+            "profile",
             "cause");
     latency =
         timers(
@@ -108,14 +113,16 @@ public final class MicrometerCallMetrics implements CallMetrics {
             "Upstream request to last response byte",
             LATENCY_BUCKETS,
             "provider",
-            "model");
+            "model",
+            "profile");
     ttfb =
         timers(
             "gateway.upstream.ttfb",
             "Upstream request to first response byte",
             LATENCY_BUCKETS,
             "provider",
-            "model");
+            "model",
+            "profile");
     overhead =
         timers(
             "gateway.overhead",
@@ -139,6 +146,7 @@ public final class MicrometerCallMetrics implements CallMetrics {
             "Upstream 429s by kind: quota (billing, not retried) or rate_limit",
             "provider",
             "model",
+            "profile",
             "kind");
     rateLimitRemaining = rateLimitGauges("remaining");
     rateLimitLimit = rateLimitGauges("limit");
@@ -161,24 +169,24 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   @Override
-  public void upstreamStatus(String provider, String model, int status) {
+  public void upstreamStatus(String provider, String model, String profile, int status) {
     String tag = status >= 0 && status < STATUS_TAGS.length ? STATUS_TAGS[status] : "" + status;
-    responses.get(provider, model, tag).increment();
+    responses.get(provider, model, profile, tag).increment();
   }
 
   @Override
-  public void upstreamFailure(String provider, String model, String cause) {
-    failures.get(provider, model, cause).increment();
+  public void upstreamFailure(String provider, String model, String profile, String cause) {
+    failures.get(provider, model, profile, cause).increment();
   }
 
   @Override
-  public void upstreamLatency(String provider, String model, Duration latency) {
-    this.latency.get(provider, model).record(latency);
+  public void upstreamLatency(String provider, String model, String profile, Duration latency) {
+    this.latency.get(provider, model, profile).record(latency);
   }
 
   @Override
-  public void timeToFirstByte(String provider, String model, Duration ttfb) {
-    this.ttfb.get(provider, model).record(ttfb);
+  public void timeToFirstByte(String provider, String model, String profile, Duration ttfb) {
+    this.ttfb.get(provider, model, profile).record(ttfb);
   }
 
   @Override
@@ -244,8 +252,8 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   @Override
-  public void upstreamTooManyRequests(String provider, String model, String kind) {
-    tooManyRequests.get(provider, model, kind).increment();
+  public void upstreamTooManyRequests(String provider, String model, String profile, String kind) {
+    tooManyRequests.get(provider, model, profile, kind).increment();
   }
 
   @Override

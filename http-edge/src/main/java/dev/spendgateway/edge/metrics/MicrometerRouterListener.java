@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
 import dev.spendgateway.edge.call.CallMetrics;
+import dev.spendgateway.edge.call.UsageTelemetry;
 import dev.spendgateway.edge.router.RouterListener;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.upstream.failover.Pool;
@@ -19,10 +20,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * documents: {@code gateway_model_retired_total{model}} (a 410 opened the model's circuit; also
  * counted as a {@code gone} lifecycle alarm), {@code
  * gateway_model_end_of_support_days{profile,model}} (-1 when the date is unknown), {@code
- * gateway_router_attempts_total{provider,outcome}}, {@code
+ * gateway_router_attempts_total{provider,profile,outcome}}, {@code
  * gateway_router_failovers_total{profile,to}}, {@code
- * gateway_router_pool_full_total{pool,provider}}, {@code gateway_rate_limited_total{provider}},
- * {@code gateway_callers_gone_total{provider,wait}}.
+ * gateway_router_pool_full_total{pool,provider,profile}}, {@code
+ * gateway_rate_limited_total{provider,profile}}, {@code
+ * gateway_callers_gone_total{provider,wait,profile}}. {@code profile} is the routing profile, empty
+ * for a provider-route call; its values are the profiles of {@code conf/profiles.conf}, so the
+ * series stay few. The retired-model counter is the model's alone: its circuit holds for every
+ * profile and route (the alarm line names the route and profile that hit it).
  */
 public final class MicrometerRouterListener implements RouterListener {
   private final MeterRegistry registry;
@@ -37,10 +42,17 @@ public final class MicrometerRouterListener implements RouterListener {
         MultiGauge.builder("gateway.model.end.of.support.days")
             .description("Days until a deprecated profile model's end of support (-1: unknown)")
             .register(registry);
-    // Served at 0 from the start (two providers × four waits), so a rate sees 0, not no data.
+    servedAtZero(UsageTelemetry.NO_PROFILE);
+  }
+
+  /**
+   * Serves {@code gateway_callers_gone_total} at 0 for {@code profile} (two providers × four
+   * waits), so a rate sees 0, not "no data"; the gateway calls it for each profile it routes.
+   */
+  public void servedAtZero(String profile) {
     for (Provider provider : Provider.values()) {
       for (String wait : List.of("queue", "pace", "before", "reserve")) {
-        callersGone(provider, wait);
+        callersGone(provider, wait, profile);
       }
     }
   }
@@ -66,10 +78,10 @@ public final class MicrometerRouterListener implements RouterListener {
   }
 
   @Override
-  public void attempt(Provider provider, String outcome) {
+  public void attempt(Provider provider, String profile, String outcome) {
     Counter.builder("gateway.router.attempts")
         .description("Upstream attempts of routed calls, by outcome")
-        .tags("provider", provider.wireName(), "outcome", outcome)
+        .tags("provider", provider.wireName(), "profile", profile, "outcome", outcome)
         .register(registry)
         .increment();
   }
@@ -84,31 +96,31 @@ public final class MicrometerRouterListener implements RouterListener {
   }
 
   @Override
-  public void poolFull(Pool pool, Provider provider) {
+  public void poolFull(Pool pool, Provider provider, String profile) {
     Counter.builder("gateway.router.pool.full")
-        .description("Routed calls refused at admission (queue full)")
-        .tags("pool", pool.wireName(), "provider", provider.wireName())
+        .description("Calls refused at admission (queue full)")
+        .tags("pool", pool.wireName(), "provider", provider.wireName(), "profile", profile)
         .register(registry)
         .increment();
   }
 
   @Override
-  public void callerGone(Provider provider, String wait) {
-    callersGone(provider, wait).increment();
+  public void callerGone(Provider provider, String wait, String profile) {
+    callersGone(provider, wait, profile).increment();
   }
 
-  private Counter callersGone(Provider provider, String wait) {
+  private Counter callersGone(Provider provider, String wait, String profile) {
     return Counter.builder("gateway.callers.gone")
         .description("Calls dropped unsent because the caller hung up while they waited")
-        .tags("provider", provider.wireName(), "wait", wait)
+        .tags("provider", provider.wireName(), "wait", wait, "profile", profile)
         .register(registry);
   }
 
   @Override
-  public void rateLimited(Provider provider) {
+  public void rateLimited(Provider provider, String profile) {
     Counter.builder("gateway.rate.limited")
         .description("Calls refused by a provider's rate limit (429 with Retry-After)")
-        .tags("provider", provider.wireName())
+        .tags("provider", provider.wireName(), "profile", profile)
         .register(registry)
         .increment();
   }

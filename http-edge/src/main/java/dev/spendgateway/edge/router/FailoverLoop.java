@@ -164,7 +164,9 @@ final class FailoverLoop {
                     .thenAccept(
                         d ->
                             listener.attempt(
-                                provider, d.outcomeWord() == null ? "ok" : d.outcomeWord())));
+                                provider,
+                                profile,
+                                d.outcomeWord() == null ? "ok" : d.outcomeWord())));
     return call.attempt(plan)
         .thenCompose(
             attempted -> {

@@ -81,13 +81,13 @@ class ProviderGuardsClearanceTest {
             },
             new ProviderGuards.Listener() {
               @Override
-              public void poolFull(Pool pool, Provider provider) {}
+              public void poolFull(Pool pool, Provider provider, String profile) {}
 
               @Override
-              public void rateLimited(Provider provider) {}
+              public void rateLimited(Provider provider, String profile) {}
 
               @Override
-              public void callerGone(Provider provider, String wait) {
+              public void callerGone(Provider provider, String wait, String profile) {
                 counted.add(provider.wireName() + "/" + wait);
               }
             });
@@ -155,6 +155,7 @@ class ProviderGuardsClearanceTest {
                 P,
                 TOKENS,
                 Pool.INTERACTIVE,
+                "",
                 hangUp == HangUp.NO_SIGNAL ? Optional.empty() : Optional.of(gone))
             .toCompletableFuture();
 

@@ -137,6 +137,10 @@ class DirectRouteGuardsE2ETest {
         E2eGateway.start(
             "guard-rate",
             Map.of(
+                // On (e2e-test.conf turns the pace off), by requests only.
+                "failover.rate-limits.enabled", true,
+                "failover.rate-limits.anthropic.tokens-per-minute", 0,
+                "failover.rate-limits.openai.tokens-per-minute", 0,
                 "failover.rate-limits.anthropic.requests-per-minute", 2,
                 "failover.rate-limits.openai.requests-per-minute", 1,
                 "failover.rate-limits.max-wait", "0s"));
@@ -178,7 +182,7 @@ class DirectRouteGuardsE2ETest {
     String metrics =
         gw.send(gw.get("/metrics").header("x-api-key", E2eGateway.TOKEN).build()).body();
     assertTrue(
-        metrics.contains("gateway_rate_limited_total{provider=\"anthropic\"}"),
+        metrics.contains("gateway_rate_limited_total{profile=\"\",provider=\"anthropic\"}"),
         "counted in /metrics");
   }
 

@@ -138,17 +138,17 @@ class ProviderCallsE2ETest extends GatewayPerClass {
     Brand brand = Brand.fresh("metrics");
     double before =
         metric(
-            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}");
+            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",profile=\"\",provider=\"anthropic\",status=\"200\"}");
     anthropicJson(gw, brand);
     gw.awaitSettled(brand.id());
     assertEquals(
         before + 1,
         metric(
-            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",provider=\"anthropic\",status=\"200\"}"));
+            "gateway_upstream_responses_total{model=\"claude-opus-5-5\",profile=\"\",provider=\"anthropic\",status=\"200\"}"));
     assertTrue(metric("gateway_overhead_seconds_count{route=\"/anthropic/v1/messages\"}") >= 1);
     assertTrue(
         metric(
-                "gateway_upstream_ttfb_seconds_count{model=\"claude-opus-5-5\",provider=\"anthropic\"}")
+                "gateway_upstream_ttfb_seconds_count{model=\"claude-opus-5-5\",profile=\"\",provider=\"anthropic\"}")
             >= 1);
   }
 

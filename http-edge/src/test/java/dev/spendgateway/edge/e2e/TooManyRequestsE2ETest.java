@@ -74,7 +74,7 @@ class TooManyRequestsE2ETest {
         sample(
                 metrics(),
                 "gateway_upstream_too_many_requests_total",
-                "kind=\"quota\",model=\"gpt-6.1-sol-mini\",provider=\"openai\"")
+                "kind=\"quota\",model=\"gpt-6.1-sol-mini\",profile=\"fast-summary\",provider=\"openai\"")
             >= 1);
   }
 
@@ -115,14 +115,14 @@ class TooManyRequestsE2ETest {
         sample(
                 m,
                 "gateway_upstream_too_many_requests_total",
-                "kind=\"quota\",model=\"gpt-6.1-sol-mini\",provider=\"openai\"")
+                "kind=\"quota\",model=\"gpt-6.1-sol-mini\",profile=\"\",provider=\"openai\"")
             >= 1,
         m);
     assertTrue(
         sample(
                 m,
                 "gateway_upstream_too_many_requests_total",
-                "kind=\"rate_limit\",model=\"gpt-6.1-sol-mini\",provider=\"openai\"")
+                "kind=\"rate_limit\",model=\"gpt-6.1-sol-mini\",profile=\"\",provider=\"openai\"")
             >= 1,
         m);
     assertEquals(

@@ -230,11 +230,12 @@ class MetricsRoutesTest {
   @Test
   void callMetricsShowUpByProviderAndModel() throws Exception {
     CallMetrics calls = metrics.calls();
-    calls.upstreamStatus("openai", "gpt-4o-mini", 200);
-    calls.upstreamStatus("openai", "gpt-4o-mini", 429);
-    calls.upstreamStatus("openai", "gpt-4o-mini", 429);
-    calls.upstreamLatency("openai", "gpt-4o-mini", Duration.ofMillis(300));
-    calls.timeToFirstByte("openai", "gpt-4o-mini", Duration.ofMillis(80));
+    calls.upstreamStatus("openai", "gpt-4o-mini", "", 200);
+    calls.upstreamStatus("openai", "gpt-4o-mini", "", 429);
+    calls.upstreamStatus("openai", "gpt-4o-mini", "", 429);
+    calls.upstreamStatus("openai", "gpt-4o-mini", "fast-summary", 429);
+    calls.upstreamLatency("openai", "gpt-4o-mini", "", Duration.ofMillis(300));
+    calls.timeToFirstByte("openai", "gpt-4o-mini", "", Duration.ofMillis(80));
     calls.gatewayOverhead("chat", Duration.ofMillis(2));
     calls.streamOpened("anthropic");
     calls.streamOpened("anthropic");
@@ -246,17 +247,22 @@ class MetricsRoutesTest {
         2.0,
         value(
             s,
-            "gateway_upstream_responses_total{model=\"gpt-4o-mini\",provider=\"openai\",status=\"429\"}"));
+            "gateway_upstream_responses_total{model=\"gpt-4o-mini\",profile=\"\",provider=\"openai\",status=\"429\"}"));
     assertEquals(
         1.0,
         value(
             s,
-            "gateway_upstream_latency_seconds_count{model=\"gpt-4o-mini\",provider=\"openai\"}"));
+            "gateway_upstream_responses_total{model=\"gpt-4o-mini\",profile=\"fast-summary\",provider=\"openai\",status=\"429\"}"));
     assertEquals(
         1.0,
         value(
             s,
-            "gateway_upstream_ttfb_seconds_bucket{le=\"0.1\",model=\"gpt-4o-mini\",provider=\"openai\"}"));
+            "gateway_upstream_latency_seconds_count{model=\"gpt-4o-mini\",profile=\"\",provider=\"openai\"}"));
+    assertEquals(
+        1.0,
+        value(
+            s,
+            "gateway_upstream_ttfb_seconds_bucket{le=\"0.1\",model=\"gpt-4o-mini\",profile=\"\",provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_overhead_seconds_count{route=\"chat\"}"));
     assertEquals(1.0, value(s, "gateway_open_streams{provider=\"anthropic\"}"));
     assertEquals(
@@ -322,19 +328,25 @@ class MetricsRoutesTest {
   void routerEventsAreCountedUnderTheRoutersSeriesNames() throws Exception {
     MicrometerRouterListener listener =
         new MicrometerRouterListener(metrics.registry(), metrics.calls());
-    listener.attempt(Provider.OPENAI, "ok");
+    listener.attempt(Provider.OPENAI, "default-chat", "ok");
     listener.failover("default-chat", Provider.ANTHROPIC);
-    listener.poolFull(Pool.BATCH, Provider.OPENAI);
+    listener.poolFull(Pool.BATCH, Provider.OPENAI, "default-chat");
     listener.modelRetired("gpt-gone");
     listener.modelDeprecated("default-chat", "gpt-6-sol", Optional.of(90L));
 
     Map<String, Double> s = scrape();
     assertEquals(
-        1.0, value(s, "gateway_router_attempts_total{outcome=\"ok\",provider=\"openai\"}"));
+        1.0,
+        value(
+            s,
+            "gateway_router_attempts_total{outcome=\"ok\",profile=\"default-chat\",provider=\"openai\"}"));
     assertEquals(
         1.0, value(s, "gateway_router_failovers_total{profile=\"default-chat\",to=\"anthropic\"}"));
     assertEquals(
-        1.0, value(s, "gateway_router_pool_full_total{pool=\"batch\",provider=\"openai\"}"));
+        1.0,
+        value(
+            s,
+            "gateway_router_pool_full_total{pool=\"batch\",profile=\"default-chat\",provider=\"openai\"}"));
     assertEquals(1.0, value(s, "gateway_model_retired_total{model=\"gpt-gone\"}"));
     assertEquals(
         1.0,

@@ -20,6 +20,15 @@ import java.util.function.LongSupplier;
  *
  * <p>Tokens are counted at the call's worst case (input as assumed plus the whole output budget),
  * as the providers themselves count a request's {@code max_tokens} against the minute's tokens.
+ *
+ * <p><b>Interactive first.</b> The last {@code interactiveReserve} of each limit (a fraction of the
+ * minute) is for interactive calls: a {@link Pool#BATCH batch} call goes only while the bucket,
+ * after its share, still holds the reserve. It never queues inside the bucket (a queued share is
+ * taken at once, and would eat the reserve ahead of the interactive calls that come meanwhile): it
+ * is told to ask again when the share above the reserve is back ({@link Turn.NotYet}), holding
+ * nothing meanwhile, and is refused when that is further away than the maximum wait. So a batch
+ * flood takes at most the unreserved part of the minute, and an interactive call finds the reserve
+ * there. With a reserve of 0 a batch call is paced like an interactive one.
  */
 public final class ProviderRateLimits {
   /**
@@ -50,6 +59,13 @@ public final class ProviderRateLimits {
 
     /** Over the limit for longer than the maximum wait; nothing was taken. */
     record Refused(Duration retryAfter, String limit) implements Turn {}
+
+    /**
+     * A batch call: only the interactive reserve of {@code limit} is left. Nothing was taken; the
+     * share above the reserve is back in {@code retryIn} (at most the maximum wait), when the call
+     * may ask again.
+     */
+    record NotYet(Duration retryIn, String limit) implements Turn {}
   }
 
   private final Map<Provider, Bucket> requests = new EnumMap<>(Provider.class);
@@ -57,18 +73,51 @@ public final class ProviderRateLimits {
   private final Duration maxWait;
   private final LongSupplier nanoTime;
 
+  /** Limits with no interactive reserve: batch calls are paced like interactive ones. */
   public ProviderRateLimits(Map<Provider, Limits> limits, Duration maxWait, LongSupplier nanoTime) {
+    this(limits, 0, maxWait, nanoTime);
+  }
+
+  /**
+   * @param interactiveReserve the fraction of each limit batch calls never take, in [0, 1)
+   */
+  public ProviderRateLimits(
+      Map<Provider, Limits> limits,
+      double interactiveReserve,
+      Duration maxWait,
+      LongSupplier nanoTime) {
+    if (!(interactiveReserve >= 0 && interactiveReserve < 1)) {
+      throw new IllegalArgumentException(
+          "interactive-reserve must be at least 0 and below 1 (a fraction of each limit), was "
+              + interactiveReserve);
+    }
     this.maxWait = maxWait;
     this.nanoTime = nanoTime;
     for (Map.Entry<Provider, Limits> e : limits.entrySet()) {
-      if (e.getValue().requestsPerMinute() > 0) {
+      long rpm = e.getValue().requestsPerMinute();
+      long tpm = e.getValue().tokensPerMinute();
+      if (rpm > 0) {
         requests.put(
-            e.getKey(), new Bucket(e.getValue().requestsPerMinute(), nanoTime.getAsLong()));
+            e.getKey(), new Bucket(rpm, reserveOf(rpm, interactiveReserve), nanoTime.getAsLong()));
       }
-      if (e.getValue().tokensPerMinute() > 0) {
-        tokens.put(e.getKey(), new Bucket(e.getValue().tokensPerMinute(), nanoTime.getAsLong()));
+      if (tpm > 0) {
+        tokens.put(
+            e.getKey(), new Bucket(tpm, reserveOf(tpm, interactiveReserve), nanoTime.getAsLong()));
       }
     }
+  }
+
+  /**
+   * The units of a {@code perMinute} limit kept for interactive calls: rounded up (a reserve of a
+   * fraction of a request would be none), but always leaving batch calls at least one unit.
+   */
+  private static long reserveOf(long perMinute, double fraction) {
+    if (fraction == 0) {
+      return 0;
+    }
+    // Less a hair before rounding up: 0.1 × 30 is 3.0000000000000004 in doubles, and a reserve of
+    // 4 there would be one request more than the operator asked for.
+    return Math.min(perMinute - 1, (long) Math.ceil(perMinute * fraction - 1e-9));
   }
 
   /** The longest a call waits for its turn before it is refused instead. */
@@ -76,9 +125,13 @@ public final class ProviderRateLimits {
     return maxWait;
   }
 
-  /** {@code failover.rate-limits} of {@code config}. */
+  /**
+   * {@code failover.rate-limits} of {@code config}; with {@code enabled = off}, no limits at all
+   * (the numbers are still checked, so turning it on later cannot fail the start).
+   */
   public static ProviderRateLimits fromConfig(Config config, LongSupplier nanoTime) {
     Config r = config.getConfig("failover.rate-limits");
+    boolean enabled = r.getBoolean("enabled");
     Map<Provider, Limits> limits = new EnumMap<>(Provider.class);
     for (Provider p : Provider.values()) {
       String key = "failover.rate-limits." + p.wireName();
@@ -93,14 +146,34 @@ public final class ProviderRateLimits {
             key + ".requests-per-minute / .tokens-per-minute: " + e.getMessage(), e);
       }
     }
-    return new ProviderRateLimits(limits, r.getDuration("max-wait"), nanoTime);
+    double reserve = r.getDouble("interactive-reserve");
+    try {
+      return new ProviderRateLimits(
+          enabled ? limits : Map.of(), reserve, r.getDuration("max-wait"), nanoTime);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "failover.rate-limits.interactive-reserve: " + e.getMessage(), e);
+    }
+  }
+
+  /** {@link #take(Provider, Pool, long)} for an interactive call. */
+  public Turn take(Provider provider, long worstCaseTokens) {
+    return take(provider, Pool.INTERACTIVE, worstCaseTokens);
   }
 
   /**
    * Takes one request and {@code worstCaseTokens} from {@code provider}'s limits, or refuses. Both
-   * limits are decided together: a call refused by one takes nothing from the other.
+   * limits are decided together: a call refused by one takes nothing from the other. A call of the
+   * batch pool never takes the interactive reserve ({@link Turn.NotYet} instead of a wait).
    */
-  public synchronized Turn take(Provider provider, long worstCaseTokens) {
+  public synchronized Turn take(Provider provider, Pool pool, long worstCaseTokens) {
+    if (pool == Pool.BATCH) {
+      return takeAboveReserve(provider, worstCaseTokens);
+    }
+    return takeInTurn(provider, worstCaseTokens);
+  }
+
+  private Turn takeInTurn(Provider provider, long worstCaseTokens) {
     long now = nanoTime.getAsLong();
     Bucket r = requests.get(provider);
     Bucket t = tokens.get(provider);
@@ -133,11 +206,61 @@ public final class ProviderRateLimits {
   }
 
   /**
+   * A batch call: at once if both buckets still hold the reserve after its share, else nothing
+   * taken and the time until they would. A bucket without a reserve paces it as {@link #takeInTurn}
+   * does.
+   */
+  private Turn takeAboveReserve(Provider provider, long worstCaseTokens) {
+    Bucket r = requests.get(provider);
+    Bucket t = tokens.get(provider);
+    boolean anyReserve = (r != null && r.reserve > 0) || (t != null && t.reserve > 0);
+    if (!anyReserve) {
+      return takeInTurn(provider, worstCaseTokens);
+    }
+    long now = nanoTime.getAsLong();
+    long waitNanos = 0;
+    String limit = null;
+    if (r != null) {
+      long w = r.waitAbove(1, now);
+      if (w > waitNanos) {
+        waitNanos = w;
+        limit = "requests per minute";
+      }
+    }
+    long batchTokens = t == null ? 0 : Math.min(worstCaseTokens, t.perMinute - t.reserve);
+    if (t != null) {
+      long w = t.waitAbove(batchTokens, now);
+      if (w > waitNanos) {
+        waitNanos = w;
+        limit = "tokens per minute";
+      }
+    }
+    if (waitNanos > maxWait.toNanos()) {
+      return new Turn.Refused(Duration.ofNanos(waitNanos), limit + " (interactive reserve)");
+    }
+    if (waitNanos > 0) {
+      return new Turn.NotYet(Duration.ofNanos(waitNanos), limit + " (interactive reserve)");
+    }
+    if (r != null) {
+      r.take(1, now);
+    }
+    if (t != null) {
+      t.take(batchTokens, now);
+    }
+    return new Turn.Go(Duration.ZERO);
+  }
+
+  /**
    * Returns a share {@link #take} let through that was never used: the call's caller hung up while
    * it waited for its turn, so nothing was sent. Calls already waiting keep their turns; the next
    * newcomer finds the room. Never fills a bucket past a minute's worth.
    */
-  public synchronized void giveBack(Provider provider, long worstCaseTokens) {
+  public void giveBack(Provider provider, long worstCaseTokens) {
+    giveBack(provider, Pool.INTERACTIVE, worstCaseTokens);
+  }
+
+  /** {@link #giveBack(Provider, long)} of a call of {@code pool}: exactly what it took. */
+  public synchronized void giveBack(Provider provider, Pool pool, long worstCaseTokens) {
     long now = nanoTime.getAsLong();
     Bucket r = requests.get(provider);
     Bucket t = tokens.get(provider);
@@ -145,8 +268,40 @@ public final class ProviderRateLimits {
       r.giveBack(1, now);
     }
     if (t != null) {
-      t.giveBack(Math.min(worstCaseTokens, t.perMinute), now);
+      long cap = pool == Pool.BATCH ? t.perMinute - t.reserve : t.perMinute;
+      t.giveBack(Math.min(worstCaseTokens, cap), now);
     }
+  }
+
+  /**
+   * The limits in words, for the line the gateway logs at start (an operator who never set them
+   * sees the shipped tier there), e.g. {@code openai: 500 requests, 500000 tokens a minute (100,
+   * 100000 kept for interactive calls); anthropic: off}.
+   */
+  public synchronized String describe() {
+    StringBuilder out = new StringBuilder();
+    for (Provider p : Provider.values()) {
+      if (out.length() > 0) {
+        out.append("; ");
+      }
+      out.append(p.wireName()).append(": ");
+      Bucket r = requests.get(p);
+      Bucket t = tokens.get(p);
+      if (r == null && t == null) {
+        out.append("off");
+        continue;
+      }
+      out.append(r == null ? "any" : Long.toString(r.perMinute))
+          .append(" requests, ")
+          .append(t == null ? "any" : Long.toString(t.perMinute))
+          .append(" tokens a minute");
+      long rr = r == null ? 0 : r.reserve;
+      long tr = t == null ? 0 : t.reserve;
+      if (rr > 0 || tr > 0) {
+        out.append(" (").append(rr).append(", ").append(tr).append(" kept for interactive calls)");
+      }
+    }
+    return out.toString();
   }
 
   /** Whether any limit is set for {@code provider}. */
@@ -161,11 +316,16 @@ public final class ProviderRateLimits {
   private static final class Bucket {
     private static final long NANOS_PER_MINUTE = 60_000_000_000L;
     private final long perMinute;
+
+    /** Units a batch call must leave in the bucket (the interactive reserve); 0: none. */
+    private final long reserve;
+
     private long levelTimesMinute; // units × 60e9 ns; negative = debt of calls already let through
     private long at;
 
-    Bucket(long perMinute, long now) {
+    Bucket(long perMinute, long reserve, long now) {
       this.perMinute = perMinute;
+      this.reserve = reserve;
       this.levelTimesMinute = Math.multiplyExact(perMinute, NANOS_PER_MINUTE);
       this.at = now;
     }
@@ -184,6 +344,11 @@ public final class ProviderRateLimits {
       refill(now);
       long missing = units * NANOS_PER_MINUTE - levelTimesMinute;
       return missing <= 0 ? 0 : ceilDiv(missing, perMinute);
+    }
+
+    /** Nanoseconds until {@code units} are there above the reserve (0: now). */
+    long waitAbove(long units, long now) {
+      return waitFor(units + reserve, now);
     }
 
     void take(long units, long now) {
