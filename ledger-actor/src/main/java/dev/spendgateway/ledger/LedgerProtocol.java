@@ -210,6 +210,13 @@ public interface LedgerProtocol {
   public record Compact() implements Command {}
 
   /**
+   * Sent by the ledger to itself once recovered: journal a change of window zone if {@code
+   * ledger.window-zone} is not the zone the journal counts in (see {@link
+   * LedgerEvents.WindowZoneChanged}).
+   */
+  public record AdoptWindowZone() implements Command {}
+
+  /**
    * Timer tick: flush the gateway's own settles and voids that were answered at commit and that no
    * later write's flush has covered yet ({@code ledger.journal.close-flush-delay}).
    */
@@ -493,9 +500,20 @@ public interface LedgerProtocol {
   /**
    * @param activeSubjects how many brands and preview ids have spend or holds in the current
    *     windows (the caps of at most the requested number of them are in {@code caps})
+   * @param zone the IANA zone the current day and month windows are counted in ({@code
+   *     ledger.window-zone}, or the zone before a change that takes effect at the end of this day);
+   *     {@code UTC} when absent (a reply from a ledger written before zones)
    */
-  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects)
+  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects, String zone)
       implements LedgerSerializable {
+    public Usage {
+      zone = zone == null ? "UTC" : zone;
+    }
+
+    public Usage(List<CapUsage> caps, int openReservations, int activeSubjects) {
+      this(caps, openReservations, activeSubjects, null);
+    }
+
     public Usage(List<CapUsage> caps, int openReservations) {
       this(caps, openReservations, 0);
     }

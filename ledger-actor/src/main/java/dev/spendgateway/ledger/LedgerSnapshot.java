@@ -3,8 +3,10 @@ package dev.spendgateway.ledger;
 import dev.spendgateway.ledger.LedgerState.BrandCaps;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +25,8 @@ import java.util.Map;
  * <p>Older formats stay readable: the first held every known reservation in {@code reservations}
  * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
- * it reads as remembering no adjustment ids.
+ * it reads as remembering no adjustment ids. {@code windowZones} was added with window zones: a
+ * snapshot without it counts its windows in UTC, as every ledger did before.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations,
@@ -31,12 +34,21 @@ public record LedgerSnapshot(
     Map<String, BrandCaps> brandCaps,
     List<Adjustment> adjustments,
     RecentIdsForm recentIds,
-    List<FilterForm> pastIds) {
+    List<FilterForm> pastIds,
+    List<ZoneForm> windowZones) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
     pastIds = pastIds == null ? List.of() : pastIds;
+    windowZones = windowZones == null ? List.of() : windowZones;
   }
+
+  /**
+   * One period of the window calendar: {@code zone} (an IANA id) counts from {@code from}; the
+   * first period's {@code from} is null (from the beginning). Empty, or absent in a snapshot
+   * written before window zones: UTC from the beginning.
+   */
+  public record ZoneForm(Instant from, String zone) {}
 
   /** One cap window's totals. */
   public record SpendEntry(CapKey key, Spend spend) {}
@@ -63,7 +75,33 @@ public record LedgerSnapshot(
         new HashMap<>(state.brandCapsBySubject().asMap()),
         List.copyOf(state.adjustmentsById().values()),
         recentForm(state.recentIds()),
-        pastForm(state.pastIds()));
+        pastForm(state.pastIds()),
+        zoneForm(state.calendar()));
+  }
+
+  private static List<ZoneForm> zoneForm(WindowCalendar calendar) {
+    if (calendar.equals(WindowCalendar.UTC)) {
+      return List.of(); // as every snapshot before zones: nothing to write
+    }
+    List<ZoneForm> out = new ArrayList<>();
+    for (WindowCalendar.Period p : calendar.periods()) {
+      out.add(
+          new ZoneForm(p.from().equals(Instant.MIN) ? null : p.from(), p.zone().getId()));
+    }
+    return out;
+  }
+
+  private static WindowCalendar restoredCalendar(List<ZoneForm> forms) {
+    if (forms.isEmpty()) {
+      return WindowCalendar.UTC;
+    }
+    List<WindowCalendar.Period> periods = new ArrayList<>();
+    for (ZoneForm f : forms) {
+      periods.add(
+          new WindowCalendar.Period(
+              f.from() == null ? Instant.MIN : f.from(), ZoneId.of(f.zone())));
+    }
+    return WindowCalendar.ofPeriods(periods);
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
@@ -128,6 +166,7 @@ public record LedgerSnapshot(
         // A snapshot written before brand caps ended with their windows may hold more.
         LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
+        restoredCalendar(windowZones),
         0);
   }
 
