@@ -229,8 +229,11 @@ public record LedgerSettings(
     String text = value == null ? "" : value.trim();
     try {
       ZoneId zone = ZoneId.of(text);
-      if (!(zone instanceof ZoneOffset) && !text.startsWith("UTC+") && !text.startsWith("UTC-")
-          && !text.startsWith("GMT+") && !text.startsWith("GMT-")) {
+      if (!(zone instanceof ZoneOffset)
+          && !text.startsWith("UTC+")
+          && !text.startsWith("UTC-")
+          && !text.startsWith("GMT+")
+          && !text.startsWith("GMT-")) {
         return zone;
       }
     } catch (java.time.DateTimeException e) {

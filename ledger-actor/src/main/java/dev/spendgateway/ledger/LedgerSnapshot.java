@@ -85,8 +85,7 @@ public record LedgerSnapshot(
     }
     List<ZoneForm> out = new ArrayList<>();
     for (WindowCalendar.Period p : calendar.periods()) {
-      out.add(
-          new ZoneForm(p.from().equals(Instant.MIN) ? null : p.from(), p.zone().getId()));
+      out.add(new ZoneForm(p.from().equals(Instant.MIN) ? null : p.from(), p.zone().getId()));
     }
     return out;
   }

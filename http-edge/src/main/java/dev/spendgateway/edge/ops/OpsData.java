@@ -40,8 +40,8 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>{@code caps}: every cap window with (money as exact decimal strings) {@code limitUsd},
  *       {@code spentUsd}, {@code reservedUsd} (held by open reservations), {@code remainingUsd};
- *       brand caps for the top spenders only; {@code openReservations}; {@code zone}, the IANA
- *       zone whose dates the day and month windows are ({@code ledger.window-zone});
+ *       brand caps for the top spenders only; {@code openReservations}; {@code zone}, the IANA zone
+ *       whose dates the day and month windows are ({@code ledger.window-zone});
  *   <li>{@code spendPerHour}: the last 24 UTC hours, oldest first ({@code hour}, {@code usd});
  *       {@code spendSeriesComplete} false while the series is still being read back from the
  *       journal;

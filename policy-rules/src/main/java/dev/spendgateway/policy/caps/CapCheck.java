@@ -39,7 +39,13 @@ public final class CapCheck {
       Instant reservedAt,
       CapLimits limits) {
     return capsFor(
-        lane, subject, brandDailyMicros, brandMonthlyMicros, reservedAt, WindowCalendar.UTC, limits);
+        lane,
+        subject,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        reservedAt,
+        WindowCalendar.UTC,
+        limits);
   }
 
   /**
@@ -117,7 +123,9 @@ public final class CapCheck {
     return keysIn(lane, subject, calendar.dayKey(reservedAt), calendar.monthKey(reservedAt));
   }
 
-  /** The keys of {@link #capsIn}: a reservation's caps in the windows {@code day} and {@code month}. */
+  /**
+   * The keys of {@link #capsIn}: a reservation's caps in the windows {@code day} and {@code month}.
+   */
   public static List<CapKey> keysIn(Lane lane, String subject, String day, String month) {
     // Called for every reservation the ledger makes, closes or replays: a loop, not a stream.
     List<Applicable> caps = capsIn(lane, subject, 0, 0, day, month, NO_LIMITS);

@@ -177,9 +177,9 @@ public final class WindowCalendar {
   }
 
   /**
-   * This calendar with {@code zone} counting from {@code from}: a change already decided (by
-   * {@link #changedTo}) applied as it was journaled. Periods that would start at or after {@code
-   * from} are replaced.
+   * This calendar with {@code zone} counting from {@code from}: a change already decided (by {@link
+   * #changedTo}) applied as it was journaled. Periods that would start at or after {@code from} are
+   * replaced.
    */
   public WindowCalendar withZoneFrom(Instant from, ZoneId zone) {
     List<Period> next = new ArrayList<>();
