@@ -58,7 +58,9 @@ public final class AdjustmentWindow {
     }
     boolean day = window.length() == 10;
     // The keys are the window's own name (and its month): the same in every zone.
-    return CapCheck.keysIn(lane, subject, window, window.substring(0, 7)).stream()
+    // For a month, its first day stands in for the day keys, which are then left out.
+    String dayKey = day ? window : window + "-01";
+    return CapCheck.keysIn(lane, subject, dayKey, window.substring(0, 7)).stream()
         .filter(k -> day || !isDayKey(k))
         .filter(k -> scope == AdjustmentScope.REFUND || k.cap().perSubject())
         .toList();
