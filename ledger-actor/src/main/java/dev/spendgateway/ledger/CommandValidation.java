@@ -105,7 +105,7 @@ public final class CommandValidation {
   public static String invalidAdjustMessage(Adjust cmd, String field) {
     return switch (field) {
       case "window" ->
-          "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment corrects, "
+          "window must be the day (yyyy-MM-dd) or month (yyyy-MM) of ledger.window-zone the adjustment corrects, "
               + "not later than the current one";
       case "scope" ->
           cmd.scope() == null

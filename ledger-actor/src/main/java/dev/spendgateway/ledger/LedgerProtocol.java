@@ -225,10 +225,10 @@ public interface LedgerProtocol {
   /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
    * settled spend to the caps of the lane that {@code scope} names, in the windows containing
-   * {@code window} (a UTC day {@code 2026-11-29} or month {@code 2026-11}; see {@link
-   * AdjustmentWindow}), and in no other window. Idempotent by {@code adjustmentId}: a repeat with
-   * the same lane, subject, delta, operator, window and scope gets the first answer and changes
-   * nothing; the same id with other fields is a {@link Conflict}.
+   * {@code window} (a day {@code 2026-11-29} or month {@code 2026-11} of {@code
+   * ledger.window-zone}; see {@link AdjustmentWindow}), and in no other window. Idempotent by
+   * {@code adjustmentId}: a repeat with the same lane, subject, delta, operator, window and scope
+   * gets the first answer and changes nothing; the same id with other fields is a {@link Conflict}.
    */
   public record Adjust(
       String adjustmentId,
