@@ -203,6 +203,13 @@ class StartupMatrixTest {
             "ops.top-brands",
             "is 0"),
         row(
+            "a window zone that is not one",
+            List.of(),
+            Map.of("ledger.window-zone", "Europe/Berlni"),
+            2,
+            "ledger.window-zone must be an IANA zone id",
+            "\"Europe/Berlni\""),
+        row(
             "a zero failure window",
             List.of(),
             Map.of("ops.failure-window", "0s"),

@@ -4,6 +4,7 @@ import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapWindows;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.YearMonth;
@@ -13,8 +14,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The cap window an operator adjustment corrects, in the ledger's own window keys: a UTC day
- * ({@code 2026-11-29}) or a UTC month ({@code 2026-11}). Pure functions only.
+ * The cap window an operator adjustment corrects, in the ledger's own window keys: a day ({@code
+ * 2026-11-29}) or a month ({@code 2026-11}) of the ledger's calendar ({@code ledger.window-zone},
+ * UTC by default; see {@link WindowCalendar}). Pure functions only.
  *
  * <p>An adjustment moves the caps whose window contains the one it names, and no other: a day's
  * correction moves that day, the month the day is in (the month's spend is the sum of its days) and
@@ -29,9 +31,21 @@ public final class AdjustmentWindow {
     return start(window).isPresent();
   }
 
-  /** Whether {@code window} begins after {@code now}'s day: nothing was spent there yet. */
+  /** Whether {@code window} begins after {@code now}'s UTC day: nothing was spent there yet. */
   public static boolean isInTheFuture(String window, Instant now) {
-    return start(window).map(start -> start.isAfter(now)).orElse(false);
+    return isInTheFuture(window, now, WindowCalendar.UTC);
+  }
+
+  /**
+   * Whether {@code window} comes after {@code now}'s window of the same length in {@code calendar}:
+   * nothing was spent there yet.
+   */
+  public static boolean isInTheFuture(String window, Instant now, WindowCalendar calendar) {
+    if (!isValid(window)) {
+      return false;
+    }
+    String current = window.length() == 10 ? calendar.dayKey(now) : calendar.monthKey(now);
+    return window.compareTo(current) > 0;
   }
 
   /**
@@ -39,10 +53,14 @@ public final class AdjustmentWindow {
    * the order the caps are checked.
    */
   public static List<CapKey> keys(Lane lane, String subject, String window, AdjustmentScope scope) {
-    Instant start =
-        start(window).orElseThrow(() -> new IllegalArgumentException("not a window: " + window));
+    if (!isValid(window)) {
+      throw new IllegalArgumentException("not a window: " + window);
+    }
     boolean day = window.length() == 10;
-    return CapCheck.keysFor(lane, subject, start).stream()
+    // The keys are the window's own name (and its month): the same in every zone.
+    // For a month, its first day stands in for the day keys, which are then left out.
+    String dayKey = day ? window : window + "-01";
+    return CapCheck.keysIn(lane, subject, dayKey, window.substring(0, 7)).stream()
         .filter(k -> day || !isDayKey(k))
         .filter(k -> scope == AdjustmentScope.REFUND || k.cap().perSubject())
         .toList();
@@ -53,10 +71,15 @@ public final class AdjustmentWindow {
    * is decided against it any more (lifetime windows never end).
    */
   public static boolean hasEnded(CapKey key, Instant now) {
+    return hasEnded(key, now, WindowCalendar.UTC);
+  }
+
+  /** As above, with {@code now}'s windows in {@code calendar}. */
+  public static boolean hasEnded(CapKey key, Instant now, WindowCalendar calendar) {
     if (key.window().equals(CapWindows.LIFETIME)) {
       return false;
     }
-    String current = isDayKey(key) ? CapWindows.dayKey(now) : CapWindows.monthKey(now);
+    String current = isDayKey(key) ? calendar.dayKey(now) : calendar.monthKey(now);
     return key.window().compareTo(current) < 0;
   }
 

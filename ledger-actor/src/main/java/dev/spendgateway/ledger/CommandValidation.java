@@ -71,6 +71,12 @@ public final class CommandValidation {
    * whose caps it moves (the free lane has none).
    */
   public static Optional<String> invalidAdjust(Adjust cmd, Instant now) {
+    return invalidAdjust(cmd, now, dev.spendgateway.policy.caps.WindowCalendar.UTC);
+  }
+
+  /** As above, with the window's future judged in the ledger's {@code calendar}. */
+  public static Optional<String> invalidAdjust(
+      Adjust cmd, Instant now, dev.spendgateway.policy.caps.WindowCalendar calendar) {
     if (cmd.adjustmentId() == null
         || cmd.adjustmentId().isBlank()
         || cmd.adjustmentId().length() > MAX_ADJUSTMENT_ID_LENGTH) {
@@ -86,7 +92,7 @@ public final class CommandValidation {
       return Optional.of("operator");
     }
     if (!AdjustmentWindow.isValid(cmd.window())
-        || AdjustmentWindow.isInTheFuture(cmd.window(), now)) {
+        || AdjustmentWindow.isInTheFuture(cmd.window(), now, calendar)) {
       return Optional.of("window");
     }
     if (cmd.scope() == null || cmd.scope() == AdjustmentScope.GRANT && !cmd.lane().needsSubject()) {
@@ -99,7 +105,7 @@ public final class CommandValidation {
   public static String invalidAdjustMessage(Adjust cmd, String field) {
     return switch (field) {
       case "window" ->
-          "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment corrects, "
+          "window must be the day (yyyy-MM-dd) or month (yyyy-MM) of ledger.window-zone the adjustment corrects, "
               + "not later than the current one";
       case "scope" ->
           cmd.scope() == null

@@ -10,6 +10,7 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerEvents.WindowZoneChanged;
 import dev.spendgateway.ledger.LedgerProtocol.Adjust;
 import dev.spendgateway.ledger.LedgerProtocol.AdjustRefused;
 import dev.spendgateway.ledger.LedgerProtocol.AdjustReply;
@@ -50,9 +51,11 @@ import dev.spendgateway.ledger.Reservation.Status;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapCheck;
 import dev.spendgateway.policy.caps.CapKey;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import dev.spendgateway.policy.media.MediaJobLimit;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -197,7 +200,8 @@ public final class Decider {
     }
 
     List<CapCheck.Applicable> caps =
-        CapCheck.capsFor(cmd.lane(), subject, brandDaily, brandMonthly, now, settings.caps());
+        CapCheck.capsFor(
+            cmd.lane(), subject, brandDaily, brandMonthly, now, state.calendar(), settings.caps());
     Optional<CapCheck.Failure> failure =
         CapCheck.firstFailing(caps, cmd.amountMicros(), state::spendOn);
     if (failure.isPresent()) {
@@ -533,6 +537,32 @@ public final class Decider {
   }
 
   /**
+   * The change of window zone to journal at {@code now}, if the configured {@code
+   * ledger.window-zone} is not the zone {@code state}'s calendar counts in (after every change
+   * already journaled): it takes effect at the end of the day under way in the old zone, so that
+   * day's window ends as it began and no past window is reassigned (at once when the books hold no
+   * window at all). Empty when the zones agree.
+   */
+  public Optional<Event> adoptWindowZone(LedgerState state, Instant now) {
+    WindowCalendar calendar = state.calendar();
+    ZoneId configured = settings.windowZone();
+    if (WindowCalendar.sameZone(calendar.currentZone(), configured)) {
+      return Optional.empty();
+    }
+    // Books holding no window (a new journal, or one whose windows all closed and were compacted):
+    // no window can be reassigned, so the zone counts at once. Otherwise from the end of the day
+    // under way in the old zone.
+    Instant from = state.holdsNoWindow() ? now : calendar.endOfDay(now);
+    return Optional.of(
+        new WindowZoneChanged(configured.getId(), zoneName(calendar.zoneAt(now)), from, now));
+  }
+
+  /** A zone's IANA id; UTC for the journal's implicit {@code ZoneOffset.UTC}. */
+  static String zoneName(ZoneId zone) {
+    return zone.equals(java.time.ZoneOffset.UTC) ? "UTC" : zone.getId();
+  }
+
+  /**
    * Whether a compaction at {@code now} still has ids to move (the writer then compacts again at
    * once).
    */
@@ -548,7 +578,7 @@ public final class Decider {
     if (cmd.pastDeadline(now)) {
       return Decision.dropped();
     }
-    Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now);
+    Optional<String> invalid = CommandValidation.invalidAdjust(cmd, now, state.calendar());
     if (invalid.isPresent()) {
       String field = invalid.get();
       return Decision.answer(

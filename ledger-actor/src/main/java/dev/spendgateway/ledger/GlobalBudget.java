@@ -201,6 +201,10 @@ public final class GlobalBudget
         () -> observer.recovered(took, state.knownReservations(), state.openReservations()));
     // Re-arm expiry at once: reservations that timed out while the ledger was down expire now.
     context.getSelf().tell(new ExpireDue());
+    // Journal a change of ledger.window-zone, if there is one, before anything else is decided in
+    // the new zone (it only takes effect at the end of the day under way, so what is decided in
+    // between counts in the old zone either way).
+    context.getSelf().tell(new AdoptWindowZone());
   }
 
   @Override
@@ -215,6 +219,7 @@ public final class GlobalBudget
         .onCommand(ExpireDue.class, this::onExpireDue)
         .onCommand(FlushCloses.class, (state, cmd) -> onFlushCloses())
         .onCommand(Compact.class, this::onCompact)
+        .onCommand(AdoptWindowZone.class, this::onAdoptWindowZone)
         .onCommand(Adjust.class, this::onAdjust)
         .onCommand(
             OperatorSettle.class,
@@ -417,6 +422,37 @@ public final class GlobalBudget
               if (decider.moreToCompact(s, clock.instant())) {
                 context.getSelf().tell(new Compact());
               }
+            })
+        .thenNoReply();
+  }
+
+  /**
+   * Journals the configured window zone when it is not the journal's: one {@link
+   * WindowZoneChanged}, taking effect at the end of the day under way in the old zone. The event
+   * handler only applies it, so a replay builds the same calendar.
+   */
+  private ReplyEffect<Event, LedgerState> onAdoptWindowZone(
+      LedgerState state, AdoptWindowZone cmd) {
+    Optional<Event> changed = decider.adoptWindowZone(state, clock.instant());
+    if (changed.isEmpty()) {
+      return Effect().noReply();
+    }
+    WindowZoneChanged e = (WindowZoneChanged) changed.get();
+    long writeStarted = System.nanoTime();
+    return Effect()
+        .persist(e)
+        .thenRun(
+            s -> {
+              written(s);
+              context
+                  .getLog()
+                  .info(
+                      "cap windows change zone: {} until {}, then {} (ledger.window-zone); past"
+                          + " windows keep their zone",
+                      e.previousZone(),
+                      e.from(),
+                      e.zone());
+              observePersisted(List.of(e), writeStarted);
             })
         .thenNoReply();
   }

@@ -267,6 +267,17 @@ public interface LedgerEvents {
   public record MediaJobSubmitted(String id, String jobId, Instant at) implements Event {}
 
   /**
+   * Event: cap windows are counted in {@code zone} (an IANA zone id, {@code ledger.window-zone})
+   * from {@code from} on; windows before {@code from} stay in the zone they were counted in. The
+   * ledger writes it at start when the configured zone is not the journal's: {@code from} is the
+   * end of the day then current in the old zone (see {@code WindowCalendar#changedTo}), so the day
+   * under way ends as it began and no past window is reassigned. A journal without one counts in
+   * UTC (all journals written before zones could be chosen). Added with window zones.
+   */
+  public record WindowZoneChanged(String zone, String previousZone, Instant from, Instant at)
+      implements Event {}
+
+  /**
    * The facts of one group commit, stored as one journal row. The journal database writes a row
    * (and its index entries and pages) per persisted event; a batch of hundreds of facts as hundreds
    * of rows made those page writes most of the ledger's CPU, while one row per batch costs one.
@@ -289,7 +300,8 @@ public interface LedgerEvents {
             @JsonSubTypes.Type(value = SpendAdjusted.class, name = "SpendAdjusted"),
             @JsonSubTypes.Type(value = Compacted.class, name = "Compacted"),
             @JsonSubTypes.Type(value = MediaJobOpened.class, name = "MediaJobOpened"),
-            @JsonSubTypes.Type(value = MediaJobSubmitted.class, name = "MediaJobSubmitted")
+            @JsonSubTypes.Type(value = MediaJobSubmitted.class, name = "MediaJobSubmitted"),
+            @JsonSubTypes.Type(value = WindowZoneChanged.class, name = "WindowZoneChanged")
           })
           List<Event> facts)
       implements Event {

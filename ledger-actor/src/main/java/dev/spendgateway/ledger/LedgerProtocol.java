@@ -210,6 +210,13 @@ public interface LedgerProtocol {
   public record Compact() implements Command {}
 
   /**
+   * Sent by the ledger to itself once recovered: journal a change of window zone if {@code
+   * ledger.window-zone} is not the zone the journal counts in (see {@link
+   * LedgerEvents.WindowZoneChanged}).
+   */
+  public record AdoptWindowZone() implements Command {}
+
+  /**
    * Timer tick: flush the gateway's own settles and voids that were answered at commit and that no
    * later write's flush has covered yet ({@code ledger.journal.close-flush-delay}).
    */
@@ -218,10 +225,10 @@ public interface LedgerProtocol {
   /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
    * settled spend to the caps of the lane that {@code scope} names, in the windows containing
-   * {@code window} (a UTC day {@code 2026-11-29} or month {@code 2026-11}; see {@link
-   * AdjustmentWindow}), and in no other window. Idempotent by {@code adjustmentId}: a repeat with
-   * the same lane, subject, delta, operator, window and scope gets the first answer and changes
-   * nothing; the same id with other fields is a {@link Conflict}.
+   * {@code window} (a day {@code 2026-11-29} or month {@code 2026-11} of {@code
+   * ledger.window-zone}; see {@link AdjustmentWindow}), and in no other window. Idempotent by
+   * {@code adjustmentId}: a repeat with the same lane, subject, delta, operator, window and scope
+   * gets the first answer and changes nothing; the same id with other fields is a {@link Conflict}.
    */
   public record Adjust(
       String adjustmentId,
@@ -502,9 +509,20 @@ public interface LedgerProtocol {
   /**
    * @param activeSubjects how many brands and preview ids have spend or holds in the current
    *     windows (the caps of at most the requested number of them are in {@code caps})
+   * @param zone the IANA zone the current day and month windows are counted in ({@code
+   *     ledger.window-zone}, or the zone before a change that takes effect at the end of this day);
+   *     {@code UTC} when absent (a reply from a ledger written before zones)
    */
-  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects)
+  public record Usage(List<CapUsage> caps, int openReservations, int activeSubjects, String zone)
       implements LedgerSerializable {
+    public Usage {
+      zone = zone == null ? "UTC" : zone;
+    }
+
+    public Usage(List<CapUsage> caps, int openReservations, int activeSubjects) {
+      this(caps, openReservations, activeSubjects, null);
+    }
+
     public Usage(List<CapUsage> caps, int openReservations) {
       this(caps, openReservations, 0);
     }

@@ -5,6 +5,8 @@ import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 
 /**
  * The ledger's settings, read from the {@code ledger} block of the config (see {@code
@@ -24,7 +26,45 @@ public record LedgerSettings(
     int maxSettleMultiple,
     int maxQueuedCommands,
     Duration idempotencyWindow,
-    Duration idempotencyHorizon) {
+    Duration idempotencyHorizon,
+    ZoneId windowZone) {
+
+  /** Default of {@code ledger.window-zone} when a config leaves it out (see conf/ledger.conf). */
+  public static final ZoneId DEFAULT_WINDOW_ZONE = ZoneId.of("UTC");
+
+  /** The settings with windows in the default zone, UTC. */
+  public LedgerSettings(
+      CapLimits caps,
+      Duration reservationTimeout,
+      Duration expiryCheckInterval,
+      int snapshotEvery,
+      Duration retention,
+      Duration compactionInterval,
+      Duration askTimeout,
+      int maxBatch,
+      boolean createSchema,
+      long maxAdjustmentMicros,
+      int maxSettleMultiple,
+      int maxQueuedCommands,
+      Duration idempotencyWindow,
+      Duration idempotencyHorizon) {
+    this(
+        caps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        maxSettleMultiple,
+        maxQueuedCommands,
+        idempotencyWindow,
+        idempotencyHorizon,
+        DEFAULT_WINDOW_ZONE);
+  }
 
   /**
    * Default of {@code ledger.idempotency-window} when a config leaves it out (see
@@ -134,6 +174,9 @@ public record LedgerSettings(
       throw new IllegalArgumentException(
           "ledger.idempotency-window must be positive, ledger.idempotency-horizon >= 0");
     }
+    if (windowZone == null) {
+      throw new IllegalArgumentException("ledger.window-zone must be an IANA zone id");
+    }
     if (maxQueuedCommands < maxBatch) {
       // A full batch must fit in the queue, or group commit could never send one.
       throw new IllegalArgumentException("ledger.max-queued-commands must be >= ledger.max-batch");
@@ -171,7 +214,35 @@ public record LedgerSettings(
             : DEFAULT_IDEMPOTENCY_WINDOW,
         ledger.hasPath("idempotency-horizon")
             ? ledger.getDuration("idempotency-horizon")
-            : DEFAULT_IDEMPOTENCY_HORIZON);
+            : DEFAULT_IDEMPOTENCY_HORIZON,
+        ledger.hasPath("window-zone")
+            ? windowZone(ledger.getString("window-zone"))
+            : DEFAULT_WINDOW_ZONE);
+  }
+
+  /**
+   * {@code ledger.window-zone}: an IANA zone id ({@code Europe/Berlin}, {@code UTC}). A fixed
+   * offset ({@code +03:00}) is refused: it has no DST, so it is not the company's calendar for
+   * long, and a typo of one reads as a valid zone.
+   */
+  static ZoneId windowZone(String value) {
+    String text = value == null ? "" : value.trim();
+    try {
+      ZoneId zone = ZoneId.of(text);
+      if (!(zone instanceof ZoneOffset)
+          && !text.startsWith("UTC+")
+          && !text.startsWith("UTC-")
+          && !text.startsWith("GMT+")
+          && !text.startsWith("GMT-")) {
+        return zone;
+      }
+    } catch (java.time.DateTimeException e) {
+      // named below
+    }
+    throw new IllegalArgumentException(
+        "ledger.window-zone must be an IANA zone id such as UTC or Europe/Berlin, not \""
+            + value
+            + "\"");
   }
 
   public LedgerSettings withCaps(CapLimits newCaps) {
@@ -189,7 +260,28 @@ public record LedgerSettings(
         maxSettleMultiple,
         maxQueuedCommands,
         idempotencyWindow,
-        idempotencyHorizon);
+        idempotencyHorizon,
+        windowZone);
+  }
+
+  /** The same settings with windows counted in {@code zone} ({@code ledger.window-zone}). */
+  public LedgerSettings withWindowZone(ZoneId zone) {
+    return new LedgerSettings(
+        caps,
+        reservationTimeout,
+        expiryCheckInterval,
+        snapshotEvery,
+        retention,
+        compactionInterval,
+        askTimeout,
+        maxBatch,
+        createSchema,
+        maxAdjustmentMicros,
+        maxSettleMultiple,
+        maxQueuedCommands,
+        idempotencyWindow,
+        idempotencyHorizon,
+        zone);
   }
 
   /** The same settings with another idempotency window and horizon (tests scale them down). */
@@ -208,7 +300,8 @@ public record LedgerSettings(
         maxSettleMultiple,
         maxQueuedCommands,
         window,
-        horizon);
+        horizon,
+        windowZone);
   }
 
   /** A cap in micro-dollars; its own key named when it is negative (CapLimits cannot name it). */

@@ -3,8 +3,10 @@ package dev.spendgateway.ledger;
 import dev.spendgateway.ledger.LedgerState.BrandCaps;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,7 +26,8 @@ import java.util.Map;
  * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
  * it reads as remembering no adjustment ids; {@code endedMediaJobs} too, a snapshot without it
- * reads as remembering no ended media job.
+ * reads as remembering no ended media job. {@code windowZones} was added with window zones: a
+ * snapshot without it counts its windows in UTC, as every ledger did before.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations,
@@ -33,13 +36,22 @@ public record LedgerSnapshot(
     List<Adjustment> adjustments,
     RecentIdsForm recentIds,
     List<FilterForm> pastIds,
-    List<LedgerState.EndedMediaJob> endedMediaJobs) {
+    List<LedgerState.EndedMediaJob> endedMediaJobs,
+    List<ZoneForm> windowZones) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
     endedMediaJobs = endedMediaJobs == null ? List.of() : endedMediaJobs;
     pastIds = pastIds == null ? List.of() : pastIds;
+    windowZones = windowZones == null ? List.of() : windowZones;
   }
+
+  /**
+   * One period of the window calendar: {@code zone} (an IANA id) counts from {@code from}; the
+   * first period's {@code from} is null (from the beginning). Empty, or absent in a snapshot
+   * written before window zones: UTC from the beginning.
+   */
+  public record ZoneForm(Instant from, String zone) {}
 
   /** One cap window's totals. */
   public record SpendEntry(CapKey key, Spend spend) {}
@@ -67,7 +79,32 @@ public record LedgerSnapshot(
         List.copyOf(state.adjustmentsById().values()),
         recentForm(state.recentIds()),
         pastForm(state.pastIds()),
-        state.endedMediaJobs());
+        state.endedMediaJobs(),
+        zoneForm(state.calendar()));
+  }
+
+  private static List<ZoneForm> zoneForm(WindowCalendar calendar) {
+    if (calendar.equals(WindowCalendar.UTC)) {
+      return List.of(); // as every snapshot before zones: nothing to write
+    }
+    List<ZoneForm> out = new ArrayList<>();
+    for (WindowCalendar.Period p : calendar.periods()) {
+      out.add(new ZoneForm(p.from().equals(Instant.MIN) ? null : p.from(), p.zone().getId()));
+    }
+    return out;
+  }
+
+  private static WindowCalendar restoredCalendar(List<ZoneForm> forms) {
+    if (forms.isEmpty()) {
+      return WindowCalendar.UTC;
+    }
+    List<WindowCalendar.Period> periods = new ArrayList<>();
+    for (ZoneForm f : forms) {
+      periods.add(
+          new WindowCalendar.Period(
+              f.from() == null ? Instant.MIN : f.from(), ZoneId.of(f.zone())));
+    }
+    return WindowCalendar.ofPeriods(periods);
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
@@ -137,6 +174,7 @@ public record LedgerSnapshot(
         LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
         ended.build(),
+        restoredCalendar(windowZones),
         0);
   }
 

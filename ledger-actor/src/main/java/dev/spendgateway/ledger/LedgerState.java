@@ -14,6 +14,7 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerEvents.WindowZoneChanged;
 import dev.spendgateway.ledger.LedgerProtocol.GetUsage;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.ledger.Reservation.Refusal;
@@ -25,7 +26,9 @@ import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -62,6 +65,13 @@ public final class LedgerState implements LedgerSerializable {
   public record EndedMediaJob(String id, String jobId, Status status, Instant closedAt) {}
 
   /**
+   * The calendar cap windows are counted in: UTC unless the journal holds a {@link
+   * WindowZoneChanged}. Every cap key is derived through it, so a replay puts each reservation in
+   * the window it was counted in when it was made, whatever the zone is now.
+   */
+  private final WindowCalendar calendar;
+
+  /**
    * Facts folded into this state since it was loaded from a snapshot (or began empty): what a
    * recovery from that snapshot replays, and so what decides when the next one is due. Not part of
    * the snapshot: a state read from one starts at 0.
@@ -76,6 +86,7 @@ public final class LedgerState implements LedgerSerializable {
       PersistentMap<String, BrandCaps> brandCaps,
       PersistentMap<String, Adjustment> adjustments,
       PersistentMap<String, EndedMediaJob> endedMedia,
+      WindowCalendar calendar,
       long factsSinceLoad) {
     this.recent = recent;
     this.past = past;
@@ -84,6 +95,7 @@ public final class LedgerState implements LedgerSerializable {
     this.brandCaps = brandCaps;
     this.adjustments = adjustments;
     this.endedMedia = endedMedia;
+    this.calendar = calendar;
     this.factsSinceLoad = factsSinceLoad;
   }
 
@@ -96,6 +108,7 @@ public final class LedgerState implements LedgerSerializable {
         PersistentMap.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
+        WindowCalendar.UTC,
         0);
   }
 
@@ -264,7 +277,18 @@ public final class LedgerState implements LedgerSerializable {
         brandCaps,
         adjustments,
         endedMedia,
+        calendar,
         factsSinceLoad);
+  }
+
+  /** Whether no cap window is in the books and nothing is held: a new or fully compacted ledger. */
+  public boolean holdsNoWindow() {
+    return spend.size() == 0 && open.size() == 0;
+  }
+
+  /** The calendar cap windows are counted in (see {@link WindowCalendar}). */
+  public WindowCalendar calendar() {
+    return calendar;
   }
 
   /**
@@ -281,6 +305,8 @@ public final class LedgerState implements LedgerSerializable {
       return withAdjustment(e);
     } else if (event instanceof Compacted e) {
       return compactedBefore(e.cutoff()).idsExpiredBefore(e.idsClosedBefore(), e.pastIdsBefore());
+    } else if (event instanceof WindowZoneChanged e) {
+      return withCalendar(calendar.withZoneFrom(e.from(), ZoneId.of(e.zone())));
     } else if (event instanceof GroupCommit g) {
       return appliedInOrder(g.facts());
     }
@@ -359,6 +385,7 @@ public final class LedgerState implements LedgerSerializable {
     private PersistentMap<String, BrandCaps> brandCaps;
     private final PersistentMap<String, Adjustment> adjustments;
     private PersistentMap<String, EndedMediaJob> endedMedia;
+    private final WindowCalendar calendar;
     private final long factsSinceLoad;
 
     /** Totals changed since this fold started (each key written to {@link #spend} at the end). */
@@ -372,6 +399,7 @@ public final class LedgerState implements LedgerSerializable {
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
       this.endedMedia = from.endedMedia;
+      this.calendar = from.calendar;
       this.factsSinceLoad = factsSinceLoad;
     }
 
@@ -421,7 +449,7 @@ public final class LedgerState implements LedgerSerializable {
               null,
               null,
               e.owner());
-      for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at())) {
+      for (CapKey key : CapCheck.keysFor(e.lane(), e.subject(), e.at(), calendar)) {
         moved.put(key, spendOn(key).withReserved(e.amountMicros()));
       }
       BrandCaps sent = new BrandCaps(e.brandDailyMicros(), e.brandMonthlyMicros());
@@ -467,7 +495,7 @@ public final class LedgerState implements LedgerSerializable {
       if (r == null) {
         throw new IllegalStateException("closing a reservation that is not open: " + id);
       }
-      for (CapKey key : CapCheck.keysFor(r.lane(), r.subject(), r.reservedAt())) {
+      for (CapKey key : CapCheck.keysFor(r.lane(), r.subject(), r.reservedAt(), calendar)) {
         moved.put(key, spendOn(key).withClosed(r.amountMicros(), actualMicros));
       }
       recent = recent.with(r.closed(status, actualMicros, at), at);
@@ -484,7 +512,7 @@ public final class LedgerState implements LedgerSerializable {
         books = books.with(m.getKey(), m.getValue());
       }
       return new LedgerState(
-          recent, past, open, books, brandCaps, adjustments, endedMedia, factsSinceLoad);
+          recent, past, open, books, brandCaps, adjustments, endedMedia, calendar, factsSinceLoad);
     }
   }
 
@@ -499,7 +527,7 @@ public final class LedgerState implements LedgerSerializable {
   public List<CapKey> keysMovedBy(
       Lane lane, String subject, String window, AdjustmentScope scope, Instant at) {
     return AdjustmentWindow.keys(lane, subject, window, scope).stream()
-        .filter(k -> spend.containsKey(k) || !AdjustmentWindow.hasEnded(k, at))
+        .filter(k -> spend.containsKey(k) || !AdjustmentWindow.hasEnded(k, at, calendar))
         .toList();
   }
 
@@ -519,7 +547,24 @@ public final class LedgerState implements LedgerSerializable {
         brandCaps,
         adjustments.with(a.id(), a),
         endedMedia,
+        calendar,
         factsSinceLoad);
+  }
+
+  /** The same books counted from now on in {@code newCalendar} (a {@link WindowZoneChanged}). */
+  private LedgerState withCalendar(WindowCalendar newCalendar) {
+    return newCalendar.equals(calendar)
+        ? this
+        : new LedgerState(
+            recent,
+            past,
+            open,
+            spend,
+            brandCaps,
+            adjustments,
+            endedMedia,
+            newCalendar,
+            factsSinceLoad);
   }
 
   /**
@@ -545,6 +590,7 @@ public final class LedgerState implements LedgerSerializable {
         brandCapsWithWindows(brandCaps, keptSpend),
         adjustments,
         endedMedia,
+        calendar,
         factsSinceLoad);
   }
 
@@ -595,17 +641,28 @@ public final class LedgerState implements LedgerSerializable {
     return kept == recent && newPast == past && keptMedia == endedMedia
         ? this
         : new LedgerState(
-            kept, newPast, open, spend, brandCaps, adjustments, keptMedia, factsSinceLoad);
+            kept,
+            newPast,
+            open,
+            spend,
+            brandCaps,
+            adjustments,
+            keptMedia,
+            calendar,
+            factsSinceLoad);
   }
 
-  /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */
-  private static boolean windowEndedBefore(CapKey key, Instant cutoff) {
+  /**
+   * Day and month windows that ended before {@code cutoff} (in the calendar's windows); lifetime
+   * windows never end.
+   */
+  private boolean windowEndedBefore(CapKey key, Instant cutoff) {
     String window = key.window();
     if (window.equals(CapWindows.LIFETIME)) {
       return false;
     }
     String cutoffWindow =
-        window.length() == 10 ? CapWindows.dayKey(cutoff) : CapWindows.monthKey(cutoff);
+        window.length() == 10 ? calendar.dayKey(cutoff) : calendar.monthKey(cutoff);
     return window.compareTo(cutoffWindow) < 0;
   }
 
@@ -634,7 +691,8 @@ public final class LedgerState implements LedgerSerializable {
   }
 
   private boolean sameBooksIgnoringAdjustmentIds(LedgerState other) {
-    return recentIdsEqual(other)
+    return calendar.equals(other.calendar)
+        && recentIdsEqual(other)
         && open.asMap().equals(other.open.asMap())
         && spend.asMap().entrySet().stream()
             .filter(e -> !e.getValue().isEmpty())

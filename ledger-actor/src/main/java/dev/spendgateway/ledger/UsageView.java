@@ -8,7 +8,10 @@ import dev.spendgateway.policy.caps.CapLimits;
 import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -18,8 +21,9 @@ import java.util.Optional;
 import java.util.PriorityQueue;
 
 /**
- * The {@code /usage} view of the ledger state: every cap window that {@code now} falls in, with
- * limit, settled and held spend. A read of the state, never a change to it.
+ * The {@code /usage} view of the ledger state: every cap window that {@code now} falls in (in the
+ * state's calendar, so the dates of {@code ledger.window-zone}), with limit, settled and held
+ * spend, and the zone those windows are counted in. A read of the state, never a change to it.
  */
 final class UsageView {
   private UsageView() {}
@@ -33,8 +37,9 @@ final class UsageView {
    */
   static Usage of(
       LedgerState state, Optional<String> subject, int topSubjects, Instant now, CapLimits limits) {
-    String day = CapWindows.dayKey(now);
-    String month = CapWindows.monthKey(now);
+    WindowCalendar calendar = state.calendar();
+    String day = calendar.dayKey(now);
+    String month = calendar.monthKey(now);
     List<CapUsage> caps = new ArrayList<>();
     caps.add(
         capUsage(state, new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
@@ -77,7 +82,15 @@ final class UsageView {
     for (CapKey k : subjectKeys) {
       caps.add(capUsage(state, k, limitOf(state, k, limits)));
     }
-    return new Usage(List.copyOf(caps), state.openReservations(), activeSubjects);
+    return new Usage(
+        List.copyOf(caps), state.openReservations(), activeSubjects, zoneName(calendar, now));
+  }
+
+  /** The zone {@code now}'s windows are counted in, as its IANA id ({@code Europe/Istanbul}). */
+  static String zoneName(WindowCalendar calendar, Instant now) {
+    ZoneId zone = calendar.zoneAt(now);
+    // ZoneOffset.UTC's id is "Z"; the contract names it "UTC".
+    return zone.equals(ZoneOffset.UTC) ? "UTC" : zone.getId();
   }
 
   /**

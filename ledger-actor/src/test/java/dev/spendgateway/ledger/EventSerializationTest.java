@@ -72,7 +72,9 @@ class EventSerializationTest {
         new GlobalBudget.ReservationExpired(
             "r-4", Lane.FREE, null, AT, 300_000, AT.plusSeconds(901)),
         new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT),
-        new GlobalBudget.Compacted(AT.minusSeconds(86_400 * 35), AT));
+        new GlobalBudget.Compacted(AT.minusSeconds(86_400 * 35), AT),
+        new LedgerEvents.WindowZoneChanged(
+            "Europe/Istanbul", "UTC", Instant.parse("2026-12-01T00:00:00Z"), AT));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -118,6 +120,35 @@ class EventSerializationTest {
     assertEquals(state, read);
     assertEquals(2, read.knownAdjustments());
     assertEquals(state.adjustment("adj-1"), read.adjustment("adj-1"));
+  }
+
+  @Test
+  void theSnapshotFormKeepsTheWindowCalendar() throws Exception {
+    LedgerState state =
+        someState()
+            .applied(
+                new LedgerEvents.WindowZoneChanged(
+                    "Europe/Istanbul", "UTC", Instant.parse("2026-12-01T00:00:00Z"), AT));
+    LedgerState read = roundTrip(serialization.serialize(state).get(), state);
+    assertEquals(state, read);
+    assertEquals(state.calendar(), read.calendar());
+    assertEquals(
+        java.time.ZoneId.of("Europe/Istanbul"),
+        read.calendar().zoneAt(Instant.parse("2026-12-01T00:00:00Z")));
+    assertEquals(
+        java.time.ZoneOffset.UTC, read.calendar().zoneAt(Instant.parse("2026-11-30T23:59:59Z")));
+  }
+
+  @Test
+  void aSnapshotWrittenBeforeWindowZonesReadsAsUtc() throws Exception {
+    LedgerState state = someState();
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(state).get());
+    tree.remove("windowZones"); // every snapshot written before window zones
+
+    LedgerState read = roundTrip(cbor.writeValueAsBytes(tree), state);
+    assertEquals(state, read);
+    assertEquals(dev.spendgateway.policy.caps.WindowCalendar.UTC, read.calendar());
   }
 
   @Test

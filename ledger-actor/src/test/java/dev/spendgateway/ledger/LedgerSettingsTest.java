@@ -45,6 +45,31 @@ class LedgerSettingsTest {
   }
 
   @Test
+  void windowsAreUtcDaysUnlessAZoneIsConfigured() {
+    assertEquals(
+        java.time.ZoneId.of("UTC"), LedgerSettings.fromConfig(shipped(Map.of())).windowZone());
+    assertEquals(
+        java.time.ZoneId.of("Europe/Berlin"),
+        LedgerSettings.fromConfig(shipped(Map.of("ledger.window-zone", "Europe/Berlin")))
+            .windowZone());
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "ledger.window-zone = \"{0}\" is refused")
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {"Europe/Berlni", "CET+1", "+03:00", "UTC+3", ""})
+  void aWindowZoneThatIsNotAnIanaZoneIsRefusedAtStartNamingKeyAndValue(String zone) {
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class,
+            () -> LedgerSettings.fromConfig(shipped(Map.of("ledger.window-zone", zone))));
+    assertEquals(
+        "ledger.window-zone must be an IANA zone id such as UTC or Europe/Berlin, not \""
+            + zone
+            + "\"",
+        e.getMessage());
+  }
+
+  @Test
   void aQueueShorterThanOneBatchIsRefusedAtStart() {
     org.junit.jupiter.api.Assertions.assertThrows(
         IllegalArgumentException.class,

@@ -131,7 +131,7 @@ final class AdminRequests {
     if (!AdjustmentWindow.isValid(window)) {
       throw new BadRequest(
           "window",
-          "window must be the UTC day (yyyy-MM-dd) or month (yyyy-MM) the adjustment "
+          "window must be the day (yyyy-MM-dd) or month (yyyy-MM) of ledger.window-zone the adjustment "
               + "corrects, e.g. \"2026-11-29\" for a refund of that day's calls");
     }
     String scope = text(json.get("scope"), "scope");

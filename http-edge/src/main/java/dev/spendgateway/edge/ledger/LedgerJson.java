@@ -69,12 +69,16 @@ final class LedgerJson {
   @JsonInclude(JsonInclude.Include.ALWAYS)
   /**
    * {@code activeSubjects}: brands and preview ids with spend or holds now (the listed ones may be
-   * fewer).
+   * fewer). {@code zone}: the IANA zone whose dates the day and month windows are ({@code
+   * ledger.window-zone}, e.g. {@code "Europe/Istanbul"}).
    */
-  record UsageBody(List<CapBody> caps, int openReservations, int activeSubjects) {
+  record UsageBody(List<CapBody> caps, int openReservations, int activeSubjects, String zone) {
     static UsageBody of(Usage u) {
       return new UsageBody(
-          u.caps().stream().map(CapBody::of).toList(), u.openReservations(), u.activeSubjects());
+          u.caps().stream().map(CapBody::of).toList(),
+          u.openReservations(),
+          u.activeSubjects(),
+          u.zone());
     }
   }
 

@@ -20,8 +20,9 @@ import java.util.function.ToLongFunction;
  * {@code gateway_cap_spent_usd}, {@code gateway_cap_reserved_usd}, {@code
  * gateway_cap_remaining_usd} with tags {@code cap}, {@code subject} (brand or preview id, empty for
  * global and pool caps; per-subject series only for the configured number of biggest spenders, none
- * by default), {@code window}; and {@code gateway_ledger_open_reservations}. Windows that ended
- * drop out at the next scrape.
+ * by default), {@code window} (a date of {@code ledger.window-zone}); {@code
+ * gateway_ledger_open_reservations}; and {@code gateway_ledger_window_zone{zone}} at 1, naming the
+ * zone those dates are in. Windows that ended drop out at the next scrape.
  */
 public final class LedgerUsageGauges {
   private final LedgerClient ledger;
@@ -31,6 +32,7 @@ public final class LedgerUsageGauges {
   private final MultiGauge reserved;
   private final MultiGauge remaining;
   private final AtomicInteger open = new AtomicInteger();
+  private final MultiGauge zone;
 
   public LedgerUsageGauges(LedgerClient ledger, MeterRegistry registry) {
     this(ledger, registry, 0);
@@ -55,6 +57,11 @@ public final class LedgerUsageGauges {
     Gauge.builder("gateway.ledger.open.reservations", open, AtomicInteger::get)
         .description("Open reservations")
         .register(registry);
+    this.zone =
+        MultiGauge.builder("gateway.ledger.window.zone")
+            .description(
+                "1, tagged with the zone the cap windows' dates are in (ledger.window-zone)")
+            .register(registry);
   }
 
   private static MultiGauge gauge(MeterRegistry registry, String name, String description) {
@@ -82,6 +89,7 @@ public final class LedgerUsageGauges {
     reserved.register(rows(usage, CapUsage::reservedMicros), true);
     remaining.register(rows(usage, CapUsage::remainingMicros), true);
     open.set(usage.openReservations());
+    zone.register(List.of(MultiGauge.Row.of(Tags.of("zone", usage.zone()), 1.0)), true);
   }
 
   private static List<MultiGauge.Row<?>> rows(Usage usage, ToLongFunction<CapUsage> micros) {

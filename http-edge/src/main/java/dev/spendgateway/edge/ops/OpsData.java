@@ -43,7 +43,8 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>{@code caps}: every cap window with (money as exact decimal strings) {@code limitUsd},
  *       {@code spentUsd}, {@code reservedUsd} (held by open reservations), {@code remainingUsd};
- *       brand caps for the top spenders only; {@code openReservations};
+ *       brand caps for the top spenders only; {@code openReservations}; {@code zone}, the IANA zone
+ *       whose dates the day and month windows are ({@code ledger.window-zone});
  *   <li>{@code spendPerHour}: the last 24 UTC hours, oldest first ({@code hour}, {@code usd});
  *       {@code spendSeriesComplete} false while the series is still being read back from the
  *       journal;
@@ -200,6 +201,8 @@ public final class OpsData {
       row.put("remainingUsd", usd(c.remainingMicros()));
     }
     out.put("openReservations", usage.openReservations());
+    // The zone whose dates the windows above are (ledger.window-zone), for the screen to name.
+    out.put("zone", usage.zone());
     ArrayNode series = out.putArray("spendPerHour");
     for (SpendPerHour.Hour h : spend.series()) {
       series.addObject().put("hour", h.start().toString()).put("usd", usd(h.micros()));

@@ -279,6 +279,8 @@ class LedgerRoutesTest {
     assertEquals("global_daily", global.get("cap").textValue());
     assertTrue(global.get("subject").isNull());
     assertEquals(CapWindows.dayKey(Instant.now()), global.get("window").textValue());
+    // The windows' zone is named (ledger.window-zone, UTC in this test's config).
+    assertEquals("UTC", usage.body().get("zone").textValue());
     assertUsd("40", global.get("limitUsd"));
     BigDecimal remaining =
         global

@@ -209,6 +209,8 @@ class MetricsRoutesTest {
             "gateway_cap_limit_usd{cap=\"global_daily\",subject=\"\",window=\"" + today + "\"}"),
         1e-9);
     assertEquals(0.0, value(after, "gateway_ledger_open_reservations"));
+    // The windows' dates are UTC's here (ledger.window-zone's default), and the series says so.
+    assertEquals(1.0, value(after, "gateway_ledger_window_zone{zone=\"UTC\"}"), 1e-9);
   }
 
   @Test

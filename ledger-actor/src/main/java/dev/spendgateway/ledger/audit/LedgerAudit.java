@@ -137,7 +137,13 @@ public final class LedgerAudit {
       }
       var caps =
           CapCheck.capsFor(
-              m.lane(), m.subject(), m.brandDailyMicros(), m.brandMonthlyMicros(), m.at(), limits);
+              m.lane(),
+              m.subject(),
+              m.brandDailyMicros(),
+              m.brandMonthlyMicros(),
+              m.at(),
+              state.calendar(),
+              limits);
       return CapCheck.firstFailing(caps, m.amountMicros(), state::spendOn)
           .map(
               f ->

@@ -34,10 +34,12 @@ class FixtureJournalV1Test {
   /**
    * Event types added after the v1 fixture was written. Each needs its own fixture version (its
    * events written by that version's writer and replayed here); the media job events are covered by
-   * MediaJobLedgerTest's restart from journal and from snapshot until one exists.
+   * MediaJobLedgerTest's restart from journal and from snapshot until one exists, and {@code
+   * WindowZoneChanged} by WindowZoneLedgerTest's recoveries and EventSerializationTest (a v1
+   * journal holds none and replays as UTC, which this test proves).
    */
   private static final java.util.Set<String> AFTER_V1 =
-      java.util.Set.of("MediaJobOpened", "MediaJobSubmitted");
+      java.util.Set.of("MediaJobOpened", "MediaJobSubmitted", "WindowZoneChanged");
 
   @TempDir Path dataDir;
 

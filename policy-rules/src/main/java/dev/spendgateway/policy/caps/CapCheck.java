@@ -38,8 +38,50 @@ public final class CapCheck {
       long brandMonthlyMicros,
       Instant reservedAt,
       CapLimits limits) {
-    String day = CapWindows.dayKey(reservedAt);
-    String month = CapWindows.monthKey(reservedAt);
+    return capsFor(
+        lane,
+        subject,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        reservedAt,
+        WindowCalendar.UTC,
+        limits);
+  }
+
+  /**
+   * As above, in the windows {@code calendar} counts {@code reservedAt} in (the ledger's calendar:
+   * {@code ledger.window-zone} and the zones it had before).
+   */
+  public static List<Applicable> capsFor(
+      Lane lane,
+      String subject,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      Instant reservedAt,
+      WindowCalendar calendar,
+      CapLimits limits) {
+    return capsIn(
+        lane,
+        subject,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        calendar.dayKey(reservedAt),
+        calendar.monthKey(reservedAt),
+        limits);
+  }
+
+  /**
+   * The caps a reservation is held against in the day window {@code day} ({@code 2026-12-05}) and
+   * the month window {@code month} ({@code 2026-12}), in checking order.
+   */
+  public static List<Applicable> capsIn(
+      Lane lane,
+      String subject,
+      long brandDailyMicros,
+      long brandMonthlyMicros,
+      String day,
+      String month,
+      CapLimits limits) {
     List<Applicable> caps = new ArrayList<>(4);
     caps.add(
         new Applicable(new CapKey(CapName.GLOBAL_DAILY, null, day), limits.globalDailyMicros()));
@@ -72,8 +114,21 @@ public final class CapCheck {
    * aside): what a settle, void, expiry or adjustment moves.
    */
   public static List<CapKey> keysFor(Lane lane, String subject, Instant reservedAt) {
+    return keysFor(lane, subject, reservedAt, WindowCalendar.UTC);
+  }
+
+  /** As above, in the windows {@code calendar} counts {@code reservedAt} in. */
+  public static List<CapKey> keysFor(
+      Lane lane, String subject, Instant reservedAt, WindowCalendar calendar) {
+    return keysIn(lane, subject, calendar.dayKey(reservedAt), calendar.monthKey(reservedAt));
+  }
+
+  /**
+   * The keys of {@link #capsIn}: a reservation's caps in the windows {@code day} and {@code month}.
+   */
+  public static List<CapKey> keysIn(Lane lane, String subject, String day, String month) {
     // Called for every reservation the ledger makes, closes or replays: a loop, not a stream.
-    List<Applicable> caps = capsFor(lane, subject, 0, 0, reservedAt, NO_LIMITS);
+    List<Applicable> caps = capsIn(lane, subject, 0, 0, day, month, NO_LIMITS);
     CapKey[] keys = new CapKey[caps.size()];
     for (int i = 0; i < keys.length; i++) {
       keys[i] = caps.get(i).key();

@@ -35,8 +35,28 @@ public final class WindowCalendar {
 
   private final List<Period> periods;
 
+  /**
+   * The last day asked for, with its keys and the instants it holds. The ledger asks for the day of
+   * every reservation it decides, closes or replays, nearly always the same day: handing out the
+   * same strings skips finding the zone's day and formatting a date, and lets the cap keys built on
+   * them reuse the strings' cached hash codes (as {@link CapWindows} does for UTC). Immutable and
+   * published whole, so any thread sees a consistent day or computes its own; not part of the
+   * calendar's value.
+   */
+  private record Day(long fromSecond, long untilSecond, String dayKey, String monthKey) {
+    boolean holds(Instant at) {
+      long s = at.getEpochSecond();
+      return s >= fromSecond && s < untilSecond;
+    }
+  }
+
+  private volatile Day lastDay = new Day(0, 0, "", "");
+
   private WindowCalendar(List<Period> periods) {
     this.periods = List.copyOf(periods);
+    if (this.periods.isEmpty() || !this.periods.get(0).from().equals(Instant.MIN)) {
+      throw new IllegalArgumentException("a calendar's first period starts at Instant.MIN");
+    }
   }
 
   /** One zone from the beginning (a journal that never changed zone). */
@@ -54,6 +74,14 @@ public final class WindowCalendar {
     return periods.get(periods.size() - 1).zone();
   }
 
+  /**
+   * A calendar of these periods, as a snapshot holds them (oldest first, the first from {@link
+   * Instant#MIN}).
+   */
+  public static WindowCalendar ofPeriods(List<Period> periods) {
+    return new WindowCalendar(periods);
+  }
+
   /** The zone {@code at} is counted in. */
   public ZoneId zoneAt(Instant at) {
     for (int i = periods.size() - 1; i > 0; i--) {
@@ -66,12 +94,53 @@ public final class WindowCalendar {
 
   /** The day window of {@code at}: {@code 2026-12-05}. */
   public String dayKey(Instant at) {
-    return LocalDate.ofInstant(at, zoneAt(at)).toString();
+    return day(at).dayKey();
   }
 
   /** The month window of {@code at}: {@code 2026-12}. */
   public String monthKey(Instant at) {
-    return dayKey(at).substring(0, 7);
+    return day(at).monthKey();
+  }
+
+  /** The window of {@code cap} that {@code at} falls in. */
+  public String windowOf(CapName cap, Instant at) {
+    return switch (cap) {
+      case GLOBAL_DAILY, FREE_DAILY, TRIAL_DAILY, BRAND_DAILY -> dayKey(at);
+      case GLOBAL_MONTHLY, BRAND_MONTHLY -> monthKey(at);
+      case PREVIEW_LIFETIME -> CapWindows.LIFETIME;
+    };
+  }
+
+  private Day day(Instant at) {
+    Day day = lastDay;
+    if (!day.holds(at)) {
+      day = dayHolding(at);
+      lastDay = day;
+    }
+    return day;
+  }
+
+  /**
+   * The day of {@code at} with the span of instants that share its key: the zone's day, cut to the
+   * period {@code at} is in (a period may begin or end inside one of its zone's days).
+   */
+  private Day dayHolding(Instant at) {
+    int i = periods.size() - 1;
+    while (i > 0 && at.isBefore(periods.get(i).from())) {
+      i--;
+    }
+    ZoneId zone = periods.get(i).zone();
+    LocalDate date = LocalDate.ofInstant(at, zone);
+    long from = date.atStartOfDay(zone).toEpochSecond();
+    long until = date.plusDays(1).atStartOfDay(zone).toEpochSecond();
+    if (i > 0) {
+      from = Math.max(from, periods.get(i).from().getEpochSecond());
+    }
+    if (i < periods.size() - 1) {
+      until = Math.min(until, periods.get(i + 1).from().getEpochSecond());
+    }
+    String key = date.toString();
+    return new Day(from, until, key, key.substring(0, 7));
   }
 
   /** The day (in its zone) that {@code at} falls in. */
@@ -98,13 +167,21 @@ public final class WindowCalendar {
   /**
    * This calendar with {@code zone} counting from the end of the day that holds {@code now}: the
    * current day window ends as it began, the next one is the new zone's. When {@code zone} is
-   * already the current zone, this calendar unchanged.
+   * already the current zone (see {@link #sameZone}), this calendar unchanged.
    */
   public WindowCalendar changedTo(ZoneId zone, Instant now) {
-    if (currentZone().equals(zone)) {
+    if (sameZone(currentZone(), zone)) {
       return this;
     }
-    Instant from = endOfDay(now);
+    return withZoneFrom(endOfDay(now), zone);
+  }
+
+  /**
+   * This calendar with {@code zone} counting from {@code from}: a change already decided (by {@link
+   * #changedTo}) applied as it was journaled. Periods that would start at or after {@code from} are
+   * replaced.
+   */
+  public WindowCalendar withZoneFrom(Instant from, ZoneId zone) {
     List<Period> next = new ArrayList<>();
     for (Period p : periods) {
       if (p.from().isBefore(from)) {
@@ -113,6 +190,14 @@ public final class WindowCalendar {
     }
     next.add(new Period(from, zone));
     return new WindowCalendar(next);
+  }
+
+  /**
+   * Whether two zone ids count the same days: {@code UTC}, {@code Etc/UTC} and {@link
+   * ZoneOffset#UTC} are one zone, so a journal's UTC and a configured {@code UTC} are no change.
+   */
+  public static boolean sameZone(ZoneId a, ZoneId b) {
+    return a.equals(b) || a.normalized().equals(b.normalized());
   }
 
   @Override

@@ -86,4 +86,40 @@ class WindowCalendarTest {
     WindowCalendar istanbul = WindowCalendar.of(ZoneId.of("Europe/Istanbul"));
     assertSame(istanbul, istanbul.changedTo(ZoneId.of("Europe/Istanbul"), Instant.now()));
   }
+
+  @Test
+  void theCachedDayNeverOutlivesItsWindow() {
+    // Asked in turn on both sides of each boundary: the cached day must never answer for the other.
+    WindowCalendar calendar =
+        WindowCalendar.UTC
+            .changedTo(ZoneId.of("Asia/Tokyo"), Instant.parse("2026-12-05T12:00:00Z"))
+            .changedTo(ZoneId.of("Europe/Berlin"), Instant.parse("2026-12-06T12:00:00Z"));
+    WindowCalendar uncached =
+        WindowCalendar.ofPeriods(calendar.periods()); // a fresh cache for the reference answers
+    Instant t = Instant.parse("2026-12-04T00:00:00Z");
+    for (int i = 0; i < 4 * 24 * 4; i++, t = t.plusSeconds(900)) {
+      for (Instant at : new Instant[] {t, t.minusSeconds(1), t.plusSeconds(86_400)}) {
+        String expected = java.time.LocalDate.ofInstant(at, uncached.zoneAt(at)).toString();
+        assertEquals(expected, calendar.dayKey(at), "day of " + at);
+        assertEquals(expected.substring(0, 7), calendar.monthKey(at), "month of " + at);
+      }
+    }
+  }
+
+  @Test
+  void aJournaledChangeAppliedAsItWasDecidedGivesTheSameCalendar() {
+    Instant noon = Instant.parse("2026-12-05T12:00:00Z");
+    WindowCalendar decided = WindowCalendar.UTC.changedTo(ZoneId.of("Europe/Istanbul"), noon);
+    assertEquals(
+        decided,
+        WindowCalendar.UTC.withZoneFrom(
+            Instant.parse("2026-12-06T00:00:00Z"), ZoneId.of("Europe/Istanbul")));
+  }
+
+  @Test
+  void utcByAnyOfItsNamesIsNoChange() {
+    Instant noon = Instant.parse("2026-12-05T12:00:00Z");
+    assertSame(WindowCalendar.UTC, WindowCalendar.UTC.changedTo(ZoneId.of("UTC"), noon));
+    assertSame(WindowCalendar.UTC, WindowCalendar.UTC.changedTo(ZoneId.of("Etc/UTC"), noon));
+  }
 }
