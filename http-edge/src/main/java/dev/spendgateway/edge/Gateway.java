@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import dev.spendgateway.edge.admin.AdminRoutes;
 import dev.spendgateway.edge.admin.OpsAdminRoutes;
+import dev.spendgateway.edge.alerts.WebhookAlarms;
 import dev.spendgateway.edge.auth.GatewayAuth;
 import dev.spendgateway.edge.body.BodyMemory;
 import dev.spendgateway.edge.call.CallServices;
+import dev.spendgateway.edge.call.GuardAlarms;
 import dev.spendgateway.edge.call.InFlightCalls;
 import dev.spendgateway.edge.call.Overload;
 import dev.spendgateway.edge.call.ProviderGuards;
@@ -118,8 +120,16 @@ public final class Gateway {
             both(LedgerObservers.both(metrics.ledgerObserver(), spendSeries), lifecycle));
     this.ledger = LedgerClient.of(system, ledgerAccess.ref(), ledgerSettings, clock);
     this.ledgerReady = ledger.awaitReady().toCompletableFuture();
-    dev.spendgateway.edge.alerts.BudgetAlerts.start(
-        system, ledger, dev.spendgateway.edge.alerts.AlertSettings.fromConfig(config), clock);
+    // The webhook carries the guards' alarms too (a retired model, a deprecated one in use, an
+    // open breaker), through the same journaled outbox.
+    GuardAlarms alarms =
+        dev.spendgateway.edge.alerts.BudgetAlerts.start(
+                system,
+                ledger,
+                dev.spendgateway.edge.alerts.AlertSettings.fromConfig(config),
+                clock)
+            .<GuardAlarms>map(outbox -> new WebhookAlarms(outbox, clock))
+            .orElse(GuardAlarms.NONE);
 
     PolicyLimits limits = PolicyLimits.fromMap(config.getConfig("policy").root().unwrapped());
     ModelCatalog catalog =
@@ -171,7 +181,7 @@ public final class Gateway {
         new MicrometerRouterListener(metrics.registry(), metrics.calls());
     // The same pools, pace, breakers and model circuits for every provider call, pass-through and
     // routed: a caller cannot get past a limit by picking a route.
-    ProviderGuards guards = providerGuards(system, config, listener);
+    ProviderGuards guards = providerGuards(system, config, listener, alarms);
     FailoverRouter router =
         FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
     router.profiles().all().forEach(p -> listener.servedAtZero(p.name()));
@@ -239,7 +249,7 @@ public final class Gateway {
    * rate limits; {@code listener} counts their refusals and the models a 410 retired.
    */
   private static ProviderGuards providerGuards(
-      ActorSystem<?> system, Config config, RouterListener listener) {
+      ActorSystem<?> system, Config config, RouterListener listener, GuardAlarms alarms) {
     FailoverSettings settings = FailoverSettings.fromConfig(config);
     ProviderRateLimits pace = ProviderRateLimits.fromConfig(config, System::nanoTime);
     // The shipped limits are the providers' lowest paid tier: the line shows an operator which
@@ -251,8 +261,12 @@ public final class Gateway {
         ProviderBreakers.create(
             system,
             settings.breaker(),
-            (provider, state) ->
-                log.warn("provider circuit breaker {} is now {}", provider.wireName(), state)),
+            (provider, state) -> {
+              log.warn("provider circuit breaker {} is now {}", provider.wireName(), state);
+              if (state == ProviderBreakers.State.OPEN) {
+                alarms.circuitOpened(provider);
+              }
+            }),
         new ModelCircuits(settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
         settings.breaker().resetTimeout(),
         delay -> {
@@ -262,7 +276,8 @@ public final class Gateway {
               .scheduleOnce(delay, () -> elapsed.complete(null), system.executionContext());
           return elapsed;
         },
-        listener);
+        listener,
+        alarms);
   }
 
   /**

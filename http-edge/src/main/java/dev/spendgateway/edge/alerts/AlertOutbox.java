@@ -2,6 +2,7 @@ package dev.spendgateway.edge.alerts;
 
 import dev.spendgateway.ledger.LedgerSerializable;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,6 +21,7 @@ import org.apache.pekko.persistence.typed.javadsl.CommandHandler;
 import org.apache.pekko.persistence.typed.javadsl.Effect;
 import org.apache.pekko.persistence.typed.javadsl.EventHandler;
 import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
+import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
 
 /**
@@ -55,24 +57,51 @@ public final class AlertOutbox
   public record AlertDelivered(String key, Instant at) implements Event {}
 
   /**
-   * What the outbox knows: the alerts due and not delivered, and every key ever raised. Keys grow
-   * by at most one per cap window and threshold (a few per brand per day).
+   * How long a raised key is remembered. Every key names its own window, day or opening, and no
+   * alert is raised for a window that ended (thresholds are read from the current windows, the
+   * model alerts carry their day): 62 days outlasts the longest window (a 31-day month) twice, so
+   * forgetting a key never sends it again, and a gateway running for years keeps two months of
+   * keys, not all of them.
    */
-  public record State(Map<String, Alert> pending, Set<String> raised) {
+  static final Duration KEYS_KEPT = Duration.ofDays(62);
+
+  /**
+   * Events between two snapshots of the outbox: a restart replays at most this many, not every
+   * alert ever sent.
+   */
+  static final int SNAPSHOT_EVERY = 200;
+
+  /**
+   * What the outbox knows: the alerts due and not delivered, and every key raised in the last
+   * {@link #KEYS_KEPT} with when it was.
+   */
+  public record State(Map<String, Alert> pending, Map<String, Instant> raised)
+      implements LedgerSerializable {
     static State empty() {
-      return new State(Map.of(), Set.of());
+      return new State(Map.of(), Map.of());
     }
 
     boolean wasRaised(String key) {
-      return raised.contains(key);
+      return raised.containsKey(key);
     }
 
-    State withDue(Alert alert) {
+    /**
+     * With {@code alert} due, raised at {@code at}; keys raised more than {@link #KEYS_KEPT} before
+     * {@code at} are forgotten (by the event's own time, so a replay forgets the same).
+     */
+    State withDue(Alert alert, Instant at) {
       Map<String, Alert> p = new HashMap<>(pending);
       p.put(alert.key(), alert);
-      Set<String> r = new HashSet<>(raised);
-      r.add(alert.key());
-      return new State(Map.copyOf(p), Set.copyOf(r));
+      Instant forgetBefore = at.minus(KEYS_KEPT);
+      Map<String, Instant> r = new HashMap<>();
+      raised.forEach(
+          (key, when) -> {
+            if (!when.isBefore(forgetBefore) || p.containsKey(key)) {
+              r.put(key, when);
+            }
+          });
+      r.put(alert.key(), at);
+      return new State(Map.copyOf(p), Map.copyOf(r));
     }
 
     State withDelivered(String key) {
@@ -154,9 +183,16 @@ public final class AlertOutbox
   public EventHandler<State, Event> eventHandler() {
     return newEventHandlerBuilder()
         .forAnyState()
-        .onEvent(AlertDue.class, (s, e) -> s.withDue(new Alert(e.key(), e.type(), e.body())))
+        .onEvent(
+            AlertDue.class, (s, e) -> s.withDue(new Alert(e.key(), e.type(), e.body()), e.at()))
         .onEvent(AlertDelivered.class, (s, e) -> s.withDelivered(e.key()))
         .build();
+  }
+
+  @Override
+  public RetentionCriteria retentionCriteria() {
+    // Snapshots only bound the replay; every event stays in the journal as the alerts' history.
+    return RetentionCriteria.snapshotEvery(SNAPSHOT_EVERY, 2);
   }
 
   @Override

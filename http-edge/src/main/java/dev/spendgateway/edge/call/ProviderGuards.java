@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
  *     reset timeout: it half-opens then)
  * @param delay completes after a wait without holding a thread (a rate limit's turn)
  * @param listener told of every refusal (for {@code /metrics})
+ * @param alarms told of a retired model, a deprecated one in use and an open breaker (the alert
+ *     webhook)
  */
 public record ProviderGuards(
     AdmissionPools pools,
@@ -39,7 +41,8 @@ public record ProviderGuards(
     ModelCircuits circuits,
     Duration breakerRetryAfter,
     Function<Duration, CompletionStage<Void>> delay,
-    Listener listener) {
+    Listener listener,
+    GuardAlarms alarms) {
   private static final Logger log = LoggerFactory.getLogger(ProviderGuards.class);
 
   /**
@@ -243,6 +246,7 @@ public record ProviderGuards(
           model,
           route,
           then);
+      alarms.modelRetired(provider, model, route);
     }
   }
 

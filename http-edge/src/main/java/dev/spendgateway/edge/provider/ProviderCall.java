@@ -136,6 +136,7 @@ final class ProviderCall implements CallTarget<Preparation.Prepared> {
     // Deprecated, or active and near its end of support: the same alarm either way.
     if (services.policy().catalog().needsWarning(prepared.modelInfo(), call.today())) {
       services.metrics().modelLifecycleAlarm(prepared.model(), "deprecated");
+      call.guards().alarms().modelDeprecatedInUse(prepared.modelInfo(), call.today());
     }
     if (call.guards().circuits().isOpen(prepared.model())) {
       return refused(

@@ -202,6 +202,12 @@ public final class FailoverRouter {
           w.model(),
           w.daysLeft().map(d -> ", " + d + " days before its end of support").orElse(""));
       context.listener().modelDeprecated(w.profile(), w.model(), w.daysLeft());
+      context
+          .services()
+          .policy()
+          .catalog()
+          .find(w.model())
+          .ifPresent(model -> guards.alarms().modelDeprecatedInUse(model, today));
     }
   }
 }

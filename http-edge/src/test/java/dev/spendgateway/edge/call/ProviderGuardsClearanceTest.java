@@ -90,7 +90,8 @@ class ProviderGuardsClearanceTest {
               public void callerGone(Provider provider, String wait, String profile) {
                 counted.add(provider.wireName() + "/" + wait);
               }
-            });
+            },
+            GuardAlarms.NONE);
 
     /** Empties the pace's bucket so that the next call waits a second for its turn. */
     void spendTheMinute() {
