@@ -106,6 +106,9 @@ final class RegionLedger {
 
   /** The ledger's expiry tick: reservations whose callers never closed them, at worst case. */
   int expireDue(Instant now) {
+    if (state.dueForExpiry(now).isEmpty()) {
+      return 0; // the usual tick: nothing due, no decider to build
+    }
     List<Event> due = deciderAt(now).expireDue(state, now);
     writeFacts(due);
     return due.size();

@@ -17,6 +17,7 @@ import java.util.SplittableRandom;
  * @param calls every call, in time order
  * @param linkDown intervals during which a pair cannot talk (either direction)
  * @param crashes every ledger crash, in time order
+ * @param downByPair {@code linkDown} indexed by pair
  */
 record Scenario(
     long seed,
@@ -30,7 +31,8 @@ record Scenario(
     long shiftToMillis,
     List<Call> calls,
     List<Interval> linkDown,
-    List<Crash> crashes) {
+    List<Crash> crashes,
+    Interval[][] downByPair) {
 
   /**
    * One caller's call: reserve {@code amountMicros}, then settle (or void) after {@code
@@ -182,7 +184,8 @@ record Scenario(
         shiftTo,
         List.copyOf(numbered),
         List.copyOf(down),
-        List.copyOf(crashes));
+        List.copyOf(crashes),
+        byPair(down, n));
   }
 
   /** Demand through a region's local day: a floor at night, a peak at 14:00 local. */
@@ -194,13 +197,25 @@ record Scenario(
 
   /** Whether {@code a} and {@code b} can talk at {@code atMillis}. */
   boolean linkUp(int a, int b, long atMillis) {
-    int lo = Math.min(a, b);
-    int hi = Math.max(a, b);
-    for (Interval i : linkDown) {
-      if (i.a() == lo && i.b() == hi && atMillis >= i.fromMillis() && atMillis < i.toMillis()) {
+    for (Interval i : downByPair[Math.min(a, b) * regions + Math.max(a, b)]) {
+      if (atMillis >= i.fromMillis() && atMillis < i.toMillis()) {
         return false;
       }
     }
     return true;
+  }
+
+  /**
+   * {@code down} by pair (index {@code lo * regions + hi}): {@link #linkUp} is asked per message.
+   */
+  private static Interval[][] byPair(List<Interval> down, int regions) {
+    List<List<Interval>> lists = new ArrayList<>();
+    for (int i = 0; i < regions * regions; i++) {
+      lists.add(new ArrayList<>());
+    }
+    for (Interval i : down) {
+      lists.get(i.a() * regions + i.b()).add(i);
+    }
+    return lists.stream().map(l -> l.toArray(Interval[]::new)).toArray(Interval[][]::new);
   }
 }

@@ -30,12 +30,12 @@ import java.util.SplittableRandom;
  * the company-wide caps.
  */
 final class Simulation {
-  private static final long GOSSIP_EVERY = 30_000;
+  private static final long GOSSIP_EVERY = 60_000;
   private static final long PUSH_EVERY = 30_000;
   private static final long EXPIRE_EVERY = 30_000;
   private static final long RESEND_EVERY = 1_000;
   private static final long ASK_COOLDOWN = 2_000;
-  private static final long VIEW_MAX_AGE = 90_000;
+  private static final long VIEW_MAX_AGE = 150_000;
 
   private final Scenario sc;
   private final SimConfig cfg;
@@ -118,8 +118,6 @@ final class Simulation {
 
   private sealed interface Step {}
 
-  private record Arrive(Scenario.Call call) implements Step {}
-
   private record End(Scenario.Call call) implements Step {}
 
   private record CrashAt(int region, long downMillis) implements Step {}
@@ -174,9 +172,10 @@ final class Simulation {
     return cfg.start().plusMillis(now);
   }
 
-  private void trace(String line) {
+  /** A line of the trace; built only when tracing (most runs never print one). */
+  private void trace(java.util.function.Supplier<String> line) {
     if (tracing) {
-      trace.add(String.format("%10.3fs %s", now / 1000.0, line));
+      trace.add(String.format("%10.3fs %s", now / 1000.0, line.get()));
     }
   }
 
@@ -189,9 +188,6 @@ final class Simulation {
   // ----------------------------------------------------------------------------------------------
 
   private RunResult run() {
-    for (Scenario.Call c : sc.calls()) {
-      schedule(c.atMillis(), new Arrive(c));
-    }
     for (int r = 0; r < ledgers.length; r++) {
       schedule(EXPIRE_EVERY, new Tick(r, TickKind.EXPIRE, null));
       if (policy == Policy.PUSH || policy == Policy.ADD_FIRST) {
@@ -206,11 +202,22 @@ final class Simulation {
         schedule(c.atMillis(), new CrashAt(c.region(), c.downMillis()));
       }
     }
-    while (!queue.isEmpty() && overshootViolation == null) {
-      Scheduled s = queue.poll();
-      if (s.at() > end) {
+    // Calls are merged in from their list as time reaches them (the queue stays small); a call
+    // at the same millisecond as a queued step comes after it.
+    List<Scenario.Call> calls = sc.calls();
+    int nextCall = 0;
+    while (overshootViolation == null) {
+      Scheduled s = queue.peek();
+      if (nextCall < calls.size() && (s == null || calls.get(nextCall).atMillis() < s.at())) {
+        Scenario.Call c = calls.get(nextCall++);
+        now = c.atMillis();
+        arrive(c);
+        continue;
+      }
+      if (s == null || s.at() > end) {
         break;
       }
+      queue.poll();
       now = s.at();
       take(s.step());
     }
@@ -238,9 +245,7 @@ final class Simulation {
   }
 
   private void take(Step step) {
-    if (step instanceof Arrive a) {
-      arrive(a.call());
-    } else if (step instanceof End e) {
+    if (step instanceof End e) {
       endCall(e.call());
     } else if (step instanceof CrashAt c) {
       crash(c.region(), c.downMillis(), "scheduled");
@@ -270,14 +275,14 @@ final class Simulation {
     RegionLedger ledger = ledgers[r];
     if (!ledger.isUp()) {
       refusedDown++;
-      trace("r" + r + " call " + c.index() + " refused: ledger down");
+      trace(() -> "r" + r + " call " + c.index() + " refused: ledger down");
       return;
     }
     ReserveReply reply = ledger.reserve(idOf(c), c.amountMicros(), at());
     if (reply instanceof Reserved) {
       admitted++;
       schedule(now + c.durationMillis(), new End(c));
-      trace("r" + r + " call " + c.index() + " reserved " + usd(c.amountMicros()));
+      trace(() -> "r" + r + " call " + c.index() + " reserved " + usd(c.amountMicros()));
     } else if (reply instanceof Refused refused) {
       refusedByCap++;
       boolean roomElsewhere =
@@ -289,16 +294,17 @@ final class Simulation {
         peerHadRoom++;
       }
       trace(
-          "r"
-              + r
-              + " call "
-              + c.index()
-              + " refused by "
-              + refused.cap().wireName()
-              + " allowance (headroom "
-              + usd(refused.headroomMicros())
-              + ")"
-              + (roomElsewhere ? ", company had room: stranded" : ""));
+          () ->
+              "r"
+                  + r
+                  + " call "
+                  + c.index()
+                  + " refused by "
+                  + refused.cap().wireName()
+                  + " allowance (headroom "
+                  + usd(refused.headroomMicros())
+                  + ")"
+                  + (roomElsewhere ? ", company had room: stranded" : ""));
     }
     check();
     if (policy == Policy.PULL || policy == Policy.ADD_FIRST) {
@@ -334,11 +340,12 @@ final class Simulation {
     }
     ledgers[r].close(idOf(c), c.actualMicros(), c.voided(), at());
     trace(
-        "r"
-            + r
-            + " call "
-            + c.index()
-            + (c.voided() ? " voided" : " settled " + usd(c.actualMicros())));
+        () ->
+            "r"
+                + r
+                + " call "
+                + c.index()
+                + (c.voided() ? " voided" : " settled " + usd(c.actualMicros())));
     check();
   }
 
@@ -349,7 +356,7 @@ final class Simulation {
     ledgers[r].crash();
     memory[r] = new Memory();
     crashes++;
-    trace("r" + r + " CRASH (" + why + "), down " + downMillis + " ms");
+    trace(() -> "r" + r + " CRASH (" + why + "), down " + downMillis + " ms");
     schedule(now + downMillis, new RecoverAt(r));
   }
 
@@ -367,13 +374,14 @@ final class Simulation {
       }
     }
     trace(
-        "r"
-            + r
-            + " RECOVERED from "
-            + ledgers[r].journalSize()
-            + " journal rows, re-sending "
-            + m.unacked.size()
-            + " outs");
+        () ->
+            "r"
+                + r
+                + " RECOVERED from "
+                + ledgers[r].journalSize()
+                + " journal rows, re-sending "
+                + m.unacked.size()
+                + " outs");
     ensureResend(r);
     List<Scenario.Call> closes = closesWhileDown.get(r);
     for (int i = 0; i < closes.size(); i++) {
@@ -391,7 +399,7 @@ final class Simulation {
 
   private void send(int from, int to, Message m) {
     if (!sc.linkUp(from, to, now)) {
-      trace("r" + from + "->r" + to + " " + name(m) + " lost: partition");
+      trace(() -> "r" + from + "->r" + to + " " + name(m) + " lost: partition");
       return;
     }
     int base = sc.linkMillis()[from][to];
@@ -416,7 +424,7 @@ final class Simulation {
   private void deliver(Deliver d) {
     int to = d.to();
     if (!sc.linkUp(d.from(), to, now) || !ledgers[to].isUp()) {
-      trace("r" + d.from() + "->r" + to + " " + name(d.message()) + " lost in flight");
+      trace(() -> "r" + d.from() + "->r" + to + " " + name(d.message()) + " lost in flight");
       return;
     }
     Message m = d.message();
@@ -441,23 +449,24 @@ final class Simulation {
         invariant("transfer " + out.transferId() + " applied in at r" + r + " before any out");
       }
       trace(
-          "r"
-              + r
-              + " IN "
-              + out.transferId()
-              + " "
-              + out.key().cap().wireName()
-              + " "
-              + usd(out.micros())
-              + " from r"
-              + out.from());
+          () ->
+              "r"
+                  + r
+                  + " IN "
+                  + out.transferId()
+                  + " "
+                  + out.key().cap().wireName()
+                  + " "
+                  + usd(out.micros())
+                  + " from r"
+                  + out.from());
       check();
       if (net.nextDouble() < cfg.crashAfterTransferChance()) {
         crash(r, 5_000 + net.nextInt(25_000), "after journaling an in, before its ack");
         return;
       }
     } else {
-      trace("r" + r + " IN " + out.transferId() + " repeated: ack again, nothing written");
+      trace(() -> "r" + r + " IN " + out.transferId() + " repeated: ack again, nothing written");
     }
     send(r, out.from(), new Ack(out.transferId()));
   }
@@ -485,7 +494,8 @@ final class Simulation {
   }
 
   private void lendFrom(int lender, int to, CapKey key, long want, String reason) {
-    if (!current(key)) {
+    // Down when a forced crash after the previous key's out took the ledger with it.
+    if (!current(key) || !ledgers[lender].isUp()) {
       return;
     }
     String tid = "r" + lender + "-" + ledgers[lender].journalSize();
@@ -501,19 +511,20 @@ final class Simulation {
     transfers++;
     moved += o.micros();
     trace(
-        "r"
-            + lender
-            + " OUT "
-            + tid
-            + " "
-            + key.cap().wireName()
-            + " "
-            + usd(o.micros())
-            + " to r"
-            + to
-            + " ("
-            + reason
-            + ")");
+        () ->
+            "r"
+                + lender
+                + " OUT "
+                + tid
+                + " "
+                + key.cap().wireName()
+                + " "
+                + usd(o.micros())
+                + " to r"
+                + to
+                + " ("
+                + reason
+                + ")");
     check();
     if (net.nextDouble() < cfg.crashAfterTransferChance()) {
       crash(lender, 5_000 + net.nextInt(25_000), "after journaling an out, before sending it");
@@ -600,6 +611,9 @@ final class Simulation {
 
   /** The broken order: journal the in here first, then ask the lender to take it out. */
   private void addFirst(int r, CapKey key, long want) {
+    if (!ledgers[r].isUp()) {
+      return;
+    }
     Memory m = memory[r];
     int lender = -1;
     long best = Long.MIN_VALUE;
@@ -614,7 +628,8 @@ final class Simulation {
     String tid = "r" + r + "-" + ledgers[r].journalSize();
     Entry.AllowanceOut out = new Entry.AllowanceOut(tid, lender, r, key, want, "ADD_FIRST", at());
     ledgers[r].applyIn(Entry.AllowanceIn.of(out, at()));
-    trace("r" + r + " IN " + tid + " " + usd(want) + " BEFORE r" + lender + " took it out");
+    int from = lender;
+    trace(() -> "r" + r + " IN " + tid + " " + usd(want) + " BEFORE r" + from + " took it out");
     if (!outIds.contains(tid)) {
       invariant("transfer " + tid + " applied in at r" + r + " before any out");
     }
@@ -630,13 +645,14 @@ final class Simulation {
       transfers++;
       moved += out.micros();
       trace(
-          "r"
-              + lender
-              + " OUT "
-              + out.transferId()
-              + " "
-              + usd(out.micros())
-              + " (taken after the in)");
+          () ->
+              "r"
+                  + lender
+                  + " OUT "
+                  + out.transferId()
+                  + " "
+                  + usd(out.micros())
+                  + " (taken after the in)");
       check();
     }
     send(lender, out.to(), new Ack(out.transferId()));
@@ -657,7 +673,7 @@ final class Simulation {
     switch (t.kind()) {
       case EXPIRE -> {
         if (up && ledgers[r].expireDue(at()) > 0) {
-          trace("r" + r + " expired reservations at their worst case");
+          trace(() -> "r" + r + " expired reservations at their worst case");
           check();
         }
         next = EXPIRE_EVERY;
@@ -734,7 +750,7 @@ final class Simulation {
                 + usd(spent)
                 + " against a cap of "
                 + usd(cap);
-        trace(overshootViolation);
+        trace(() -> overshootViolation);
         return;
       }
       if (allowed > cap) {
@@ -754,7 +770,7 @@ final class Simulation {
   private void invariant(String what) {
     if (!what.equals(lastInvariant)) {
       // Once per distinct break: a broken sum stays broken at every check until it is repaired.
-      trace("INVARIANT BROKEN: " + what);
+      trace(() -> "INVARIANT BROKEN: " + what);
       lastInvariant = what;
     }
     if (invariantViolation == null) {

@@ -34,7 +34,10 @@ record Split(long dailyCapMicros, long monthlyCapMicros, List<Integer> weights) 
 
   long share(int region, CapKey key) {
     long cap = cap(key);
-    long total = weights.stream().mapToLong(Integer::longValue).sum();
+    long total = 0;
+    for (int w : weights) {
+      total += w;
+    }
     long own = Math.multiplyExact(cap, (long) weights.get(region)) / total;
     if (region != 0) {
       return own;
