@@ -1,5 +1,7 @@
 package dev.spendgateway.ledger;
 
+import dev.spendgateway.ledger.LedgerEvents.AllowanceIn;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerState.BrandCaps;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
@@ -23,7 +25,8 @@ import java.util.Map;
  * <p>Older formats stay readable: the first held every known reservation in {@code reservations}
  * (closed and refused ones too) and no {@code recentIds}; those closed ones are moved into the
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
- * it reads as remembering no adjustment ids.
+ * it reads as remembering no adjustment ids; nor {@code allowanceOuts} and {@code allowanceIns}
+ * (regional allowance transfers, kept whole like adjustment ids): without them it reads as none.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations,
@@ -31,11 +34,27 @@ public record LedgerSnapshot(
     Map<String, BrandCaps> brandCaps,
     List<Adjustment> adjustments,
     RecentIdsForm recentIds,
-    List<FilterForm> pastIds) {
+    List<FilterForm> pastIds,
+    List<AllowanceOut> allowanceOuts,
+    List<AllowanceIn> allowanceIns) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
     pastIds = pastIds == null ? List.of() : pastIds;
+    // Added with regional allowances: an older snapshot, or a single-region ledger's, holds none.
+    allowanceOuts = allowanceOuts == null ? List.of() : allowanceOuts;
+    allowanceIns = allowanceIns == null ? List.of() : allowanceIns;
+  }
+
+  /** The form without allowance transfers (every snapshot before regional allowances). */
+  public LedgerSnapshot(
+      List<Reservation> reservations,
+      List<SpendEntry> spend,
+      Map<String, BrandCaps> brandCaps,
+      List<Adjustment> adjustments,
+      RecentIdsForm recentIds,
+      List<FilterForm> pastIds) {
+    this(reservations, spend, brandCaps, adjustments, recentIds, pastIds, null, null);
   }
 
   /** One cap window's totals. */
@@ -63,7 +82,9 @@ public record LedgerSnapshot(
         new HashMap<>(state.brandCapsBySubject().asMap()),
         List.copyOf(state.adjustmentsById().values()),
         recentForm(state.recentIds()),
-        pastForm(state.pastIds()));
+        pastForm(state.pastIds()),
+        state.allowances().outs(),
+        state.allowances().ins());
   }
 
   private static RecentIdsForm recentForm(RecentIds recent) {
@@ -128,6 +149,7 @@ public record LedgerSnapshot(
         // A snapshot written before brand caps ended with their windows may hold more.
         LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
+        Allowances.of(allowanceOuts, allowanceIns),
         0);
   }
 

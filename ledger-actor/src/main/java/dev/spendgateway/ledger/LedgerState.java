@@ -3,6 +3,8 @@ package dev.spendgateway.ledger;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceIn;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
@@ -48,6 +50,9 @@ public final class LedgerState implements LedgerSerializable {
   private final PersistentMap<String, BrandCaps> brandCaps;
   private final PersistentMap<String, Adjustment> adjustments;
 
+  /** Regional allowance transfers ({@link Allowances#NONE} in a single-region deployment). */
+  private final Allowances allowances;
+
   /**
    * Facts folded into this state since it was loaded from a snapshot (or began empty): what a
    * recovery from that snapshot replays, and so what decides when the next one is due. Not part of
@@ -62,6 +67,7 @@ public final class LedgerState implements LedgerSerializable {
       PersistentMap<CapKey, Spend> spend,
       PersistentMap<String, BrandCaps> brandCaps,
       PersistentMap<String, Adjustment> adjustments,
+      Allowances allowances,
       long factsSinceLoad) {
     this.recent = recent;
     this.past = past;
@@ -69,6 +75,7 @@ public final class LedgerState implements LedgerSerializable {
     this.spend = spend;
     this.brandCaps = brandCaps;
     this.adjustments = adjustments;
+    this.allowances = allowances;
     this.factsSinceLoad = factsSinceLoad;
   }
 
@@ -80,6 +87,7 @@ public final class LedgerState implements LedgerSerializable {
         PersistentMap.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
+        Allowances.NONE,
         0);
   }
 
@@ -155,6 +163,49 @@ public final class LedgerState implements LedgerSerializable {
    */
   public boolean probablyUsedBeforeWindow(String id) {
     return past.mightContain(id);
+  }
+
+  /**
+   * What regional allowance transfers moved into {@code key}'s window, net (negative when this
+   * region lent more than it was given); 0 in a single-region deployment.
+   */
+  public long allowanceMovedIn(CapKey key) {
+    return allowances.netIn(key);
+  }
+
+  /** Every allowance transfer this ledger took out (kept for good, like adjustment ids). */
+  public List<AllowanceOut> allowanceOuts() {
+    return allowances.outs();
+  }
+
+  /** Every allowance transfer this ledger took in. */
+  public List<AllowanceIn> allowanceIns() {
+    return allowances.ins();
+  }
+
+  /** The transfer {@code transferId} as this ledger took it out, if it did. */
+  public Optional<AllowanceOut> allowanceOut(String transferId) {
+    return Optional.ofNullable(allowances.out(transferId));
+  }
+
+  /** The transfer {@code transferId} as this ledger took it in, if it did. */
+  public Optional<AllowanceIn> allowanceIn(String transferId) {
+    return Optional.ofNullable(allowances.in(transferId));
+  }
+
+  /**
+   * The caps a reservation is checked against, with each limit moved by the allowance transfers of
+   * its window: a regional ledger's cap is its configured share plus what it was lent, minus what
+   * it lent. The same list in a single-region deployment (nothing moved). Used by the decider and
+   * by the audit, so both check a reservation against the same limit.
+   */
+  public List<CapCheck.Applicable> withAllowances(List<CapCheck.Applicable> caps) {
+    return allowances.applyTo(caps);
+  }
+
+  private LedgerState withAllowances(Allowances moved) {
+    return new LedgerState(
+        recent, past, open, spend, brandCaps, adjustments, moved, factsSinceLoad);
   }
 
   public Optional<Adjustment> adjustment(String id) {
@@ -247,6 +298,7 @@ public final class LedgerState implements LedgerSerializable {
         spend,
         brandCaps,
         adjustments,
+        allowances,
         factsSinceLoad);
   }
 
@@ -264,6 +316,10 @@ public final class LedgerState implements LedgerSerializable {
       return withAdjustment(e);
     } else if (event instanceof Compacted e) {
       return compactedBefore(e.cutoff()).idsExpiredBefore(e.idsClosedBefore(), e.pastIdsBefore());
+    } else if (event instanceof AllowanceOut e) {
+      return withAllowances(allowances.with(e));
+    } else if (event instanceof AllowanceIn e) {
+      return withAllowances(allowances.with(e));
     } else if (event instanceof GroupCommit g) {
       return appliedInOrder(g.facts());
     }
@@ -329,6 +385,7 @@ public final class LedgerState implements LedgerSerializable {
     private final PersistentMap<CapKey, Spend> spend;
     private PersistentMap<String, BrandCaps> brandCaps;
     private final PersistentMap<String, Adjustment> adjustments;
+    private final Allowances allowances;
     private final long factsSinceLoad;
 
     /** Totals changed since this fold started (each key written to {@link #spend} at the end). */
@@ -341,6 +398,7 @@ public final class LedgerState implements LedgerSerializable {
       this.spend = from.spend;
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
+      this.allowances = from.allowances;
       this.factsSinceLoad = factsSinceLoad;
     }
 
@@ -448,7 +506,8 @@ public final class LedgerState implements LedgerSerializable {
       for (Map.Entry<CapKey, Spend> m : moved.entrySet()) {
         books = books.with(m.getKey(), m.getValue());
       }
-      return new LedgerState(recent, past, open, books, brandCaps, adjustments, factsSinceLoad);
+      return new LedgerState(
+          recent, past, open, books, brandCaps, adjustments, allowances, factsSinceLoad);
     }
   }
 
@@ -476,7 +535,14 @@ public final class LedgerState implements LedgerSerializable {
     }
     Adjustment a = Adjustment.of(e);
     return new LedgerState(
-        recent, past, open, newSpend, brandCaps, adjustments.with(a.id(), a), factsSinceLoad);
+        recent,
+        past,
+        open,
+        newSpend,
+        brandCaps,
+        adjustments.with(a.id(), a),
+        allowances,
+        factsSinceLoad);
   }
 
   /**
@@ -501,6 +567,7 @@ public final class LedgerState implements LedgerSerializable {
         keptSpend,
         brandCapsWithWindows(brandCaps, keptSpend),
         adjustments,
+        allowances,
         factsSinceLoad);
   }
 
@@ -542,7 +609,8 @@ public final class LedgerState implements LedgerSerializable {
     }
     return kept == recent && newPast == past
         ? this
-        : new LedgerState(kept, newPast, open, spend, brandCaps, adjustments, factsSinceLoad);
+        : new LedgerState(
+            kept, newPast, open, spend, brandCaps, adjustments, allowances, factsSinceLoad);
   }
 
   /** Day and month windows that ended before {@code cutoff}; lifetime windows never end. */
@@ -582,6 +650,7 @@ public final class LedgerState implements LedgerSerializable {
 
   private boolean sameBooksIgnoringAdjustmentIds(LedgerState other) {
     return recentIdsEqual(other)
+        && allowances.equals(other.allowances)
         && open.asMap().equals(other.open.asMap())
         && spend.asMap().entrySet().stream()
             .filter(e -> !e.getValue().isEmpty())
@@ -699,6 +768,10 @@ public final class LedgerState implements LedgerSerializable {
 
   PersistentMap<String, Adjustment> adjustmentsById() {
     return adjustments;
+  }
+
+  Allowances allowances() {
+    return allowances;
   }
 
   /** The snapshot form (see {@link LedgerSnapshot}): what Jackson writes for this state. */
