@@ -1,7 +1,9 @@
 package dev.spendgateway.regionsim;
 
+import dev.spendgateway.ledger.AllowanceTransfers;
 import dev.spendgateway.ledger.Decider;
 import dev.spendgateway.ledger.Decider.Decision;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
@@ -19,35 +21,56 @@ import dev.spendgateway.policy.caps.CapWindows;
 import dev.spendgateway.policy.caps.Spend;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * One region's ledger: a journal, the real {@link LedgerState} folded from it, and the allowance
- * book folded from its transfer records. Every reserve, settle, void and expiry is decided by the
- * real {@link Decider}, given settings whose two global caps are this region's allowance at that
- * moment: the allowance is the cap its {@code CapCheck} sees, nothing else is re-implemented.
+ * One region's ledger: a journal of ledger events and the real {@link LedgerState} folded from it.
+ * Every reserve, settle, void and expiry is decided by the real {@link Decider}, and every
+ * allowance transfer by the real {@link AllowanceTransfers}; the journal holds the ledger's own
+ * {@code AllowanceOut} / {@code AllowanceIn} events, and the state's caps are this region's share
+ * moved by them — exactly what a regional ledger would run. Nothing of the ledger's rules is
+ * re-implemented here.
  *
  * <p>A write is journaled and applied in one step (the journal is the commit point, as in the
  * ledger: its answer goes out only once the row is durable). A crash throws away everything that is
  * not in the journal; {@link #recover} folds the journal again.
  */
 final class RegionLedger {
-  /** Lane and subject caps are set out of reach: the simulation is about the two global caps. */
+  /** Lane caps are set out of reach: the simulation is about the two global caps. */
   private static final long OUT_OF_REACH = 1_000_000_000_000L;
 
   final int index;
+  private final String name;
   private final Split split;
-  private final LedgerSettings settings;
-  private final List<Entry> journal = new ArrayList<>();
+  private final CapLimits share;
+  private final Decider decider;
+  private final List<Event> journal = new ArrayList<>();
   private LedgerState state = LedgerState.empty();
-  private AllowanceBook book = AllowanceBook.EMPTY;
   private boolean up = true;
 
   RegionLedger(int index, Split split, LedgerSettings settings) {
     this.index = index;
+    this.name = nameOf(index);
     this.split = split;
-    this.settings = settings;
+    Instant any = Instant.EPOCH; // a share depends on the cap, not on the window
+    this.share =
+        new CapLimits(
+            split.share(index, dayKey(any)),
+            split.share(index, monthKey(any)),
+            OUT_OF_REACH,
+            OUT_OF_REACH,
+            OUT_OF_REACH);
+    this.decider = new Decider(settings.withCaps(share));
+  }
+
+  static String nameOf(int region) {
+    return "r" + region;
+  }
+
+  static int indexOf(String region) {
+    return Integer.parseInt(region.substring(1));
   }
 
   boolean isUp() {
@@ -64,7 +87,7 @@ final class RegionLedger {
 
   /** Share + transfers in − transfers out: this region's cap for {@code key}'s window. */
   long allowance(CapKey key) {
-    return split.share(index, key) + book.netIn(key);
+    return split.share(index, key) + state.allowanceMovedIn(key);
   }
 
   /** Settled + held in {@code key}'s window, as the ledger's books say. */
@@ -74,22 +97,13 @@ final class RegionLedger {
   }
 
   long headroom(CapKey key) {
-    return allowance(key) - spend(key);
-  }
-
-  /** The real decider, with this region's allowances as its global caps at {@code now}. */
-  private Decider deciderAt(Instant now) {
-    // A negative allowance (only a broken transfer order makes one) refuses like 0 does.
-    long daily = Math.max(0, allowance(dayKey(now)));
-    long monthly = Math.max(0, allowance(monthKey(now)));
-    return new Decider(
-        settings.withCaps(new CapLimits(daily, monthly, OUT_OF_REACH, OUT_OF_REACH, OUT_OF_REACH)));
+    return AllowanceTransfers.headroom(state, share, key);
   }
 
   ReserveReply reserve(String id, long amountMicros, Instant now) {
     Reserve cmd = new Reserve(id, Lane.FREE, null, amountMicros, 0, 0, Owner.GATEWAY, null, null);
-    Decision<ReserveReply> d = deciderAt(now).reserve(state, cmd, now);
-    writeFacts(d.events());
+    Decision<ReserveReply> d = decider.reserve(state, cmd, now);
+    write(d.events());
     return d.reply();
   }
 
@@ -101,24 +115,25 @@ final class RegionLedger {
         voided
             ? new VoidReservation(id, Owner.GATEWAY, null, null)
             : new Settle(id, actualMicros, Owner.GATEWAY, null, null);
-    writeFacts(deciderAt(now).decide(state, cmd, now).events());
+    write(decider.decide(state, cmd, now).events());
   }
 
   /** The ledger's expiry tick: reservations whose callers never closed them, at worst case. */
   int expireDue(Instant now) {
     if (state.dueForExpiry(now).isEmpty()) {
-      return 0; // the usual tick: nothing due, no decider to build
+      return 0; // the usual tick: nothing due
     }
-    List<Event> due = deciderAt(now).expireDue(state, now);
-    writeFacts(due);
+    List<Event> due = decider.expireDue(state, now);
+    write(due);
     return due.size();
   }
 
   /**
-   * Decides a loan of {@code key}: at most {@code want}, never from below {@code floor} of
-   * headroom, at most {@code rateLeft}; journals the out before anything is sent.
+   * The rebalancer's loan of {@code key}: at most {@code want}, never from below {@code floor} of
+   * headroom, at most {@code rateLeft} (its policy); the ledger then decides the out itself and
+   * journals it before anything is sent.
    */
-  Optional<Entry.AllowanceOut> lend(
+  Optional<AllowanceOut> lend(
       String transferId,
       int to,
       CapKey key,
@@ -131,71 +146,68 @@ final class RegionLedger {
     if (amount <= 0) {
       return Optional.empty();
     }
-    Entry.AllowanceOut out =
-        new Entry.AllowanceOut(transferId, index, to, key, amount, reason, now);
-    write(out);
-    return Optional.of(out);
+    Decision<AllowanceTransfers.Reply> d =
+        AllowanceTransfers.takeOut(
+            state,
+            share,
+            name,
+            new AllowanceTransfers.Lend(transferId, name, nameOf(to), key, amount, reason, null),
+            now);
+    if (!(d.reply() instanceof AllowanceTransfers.TakenOut taken)) {
+      throw new IllegalStateException("the ledger refused a loan within headroom: " + d.reply());
+    }
+    write(d.events());
+    return Optional.of(taken.out());
   }
 
   /**
    * The broken order's source half: takes out what the borrower already added, whatever its
-   * headroom (it cannot refuse a loan that is already being spent). Only {@link Policy#ADD_FIRST}.
+   * headroom (it cannot refuse a loan that is already being spent), so it bypasses the decider.
+   * Only {@link Policy#ADD_FIRST}.
    */
-  boolean takeOutUnchecked(Entry.AllowanceOut out) {
-    if (book.tookOut(out.transferId())) {
+  boolean takeOutUnchecked(AllowanceOut out) {
+    if (state.allowanceOut(out.transferId()).isPresent()) {
       return false;
     }
-    write(out);
+    write(List.of(out));
     return true;
   }
 
-  /**
-   * Applies a transfer in once per id; false for a repeat (acknowledged again, nothing written).
-   */
-  boolean applyIn(Entry.AllowanceIn in) {
-    if (book.appliedIn(in.transferId())) {
-      return false;
+  /** Takes a delivered transfer in, once per id; false for a repeat (acknowledged again). */
+  boolean applyIn(AllowanceOut delivered, Instant now) {
+    Decision<AllowanceTransfers.Reply> d = AllowanceTransfers.takeIn(state, name, delivered, now);
+    if (d.reply() instanceof AllowanceTransfers.NotTaken refused) {
+      throw new IllegalStateException("the ledger refused a delivered transfer: " + refused);
     }
-    write(in);
-    return true;
+    write(d.events());
+    return !d.events().isEmpty();
   }
 
-  /** Every out this region journaled, in journal order (what a recovered region re-sends). */
-  List<Entry.AllowanceOut> outs() {
-    return List.copyOf(book.outs().values());
+  /** Every out this region journaled, by transfer id (what a recovered region re-sends). */
+  List<AllowanceOut> outs() {
+    return state.allowanceOuts().stream()
+        .sorted(Comparator.comparing(AllowanceOut::transferId))
+        .toList();
   }
 
   boolean appliedIn(String transferId) {
-    return book.appliedIn(transferId);
+    return state.allowanceIn(transferId).isPresent();
   }
 
   int journalSize() {
     return journal.size();
   }
 
-  List<Entry> journal() {
-    return List.copyOf(journal);
-  }
-
-  private void writeFacts(List<Event> events) {
-    for (Event e : events) {
-      write(new Entry.LedgerFact(e));
+  private void write(List<Event> events) {
+    if (events.isEmpty()) {
+      return;
     }
-  }
-
-  private void write(Entry e) {
     if (!up) {
       throw new IllegalStateException("region " + index + " is down");
     }
-    journal.add(e);
-    apply(e);
-  }
-
-  private void apply(Entry e) {
-    if (e instanceof Entry.LedgerFact f) {
-      state = state.applied(f.event());
-    } else {
-      book = book.applied((Entry.TransferHalf) e);
+    for (Event e : events) {
+      journal.add(e);
+      state = state.applied(e);
     }
   }
 
@@ -205,19 +217,17 @@ final class RegionLedger {
   }
 
   /**
-   * The process restarts: the state and the book are folded from the journal again (the ledger's
-   * own recovery, {@code LedgerState.applied} from empty). Returns whether the recovered books
-   * equal the ones the crash threw away, which they must: the journal is the commit point.
+   * The process restarts: the state is folded from the journal again (the ledger's own recovery,
+   * {@code LedgerState.applied} from empty). Returns whether the recovered books equal the ones the
+   * crash threw away, which they must: the journal is the commit point.
    */
   boolean recover() {
     LedgerState lost = state;
-    AllowanceBook lostBook = book;
     state = LedgerState.empty();
-    book = AllowanceBook.EMPTY;
-    for (Entry e : journal) {
-      apply(e);
+    for (Event e : journal) {
+      state = state.applied(e);
     }
     up = true;
-    return state.equals(lost) && book.equals(lostBook);
+    return state.equals(lost);
   }
 }

@@ -1,5 +1,6 @@
 package dev.spendgateway.regionsim;
 
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerProtocol.Refused;
 import dev.spendgateway.ledger.LedgerProtocol.ReserveReply;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
@@ -139,7 +140,7 @@ final class Simulation {
   private sealed interface Message {}
 
   /** Source to destination: apply this out as an in (once per id), then acknowledge. */
-  private record Give(Entry.AllowanceOut out) implements Message {}
+  private record Give(AllowanceOut out) implements Message {}
 
   private record Ack(String transferId) implements Message {}
 
@@ -150,7 +151,7 @@ final class Simulation {
   private record Gossip(Map<CapKey, Long> headroom) implements Message {}
 
   /** The broken order: the borrower already added this; the lender is told to take it out. */
-  private record Take(Entry.AllowanceOut out) implements Message {}
+  private record Take(AllowanceOut out) implements Message {}
 
   private record Pending(int to, Message message) {}
 
@@ -369,8 +370,9 @@ final class Simulation {
     if (policy != Policy.ADD_FIRST) {
       // Which outs were acknowledged was in memory: every out of the journal is sent again, and
       // the destinations answer the ones they applied with an ack and nothing else.
-      for (Entry.AllowanceOut out : ledgers[r].outs()) {
-        m.unacked.put(out.transferId(), new Pending(out.to(), new Give(out)));
+      for (AllowanceOut out : ledgers[r].outs()) {
+        m.unacked.put(
+            out.transferId(), new Pending(RegionLedger.indexOf(out.toRegion()), new Give(out)));
       }
     }
     trace(
@@ -442,8 +444,8 @@ final class Simulation {
     }
   }
 
-  private void onGive(int r, Entry.AllowanceOut out) {
-    boolean applied = ledgers[r].applyIn(Entry.AllowanceIn.of(out, at()));
+  private void onGive(int r, AllowanceOut out) {
+    boolean applied = ledgers[r].applyIn(out, at());
     if (applied) {
       if (!outIds.contains(out.transferId())) {
         invariant("transfer " + out.transferId() + " applied in at r" + r + " before any out");
@@ -458,8 +460,8 @@ final class Simulation {
                   + out.key().cap().wireName()
                   + " "
                   + usd(out.micros())
-                  + " from r"
-                  + out.from());
+                  + " from "
+                  + out.fromRegion());
       check();
       if (net.nextDouble() < cfg.crashAfterTransferChance()) {
         crash(r, 5_000 + net.nextInt(25_000), "after journaling an in, before its ack");
@@ -468,7 +470,7 @@ final class Simulation {
     } else {
       trace(() -> "r" + r + " IN " + out.transferId() + " repeated: ack again, nothing written");
     }
-    send(r, out.from(), new Ack(out.transferId()));
+    send(r, RegionLedger.indexOf(out.fromRegion()), new Ack(out.transferId()));
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -499,13 +501,13 @@ final class Simulation {
       return;
     }
     String tid = "r" + lender + "-" + ledgers[lender].journalSize();
-    Optional<Entry.AllowanceOut> out =
+    Optional<AllowanceOut> out =
         ledgers[lender].lend(
             tid, to, key, want, floor(lender, key), rateLeft(lender, key), reason, at());
     if (out.isEmpty()) {
       return;
     }
-    Entry.AllowanceOut o = out.get();
+    AllowanceOut o = out.get();
     memory[lender].lentThisMinute.get(key)[1] += o.micros();
     outIds.add(tid);
     transfers++;
@@ -626,8 +628,19 @@ final class Simulation {
       }
     }
     String tid = "r" + r + "-" + ledgers[r].journalSize();
-    Entry.AllowanceOut out = new Entry.AllowanceOut(tid, lender, r, key, want, "ADD_FIRST", at());
-    ledgers[r].applyIn(Entry.AllowanceIn.of(out, at()));
+    AllowanceOut out =
+        new AllowanceOut(
+            tid,
+            RegionLedger.nameOf(lender),
+            RegionLedger.nameOf(r),
+            key.cap(),
+            key.subject(),
+            key.window(),
+            want,
+            "ADD_FIRST",
+            null,
+            at());
+    ledgers[r].applyIn(out, at());
     int from = lender;
     trace(() -> "r" + r + " IN " + tid + " " + usd(want) + " BEFORE r" + from + " took it out");
     if (!outIds.contains(tid)) {
@@ -639,7 +652,7 @@ final class Simulation {
     ensureResend(r);
   }
 
-  private void onTake(int lender, Entry.AllowanceOut out) {
+  private void onTake(int lender, AllowanceOut out) {
     if (ledgers[lender].takeOutUnchecked(out)) {
       outIds.add(out.transferId());
       transfers++;
@@ -655,7 +668,7 @@ final class Simulation {
                   + " (taken after the in)");
       check();
     }
-    send(lender, out.to(), new Ack(out.transferId()));
+    send(lender, RegionLedger.indexOf(out.toRegion()), new Ack(out.transferId()));
   }
 
   private void ensureResend(int r) {
@@ -781,8 +794,8 @@ final class Simulation {
   /** After the drain every transfer taken out must have landed, once: none lost in flight. */
   private void checkEveryOutLanded() {
     for (RegionLedger l : ledgers) {
-      for (Entry.AllowanceOut out : l.outs()) {
-        if (!ledgers[out.to()].appliedIn(out.transferId())) {
+      for (AllowanceOut out : l.outs()) {
+        if (!ledgers[RegionLedger.indexOf(out.toRegion())].appliedIn(out.transferId())) {
           invariant("transfer " + out.transferId() + " still in flight after the drain");
           return;
         }
