@@ -5,7 +5,7 @@
 # the company-wide caps (must be 0) and the share of calls refused only because the local allowance
 # ran out while the company still had headroom. Exit 1 on any violation (its seed and trace printed).
 #
-#   loadtest/multi-region-sim.sh [N (default 200)] [--from S] [--policies GLOBAL,STATIC,PULL,PUSH]
+#   loadtest/multi-region-sim.sh [N (default 1000)] [--from S] [--policies GLOBAL,STATIC,PULL,PULL_NO_FLOOR,PUSH]
 #   loadtest/multi-region-sim.sh --seed 42 --policies PULL --trace     # one run, its whole trace
 #   loadtest/multi-region-sim.sh 50 --policies ADD_FIRST               # the broken order: violations
 set -euo pipefail

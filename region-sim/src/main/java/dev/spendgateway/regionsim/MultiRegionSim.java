@@ -18,10 +18,10 @@ import java.util.concurrent.Future;
  * exit code is 1. Seeds run on {@code --threads} threads; each run is a function of its seed alone.
  *
  * <pre>
- *   N                     how many seeds (default 200)
+ *   N                     how many seeds (default 1000)
  *   --seed S              run only seed S (with --trace: print its whole trace)
  *   --from S              first seed (default 1)
- *   --policies a,b        policies to run (default GLOBAL,STATIC,PULL,PUSH; ADD_FIRST is the broken order)
+ *   --policies a,b        policies to run (default GLOBAL,STATIC,PULL,PULL_NO_FLOOR,PUSH; ADD_FIRST is the broken order)
  *   --trace               print the trace of every run (use with --seed)
  *   --threads T           default 2
  * </pre>
@@ -32,7 +32,7 @@ public final class MultiRegionSim {
   private MultiRegionSim() {}
 
   public static void main(String[] args) throws Exception {
-    int n = 200;
+    int n = 1000;
     long from = 1;
     boolean trace = false;
     int threads = 2;
@@ -97,7 +97,7 @@ public final class MultiRegionSim {
         cfg.ratePerMinuteFraction() * 100);
     out.println();
     out.printf(
-        "%-9s %6s %9s %9s %9s %9s %10s %7s %8s %11s %9s %10s %11s %10s%n",
+        "%-13s %6s %9s %9s %9s %9s %10s %7s %8s %11s %9s %10s %11s %10s%n",
         "policy",
         "runs",
         "calls",
@@ -139,7 +139,7 @@ public final class MultiRegionSim {
         violations += bad;
       }
       out.printf(
-          "%-9s %6d %9d %9d %8.2f%% %8.2f%% %9.1f%% %6.2f%% %7.2f%% %11s %9.1f %10s %11s %10d%n",
+          "%-13s %6d %9d %9d %8.2f%% %8.2f%% %9.1f%% %6.2f%% %7.2f%% %11s %9.1f %10s %11s %10d%n",
           policies[p],
           perSeed.size(),
           calls,
@@ -157,7 +157,7 @@ public final class MultiRegionSim {
     }
     out.println();
     for (Policy p : policies) {
-      out.printf("# %-9s %s%n", p, p.description);
+      out.printf("# %-13s %s%n", p, p.description);
     }
     out.println(
         "# refused%: refused by the region's allowance (GLOBAL: by the cap); stranded%: refused while the"

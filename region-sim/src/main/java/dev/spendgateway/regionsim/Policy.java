@@ -6,6 +6,12 @@ enum Policy {
   STATIC("no transfers; each region spends its share"),
   /** A region below its low-water mark asks every reachable peer; each lends what it can spare. */
   PULL("low region asks all peers; each lends min(ask, headroom-floor, rate)"),
+  /**
+   * PULL with no floor: a lender gives all its headroom away. Shows what the floor costs and buys:
+   * fewer calls refused while another region still holds headroom, but the lender's own later peak
+   * then depends on loans coming back.
+   */
+  PULL_NO_FLOOR("PULL, lenders keep no floor"),
   /** Every 30 s a region above the gossiped mean lends half the difference to the neediest peer. */
   PUSH("region above the gossiped mean lends to the neediest peer"),
   /**
@@ -22,8 +28,13 @@ enum Policy {
     this.description = description;
   }
 
+  /** Whether a low region asks its peers (PULL and its variant). */
+  boolean pulls() {
+    return this == PULL || this == PULL_NO_FLOOR;
+  }
+
   /** The policies a default run compares (the broken one only on request). */
   static Policy[] compared() {
-    return new Policy[] {GLOBAL, STATIC, PULL, PUSH};
+    return new Policy[] {GLOBAL, STATIC, PULL, PULL_NO_FLOOR, PUSH};
   }
 }

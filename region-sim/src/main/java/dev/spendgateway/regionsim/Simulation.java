@@ -308,7 +308,7 @@ final class Simulation {
                   + (roomElsewhere ? ", company had room: stranded" : ""));
     }
     check();
-    if (policy == Policy.PULL || policy == Policy.ADD_FIRST) {
+    if (policy.pulls() || policy == Policy.ADD_FIRST) {
       askIfLow(r);
     }
   }
@@ -482,6 +482,9 @@ final class Simulation {
   }
 
   private long floor(int r, CapKey key) {
+    if (policy == Policy.PULL_NO_FLOOR) {
+      return 0;
+    }
     return (long) (split.share(r, key) * cfg.floorFraction());
   }
 
@@ -548,7 +551,7 @@ final class Simulation {
       }
       m.lastAskAt.put(key, now);
       long want = (long) (share * cfg.askFraction()) - headroom;
-      if (policy == Policy.PULL) {
+      if (policy.pulls()) {
         // Each peer is asked for its part: asking all for the whole would move n-1 times the need.
         long part = (want + ledgers.length - 2) / (ledgers.length - 1);
         for (int p = 0; p < ledgers.length; p++) {
@@ -568,7 +571,7 @@ final class Simulation {
         asker,
         a.key(),
         a.wantMicros(),
-        "PULL: r" + asker + " asked for " + usd(a.wantMicros()));
+        policy + ": r" + asker + " asked for " + usd(a.wantMicros()));
   }
 
   private void pushTick(int r) {

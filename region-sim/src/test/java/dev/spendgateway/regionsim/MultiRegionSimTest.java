@@ -18,7 +18,9 @@ import org.junit.jupiter.api.Test;
  */
 class MultiRegionSimTest {
   private static final SimConfig SMALL = SimConfig.small();
-  private static final Policy[] REAL = {Policy.STATIC, Policy.PULL, Policy.PUSH};
+  private static final Policy[] REAL = {
+    Policy.STATIC, Policy.PULL, Policy.PULL_NO_FLOOR, Policy.PUSH
+  };
   private static final Policy[] ALL = {Policy.GLOBAL, Policy.STATIC, Policy.PULL, Policy.PUSH};
 
   @Test
