@@ -57,6 +57,28 @@ class MultiRegionSimTest {
   }
 
   @Test
+  void aTransferWhoseLenderCrashedBeforeSendingItLandsFromTheJournaledOut() {
+    // The case recovery exists for: the out is durable, its Give was never sent.
+    for (long seed = 1; seed <= 60; seed++) {
+      RunResult r =
+          Simulation.run(Scenario.generate(seed, SMALL), SMALL, Policy.PULL_NO_FLOOR, true);
+      List<String> lines = r.trace().lines().toList();
+      for (int i = 1; i < lines.size(); i++) {
+        if (lines.get(i).contains("CRASH (after journaling an out, before sending it)")) {
+          String out = lines.get(i - 1);
+          String tid = out.substring(out.indexOf(" OUT ") + 5).split(" ")[0];
+          assertNull(r.violation(), r.violation());
+          assertTrue(
+              lines.subList(i, lines.size()).stream().anyMatch(l -> l.contains(" IN " + tid + " ")),
+              "transfer " + tid + " of seed " + seed + " never landed");
+          return;
+        }
+      }
+    }
+    throw new AssertionError("no seed crashed a lender between its out and its Give");
+  }
+
+  @Test
   void theBrokenOrderAddBeforeTakeIsCaught() throws Exception {
     List<List<RunResult>> seeds =
         MultiRegionSim.runSeeds(SMALL, 1, 30, new Policy[] {Policy.ADD_FIRST}, false, 2);
