@@ -199,9 +199,17 @@ public final class Decider {
       return Decision.answer(new IdReused(cmd.id()));
     }
 
+    // A regional ledger's caps are its allowances (docs/MULTI-REGION.md); unchanged in one region.
     List<CapCheck.Applicable> caps =
-        CapCheck.capsFor(
-            cmd.lane(), subject, brandDaily, brandMonthly, now, state.calendar(), settings.caps());
+        state.withAllowances(
+            CapCheck.capsFor(
+                cmd.lane(),
+                subject,
+                brandDaily,
+                brandMonthly,
+                now,
+                state.calendar(),
+                settings.caps()));
     Optional<CapCheck.Failure> failure =
         CapCheck.firstFailing(caps, cmd.amountMicros(), state::spendOn);
     if (failure.isPresent()) {

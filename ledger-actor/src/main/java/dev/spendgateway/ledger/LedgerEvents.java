@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.CapName;
 import dev.spendgateway.policy.caps.CapWindows;
 import java.time.Instant;
@@ -278,6 +279,75 @@ public interface LedgerEvents {
       implements Event {}
 
   /**
+   * Event: this region's allowance of the company-wide cap {@code cap} in {@code window} is {@code
+   * micros} lower from here on, lent to {@code toRegion} under {@code transferId}
+   * (docs/MULTI-REGION.md). Journaled in the lending region before anything is sent, so the amount
+   * is in flight (spendable by no region) until {@code toRegion} journals the matching {@link
+   * AllowanceIn}: the allowances of all regions never sum above the cap. {@code reason} says why
+   * (the rebalancer's rule, or an operator's words); {@code operator} is set only when a person
+   * moved it. Added with regional allowances: journals written before hold none, and a
+   * single-region ledger never writes one.
+   *
+   * @param subject the cap's subject (a brand or preview id), {@code null} for a pool cap
+   */
+  public record AllowanceOut(
+      String transferId,
+      String fromRegion,
+      String toRegion,
+      CapName cap,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String subject,
+      String window,
+      long micros,
+      String reason,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
+      Instant at)
+      implements Event {
+    /** The cap window whose allowance moved. */
+    public CapKey key() {
+      return new CapKey(cap, subject, window);
+    }
+  }
+
+  /**
+   * Event: this region's allowance of {@code cap} in {@code window} is {@code micros} higher from
+   * here on: the transfer {@code transferId} that {@code fromRegion} journaled as an {@link
+   * AllowanceOut} has landed. Applied once per {@code transferId} (a repeated delivery is
+   * acknowledged and writes nothing). Fields as in {@link AllowanceOut}.
+   */
+  public record AllowanceIn(
+      String transferId,
+      String fromRegion,
+      String toRegion,
+      CapName cap,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String subject,
+      String window,
+      long micros,
+      String reason,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String operator,
+      Instant at)
+      implements Event {
+    /** The cap window whose allowance moved. */
+    public CapKey key() {
+      return new CapKey(cap, subject, window);
+    }
+
+    /** The in that lands {@code out} at {@code at}: the same transfer's facts. */
+    public static AllowanceIn of(AllowanceOut out, Instant at) {
+      return new AllowanceIn(
+          out.transferId(),
+          out.fromRegion(),
+          out.toRegion(),
+          out.cap(),
+          out.subject(),
+          out.window(),
+          out.micros(),
+          out.reason(),
+          out.operator(),
+          at);
+    }
+  }
+
+  /**
    * The facts of one group commit, stored as one journal row. The journal database writes a row
    * (and its index entries and pages) per persisted event; a batch of hundreds of facts as hundreds
    * of rows made those page writes most of the ledger's CPU, while one row per batch costs one.
@@ -301,7 +371,9 @@ public interface LedgerEvents {
             @JsonSubTypes.Type(value = Compacted.class, name = "Compacted"),
             @JsonSubTypes.Type(value = MediaJobOpened.class, name = "MediaJobOpened"),
             @JsonSubTypes.Type(value = MediaJobSubmitted.class, name = "MediaJobSubmitted"),
-            @JsonSubTypes.Type(value = WindowZoneChanged.class, name = "WindowZoneChanged")
+            @JsonSubTypes.Type(value = WindowZoneChanged.class, name = "WindowZoneChanged"),
+            @JsonSubTypes.Type(value = AllowanceOut.class, name = "AllowanceOut"),
+            @JsonSubTypes.Type(value = AllowanceIn.class, name = "AllowanceIn")
           })
           List<Event> facts)
       implements Event {

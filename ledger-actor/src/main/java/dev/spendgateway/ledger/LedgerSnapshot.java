@@ -1,5 +1,7 @@
 package dev.spendgateway.ledger;
 
+import dev.spendgateway.ledger.LedgerEvents.AllowanceIn;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerState.BrandCaps;
 import dev.spendgateway.policy.caps.CapKey;
 import dev.spendgateway.policy.caps.Spend;
@@ -27,7 +29,9 @@ import java.util.Map;
  * compact index on load. {@code adjustments} was added after the first format: a snapshot without
  * it reads as remembering no adjustment ids; {@code endedMediaJobs} too, a snapshot without it
  * reads as remembering no ended media job. {@code windowZones} was added with window zones: a
- * snapshot without it counts its windows in UTC, as every ledger did before.
+ * snapshot without it counts its windows in UTC, as every ledger did before. {@code allowanceOuts}
+ * and {@code allowanceIns} (regional allowance transfers, kept whole like adjustment ids) too:
+ * without them it reads as none.
  */
 public record LedgerSnapshot(
     List<Reservation> reservations,
@@ -37,13 +41,29 @@ public record LedgerSnapshot(
     RecentIdsForm recentIds,
     List<FilterForm> pastIds,
     List<LedgerState.EndedMediaJob> endedMediaJobs,
-    List<ZoneForm> windowZones) {
+    List<ZoneForm> windowZones,
+    List<AllowanceOut> allowanceOuts,
+    List<AllowanceIn> allowanceIns) {
 
   public LedgerSnapshot {
     adjustments = adjustments == null ? List.of() : adjustments;
     endedMediaJobs = endedMediaJobs == null ? List.of() : endedMediaJobs;
     pastIds = pastIds == null ? List.of() : pastIds;
     windowZones = windowZones == null ? List.of() : windowZones;
+    // Added with regional allowances: an older snapshot, or a single-region ledger's, holds none.
+    allowanceOuts = allowanceOuts == null ? List.of() : allowanceOuts;
+    allowanceIns = allowanceIns == null ? List.of() : allowanceIns;
+  }
+
+  /** The form without allowance transfers (every snapshot before regional allowances). */
+  public LedgerSnapshot(
+      List<Reservation> reservations,
+      List<SpendEntry> spend,
+      Map<String, BrandCaps> brandCaps,
+      List<Adjustment> adjustments,
+      RecentIdsForm recentIds,
+      List<FilterForm> pastIds) {
+    this(reservations, spend, brandCaps, adjustments, recentIds, pastIds, null, null, null, null);
   }
 
   /**
@@ -80,7 +100,9 @@ public record LedgerSnapshot(
         recentForm(state.recentIds()),
         pastForm(state.pastIds()),
         state.endedMediaJobs(),
-        zoneForm(state.calendar()));
+        zoneForm(state.calendar()),
+        state.allowances().outs(),
+        state.allowances().ins());
   }
 
   private static List<ZoneForm> zoneForm(WindowCalendar calendar) {
@@ -173,6 +195,7 @@ public record LedgerSnapshot(
         // A snapshot written before brand caps ended with their windows may hold more.
         LedgerState.brandCapsWithWindows(PersistentMap.of(brandCaps), books),
         byId.build(),
+        Allowances.of(allowanceOuts, allowanceIns),
         ended.build(),
         restoredCalendar(windowZones),
         0);

@@ -3,6 +3,8 @@ package dev.spendgateway.ledger;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceIn;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerEvents.Compacted;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.GroupCommit;
@@ -51,6 +53,9 @@ public final class LedgerState implements LedgerSerializable {
   private final PersistentMap<String, BrandCaps> brandCaps;
   private final PersistentMap<String, Adjustment> adjustments;
 
+  /** Regional allowance transfers ({@link Allowances#NONE} in a single-region deployment). */
+  private final Allowances allowances;
+
   /**
    * Keyed media jobs whose reservation closed within the idempotency window, by reservation id: the
    * compact index keeps no job id, and a workflow that repeats its idempotency key after the job
@@ -85,6 +90,7 @@ public final class LedgerState implements LedgerSerializable {
       PersistentMap<CapKey, Spend> spend,
       PersistentMap<String, BrandCaps> brandCaps,
       PersistentMap<String, Adjustment> adjustments,
+      Allowances allowances,
       PersistentMap<String, EndedMediaJob> endedMedia,
       WindowCalendar calendar,
       long factsSinceLoad) {
@@ -94,6 +100,7 @@ public final class LedgerState implements LedgerSerializable {
     this.spend = spend;
     this.brandCaps = brandCaps;
     this.adjustments = adjustments;
+    this.allowances = allowances;
     this.endedMedia = endedMedia;
     this.calendar = calendar;
     this.factsSinceLoad = factsSinceLoad;
@@ -107,6 +114,7 @@ public final class LedgerState implements LedgerSerializable {
         PersistentMap.empty(),
         PersistentMap.empty(),
         PersistentMap.empty(),
+        Allowances.NONE,
         PersistentMap.empty(),
         WindowCalendar.UTC,
         0);
@@ -184,6 +192,58 @@ public final class LedgerState implements LedgerSerializable {
    */
   public boolean probablyUsedBeforeWindow(String id) {
     return past.mightContain(id);
+  }
+
+  /**
+   * What regional allowance transfers moved into {@code key}'s window, net (negative when this
+   * region lent more than it was given); 0 in a single-region deployment.
+   */
+  public long allowanceMovedIn(CapKey key) {
+    return allowances.netIn(key);
+  }
+
+  /** Every allowance transfer this ledger took out (kept for good, like adjustment ids). */
+  public List<AllowanceOut> allowanceOuts() {
+    return allowances.outs();
+  }
+
+  /** Every allowance transfer this ledger took in. */
+  public List<AllowanceIn> allowanceIns() {
+    return allowances.ins();
+  }
+
+  /** The transfer {@code transferId} as this ledger took it out, if it did. */
+  public Optional<AllowanceOut> allowanceOut(String transferId) {
+    return Optional.ofNullable(allowances.out(transferId));
+  }
+
+  /** The transfer {@code transferId} as this ledger took it in, if it did. */
+  public Optional<AllowanceIn> allowanceIn(String transferId) {
+    return Optional.ofNullable(allowances.in(transferId));
+  }
+
+  /**
+   * The caps a reservation is checked against, with each limit moved by the allowance transfers of
+   * its window: a regional ledger's cap is its configured share plus what it was lent, minus what
+   * it lent. The same list in a single-region deployment (nothing moved). Used by the decider and
+   * by the audit, so both check a reservation against the same limit.
+   */
+  public List<CapCheck.Applicable> withAllowances(List<CapCheck.Applicable> caps) {
+    return allowances.applyTo(caps);
+  }
+
+  private LedgerState withAllowances(Allowances moved) {
+    return new LedgerState(
+        recent,
+        past,
+        open,
+        spend,
+        brandCaps,
+        adjustments,
+        moved,
+        endedMedia,
+        calendar,
+        factsSinceLoad);
   }
 
   public Optional<Adjustment> adjustment(String id) {
@@ -276,6 +336,7 @@ public final class LedgerState implements LedgerSerializable {
         spend,
         brandCaps,
         adjustments,
+        allowances,
         endedMedia,
         calendar,
         factsSinceLoad);
@@ -307,6 +368,10 @@ public final class LedgerState implements LedgerSerializable {
       return compactedBefore(e.cutoff()).idsExpiredBefore(e.idsClosedBefore(), e.pastIdsBefore());
     } else if (event instanceof WindowZoneChanged e) {
       return withCalendar(calendar.withZoneFrom(e.from(), ZoneId.of(e.zone())));
+    } else if (event instanceof AllowanceOut e) {
+      return withAllowances(allowances.with(e));
+    } else if (event instanceof AllowanceIn e) {
+      return withAllowances(allowances.with(e));
     } else if (event instanceof GroupCommit g) {
       return appliedInOrder(g.facts());
     }
@@ -384,6 +449,7 @@ public final class LedgerState implements LedgerSerializable {
     private final PersistentMap<CapKey, Spend> spend;
     private PersistentMap<String, BrandCaps> brandCaps;
     private final PersistentMap<String, Adjustment> adjustments;
+    private final Allowances allowances;
     private PersistentMap<String, EndedMediaJob> endedMedia;
     private final WindowCalendar calendar;
     private final long factsSinceLoad;
@@ -398,6 +464,7 @@ public final class LedgerState implements LedgerSerializable {
       this.spend = from.spend;
       this.brandCaps = from.brandCaps;
       this.adjustments = from.adjustments;
+      this.allowances = from.allowances;
       this.endedMedia = from.endedMedia;
       this.calendar = from.calendar;
       this.factsSinceLoad = factsSinceLoad;
@@ -512,7 +579,16 @@ public final class LedgerState implements LedgerSerializable {
         books = books.with(m.getKey(), m.getValue());
       }
       return new LedgerState(
-          recent, past, open, books, brandCaps, adjustments, endedMedia, calendar, factsSinceLoad);
+          recent,
+          past,
+          open,
+          books,
+          brandCaps,
+          adjustments,
+          allowances,
+          endedMedia,
+          calendar,
+          factsSinceLoad);
     }
   }
 
@@ -546,6 +622,7 @@ public final class LedgerState implements LedgerSerializable {
         newSpend,
         brandCaps,
         adjustments.with(a.id(), a),
+        allowances,
         endedMedia,
         calendar,
         factsSinceLoad);
@@ -562,6 +639,7 @@ public final class LedgerState implements LedgerSerializable {
             spend,
             brandCaps,
             adjustments,
+            allowances,
             endedMedia,
             newCalendar,
             factsSinceLoad);
@@ -589,6 +667,7 @@ public final class LedgerState implements LedgerSerializable {
         keptSpend,
         brandCapsWithWindows(brandCaps, keptSpend),
         adjustments,
+        allowances,
         endedMedia,
         calendar,
         factsSinceLoad);
@@ -647,6 +726,7 @@ public final class LedgerState implements LedgerSerializable {
             spend,
             brandCaps,
             adjustments,
+            allowances,
             keptMedia,
             calendar,
             factsSinceLoad);
@@ -693,6 +773,7 @@ public final class LedgerState implements LedgerSerializable {
   private boolean sameBooksIgnoringAdjustmentIds(LedgerState other) {
     return calendar.equals(other.calendar)
         && recentIdsEqual(other)
+        && allowances.equals(other.allowances)
         && open.asMap().equals(other.open.asMap())
         && spend.asMap().entrySet().stream()
             .filter(e -> !e.getValue().isEmpty())
@@ -810,6 +891,10 @@ public final class LedgerState implements LedgerSerializable {
 
   PersistentMap<String, Adjustment> adjustmentsById() {
     return adjustments;
+  }
+
+  Allowances allowances() {
+    return allowances;
   }
 
   /** The snapshot form (see {@link LedgerSnapshot}): what Jackson writes for this state. */

@@ -74,7 +74,80 @@ class EventSerializationTest {
         new GlobalBudget.SpendAdjusted("adj-1", "alice", "refund", Lane.APP, "b1", -1_000_000, AT),
         new GlobalBudget.Compacted(AT.minusSeconds(86_400 * 35), AT),
         new LedgerEvents.WindowZoneChanged(
-            "Europe/Istanbul", "UTC", Instant.parse("2026-12-01T00:00:00Z"), AT));
+            "Europe/Istanbul", "UTC", Instant.parse("2026-12-01T00:00:00Z"), AT),
+        new LedgerEvents.AllowanceOut(
+            "t-1",
+            "eu",
+            "us",
+            CapName.GLOBAL_DAILY,
+            null,
+            "2026-11-30",
+            2_000_000,
+            "PULL",
+            null,
+            AT),
+        new LedgerEvents.AllowanceIn(
+            "t-2",
+            "ap",
+            "eu",
+            CapName.GLOBAL_MONTHLY,
+            null,
+            "2026-11",
+            5_000_000,
+            "launch",
+            "alice",
+            AT));
+  }
+
+  @Test
+  void anAllowanceTransferIsWrittenAsItsFactsOnly() throws Exception {
+    var out =
+        new LedgerEvents.AllowanceOut(
+            "t-1",
+            "eu",
+            "us",
+            CapName.GLOBAL_DAILY,
+            null,
+            "2026-11-30",
+            2_000_000,
+            "PULL",
+            null,
+            AT);
+    JsonNode tree =
+        new ObjectMapper(new CBORFactory()).readTree(serialization.serialize(out).get());
+    // No derived key, no absent operator or subject: an export reads as the fact.
+    assertFalse(tree.has("key"));
+    assertFalse(tree.has("operator"));
+    assertFalse(tree.has("subject"));
+    assertEquals("t-1", tree.get("transferId").asText());
+  }
+
+  @Test
+  void theSnapshotFormKeepsAllowanceTransfersAndAnOlderOneReadsAsNone() throws Exception {
+    LedgerState state =
+        someState()
+            .applied(
+                new LedgerEvents.AllowanceOut(
+                    "t-1",
+                    "eu",
+                    "us",
+                    CapName.GLOBAL_DAILY,
+                    null,
+                    "2026-11-30",
+                    2_000_000,
+                    "PULL",
+                    null,
+                    AT));
+    LedgerState read = roundTrip(serialization.serialize(state).get(), state);
+    assertEquals(state, read);
+    assertEquals(
+        -2_000_000, read.allowanceMovedIn(new CapKey(CapName.GLOBAL_DAILY, null, "2026-11-30")));
+
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    ObjectNode tree = (ObjectNode) cbor.readTree(serialization.serialize(someState()).get());
+    tree.remove("allowanceOuts");
+    tree.remove("allowanceIns");
+    assertEquals(someState(), roundTrip(cbor.writeValueAsBytes(tree), state));
   }
 
   @ParameterizedTest(name = "{0}")

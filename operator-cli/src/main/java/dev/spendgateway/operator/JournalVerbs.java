@@ -1,5 +1,7 @@
 package dev.spendgateway.operator;
 
+import dev.spendgateway.ledger.LedgerState;
+import dev.spendgateway.ledger.audit.AllowanceAudit;
 import dev.spendgateway.ledger.audit.AuditRuns;
 import dev.spendgateway.ledger.audit.JournalReader.Snapshot;
 import dev.spendgateway.ledger.audit.Journaled;
@@ -22,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -103,7 +106,10 @@ final class JournalVerbs {
         "Replays the journal and checks, at every event:",
         "  no reservation accepted past a cap (global, pool, preview, brand as sent),",
         "  every reservation closed at most once, every adjustment id applied at most once,",
-        "  the replayed totals equal the latest snapshot's at its sequence number.",
+        "  the replayed totals equal the latest snapshot's at its sequence number,",
+        "  every allowance transfer taken out at most once and within the headroom it had, taken"
+            + " in at most once;",
+        "  with --peer-export: no transfer taken in for more than it was taken out.",
         "Exit 0 when all hold; exit 1 naming the first violating event (sequence number and what "
             + "broke).",
         "Caps are checked against the configured ones: verify with the caps the journal was "
@@ -119,6 +125,15 @@ final class JournalVerbs {
             "Verify an export (export --format jsonl) instead of the journal; no "
                 + "snapshot check.")
     Path input;
+
+    @Option(
+        names = "--peer-export",
+        paramLabel = "FILE",
+        description =
+            "An export (export --format jsonl) of another region's journal (repeatable): every"
+                + " allowance transfer taken in must have been taken out, by the region it names,"
+                + " for at least as much (docs/MULTI-REGION.md).")
+    List<Path> peerExports = List.of();
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -160,6 +175,22 @@ final class JournalVerbs {
           out.flush();
           return GatewayAdmin.VIOLATION;
         }
+        if (!peerExports.isEmpty()) {
+          AllowanceAudit transfers = new AllowanceAudit().add(audit.state());
+          for (Path peer : peerExports) {
+            transfers.add(replayedExport(peer));
+          }
+          List<String> broken = transfers.violations();
+          if (!broken.isEmpty()) {
+            broken.forEach(b -> out.println("VIOLATION across regions: " + b));
+            out.flush();
+            return GatewayAdmin.VIOLATION;
+          }
+          out.printf(
+              "OK across %d journals: every allowance transfer taken in was taken out (%d in"
+                  + " flight)%n",
+              peerExports.size() + 1, transfers.inFlight());
+        }
         out.printf(
             "OK: %d events verified (journal rows up to sequence number %d)%s%n",
             audit.events(),
@@ -184,6 +215,17 @@ final class JournalVerbs {
         return 0;
       }
     }
+  }
+
+  /** Another region's export replayed with the ledger's fold (its own checks are its verify's). */
+  static LedgerState replayedExport(Path export) {
+    LedgerState state = LedgerState.empty();
+    try (Stream<Journaled> events = new JsonlEvents().read(export)) {
+      for (Journaled j : (Iterable<Journaled>) events::iterator) {
+        state = state.applied(j.event());
+      }
+    }
+    return state;
   }
 
   @Command(

@@ -1,5 +1,8 @@
 package dev.spendgateway.ledger.audit;
 
+import dev.spendgateway.ledger.AllowanceTransfers;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceIn;
+import dev.spendgateway.ledger.LedgerEvents.AllowanceOut;
 import dev.spendgateway.ledger.LedgerEvents.Event;
 import dev.spendgateway.ledger.LedgerEvents.ReservationExpired;
 import dev.spendgateway.ledger.LedgerEvents.ReservationMade;
@@ -29,6 +32,9 @@ import java.util.Optional;
  *   <li>a settle, void or expiry closes a reservation that is open: each reservation is closed at
  *       most once;
  *   <li>each operator adjustment id is applied at most once;
+ *   <li>each regional allowance transfer is taken out at most once and never above the headroom its
+ *       window had then, and taken in at most once (across regions, {@link AllowanceAudit} checks
+ *       that no transfer is taken in above what was taken out);
  *   <li>at the latest snapshot's sequence number, the replayed state equals the snapshot (which may
  *       remember fewer adjustment ids, see {@link State#sameBooksAs}).
  * </ul>
@@ -135,15 +141,17 @@ public final class LedgerAudit {
                 + first
                 + ")");
       }
+      // The limits the decider used: the configured caps moved by allowance transfers, if any.
       var caps =
-          CapCheck.capsFor(
-              m.lane(),
-              m.subject(),
-              m.brandDailyMicros(),
-              m.brandMonthlyMicros(),
-              m.at(),
-              state.calendar(),
-              limits);
+          state.withAllowances(
+              CapCheck.capsFor(
+                  m.lane(),
+                  m.subject(),
+                  m.brandDailyMicros(),
+                  m.brandMonthlyMicros(),
+                  m.at(),
+                  state.calendar(),
+                  limits));
       return CapCheck.firstFailing(caps, m.amountMicros(), state::spendOn)
           .map(
               f ->
@@ -169,6 +177,21 @@ public final class LedgerAudit {
                     + " closed but it is not open (never reserved, refused, or forgotten)");
       }
     }
+    if (event instanceof AllowanceOut o) {
+      return checkOut(o);
+    }
+    if (event instanceof AllowanceIn i) {
+      if (state.allowanceIn(i.transferId()).isPresent()) {
+        return Optional.of("allowance transfer " + i.transferId() + " taken in twice");
+      }
+      if (state.allowanceOut(i.transferId()).isPresent()) {
+        return Optional.of(
+            "allowance transfer " + i.transferId() + " taken in where it was taken out");
+      }
+      if (i.micros() <= 0) {
+        return Optional.of("allowance transfer " + i.transferId() + " of a non-positive amount");
+      }
+    }
     if (event instanceof SpendAdjusted a && adjustedAt.containsKey(a.adjustmentId())) {
       return Optional.of(
           "adjustment "
@@ -176,6 +199,38 @@ public final class LedgerAudit {
               + " applied twice (first applied in journal row "
               + adjustedAt.get(a.adjustmentId())
               + ")");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * An out is taken once per id, never of a window this region had not got: at most the headroom
+   * (allowance − settled − held) at that point, or the regions' spend could pass the cap together.
+   */
+  private Optional<String> checkOut(AllowanceOut o) {
+    if (state.allowanceOut(o.transferId()).isPresent()) {
+      return Optional.of("allowance transfer " + o.transferId() + " taken out twice");
+    }
+    if (state.allowanceIn(o.transferId()).isPresent()) {
+      return Optional.of(
+          "allowance transfer " + o.transferId() + " taken out where it was taken in");
+    }
+    if (o.micros() <= 0 || o.cap().perSubject()) {
+      return Optional.of(
+          "allowance transfer "
+              + o.transferId()
+              + " of a non-positive amount or of a cap not split between regions");
+    }
+    long headroom = AllowanceTransfers.headroom(state, limits, o.key());
+    if (o.micros() > headroom) {
+      return Optional.of(
+          String.format(
+              "allowance transfer %s took out $%s of %s (window %s) with only $%s of headroom",
+              o.transferId(),
+              usd(o.micros()),
+              o.cap().wireName(),
+              o.window(),
+              usd(Math.max(0, headroom))));
     }
     return Optional.empty();
   }

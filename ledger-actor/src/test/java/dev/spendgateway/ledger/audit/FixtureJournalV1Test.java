@@ -34,12 +34,20 @@ class FixtureJournalV1Test {
   /**
    * Event types added after the v1 fixture was written. Each needs its own fixture version (its
    * events written by that version's writer and replayed here); the media job events are covered by
-   * MediaJobLedgerTest's restart from journal and from snapshot until one exists, and {@code
+   * MediaJobLedgerTest's restart from journal and from snapshot until one exists; {@code
    * WindowZoneChanged} by WindowZoneLedgerTest's recoveries and EventSerializationTest (a v1
-   * journal holds none and replays as UTC, which this test proves).
+   * journal holds none and replays as UTC, which this test proves); the regional allowance
+   * transfers (never written by a single-region ledger) by AllowanceTransfersTest (fold and
+   * snapshot), EventSerializationTest (their CBOR form), AllowanceAuditTest (verify) and
+   * operator-cli's AllowanceVerifyTest (a journal holding them imported, replayed and verified).
    */
   private static final java.util.Set<String> AFTER_V1 =
-      java.util.Set.of("MediaJobOpened", "MediaJobSubmitted", "WindowZoneChanged");
+      java.util.Set.of(
+          "MediaJobOpened",
+          "MediaJobSubmitted",
+          "WindowZoneChanged",
+          "AllowanceOut",
+          "AllowanceIn");
 
   @TempDir Path dataDir;
 
