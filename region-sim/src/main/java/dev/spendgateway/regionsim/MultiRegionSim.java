@@ -135,9 +135,7 @@ public final class MultiRegionSim {
           broken.add(r);
         }
       }
-      if (policies[p] != Policy.ADD_FIRST) {
-        violations += bad;
-      }
+      violations += bad;
       out.printf(
           "%-13s %6d %9d %9d %8.2f%% %8.2f%% %9.1f%% %6.2f%% %7.2f%% %11s %9.1f %10s %11s %10d%n",
           policies[p],
