@@ -111,8 +111,9 @@ public final class CallerConnection extends ConnectionStage {
 
       @Override
       public void postStop() {
-        open.forEach(signal -> signal.gone().complete(Done.getInstance()));
+        // Oldest first: the answered-but-unwritten ones came before those still unanswered.
         unstarted.forEach(signal -> signal.gone().complete(Done.getInstance()));
+        open.forEach(signal -> signal.gone().complete(Done.getInstance()));
         open.clear();
         unstarted.clear();
       }

@@ -132,6 +132,11 @@ class CallerConnectionTest {
         .orElseThrow()
         .toCompletableFuture()
         .get(5, TimeUnit.SECONDS);
+    // Told on the stage's own thread, maybe just after the unanswered one: wait for it too.
+    CallerConnection.gone(requests.get(1))
+        .orElseThrow()
+        .toCompletableFuture()
+        .get(5, TimeUnit.SECONDS);
     assertTrue(CallerConnection.isGone(requests.get(1)), "answered, body never run");
     assertFalse(CallerConnection.isGone(requests.get(0)), "answered, body started");
   }
