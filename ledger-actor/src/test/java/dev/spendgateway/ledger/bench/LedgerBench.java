@@ -11,6 +11,7 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalSyncStats;
+import dev.spendgateway.ledger.journal.JournalWriter;
 import dev.spendgateway.policy.access.Lane;
 import java.io.File;
 import java.nio.file.Files;
@@ -213,7 +214,7 @@ public final class LedgerBench {
       latency.reset();
       pairs.set(0);
       errors.set(0);
-      JournalStats stats = new JournalStats(JournalSyncStats.get(system.classicSystem()));
+      JournalStats stats = new JournalStats(JournalWriter.of(system.classicSystem()).stats());
       JournalStats.Snapshot statsAtStart = stats.now();
       measuring.set(true);
       long start = System.nanoTime();
