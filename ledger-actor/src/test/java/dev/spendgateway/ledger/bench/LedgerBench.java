@@ -193,8 +193,14 @@ public final class LedgerBench {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "ledger-bench", config);
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
+      var ledger = Ledger.spawn(system, settings, Clock.systemUTC());
+      // bench.ask=pekko: Pekko's ask (a temporary actor per ask), to measure the direct replies
+      // the gateway's client uses against it.
       LedgerClient client =
-          LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings)
+          ("pekko".equals(System.getProperty("bench.ask"))
+                  ? new LedgerClient(
+                      ledger, system.scheduler(), system.executionContext(), settings.askTimeout())
+                  : LedgerClient.of(system, ledger, settings))
               .actingAs(closer());
       client.awaitReady().toCompletableFuture().get(60, TimeUnit.SECONDS);
 
