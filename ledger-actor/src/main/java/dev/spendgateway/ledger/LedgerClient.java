@@ -24,13 +24,14 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import scala.concurrent.ExecutionContext;
 
 /**
- * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
- * with the ledger's answer (given only after the event is durable) or fails with a {@code
- * TimeoutException} after the ask timeout ({@code ledger.ask-timeout}). Every write command carries
- * that instant as its deadline: the ledger drops a command it reaches later, so a call answered 503
- * is not booked afterwards. A reserve, settle or void may also complete at once with {@link
- * LedgerProtocol.Busy} when the ledger's queue is full (map it to 503 {@code ledger_busy} with
- * {@code retry-after}).
+ * Ask-based Java facade over the ledger ref, for the edge and the gateway (a ledger in this process
+ * answers to an {@link AnswerRef} instead of Pekko's per-ask temporary actor; see {@link
+ * #answeredDirectly}). Every call completes with the ledger's answer (given only after the event is
+ * durable) or fails with a {@code TimeoutException} after the ask timeout ({@code
+ * ledger.ask-timeout}). Every write command carries that instant as its deadline: the ledger drops
+ * a command it reaches later, so a call answered 503 is not booked afterwards. A reserve, settle or
+ * void may also complete at once with {@link LedgerProtocol.Busy} when the ledger's queue is full
+ * (map it to 503 {@code ledger_busy} with {@code retry-after}).
  *
  * <p>The returned stages are plain {@link CompletableFuture}s completed on {@code executor} (the
  * actor system's dispatcher). Pekko's own ask stage runs every dependent stage asynchronously on

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -110,22 +111,28 @@ class LedgerClientTest {
     }
   }
 
-  @Test
-  void aDirectAskFailsAfterItsTimeoutAndALateReplyChangesNothing() throws Exception {
-    AtomicReference<Reserve> held = new AtomicReference<>();
-    ActorRef<Object> silent =
+  /**
+   * A client answered directly, of a ledger that hands each reserve to {@code onReserve} and
+   * answers nothing itself.
+   */
+  private static LedgerClient directClient(Duration timeout, Consumer<Reserve> onReserve) {
+    ActorRef<Object> ledger =
         testKit.spawn(
             Behaviors.receiveMessage(
                 message -> {
                   if (message instanceof Reserve r) {
-                    held.set(r);
+                    onReserve.accept(r);
                   }
                   return Behaviors.same();
                 }));
-    LedgerClient client =
-        new LedgerClient(
-                silent.narrow(), testKit.system().scheduler(), executor, Duration.ofMillis(100))
-            .answeredDirectly(testKit.system());
+    return new LedgerClient(ledger.narrow(), testKit.system().scheduler(), executor, timeout)
+        .answeredDirectly(testKit.system());
+  }
+
+  @Test
+  void aDirectAskFailsAfterItsTimeoutAndALateReplyChangesNothing() throws Exception {
+    AtomicReference<Reserve> held = new AtomicReference<>();
+    LedgerClient client = directClient(Duration.ofMillis(100), held::set);
 
     var reserved =
         client
@@ -141,22 +148,13 @@ class LedgerClientTest {
 
   @Test
   void aDirectReplyTargetTakesOnlyTheFirstAnswer() throws Exception {
-    AtomicReference<Reserve> held = new AtomicReference<>();
-    ActorRef<Object> ledger =
-        testKit.spawn(
-            Behaviors.receiveMessage(
-                message -> {
-                  if (message instanceof Reserve r) {
-                    r.replyTo().tell(new Reserved(r.id(), 1));
-                    r.replyTo().tell(new Reserved(r.id(), 2));
-                    held.set(r);
-                  }
-                  return Behaviors.same();
-                }));
     LedgerClient client =
-        new LedgerClient(
-                ledger.narrow(), testKit.system().scheduler(), executor, Duration.ofSeconds(5))
-            .answeredDirectly(testKit.system());
+        directClient(
+            Duration.ofSeconds(5),
+            r -> {
+              r.replyTo().tell(new Reserved(r.id(), 1));
+              r.replyTo().tell(new Reserved(r.id(), 2));
+            });
 
     ReserveReply reply =
         client
