@@ -7,11 +7,13 @@
 #   loadtest/ledger-write-path.sh [callers (default 1,16,256)] [seconds per level (default 8)]
 #
 # Variants (each a -D override of conf/ledger.conf):
-#   shipped          flush store-and-force, pipeline on, settles by the gateway (answered at commit)
+#   shipped          the defaults: flush store-and-force, pipeline off, the gateway's settles linger
 #   api-closes       the same, settles through the ledger API (every answer after its flush)
-#   checkpoint-sync  H2's CHECKPOINT SYNC as the flush, pipeline on
-#   no-pipeline      store-and-force, pipeline off (the journal confirms only after the flush)
+#   checkpoint-sync  H2's CHECKPOINT SYNC as the flush
+#   no-pipeline      pipeline off set explicitly (the default now; the journal confirms after the flush)
 #   flush-off        ledger.journal.sync = off: no fsync at all (NOT durable; what durability costs)
+#   pekko-ask        the shipped settings, the client asking through Pekko's ask (a temporary actor
+#                    per ask) instead of its direct reply target
 # LEDGER_BENCH_VARIANTS="shipped flush-off" picks some. uptime is printed before and after.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,6 +35,7 @@ for v in $variants; do
     checkpoint-sync) opts=(-Dledger.journal.flush=checkpoint-sync) ;;
     no-pipeline) opts=(-Dledger.journal.pipeline=off) ;;
     flush-off) opts=(-Dledger.journal.sync=off) ;;
+    pekko-ask) opts=(-Dbench.ask=pekko) ;;
     *) echo "ledger-write-path: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo

@@ -5,7 +5,7 @@ import dev.spendgateway.ledger.Decider.Decided;
 import dev.spendgateway.ledger.Decider.Decision;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.journal.JournalDurability;
-import dev.spendgateway.ledger.journal.JournalFlush;
+import dev.spendgateway.ledger.journal.JournalWriter;
 import dev.spendgateway.policy.money.Micros;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,8 +28,6 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehaviorWithEnforc
 import org.apache.pekko.persistence.typed.javadsl.ReplyEffect;
 import org.apache.pekko.persistence.typed.javadsl.RetentionCriteria;
 import org.apache.pekko.persistence.typed.javadsl.SignalHandler;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The single writer of the spend ledger: every reserve, refusal, settle, void, expiry and operator
@@ -55,12 +53,6 @@ public final class GlobalBudget
 
   private static final String FLUSH_CLOSES_TIMER = "flush-closes";
 
-  /**
-   * For what is logged off the actor's thread (a flush completing), where its context's log must
-   * not be used.
-   */
-  private static final Logger FLUSH_LOG = LoggerFactory.getLogger(GlobalBudget.class);
-
   /** Longest id the ledger accepts (the edge answers 400 above it). */
   public static final int MAX_ID_LENGTH = CommandValidation.MAX_ID_LENGTH;
 
@@ -74,7 +66,7 @@ public final class GlobalBudget
   private final Clock clock;
   private final LedgerObserver observer;
   private final long startedNanos = System.nanoTime();
-  private final JournalFlush flush;
+  private final JournalWriter writer;
   private final SnapshotPolicy snapshots;
   private final ActorRef<Object> snapshotWriter;
 
@@ -122,10 +114,22 @@ public final class GlobalBudget
       LedgerSettings settings, Clock clock, LedgerObserver observer) {
     return Behaviors.setup(
         context ->
+            create(
+                settings, clock, observer, JournalWriter.of(context.getSystem().classicSystem())));
+  }
+
+  /**
+   * As {@link #create(LedgerSettings, Clock, LedgerObserver)}, writing through {@code writer}: the
+   * journal's commit, flush, fence and stats ({@link JournalWriter#of} for the system's journal).
+   */
+  public static Behavior<Command> create(
+      LedgerSettings settings, Clock clock, LedgerObserver observer, JournalWriter writer) {
+    return Behaviors.setup(
+        context ->
             Behaviors.withTimers(
                 timers -> {
                   startTimers(timers, settings);
-                  return new GlobalBudget(context, timers, settings, clock, observer);
+                  return new GlobalBudget(context, timers, settings, clock, observer, writer);
                 }));
   }
 
@@ -139,7 +143,8 @@ public final class GlobalBudget
       TimerScheduler<Command> timers,
       LedgerSettings settings,
       Clock clock,
-      LedgerObserver observer) {
+      LedgerObserver observer,
+      JournalWriter writer) {
     super(
         PERSISTENCE_ID,
         SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
@@ -149,7 +154,7 @@ public final class GlobalBudget
     this.decider = new Decider(settings);
     this.clock = clock;
     this.observer = observer;
-    this.flush = JournalFlush.get(context.getSystem().classicSystem());
+    this.writer = writer;
     this.closeFlushDelay =
         JournalDurability.closeFlushDelay(context.getSystem().settings().config());
     this.snapshots = new SnapshotPolicy(settings.snapshotEvery());
@@ -218,6 +223,7 @@ public final class GlobalBudget
             VoidReservation.class, (state, cmd) -> onBatch(state, new Batch(List.of(cmd), null)))
         .onCommand(ExpireDue.class, this::onExpireDue)
         .onCommand(FlushCloses.class, (state, cmd) -> onFlushCloses())
+        .onCommand(Flushed.class, (state, cmd) -> onFlushed(cmd))
         .onCommand(Compact.class, this::onCompact)
         .onCommand(AdoptWindowZone.class, this::onAdoptWindowZone)
         .onCommand(Adjust.class, this::onAdjust)
@@ -266,7 +272,7 @@ public final class GlobalBudget
     reportDropped(decided.dropped());
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
-    boolean onlyGatewayCloses = flush.answersWaitForFlush() && onlyGatewayCloses(batch);
+    boolean onlyGatewayCloses = writer.answersWaitForFlush() && onlyGatewayCloses(batch);
     if (events.isEmpty()) {
       answer(decided.decided());
       return batch.replyTo() == null
@@ -317,7 +323,7 @@ public final class GlobalBudget
       if (d.decision().isDropped()) {
         continue;
       }
-      if (flush.answersWaitForFlush() && isGatewayClose(d.command())) {
+      if (writer.answersWaitForFlush() && isGatewayClose(d.command())) {
         send(d.command(), d.decision().reply());
       } else {
         afterFlush.add(d);
@@ -551,7 +557,7 @@ public final class GlobalBudget
    * one anybody waits for covers it, or the timer's within {@link #closeFlushDelay}.
    */
   private void writtenWithoutFlush(LedgerState newState) {
-    flush.committedWithoutFlush();
+    writer.committedWithoutFlush();
     if (!closesAwaitFlush) {
       closesAwaitFlush = true;
       timers.startSingleTimer(FLUSH_CLOSES_TIMER, new FlushCloses(), closeFlushDelay);
@@ -569,24 +575,15 @@ public final class GlobalBudget
   private void trackFlushOfLatestWrite() {
     closesAwaitFlush = false;
     timers.cancel(FLUSH_CLOSES_TIMER);
-    if (flush.answersWaitForFlush()) {
-      CompletionStage<Void> flushed = flush.afterCommit();
-      flushed.whenComplete(
-          (ok, failure) -> {
-            if (failure != null) {
-              // Nobody waiting on this flush is answered (their asks time out, nothing was
-              // acknowledged);
-              // the rows are committed, so the next flush that succeeds puts them on disk.
-              FLUSH_LOG.warn(
-                  "ledger journal flush failed; its callers get no answer: {}", failure.toString());
-            }
-          });
-      latestWriteFlushed = flushed;
+    if (writer.answersWaitForFlush()) {
+      latestWriteFlushed = writer.afterCommit();
     }
   }
 
   /**
-   * Runs {@code answer} once everything written so far is flushed; never when that flush failed.
+   * Runs {@code answer} once everything written so far is flushed; never when that flush failed. An
+   * answer that must wait runs when the ledger hears of the flush ({@link Flushed}), on its own
+   * thread: replies leave from the actor, never from the journal's flush callback.
    */
   private void whenFlushed(Runnable answer) {
     if (closesAwaitFlush) {
@@ -596,8 +593,23 @@ public final class GlobalBudget
     if (flushed.isDone() && !flushed.isCompletedExceptionally()) {
       answer.run();
     } else {
-      flushed.thenRun(answer); // on the flushing thread: tell is safe from any thread
+      context.pipeToSelf(flushed, (ok, failure) -> new Flushed(answer, failure));
     }
+  }
+
+  private ReplyEffect<Event, LedgerState> onFlushed(Flushed flushed) {
+    if (flushed.failure() == null) {
+      flushed.answers().run();
+    } else {
+      // Nobody waiting on this flush is answered (their asks time out, nothing was acknowledged);
+      // the rows are committed, so the next flush that succeeds puts them on disk.
+      context
+          .getLog()
+          .warn(
+              "ledger journal flush failed; its callers get no answer: {}",
+              flushed.failure().toString());
+    }
+    return Effect().noReply();
   }
 
   private <R> ReplyEffect<Event, LedgerState> replyWhenFlushed(ActorRef<R> replyTo, R reply) {

@@ -12,20 +12,26 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
 import org.apache.pekko.Done;
+import org.apache.pekko.actor.ActorRefProvider;
+import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import scala.concurrent.ExecutionContext;
 
 /**
- * Ask-based Java facade over the ledger ref, for the edge and the gateway. Every call completes
- * with the ledger's answer (given only after the event is durable) or fails with a {@code
- * TimeoutException} after the ask timeout ({@code ledger.ask-timeout}). Every write command carries
- * that instant as its deadline: the ledger drops a command it reaches later, so a call answered 503
- * is not booked afterwards. A reserve, settle or void may also complete at once with {@link
- * LedgerProtocol.Busy} when the ledger's queue is full (map it to 503 {@code ledger_busy} with
- * {@code retry-after}).
+ * Ask-based Java facade over the ledger ref, for the edge and the gateway (a ledger in this process
+ * answers to an {@link AnswerRef} instead of Pekko's per-ask temporary actor; see {@link
+ * #answeredDirectly}). Every call completes with the ledger's answer (given only after the event is
+ * durable) or fails with a {@code TimeoutException} after the ask timeout ({@code
+ * ledger.ask-timeout}). Every write command carries that instant as its deadline: the ledger drops
+ * a command it reaches later, so a call answered 503 is not booked afterwards. A reserve, settle or
+ * void may also complete at once with {@link LedgerProtocol.Busy} when the ledger's queue is full
+ * (map it to 503 {@code ledger_busy} with {@code retry-after}).
  *
  * <p>The returned stages are plain {@link CompletableFuture}s completed on {@code executor} (the
  * actor system's dispatcher). Pekko's own ask stage runs every dependent stage asynchronously on
@@ -54,6 +60,16 @@ public final class LedgerClient {
   private final boolean inPlace;
 
   /**
+   * Set: each ask's reply goes to an {@link AnswerRef} made by this provider, straight to the
+   * caller's stage; null: Pekko's ask (a temporary actor per ask), which a reply from another
+   * process can find.
+   */
+  private final ActorRefProvider answerRefs;
+
+  /** Where an ask's timeout fails it: the executor, as an answer would complete. */
+  private final ExecutionContext timeouts;
+
+  /**
    * The gateway's client: it reserves, settles and voids as {@link Owner#GATEWAY}; deadlines on the
    * system clock.
    */
@@ -62,7 +78,7 @@ public final class LedgerClient {
       Scheduler scheduler,
       Executor executor,
       Duration askTimeout) {
-    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC(), false);
+    this(ledger, scheduler, executor, askTimeout, Owner.GATEWAY, Clock.systemUTC(), false, null);
   }
 
   /**
@@ -77,7 +93,8 @@ public final class LedgerClient {
       Duration askTimeout,
       Owner owner,
       Clock clock,
-      boolean inPlace) {
+      boolean inPlace,
+      ActorRefProvider answerRefs) {
     this.ledger = ledger;
     this.scheduler = scheduler;
     this.executor = executor;
@@ -85,11 +102,14 @@ public final class LedgerClient {
     this.owner = owner;
     this.clock = clock;
     this.inPlace = inPlace;
+    this.answerRefs = answerRefs;
+    this.timeouts = ExecutionContext.fromExecutor(executor);
   }
 
   /** The same ledger, reserving, settling and voiding as {@code owner}. */
   public LedgerClient actingAs(Owner owner) {
-    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock, inPlace);
+    return new LedgerClient(
+        ledger, scheduler, executor, askTimeout, owner, clock, inPlace, answerRefs);
   }
 
   /**
@@ -99,7 +119,25 @@ public final class LedgerClient {
    * hold up the answering actor's next message.
    */
   public LedgerClient answeredInPlace() {
-    return new LedgerClient(ledger, scheduler, executor, askTimeout, owner, clock, true);
+    return new LedgerClient(
+        ledger, scheduler, executor, askTimeout, owner, clock, true, answerRefs);
+  }
+
+  /**
+   * The same client, its replies sent straight to the caller's stage ({@link AnswerRef}) instead of
+   * through a temporary actor per ask: one hand-off fewer between the ledger and the caller. Only
+   * for a ledger in this process: such a reply target cannot be found from another one.
+   */
+  public LedgerClient answeredDirectly(ActorSystem<?> system) {
+    return new LedgerClient(
+        ledger,
+        scheduler,
+        executor,
+        askTimeout,
+        owner,
+        clock,
+        inPlace,
+        ((org.apache.pekko.actor.ExtendedActorSystem) system.classicSystem()).provider());
   }
 
   /** Whose reservations this client makes and may close. */
@@ -115,21 +153,28 @@ public final class LedgerClient {
 
   /**
    * The gateway's client of a ledger running on {@code clock} (the one given to {@link
-   * Ledger#spawn}).
+   * Ledger#spawn}). Outside cluster mode the ledger runs in this process, so replies go straight to
+   * the caller ({@link #answeredDirectly}); a cluster node keeps Pekko's ask, whose reply target a
+   * ledger on another node can reach.
    */
   public static LedgerClient of(
       ActorSystem<?> system,
       ActorRef<GlobalBudget.Command> ledger,
       LedgerSettings settings,
       Clock clock) {
-    return new LedgerClient(
-        ledger,
-        system.scheduler(),
-        system.executionContext(),
-        settings.askTimeout(),
-        Owner.GATEWAY,
-        clock,
-        false);
+    LedgerClient client =
+        new LedgerClient(
+            ledger,
+            system.scheduler(),
+            system.executionContext(),
+            settings.askTimeout(),
+            Owner.GATEWAY,
+            clock,
+            false,
+            null);
+    return dev.spendgateway.ledger.cluster.ClusterMode.isClusterNode(system.settings().config())
+        ? client
+        : client.answeredDirectly(system);
   }
 
   /** When a command sent now stops being worth deciding: when its ask times out. */
@@ -308,6 +353,10 @@ public final class LedgerClient {
   private <R> CompletionStage<R> ask(
       org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message) {
     CompletableFuture<R> answer = new CompletableFuture<>();
+    if (answerRefs != null) {
+      askDirectly(message, answer);
+      return answer;
+    }
     AskPattern.ask(ledger, message, askTimeout, scheduler)
         .whenCompleteAsync(
             (reply, failure) -> {
@@ -319,5 +368,35 @@ public final class LedgerClient {
             },
             this::continueAnswer);
     return answer;
+  }
+
+  /**
+   * The ask without a temporary actor: the reply goes to an {@link AnswerRef} that completes {@code
+   * answer} on the executor (or in place, as above); a timer fails it after the ask timeout, as
+   * Pekko's ask would.
+   */
+  @SuppressWarnings("unchecked")
+  private <R> void askDirectly(
+      org.apache.pekko.japi.function.Function<ActorRef<R>, GlobalBudget.Command> message,
+      CompletableFuture<R> answer) {
+    AnswerRef target =
+        new AnswerRef(answerRefs, reply -> continueAnswer(() -> answer.complete((R) reply)));
+    GlobalBudget.Command command;
+    try {
+      command = message.apply(Adapter.toTyped(target));
+    } catch (Exception e) {
+      answer.completeExceptionally(e);
+      return;
+    }
+    Cancellable timeout =
+        scheduler.scheduleOnce(
+            askTimeout,
+            () ->
+                answer.completeExceptionally(
+                    new TimeoutException(
+                        "the ledger did not answer within " + askTimeout.toMillis() + " ms")),
+            timeouts);
+    answer.whenComplete((reply, failure) -> timeout.cancel());
+    ledger.tell(command);
   }
 }

@@ -223,6 +223,13 @@ public interface LedgerProtocol {
   public record FlushCloses() implements Command {}
 
   /**
+   * Sent by the ledger to itself when the flush its pending answers waited for has ended: the
+   * answers go out from the ledger's own thread ({@code answers}; not run when the flush failed).
+   * Never leaves the process.
+   */
+  public record Flushed(Runnable answers, Throwable failure) implements Command {}
+
+  /**
    * Operator correction through the running actor: adds {@code deltaMicros} (negative = credit) as
    * settled spend to the caps of the lane that {@code scope} names, in the windows containing
    * {@code window} (a day {@code 2026-11-29} or month {@code 2026-11} of {@code

@@ -27,12 +27,16 @@ import java.util.Objects;
  * chunks from the front, oldest first, so it never scans the window: each compaction drops a
  * bounded slice.
  *
- * <p>Value semantics over shared arrays: a value sees the slots {@code [first chunk, tail)} it was
- * built with; appending writes the slot at {@code tail}, which no older value sees. The hash table
- * is shared and mutated by the writer only; a lookup checks that the slot it finds is visible to
- * this value. Appending a different id at a slot another value already wrote (two branches from one
- * state, as tests do) copies the whole index first, so branches never see each other. Expiry is
- * meant to move forward only: a value older than a dropped chunk no longer finds its ids.
+ * <p>Value semantics over arrays shared with the writer. The hash table is owned by one value at a
+ * time, explicitly ({@link Table#owner}): the newest one the ledger's writer made. Only the owner
+ * reads the table and appends or expires in place; the result becomes the new owner. Any other
+ * value (an older state, a branch of one state, the copy handed to the snapshot writer) never
+ * touches the table: it looks ids up in a table of its own, built from its own chunks the first
+ * time it is asked, and appending to it or expiring it first copies the whole index. So an older
+ * value keeps answering exactly what it held even after the writer expired those ids or grew the
+ * table, and a value read on another thread never reads a table the writer is changing. A value
+ * sees the slots {@code [first chunk, tail)} it was built with; the writer only ever writes the
+ * slot at its tail, which no older value sees (or rewrites it with the same content).
  */
 final class RecentIds {
   static final int CHUNK_BITS = 12;
@@ -78,6 +82,12 @@ final class RecentIds {
 
   /** The writer's shared hash table: id hash -> logical slot, open addressing, linear probing. */
   static final class Table {
+    /**
+     * The one value that may read and change this table: the newest the writer made. Set by every
+     * value that writes the table, on the writer's thread only.
+     */
+    RecentIds owner;
+
     long[] keys;
     long[] slots; // slot + 1; 0 = empty
     int size;
@@ -211,11 +221,52 @@ final class RecentIds {
   private final long tail;
   private final Subjects subjects;
 
+  /**
+   * For a value that does not own {@link #table}: its own lookup table, built from its chunks on
+   * its first lookup (null until then).
+   */
+  private volatile Table own;
+
   private RecentIds(Table table, Chunk[] chunks, long tail, Subjects subjects) {
     this.table = table;
     this.chunks = chunks;
     this.tail = tail;
     this.subjects = subjects;
+  }
+
+  /** This value, made the owner of its table (it is the newest the writer made). */
+  private RecentIds owning() {
+    table.owner = this;
+    return this;
+  }
+
+  /** Whether this value owns the shared table, so may read it and change it in place. */
+  boolean ownsTable() {
+    return table.owner == this;
+  }
+
+  /**
+   * The table this value may look ids up in: the shared one if it owns it, else its own, built once
+   * from the slots it sees.
+   */
+  private Table lookupTable() {
+    if (ownsTable()) {
+      return table;
+    }
+    Table t = own;
+    if (t == null) {
+      t = new Table(size());
+      for (Chunk chunk : chunks) {
+        long base = chunk.number << CHUNK_BITS;
+        for (int i = 0; i < CHUNK && base + i < tail; i++) {
+          if (base + i >= firstSlot()) {
+            t.put(chunk.hash[i], base + i);
+          }
+        }
+      }
+      own = t;
+    }
+    return t;
   }
 
   /**
@@ -234,7 +285,7 @@ final class RecentIds {
 
   /** A new, empty index with its own table (never shared between ledgers). */
   static RecentIds empty() {
-    return new RecentIds(new Table(), new Chunk[0], 0, Subjects.EMPTY);
+    return new RecentIds(new Table(), new Chunk[0], 0, Subjects.EMPTY).owning();
   }
 
   /** The 64-bit hash an id is remembered by (FNV-1a over UTF-8, then a 64-bit finaliser). */
@@ -271,7 +322,7 @@ final class RecentIds {
   }
 
   Entry findByHash(long hash) {
-    long slot = table.find(hash);
+    long slot = lookupTable().find(hash);
     if (slot < 0 || slot >= tail || chunks.length == 0) {
       return null;
     }
@@ -319,7 +370,10 @@ final class RecentIds {
     int subject = newSubjects.code(r.subject());
     int brand = brandCapsFingerprint(r.brandDailyMicros(), r.brandMonthlyMicros());
     RecentIds target = this;
-    if (tail < table.written && !sameAt(tail, hash, p, subject, r.amountMicros(), second, brand)) {
+    // A value that does not own the table appends in place only to rewrite what the owner already
+    // wrote at its tail (the same fact folded again from the same state); anything else is a
+    // branch, which gets an index of its own.
+    if (!ownsTable() && !sameAt(tail, hash, p, subject, r.amountMicros(), second, brand)) {
       target = copied();
     }
     return target.appended(
@@ -370,7 +424,7 @@ final class RecentIds {
     }
     table.put(hash, tail);
     table.written = Math.max(table.written, tail + 1);
-    return new RecentIds(table, newChunks, tail + 1, newSubjects);
+    return new RecentIds(table, newChunks, tail + 1, newSubjects).owning();
   }
 
   /** A private copy: its own table and chunks, holding exactly what this value sees. */
@@ -387,7 +441,7 @@ final class RecentIds {
       }
     }
     t.written = tail;
-    return new RecentIds(t, cs, tail, subjects);
+    return new RecentIds(t, cs, tail, subjects).owning();
   }
 
   long firstSlot() {
@@ -418,6 +472,9 @@ final class RecentIds {
 
   /** The chunks that expire before {@code cutoff}, oldest first (each handed to {@code sink}). */
   RecentIds expiredBefore(Instant cutoff, java.util.function.Consumer<Chunk> sink) {
+    if (!ownsTable()) {
+      return copied().expiredBefore(cutoff, sink);
+    }
     long c = cutoff.toEpochMilli();
     int n = 0;
     while (n < chunks.length && chunks[n].newestMillis < c) {
@@ -451,8 +508,8 @@ final class RecentIds {
             ? ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS
             : tail;
     table.written = Math.max(table.written, newTail);
-    return new RecentIds(
-        table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, keptSubjects);
+    return new RecentIds(table, Arrays.copyOfRange(chunks, n, chunks.length), newTail, keptSubjects)
+        .owning();
   }
 
   /** How many ids of {@code chunk} this value sees (the last chunk may be partly filled). */
@@ -519,7 +576,8 @@ final class RecentIds {
         }
       }
     }
-    return new RecentIds(t, chunks, tail, new Subjects(codes.build(), byCode.build(), next));
+    return new RecentIds(t, chunks, tail, new Subjects(codes.build(), byCode.build(), next))
+        .owning();
   }
 
   /**

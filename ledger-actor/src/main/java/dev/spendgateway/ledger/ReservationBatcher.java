@@ -5,6 +5,7 @@ import dev.spendgateway.ledger.LedgerProtocol.BatchWritten;
 import dev.spendgateway.ledger.LedgerProtocol.Batchable;
 import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalFence;
+import dev.spendgateway.ledger.journal.JournalWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -192,8 +193,9 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
   private ReservationBatcher(
       ActorContext<Object> context, LedgerSettings settings, Clock clock, LedgerObserver observer) {
     super(context);
+    JournalWriter writer = JournalWriter.of(context.getSystem().classicSystem());
     this.budget =
-        Behaviors.supervise(GlobalBudget.create(settings, clock, observer))
+        Behaviors.supervise(GlobalBudget.create(settings, clock, observer, writer))
             .onFailure(
                 SupervisorStrategy.restartWithBackoff(
                     Duration.ofMillis(200), Duration.ofSeconds(10), 0.2));
@@ -206,7 +208,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
         config.hasPath(FENCED_PAUSE_KEY)
             ? config.getDuration(FENCED_PAUSE_KEY)
             : Duration.ofSeconds(2);
-    this.fence = JournalFence.get(context.getSystem().classicSystem());
+    this.fence = writer.fence();
     this.closeLinger = JournalDurability.closeLinger(config);
     ActorRef<Object> self = context.getSelf();
     this.fenceListener = why -> self.tell(new Fenced(why));

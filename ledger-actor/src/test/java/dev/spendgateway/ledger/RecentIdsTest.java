@@ -116,6 +116,69 @@ class RecentIdsTest {
   }
 
   @Test
+  void onlyTheNewestValueOwnsTheTableAndABranchGetsItsOwn() {
+    RecentIds base = RecentIds.empty().with(settled("a", null, 1, 1), AT);
+    assertTrue(base.ownsTable());
+    RecentIds next = base.with(settled("b", null, 1, 1), AT);
+    assertTrue(next.ownsTable());
+    assertFalse(base.ownsTable(), "the writer moved on: the older value gave the table up");
+    RecentIds branch = base.with(settled("c", null, 1, 1), AT);
+    assertTrue(branch.ownsTable());
+    assertTrue(next.ownsTable(), "a branch copies the index instead of taking the writer's");
+    assertNull(next.find("c"));
+    assertNull(branch.find("b"));
+    assertNull(base.find("b"));
+    assertEquals(Status.SETTLED, next.find("b").status());
+  }
+
+  @Test
+  void anOlderValueStillFindsItsIdsAfterTheWriterExpiredThem() {
+    RecentIds index = RecentIds.empty();
+    int n = RecentIds.CHUNK * 2 + 5;
+    for (int i = 0; i < n; i++) {
+      index = index.with(settled("id-" + i, null, 1, 1), AT.plusSeconds(i));
+    }
+    RecentIds older = index;
+    RecentIds newer = older.expiredBefore(AT.plusSeconds(RecentIds.CHUNK), c -> {});
+    assertNull(newer.find("id-0"));
+    assertEquals(Status.SETTLED, older.find("id-0").status());
+    assertEquals(Status.SETTLED, older.find("id-" + (RecentIds.CHUNK - 1)).status());
+    assertEquals(n, older.size());
+  }
+
+  @Test
+  void theSnapshotsCopyAnswersWhatItHeldWhileTheWriterGrowsAndExpiresTheTable() {
+    RecentIds index = RecentIds.empty();
+    int held = RecentIds.CHUNK + 100;
+    for (int i = 0; i < held; i++) {
+      index = index.with(settled("id-" + i, null, 1, 1), AT.plusSeconds(i));
+    }
+    RecentIds snapshot = index.withLastChunkCopied();
+    assertFalse(snapshot.ownsTable(), "a copy read on another thread never reads the writer's");
+    // The writer goes on: the table grows several times over and the oldest chunk expires.
+    for (int i = held; i < held + RecentIds.CHUNK * 4; i++) {
+      index = index.with(settled("id-" + i, null, 1, 1), AT.plusSeconds(i));
+    }
+    index = index.expiredBefore(AT.plusSeconds(RecentIds.CHUNK), c -> {});
+    assertNull(index.find("id-0"));
+    for (int i = 0; i < held; i++) {
+      assertEquals(Status.SETTLED, snapshot.find("id-" + i).status(), "id-" + i);
+    }
+    assertNull(snapshot.find("id-" + held));
+  }
+
+  @Test
+  void foldingTheSameFactAgainFromTheOlderValueKeepsBothAnswering() {
+    RecentIds base = RecentIds.empty().with(settled("a", null, 1, 1), AT);
+    RecentIds decided = base.with(settled("b", null, 1, 1), AT);
+    RecentIds refolded = base.with(settled("b", null, 1, 1), AT);
+    assertTrue(refolded.ownsTable());
+    assertEquals(Status.SETTLED, refolded.find("b").status());
+    assertEquals(Status.SETTLED, decided.find("b").status());
+    assertEquals(Status.SETTLED, decided.find("a").status());
+  }
+
+  @Test
   void pastIdFiltersAnswerEveryMemberAndFewStrangers() {
     RecentIds index = RecentIds.empty();
     int n = RecentIds.CHUNK * 16;

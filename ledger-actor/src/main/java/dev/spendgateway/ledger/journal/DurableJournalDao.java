@@ -2,7 +2,6 @@ package dev.spendgateway.ledger.journal;
 
 import com.typesafe.config.Config;
 import java.sql.Statement;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.Scheduler;
@@ -54,8 +53,9 @@ import slick.jdbc.SimpleJdbcAction;
  * <p>Reads, deletes and the snapshot store are untouched: a snapshot is a cache that recovery can
  * rebuild from the journal, so losing the latest one costs a longer replay, never money.
  *
- * <p>Every write also goes through the journal's fence ({@link JournalFence}): a write that another
- * ledger's write beat to its sequence number stops this ledger's writes at once.
+ * <p>Every write goes through the ledger's {@link JournalWriter}, which holds the flush, the fence
+ * (a write that another ledger's write beat to its sequence number stops this ledger's writes at
+ * once) and the stats; this class only adapts it to the plugin.
  *
  * <p>{@code ledger.journal.sync = off} (PostgreSQL, whose commit is the flush) leaves only the
  * fence.
@@ -67,10 +67,7 @@ public final class DurableJournalDao implements JournalDao {
   static final String H2_SYNC = H2Flush.CHECKPOINT_SYNC;
 
   private final JournalDao journal;
-  private final GroupSync groupSync; // null when ledger.journal.sync is off
-  private final boolean
-      pipelined; // confirmed at commit; the ledger waits for the flush (JournalFlush)
-  private final JournalFence fence;
+  private final JournalWriter writer;
 
   /**
    * The constructor pekko-persistence-jdbc calls reflectively (same arguments as {@link
@@ -85,7 +82,7 @@ public final class DurableJournalDao implements JournalDao {
       Materializer mat) {
     this.journal = new DefaultJournalDao(db, profile, journalConfig, serialization, ec, mat);
     Config config = serialization.system().settings().config();
-    this.fence = JournalFence.get(serialization.system());
+    this.writer = JournalWriter.of(serialization.system());
     if (JournalDurability.syncRequested(config)) {
       if (!(profile instanceof H2Profile)) {
         throw new IllegalArgumentException(
@@ -95,13 +92,10 @@ public final class DurableJournalDao implements JournalDao {
                 + " PostgreSQL synchronous_commit = on): set ledger.journal.sync = off and jdbc-journal.dao back to the"
                 + " plugin's default");
       }
-      this.groupSync =
-          new GroupSync(
-              () -> flush(db, JournalDurability.checkpointSync(config)),
-              JournalSyncStats.get(serialization.system()));
-      this.pipelined = JournalDurability.pipelined(config);
+      boolean checkpointSync = JournalDurability.checkpointSync(config);
+      boolean pipelined = JournalDurability.pipelined(config);
+      writer.flushWith(() -> flush(db, checkpointSync), pipelined);
       if (pipelined) {
-        JournalFlush.get(serialization.system()).handOver(groupSync);
         log.info(
             "ledger journal: every write is flushed to disk ({}) before the ledger answers for it; the next"
                 + " batch is written while one is flushed",
@@ -112,8 +106,6 @@ public final class DurableJournalDao implements JournalDao {
             flushName(config));
       }
     } else {
-      this.groupSync = null;
-      this.pipelined = false;
       if (profile instanceof H2Profile) {
         log.warn(
             "ledger journal: ledger.journal.sync = off — acknowledged reservations can be lost on power loss");
@@ -124,44 +116,11 @@ public final class DurableJournalDao implements JournalDao {
     }
   }
 
+  /** Committed through the ledger's {@link JournalWriter}: fenced, and confirmed once flushed. */
   @Override
   public Future<Seq<Try<BoxedUnit>>> asyncWriteMessages(Seq<AtomicWrite> messages) {
-    if (fence.isClosed()) {
-      return FutureConverters.asScala(
-          CompletableFuture.failedFuture(
-              new IllegalStateException(
-                  "ledger journal fenced: another writer is ahead of this one")));
-    }
-    Future<Seq<Try<BoxedUnit>>> committed = fenced(journal.asyncWriteMessages(messages));
-    if (groupSync == null || pipelined) {
-      return committed; // pipelined: the ledger waits for JournalFlush.afterCommit() before
-      // answering
-    }
-    // A failed commit needs no sync (and is failed as it is); a committed one is confirmed after
-    // its sync.
-    CompletionStage<Seq<Try<BoxedUnit>>> durable =
-        FutureConverters.asJava(committed)
-            .thenCompose(results -> groupSync.afterCommit().thenApply(synced -> results));
-    return FutureConverters.asScala(durable);
-  }
-
-  /**
-   * A write refused by the journal's key on (persistence id, sequence number) means another ledger
-   * wrote that sequence number first: close the fence so this one stops at once (see {@link
-   * JournalFence}).
-   */
-  private Future<Seq<Try<BoxedUnit>>> fenced(Future<Seq<Try<BoxedUnit>>> write) {
-    FutureConverters.asJava(write)
-        .whenComplete(
-            (ok, failure) -> {
-              if (failure != null && JournalFence.isOtherWriter(failure)) {
-                log.error(
-                    "ledger journal: another writer already wrote the next sequence number; this ledger is stale and"
-                        + " stops writing");
-                fence.close("another writer is ahead in the journal");
-              }
-            });
-    return write;
+    return FutureConverters.asScala(
+        writer.commit(() -> FutureConverters.asJava(journal.asyncWriteMessages(messages))));
   }
 
   @Override

@@ -3,10 +3,6 @@ package dev.spendgateway.ledger.journal;
 import java.sql.SQLException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
-import org.apache.pekko.actor.AbstractExtensionId;
-import org.apache.pekko.actor.ActorSystem;
-import org.apache.pekko.actor.ExtendedActorSystem;
-import org.apache.pekko.actor.Extension;
 
 /**
  * The journal's fence against a second writer. Two ledgers can run at once for a moment (a
@@ -20,21 +16,14 @@ import org.apache.pekko.actor.Extension;
  * waiting callers "busy, retry" (the edge's 503 with {@code retry-after}) and only later recovers a
  * new one from the journal, which then includes the other writer's events, and reopens.
  *
- * <p>One per actor system (a Pekko extension) because the journal plugin creates its DAO
- * reflectively, out of the ledger's reach.
+ * <p>Part of the ledger's {@link JournalWriter}, which closes it on such a write.
  */
-public final class JournalFence implements Extension {
+public final class JournalFence {
   /** SQLSTATE of a unique violation, the same on PostgreSQL and H2. */
   static final String UNIQUE_VIOLATION = "23505";
 
-  private static final Id ID = new Id();
-
   private final CopyOnWriteArrayList<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
   private volatile String closedBecause; // null while writes may go through
-
-  public static JournalFence get(ActorSystem system) {
-    return ID.get(system);
-  }
 
   /** Whether a write found another writer ahead and no recovery has reopened the fence since. */
   public boolean isClosed() {
@@ -74,12 +63,5 @@ public final class JournalFence implements Extension {
       }
     }
     return false;
-  }
-
-  private static final class Id extends AbstractExtensionId<JournalFence> {
-    @Override
-    public JournalFence createExtension(ExtendedActorSystem system) {
-      return new JournalFence();
-    }
   }
 }

@@ -1,29 +1,18 @@
 package dev.spendgateway.ledger.journal;
 
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.pekko.actor.AbstractExtensionId;
-import org.apache.pekko.actor.ActorSystem;
-import org.apache.pekko.actor.ExtendedActorSystem;
-import org.apache.pekko.actor.Extension;
 
 /**
- * What the durable journal did in this actor system: committed writes, syncs and their time. One
- * per actor system (a Pekko extension) because the journal plugin creates its DAO reflectively, out
- * of the ledger's reach; metrics and tests read it here.
+ * What the durable journal did: committed writes, syncs and their time. Kept by the ledger's {@link
+ * JournalWriter}; metrics, the bench and tests read it there.
  */
-public final class JournalSyncStats implements Extension {
-  private static final Id ID = new Id();
+public final class JournalSyncStats {
 
   private final AtomicLong writes = new AtomicLong();
   private final AtomicLong syncs = new AtomicLong();
   private final AtomicLong failedSyncs = new AtomicLong();
   private final AtomicLong syncedWrites = new AtomicLong();
   private final AtomicLong syncNanos = new AtomicLong();
-
-  /** The stats of {@code system} (a typed system: {@code system.classicSystem()}). */
-  public static JournalSyncStats get(ActorSystem system) {
-    return ID.get(system);
-  }
 
   /** Journal writes committed to the database (each waits for a sync before it is confirmed). */
   public long writes() {
@@ -81,12 +70,5 @@ public final class JournalSyncStats implements Extension {
         perSyncHundredths / 100,
         perSyncHundredths % 100,
         meanSyncMicros);
-  }
-
-  private static final class Id extends AbstractExtensionId<JournalSyncStats> {
-    @Override
-    public JournalSyncStats createExtension(ExtendedActorSystem system) {
-      return new JournalSyncStats();
-    }
   }
 }

@@ -15,6 +15,7 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalSyncStats;
+import dev.spendgateway.ledger.journal.JournalWriter;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapWindows;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class GroupCommitJournalTest {
     int reserves = 200;
     try (H2Ledger ledger = H2Ledger.start(dataDir, Map.of())) {
       JournalReader reader = new JournalReader(ledger.system);
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long rowsBefore = await(reader.lastSequenceNr());
       long writesBefore = stats.writes();
 

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.Histogram;
 import org.h2.engine.SessionLocal;
 import org.h2.jdbc.JdbcConnection;
+import org.h2.mvstore.MVStore;
 import org.h2.store.fs.FilePath;
 import org.h2.store.fs.FilePathWrapper;
 
@@ -28,7 +29,13 @@ import org.h2.store.fs.FilePathWrapper;
  *       stores anything unsaved and forces the file ({@code Database.sync → MVStore.sync});
  *   <li>{@code MVStore.sync()}: the same force reached through H2's internal API (no SQL parse);
  *   <li>{@code O_DSYNC file}: a {@code FilePathWrapper} that opens the file with {@code DSYNC}, so
- *       every write H2 makes (chunk, and every so often the header) waits for the disk.
+ *       every write H2 makes (chunk, and every so often the header) waits for the disk;
+ *   <li>{@code STORE_AND_FORCE}: what the ledger ships ({@code H2Flush}): H2 with its background
+ *       writer ({@code WRITE_DELAY=100}), then the MVStore's commit (the chunk) and one force;
+ *   <li>{@code WAL_FDATASYNC}: the candidate for a cheaper flush: H2 as above but never forced per
+ *       batch, and the batch's bytes appended to a preallocated write-ahead file beside it with one
+ *       {@code force(false)} (fdatasync). Only the flush's cost: replaying the file into H2 at
+ *       start, and teaching the operator tools about it, are not built.
  * </ul>
  *
  * Run: {@code java -cp <test classpath> dev.spendgateway.ledger.bench.JournalSyncBench [dir]
@@ -41,7 +48,9 @@ public final class JournalSyncBench {
     COMMIT_ONLY,
     CHECKPOINT_SYNC,
     MVSTORE_SYNC,
-    DSYNC_FILE
+    DSYNC_FILE,
+    STORE_AND_FORCE,
+    WAL_FDATASYNC
   }
 
   public static void main(String[] args) throws Exception {
@@ -79,6 +88,7 @@ public final class JournalSyncBench {
               switch (journal.option) {
                 case COMMIT_ONLY -> "none";
                 case DSYNC_FILE -> "every write waits";
+                case WAL_FDATASYNC -> "1 fdatasync of the side file per batch";
                 default -> "1 per batch";
               });
         }
@@ -105,13 +115,34 @@ public final class JournalSyncBench {
     final byte[] payload = new byte[60]; // a CBOR ledger event is ~50-80 bytes
     long seq;
 
+    /**
+     * The write-ahead file ({@link Option#WAL_FDATASYNC} only), preallocated, and where to append.
+     */
+    FileChannel wal;
+
+    long walAt;
+
+    /** A journal row as the write-ahead file would hold it (ids, writer, manifest, payload). */
+    static final int WAL_ROW_BYTES = 160;
+
+    static final long WAL_BYTES = 64L << 20;
+
     Journal(Path dir, Option option) throws SQLException {
       this.option = option;
       this.dir = dir;
       String file = (option == Option.DSYNC_FILE ? "dsync:" : "") + dir.resolve("journal");
+      boolean background = option == Option.STORE_AND_FORCE || option == Option.WAL_FDATASYNC;
       connection =
           DriverManager.getConnection(
-              "jdbc:h2:" + file + ";DATABASE_TO_UPPER=false;WRITE_DELAY=0", "sa", "");
+              "jdbc:h2:"
+                  + file
+                  + ";DATABASE_TO_UPPER=false;WRITE_DELAY="
+                  + (background ? "100" : "0"),
+              "sa",
+              "");
+      if (option == Option.WAL_FDATASYNC) {
+        wal = preallocated(dir.resolve("journal.wal"));
+      }
       try (Statement s = connection.createStatement()) {
         s.execute(
             "CREATE TABLE event_journal (ordering BIGINT AUTO_INCREMENT, persistence_id VARCHAR(255) NOT NULL,"
@@ -143,6 +174,17 @@ public final class JournalSyncBench {
                 .getStore()
                 .getMvStore()
                 .sync();
+        case STORE_AND_FORCE -> {
+          MVStore store =
+              ((SessionLocal) connection.unwrap(JdbcConnection.class).getSession())
+                  .getDatabase()
+                  .getStore()
+                  .getMvStore();
+          store.commit();
+          store.getFileStore().executeFileStoreOperation(() -> {});
+          store.getFileStore().sync();
+        }
+        case WAL_FDATASYNC -> appendAndForce(rows);
         default -> {}
       }
       if (record) {
@@ -151,8 +193,54 @@ public final class JournalSyncBench {
       }
     }
 
+    /** A file of {@link #WAL_BYTES} zeros, forced, so an append changes no file size. */
+    private static FileChannel preallocated(Path path) {
+      try {
+        FileChannel channel =
+            FileChannel.open(
+                path, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE);
+        java.nio.ByteBuffer zeros = java.nio.ByteBuffer.allocate(1 << 20);
+        for (long at = 0; at < WAL_BYTES; at += zeros.capacity()) {
+          zeros.clear();
+          channel.write(zeros, at);
+        }
+        channel.force(true);
+        return channel;
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+
+    /** The batch's rows appended with a length and a checksum, then one fdatasync. */
+    private void appendAndForce(int rows) {
+      java.nio.ByteBuffer record = java.nio.ByteBuffer.allocate(16 + rows * WAL_ROW_BYTES);
+      record.putLong(rows).putLong(seq);
+      while (record.hasRemaining()) {
+        record.put(payload, 0, Math.min(payload.length, record.remaining()));
+      }
+      record.flip();
+      try {
+        if (walAt + record.remaining() > WAL_BYTES) {
+          walAt = 0; // a bench, not a journal: wrap instead of rolling over to a new file
+        }
+        while (record.hasRemaining()) {
+          walAt += wal.write(record, walAt);
+        }
+        wal.force(false);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+
     @Override
     public void close() throws SQLException {
+      if (wal != null) {
+        try {
+          wal.close();
+        } catch (IOException e) {
+          // scratch file, deleted below
+        }
+      }
       connection.close();
       LedgerBench.deleteTree(dir);
     }

@@ -11,6 +11,7 @@ import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.ledger.journal.JournalDurability;
 import dev.spendgateway.ledger.journal.JournalSyncStats;
+import dev.spendgateway.ledger.journal.JournalWriter;
 import dev.spendgateway.policy.access.Lane;
 import java.io.File;
 import java.nio.file.Files;
@@ -192,8 +193,14 @@ public final class LedgerBench {
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "ledger-bench", config);
     try {
       LedgerSettings settings = LedgerSettings.fromConfig(config);
+      var ledger = Ledger.spawn(system, settings, Clock.systemUTC());
+      // bench.ask=pekko: Pekko's ask (a temporary actor per ask), to measure the direct replies
+      // the gateway's client uses against it.
       LedgerClient client =
-          LedgerClient.of(system, Ledger.spawn(system, settings, Clock.systemUTC()), settings)
+          ("pekko".equals(System.getProperty("bench.ask"))
+                  ? new LedgerClient(
+                      ledger, system.scheduler(), system.executionContext(), settings.askTimeout())
+                  : LedgerClient.of(system, ledger, settings))
               .actingAs(closer());
       client.awaitReady().toCompletableFuture().get(60, TimeUnit.SECONDS);
 
@@ -213,7 +220,7 @@ public final class LedgerBench {
       latency.reset();
       pairs.set(0);
       errors.set(0);
-      JournalStats stats = new JournalStats(JournalSyncStats.get(system.classicSystem()));
+      JournalStats stats = new JournalStats(JournalWriter.of(system.classicSystem()).stats());
       JournalStats.Snapshot statsAtStart = stats.now();
       measuring.set(true);
       long start = System.nanoTime();

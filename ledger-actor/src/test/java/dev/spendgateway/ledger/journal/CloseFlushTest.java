@@ -53,7 +53,7 @@ class CloseFlushTest {
   @Test
   void aGatewaySettleDoesNotCostTheNextReservationAFlush() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long syncsBefore = stats.syncs();
       pairs(ledger.client, "g-");
       long syncs = stats.syncs() - syncsBefore;
@@ -65,7 +65,7 @@ class CloseFlushTest {
   @Test
   void aLingeringSettleIsWrittenTogetherWithTheNextReservation() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "2s"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long writesBefore = stats.writes();
       // The gateway does not wait for a settle's answer before its caller's next call.
       List<CompletableFuture<?>> settles = pairsNotWaitingForSettles(ledger.client, "l-");
@@ -82,7 +82,7 @@ class CloseFlushTest {
   @Test
   void withoutTheLingerEverySettleIsAWriteOfItsOwn() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "0s"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long writesBefore = stats.writes();
       pairs(ledger.client, "n-");
       assertEquals(2L * PAIRS, stats.writes() - writesBefore);
@@ -92,7 +92,7 @@ class CloseFlushTest {
   @Test
   void aLedgerApiSettleWaitsForItsOwnFlush() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long syncsBefore = stats.syncs();
       pairs(ledger.client.actingAs(Owner.LEDGER_API), "a-");
       long syncs = stats.syncs() - syncsBefore;
@@ -104,7 +104,7 @@ class CloseFlushTest {
   @Test
   void aQueryReadingAnUnflushedSettleWaitsForAFlushCoveringIt() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       pairs(ledger.client, "q-");
       assertTrue(stats.writes() > stats.syncedWrites(), "the last settle is not flushed yet");
       ledger.client.usage(Optional.empty()).toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -116,7 +116,7 @@ class CloseFlushTest {
   @Test
   void aSettleNobodyReadsIsFlushedWithinTheCloseFlushDelay() throws Exception {
     try (H2Ledger ledger = H2Ledger.start(dataDir, config("50ms"))) {
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       pairs(ledger.client, "t-");
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (stats.writes() != stats.syncedWrites() && System.nanoTime() < deadline) {

@@ -93,7 +93,7 @@ class PowerLossTest {
     Set<String> apiSettlesBeforeTheCut;
     try (H2Ledger ledger = H2Ledger.start(dataDir, overrides)) {
       PowerCutFilePath.DiskImage disk = PowerCutFilePath.image(dataDir.resolve("ledger.mv.db"));
-      JournalSyncStats stats = JournalSyncStats.get(ledger.system.classicSystem());
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       LedgerClient gateway = ledger.client;
       LedgerClient api = ledger.client.actingAs(Owner.LEDGER_API);
       Semaphore inFlight = new Semaphore(CALLERS);
