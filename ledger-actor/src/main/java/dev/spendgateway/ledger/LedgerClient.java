@@ -149,6 +149,7 @@ public final class LedgerClient {
                 r.brandMonthlyMicros(),
                 owner,
                 deadline(),
+                r.tag(),
                 replyTo));
   }
 
@@ -174,6 +175,7 @@ public final class LedgerClient {
                     r.brandMonthlyMicros(),
                     owner,
                     deadline(),
+                    r.tag(),
                     null),
                 account,
                 idempotencyKey,
