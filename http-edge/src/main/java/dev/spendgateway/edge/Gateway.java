@@ -21,6 +21,7 @@ import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerMediaMetrics;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
+import dev.spendgateway.edge.metrics.SpendTagLabels;
 import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.ops.JournalSpendRebuild;
@@ -138,6 +139,7 @@ public final class Gateway {
     DataClasses dataClasses =
         DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, GatewayKeys.METRICS_SUBJECT_SERIES.get(config));
+    metrics.withSpendTags(SpendTagLabels.of(GatewayKeys.METRIC_TAGS.get(config)));
     if (ClusterMode.isClusterNode(system.settings().config())) {
       metrics.withStandby(LedgerStandby.get(Adapter.toClassic(system)));
     }
