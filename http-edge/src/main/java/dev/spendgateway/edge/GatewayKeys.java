@@ -94,6 +94,7 @@ public final class GatewayKeys {
   public static final Key<Integer> WARNING_DAYS = whole("model-lifecycle.warning-days", 0, 3650);
   public static final Key<Integer> OPS_TOP_BRANDS = whole("ops.top-brands", 1, 1000);
   public static final Key<Integer> OPS_SPEND_HOURS = whole("ops.spend-hours", 1, 24 * 31);
+  public static final Key<Integer> OPS_BREAKDOWN_ROWS = whole("ops.breakdown-rows", 1, 10_000);
   public static final Key<Duration> OPS_FAILURE_WINDOW = positive("ops.failure-window");
   public static final Key<Duration> OPS_FAILURE_SAMPLE_EVERY = positive("ops.failure-sample-every");
 
@@ -112,6 +113,7 @@ public final class GatewayKeys {
           WARNING_DAYS,
           OPS_TOP_BRANDS,
           OPS_SPEND_HOURS,
+          OPS_BREAKDOWN_ROWS,
           OPS_FAILURE_WINDOW,
           OPS_FAILURE_SAMPLE_EVERY);
 

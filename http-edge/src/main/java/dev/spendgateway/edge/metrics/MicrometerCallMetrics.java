@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
 import dev.spendgateway.edge.call.CallMetrics;
+import dev.spendgateway.edge.ops.SpendBreakdown;
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.upstream.client.RateLimitHeaders;
 import io.micrometer.core.instrument.Counter;
@@ -74,6 +75,7 @@ public final class MicrometerCallMetrics implements CallMetrics {
   private final MeterTable<Counter> tokens;
   private final MeterTable<Counter> spend;
   private volatile SpendTagLabels tagLabels = SpendTagLabels.NONE_LISTED;
+  private volatile SpendBreakdown breakdown;
 
   /** Status codes as tag values, made once (0..999). */
   private static final String[] STATUS_TAGS = new String[1000];
@@ -304,6 +306,15 @@ public final class MicrometerCallMetrics implements CallMetrics {
       String provider, String model, String profile, Optional<String> tag, long micros) {
     // Micro-dollars summed as a double: exact up to 2^53 micros ($9 billion), far beyond any cap.
     spend.get(provider, model, profile, tagLabels.labelOf(tag)).increment(micros / 1_000_000.0);
+    SpendBreakdown screen = breakdown;
+    if (screen != null) {
+      screen.spent(model, tag, micros);
+    }
+  }
+
+  /** The operations screen's spend by model and tag, fed the same amounts as the counter. */
+  public void breakdown(SpendBreakdown breakdown) {
+    this.breakdown = breakdown;
   }
 
   /** Which workflow tags the spend metric names ({@code gateway.spend-tags.metric-tags}). */
