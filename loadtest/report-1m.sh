@@ -6,7 +6,9 @@
 #
 # The journal is ReplayBench's (ledger-actor test sources): 1,000,000 ReservationMade and
 # ReservationSettled facts in an H2 file, written through the real journal plugin, generated once
-# into ledger-actor/target/replay-bench (REGENERATE=1 writes it again; EVENTS=N another size). Its
+# into ledger-actor/target/replay-bench (REGENERATE=1 writes it again; EVENTS=N another size;
+# FACTS_PER_ROW=N writes N facts per journal row, as the ledger's group commit does, into
+# ledger-actor/target/replay-bench-rows-of-N). Its
 # reservations are all on 2026-11-02 (UTC), so the report's period is November 2026. The report is
 # run through bin/gateway-admin, exactly as an operator runs it (JVM start, config, journal read,
 # grouping, output); wall time and the process's CPU time are printed, then the report's totals
@@ -16,12 +18,15 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+per_row="${FACTS_PER_ROW:-1}"
 dir="ledger-actor/target/replay-bench"
+if (( per_row > 1 )); then dir="$dir-rows-of-$per_row"; fi
 events="${EVENTS:-1000000}"
 if [[ "${REGENERATE:-0}" == 1 || ! -f "$dir/ledger.mv.db" ]]; then
   echo "report-1m: generating a journal of $events events in $dir (minutes)" >&2
   mvn -B -q -pl ledger-actor -am -Preplay-bench -DskipTests verify \
-    -Dreplay.events="$events" -Dreplay.runs=0 -Dreplay.generate=true >&2
+    -Dreplay.events="$events" -Dreplay.runs=0 -Dreplay.generate=true \
+    -Dreplay.jvmArgs=-Dreplay.factsPerRow="$per_row" >&2
 fi
 flags=("$@"); (( ${#flags[@]} )) || flags=(--by day,brand,tag --format csv)
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
