@@ -57,14 +57,7 @@ class SpendTagE2ETest {
   }
 
   private static String bodyFor(String path) {
-    return switch (path) {
-      case ANTHROPIC ->
-          "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      case CHAT ->
-          "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      default ->
-          "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    };
+    return E2eGateway.smallChat(path);
   }
 
   private HttpResponse<String> call(String path, Brand brand, String tag) throws Exception {

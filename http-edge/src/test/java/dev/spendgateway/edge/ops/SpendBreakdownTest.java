@@ -3,49 +3,25 @@ package dev.spendgateway.edge.ops;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.spendgateway.policy.caps.WindowCalendar;
-import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class SpendBreakdownTest {
   private static final ZoneId ISTANBUL = ZoneId.of("Europe/Istanbul");
 
-  /** A clock the test moves. */
-  private static final class Hands extends Clock {
-    final AtomicReference<Instant> now;
-
-    Hands(String at) {
-      now = new AtomicReference<>(Instant.parse(at));
-    }
-
-    void set(String at) {
-      now.set(Instant.parse(at));
-    }
-
-    @Override
-    public Instant instant() {
-      return now.get();
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
+  /** The spend trend test's moving clock, set to {@code at}. */
+  private static SpendPerHourTest.MovingClock clockAt(String at) {
+    SpendPerHourTest.MovingClock clock = new SpendPerHourTest.MovingClock();
+    clock.now.set(Instant.parse(at));
+    return clock;
   }
 
   @Test
   void sumsByModelAndTagBiggestFirstWithTheUntaggedAsTheirOwnRow() {
-    Hands clock = new Hands("2026-12-05T10:00:00Z");
+    SpendPerHourTest.MovingClock clock = clockAt("2026-12-05T10:00:00Z");
     SpendBreakdown b = new SpendBreakdown(clock, WindowCalendar.of(ISTANBUL), 10);
     b.spent("gpt-6.1-sol", Optional.of("onboarding"), 300);
     b.spent("gpt-6.1-sol", Optional.empty(), 100);
@@ -71,16 +47,16 @@ class SpendBreakdownTest {
    */
   @Test
   void aNewDayOfTheWindowZoneStartsTheDayOverAndKeepsTheMonth() {
-    Hands clock = new Hands("2026-12-05T20:00:00Z");
+    SpendPerHourTest.MovingClock clock = clockAt("2026-12-05T20:00:00Z");
     SpendBreakdown b = new SpendBreakdown(clock, WindowCalendar.of(ISTANBUL), 10);
     b.spent("m", Optional.of("t"), 100);
-    clock.set("2026-12-05T21:30:00Z");
+    clock.now.set(Instant.parse("2026-12-05T21:30:00Z"));
     assertEquals("2026-12-06", b.today().window());
     assertEquals(List.of(), b.today().byModel());
     b.spent("m", Optional.of("t"), 5);
     assertEquals(List.of(new SpendBreakdown.Row("m", 1, 5)), b.today().byModel());
     assertEquals(List.of(new SpendBreakdown.Row("m", 2, 105)), b.thisMonth().byModel());
-    clock.set("2026-12-31T21:00:00Z");
+    clock.now.set(Instant.parse("2026-12-31T21:00:00Z"));
     assertEquals("2027-01", b.thisMonth().window());
     assertEquals(List.of(), b.thisMonth().byTag());
   }
@@ -88,7 +64,7 @@ class SpendBreakdownTest {
   /** However many tags callers invent, a window lists at most the bound and one "(other)" row. */
   @Test
   void tagsPastTheBoundShareOneRow() {
-    Hands clock = new Hands("2026-12-05T10:00:00Z");
+    SpendPerHourTest.MovingClock clock = clockAt("2026-12-05T10:00:00Z");
     SpendBreakdown b = new SpendBreakdown(clock, WindowCalendar.of(ISTANBUL), 3);
     for (int i = 0; i < 10_000; i++) {
       b.spent("m", Optional.of("tag-" + i), 1);
