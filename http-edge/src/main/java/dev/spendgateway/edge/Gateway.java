@@ -21,12 +21,14 @@ import dev.spendgateway.edge.metrics.GatewayMetrics;
 import dev.spendgateway.edge.metrics.MetricsRoutes;
 import dev.spendgateway.edge.metrics.MicrometerMediaMetrics;
 import dev.spendgateway.edge.metrics.MicrometerRouterListener;
+import dev.spendgateway.edge.metrics.SpendTagLabels;
 import dev.spendgateway.edge.ops.FailureRates;
 import dev.spendgateway.edge.ops.HealthRoutes;
 import dev.spendgateway.edge.ops.JournalSpendRebuild;
 import dev.spendgateway.edge.ops.LedgerObservers;
 import dev.spendgateway.edge.ops.OpsData;
 import dev.spendgateway.edge.ops.OpsRoutes;
+import dev.spendgateway.edge.ops.SpendBreakdown;
 import dev.spendgateway.edge.ops.SpendPerHour;
 import dev.spendgateway.edge.provider.ProviderRoutes;
 import dev.spendgateway.edge.router.FailoverRouter;
@@ -38,6 +40,7 @@ import dev.spendgateway.ledger.LedgerObserver;
 import dev.spendgateway.ledger.LedgerSettings;
 import dev.spendgateway.ledger.cluster.ClusterMode;
 import dev.spendgateway.ledger.cluster.LedgerStandby;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import dev.spendgateway.policy.catalog.ModelCatalog;
 import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.dataclass.DataClasses;
@@ -138,6 +141,7 @@ public final class Gateway {
     DataClasses dataClasses =
         DataClasses.fromMap(config.getConfig("data-classes").root().unwrapped());
     metrics.withLedger(ledger, GatewayKeys.METRICS_SUBJECT_SERIES.get(config));
+    metrics.withSpendTags(SpendTagLabels.of(GatewayKeys.METRIC_TAGS.get(config)));
     if (ClusterMode.isClusterNode(system.settings().config())) {
       metrics.withStandby(LedgerStandby.get(Adapter.toClassic(system)));
     }
@@ -207,26 +211,34 @@ public final class Gateway {
         Optional.of(router.modelCircuits()),
         Optional.of(catalog));
     MetricsRoutes metricsRoutes = new MetricsRoutes(metrics);
+    // The screen's spend by model and tag: this node's settles, in the window zone's day and month.
+    SpendBreakdown spendBreakdown =
+        new SpendBreakdown(
+            clock,
+            WindowCalendar.of(ledgerSettings.windowZone()),
+            GatewayKeys.OPS_BREAKDOWN_ROWS.get(config));
+    metrics.withSpendBreakdown(spendBreakdown);
     OpsRoutes ops =
         new OpsRoutes(
             new OpsData(
-                ledger,
-                GatewayKeys.OPS_TOP_BRANDS.get(config),
-                spendSeries,
-                new FailureRates(
+                    ledger,
+                    GatewayKeys.OPS_TOP_BRANDS.get(config),
+                    spendSeries,
+                    new FailureRates(
+                        metrics.registry(),
+                        GatewayKeys.OPS_FAILURE_WINDOW.get(config),
+                        GatewayKeys.OPS_FAILURE_SAMPLE_EVERY.get(config),
+                        System::nanoTime),
+                    new OpsData.Sources(
+                        Optional.of(router::laneStats),
+                        Optional.of(router.breakers()),
+                        Optional.of(router.modelCircuits()),
+                        () -> router.profiles().all()),
+                    catalog,
                     metrics.registry(),
-                    GatewayKeys.OPS_FAILURE_WINDOW.get(config),
-                    GatewayKeys.OPS_FAILURE_SAMPLE_EVERY.get(config),
-                    System::nanoTime),
-                new OpsData.Sources(
-                    Optional.of(router::laneStats),
-                    Optional.of(router.breakers()),
-                    Optional.of(router.modelCircuits()),
-                    () -> router.profiles().all()),
-                catalog,
-                metrics.registry(),
-                clock,
-                mediaMetrics::spentMicros));
+                    clock,
+                    mediaMetrics::spentMicros)
+                .withBreakdown(spendBreakdown));
     // Every answer is counted until its last byte is out, so a shutdown can wait for it.
     this.route =
         inFlight.tracking(

@@ -1,6 +1,8 @@
 package dev.spendgateway.edge;
 
 import com.typesafe.config.Config;
+import dev.spendgateway.edge.metrics.SpendTagLabels;
+import dev.spendgateway.policy.access.SpendTag;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -47,6 +49,12 @@ public final class GatewayKeys {
         "a duration longer than 0 (e.g. 30s)");
   }
 
+  /**
+   * Most workflow tags the spend metric may name: each one multiplies that metric's series by one
+   * more value of its label.
+   */
+  static final int MAX_METRIC_TAGS = 50;
+
   public static final Key<Integer> MAX_OPEN_CALLS =
       whole("gateway.max-open-calls", 1, Integer.MAX_VALUE);
   public static final Key<Double> BODY_MEMORY_SHARE =
@@ -62,6 +70,23 @@ public final class GatewayKeys {
       whole("gateway.usage-top-subjects", 0, Integer.MAX_VALUE);
   public static final Key<Integer> METRICS_SUBJECT_SERIES =
       whole("gateway.metrics-subject-series", 0, Integer.MAX_VALUE);
+  public static final Key<List<String>> METRIC_TAGS =
+      new Key<>(
+          "gateway.spend-tags.metric-tags",
+          Config::getStringList,
+          tags -> {
+            try {
+              SpendTagLabels.of(tags);
+              return tags.size() <= MAX_METRIC_TAGS;
+            } catch (IllegalArgumentException e) {
+              return false;
+            }
+          },
+          "a list of at most "
+              + MAX_METRIC_TAGS
+              + " tags of "
+              + SpendTag.DESCRIPTION
+              + ", none of them `other` or `none`");
   public static final Key<Integer> HTTP2_MAX_CONNECTIONS =
       whole(GatewayServer.HTTP2_MAX_CONNECTIONS, 1, Integer.MAX_VALUE);
   public static final Key<Duration> CLIENT_SUBSCRIBE_TIMEOUT =
@@ -69,6 +94,7 @@ public final class GatewayKeys {
   public static final Key<Integer> WARNING_DAYS = whole("model-lifecycle.warning-days", 0, 3650);
   public static final Key<Integer> OPS_TOP_BRANDS = whole("ops.top-brands", 1, 1000);
   public static final Key<Integer> OPS_SPEND_HOURS = whole("ops.spend-hours", 1, 24 * 31);
+  public static final Key<Integer> OPS_BREAKDOWN_ROWS = whole("ops.breakdown-rows", 1, 10_000);
   public static final Key<Duration> OPS_FAILURE_WINDOW = positive("ops.failure-window");
   public static final Key<Duration> OPS_FAILURE_SAMPLE_EVERY = positive("ops.failure-sample-every");
 
@@ -81,11 +107,13 @@ public final class GatewayKeys {
           HEADER_READ_TIMEOUT,
           USAGE_TOP_SUBJECTS,
           METRICS_SUBJECT_SERIES,
+          METRIC_TAGS,
           HTTP2_MAX_CONNECTIONS,
           CLIENT_SUBSCRIBE_TIMEOUT,
           WARNING_DAYS,
           OPS_TOP_BRANDS,
           OPS_SPEND_HOURS,
+          OPS_BREAKDOWN_ROWS,
           OPS_FAILURE_WINDOW,
           OPS_FAILURE_SAMPLE_EVERY);
 

@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.LedgerProtocol.Adjust;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.SpendTag;
 import java.time.Instant;
 import java.util.Optional;
 
@@ -45,6 +46,9 @@ public final class CommandValidation {
     if (cmd.lane() == Lane.APP && cmd.brandMonthlyMicros() < 0) {
       return Optional.of("brandMonthlyUsd");
     }
+    if (cmd.tag() != null && !SpendTag.isValid(cmd.tag())) {
+      return Optional.of("tag");
+    }
     return Optional.empty();
   }
 
@@ -61,6 +65,9 @@ public final class CommandValidation {
     }
     if (field.equals("amountUsd") && cmd.amountMicros() >= 0) {
       return "amountUsd must be greater than 0";
+    }
+    if (field.equals("tag")) {
+      return "tag must be " + SpendTag.DESCRIPTION;
     }
     return field + " is missing or out of range";
   }

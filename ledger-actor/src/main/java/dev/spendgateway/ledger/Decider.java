@@ -228,7 +228,8 @@ public final class Decider {
               f.limitMicros(),
               f.headroomMicros(),
               now,
-              cmd.owner()),
+              cmd.owner(),
+              cmd.tag()),
           new Refused(cmd.id(), f.key().cap(), f.key().subject(), f.headroomMicros()));
     }
     return Decision.of(
@@ -241,7 +242,8 @@ public final class Decider {
             brandMonthly,
             now,
             now.plus(settings.reservationTimeout()),
-            cmd.owner()),
+            cmd.owner(),
+            cmd.tag()),
         new Reserved(cmd.id(), cmd.amountMicros()));
   }
 
@@ -282,17 +284,7 @@ public final class Decider {
     ReserveReply reply = decided.reply();
     if (reply instanceof Reserved reserved && !decided.events().isEmpty()) {
       ReservationMade made = (ReservationMade) decided.events().get(0);
-      ReservationMade withLifetime =
-          new ReservationMade(
-              made.id(),
-              made.lane(),
-              made.subject(),
-              made.amountMicros(),
-              made.brandDailyMicros(),
-              made.brandMonthlyMicros(),
-              made.at(),
-              now.plus(cmd.lifetime()),
-              made.owner());
+      ReservationMade withLifetime = made.expiringAt(now.plus(cmd.lifetime()));
       return new Decision<>(
           List.of(
               withLifetime,

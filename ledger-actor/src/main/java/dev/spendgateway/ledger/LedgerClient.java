@@ -194,6 +194,7 @@ public final class LedgerClient {
                 r.brandMonthlyMicros(),
                 owner,
                 deadline(),
+                r.tag(),
                 replyTo));
   }
 
@@ -219,6 +220,7 @@ public final class LedgerClient {
                     r.brandMonthlyMicros(),
                     owner,
                     deadline(),
+                    r.tag(),
                     null),
                 account,
                 idempotencyKey,

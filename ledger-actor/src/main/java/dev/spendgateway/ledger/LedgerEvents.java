@@ -38,7 +38,9 @@ public interface LedgerEvents {
   /**
    * Event: {@code amountMicros} is held until {@code expiresAt} against the lane's caps, for {@code
    * owner}. {@code owner} was added after v1: an older event has none and reads as the owner its
-   * id's namespace implies ({@link Owner#impliedBy}).
+   * id's namespace implies ({@link Owner#impliedBy}). {@code tag} is the caller's workflow tag
+   * ({@code x-spend-tag}), null when it sent none; added with workflow tags, so older events have
+   * none and read as untagged.
    */
   public record ReservationMade(
       String id,
@@ -49,10 +51,50 @@ public interface LedgerEvents {
       long brandMonthlyMicros,
       Instant at,
       Instant expiresAt,
-      Owner owner)
+      Owner owner,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String tag)
       implements Event {
     public ReservationMade {
       owner = owner == null ? Owner.impliedBy(id) : owner;
+    }
+
+    /** Without a workflow tag. */
+    public ReservationMade(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        Instant at,
+        Instant expiresAt,
+        Owner owner) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          at,
+          expiresAt,
+          owner,
+          null);
+    }
+
+    /** The same reservation, held until {@code until}. */
+    public ReservationMade expiringAt(Instant until) {
+      return new ReservationMade(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          at,
+          until,
+          owner,
+          tag);
     }
 
     /** The older form, without an owner. */
@@ -80,7 +122,7 @@ public interface LedgerEvents {
 
   /**
    * Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit
-   * and idempotency. {@code owner} as in {@link ReservationMade}.
+   * and idempotency. {@code owner} and {@code tag} as in {@link ReservationMade}.
    */
   public record ReservationRefused(
       String id,
@@ -95,10 +137,43 @@ public interface LedgerEvents {
       long limitMicros,
       long headroomMicros,
       Instant at,
-      Owner owner)
+      Owner owner,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String tag)
       implements Event {
     public ReservationRefused {
       owner = owner == null ? Owner.impliedBy(id) : owner;
+    }
+
+    /** Without a workflow tag. */
+    public ReservationRefused(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        CapName cap,
+        String capSubject,
+        String window,
+        long limitMicros,
+        long headroomMicros,
+        Instant at,
+        Owner owner) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          cap,
+          capSubject,
+          window,
+          limitMicros,
+          headroomMicros,
+          at,
+          owner,
+          null);
     }
 
     /** The older form, without an owner. */

@@ -56,7 +56,8 @@ public interface LedgerProtocol {
   /**
    * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
    * come with the request; for the other lanes they are ignored (send 0). {@code owner} is recorded
-   * with the reservation: only it may settle or void it.
+   * with the reservation: only it may settle or void it. {@code tag} is the caller's workflow tag,
+   * journaled with the reservation for reports (null: none).
    */
   public record Reserve(
       String id,
@@ -67,8 +68,33 @@ public interface LedgerProtocol {
       long brandMonthlyMicros,
       Owner owner,
       Instant deadline,
+      String tag,
       ActorRef<ReserveReply> replyTo)
       implements Batchable {
+    /** Without a workflow tag. */
+    public Reserve(
+        String id,
+        Lane lane,
+        String subject,
+        long amountMicros,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        Owner owner,
+        Instant deadline,
+        ActorRef<ReserveReply> replyTo) {
+      this(
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          owner,
+          deadline,
+          null,
+          replyTo);
+    }
+
     @Override
     public Reserve withoutReplyTo() {
       return withReplyTo(null);
@@ -90,6 +116,7 @@ public interface LedgerProtocol {
           brandMonthlyMicros,
           owner,
           deadline,
+          tag,
           to);
     }
 

@@ -293,6 +293,34 @@ class DeciderTest {
     assertEquals(eventTypes, decision.events().stream().map(Object::getClass).toList());
   }
 
+  // --- workflow tags ---------------------------------------------------------------------------
+
+  static Reserve tagged(String id, String amount, String tag) {
+    return new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, Owner.LEDGER_API, null, tag, null);
+  }
+
+  @ParameterizedTest(name = "tag {0}: journaled as {1}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      nullValues = "null",
+      value = {"onboarding, onboarding", "null, null"})
+  void aReservationAndARefusalKeepTheCallersTag(String tag, String journaled) {
+    Decision<?> made = DECIDER.decide(LedgerState.empty(), tagged("r-t", "0.50", tag), NOW);
+    assertEquals(journaled, ((ReservationMade) made.events().get(0)).tag());
+
+    // $3 free pool, $0.20 left: the refusal of the next one is journaled with its tag too.
+    LedgerState full = given(List.of(made("r-f", Lane.FREE, null, "2.80", Owner.LEDGER_API)));
+    Decision<?> refused = DECIDER.decide(full, tagged("r-u", "0.50", tag), NOW);
+    assertEquals(journaled, ((ReservationRefused) refused.events().get(0)).tag());
+  }
+
+  @Test
+  void aMalformedTagIsRefusedBeforeTheBooksAndNamed() {
+    Decision<?> d = DECIDER.decide(LedgerState.empty(), tagged("r-t", "0.50", "a,b"), NOW);
+    assertEquals(List.of(), d.events());
+    Invalid invalid = assertInstanceOf(Invalid.class, d.reply());
+    assertEquals("tag", invalid.field());
+  }
+
   // --- adjustments by window ------------------------------------------------------------------
 
   static final Instant YESTERDAY = Instant.parse("2026-11-29T15:00:00Z");

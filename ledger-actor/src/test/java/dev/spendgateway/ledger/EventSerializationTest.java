@@ -53,6 +53,32 @@ class EventSerializationTest {
     return Stream.of(
         new GlobalBudget.ReservationMade(
             "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900)),
+        new GlobalBudget.ReservationMade(
+            "r-5",
+            Lane.FREE,
+            null,
+            300_000,
+            0,
+            0,
+            AT,
+            AT.plusSeconds(900),
+            Reservation.Owner.GATEWAY,
+            "onboarding"),
+        new GlobalBudget.ReservationRefused(
+            "r-6",
+            Lane.FREE,
+            null,
+            300_000,
+            0,
+            0,
+            CapName.FREE_DAILY,
+            null,
+            "2026-11-30",
+            600_000,
+            200_000,
+            AT,
+            Reservation.Owner.GATEWAY,
+            "onboarding"),
         new GlobalBudget.ReservationRefused(
             "r-2",
             Lane.TRIAL,
@@ -120,6 +146,31 @@ class EventSerializationTest {
     assertFalse(tree.has("operator"));
     assertFalse(tree.has("subject"));
     assertEquals("t-1", tree.get("transferId").asText());
+  }
+
+  @Test
+  void anUntaggedReservationIsWrittenWithoutATagAndATaggedOneKeepsIt() throws Exception {
+    ObjectMapper cbor = new ObjectMapper(new CBORFactory());
+    var untagged =
+        new GlobalBudget.ReservationMade(
+            "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900));
+    // Written as before tags existed, so older readers and fixtures see the same bytes.
+    assertFalse(cbor.readTree(serialization.serialize(untagged).get()).has("tag"));
+    var tagged =
+        new GlobalBudget.ReservationMade(
+            "r-1",
+            Lane.APP,
+            "b1",
+            300_000,
+            5_000_000,
+            50_000_000,
+            AT,
+            AT.plusSeconds(900),
+            Reservation.Owner.GATEWAY,
+            "support.triage");
+    assertEquals(
+        "support.triage", cbor.readTree(serialization.serialize(tagged).get()).get("tag").asText());
+    assertEquals("support.triage", tagged.expiringAt(AT.plusSeconds(60)).tag());
   }
 
   @Test

@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
       "Spend per day, month, brand, lane, model, provider or tag for a period, from the journal.",
       "Per group: calls, settled_usd, voided, expired_usd, refused. settled_usd + expired_usd over"
           + " all groups equals the company-wide spend replay shows for the period.",
-      "A reservation counts on the day (in the window zone) it was reserved, with its close."
+      "A reservation counts on the day it was reserved, in the zone the ledger counted that day"
+          + " in, with its close."
     })
 final class ReportVerb implements Callable<Integer> {
   /** The config key of the zone cap windows are counted in; UTC when unset. */
@@ -68,7 +69,11 @@ final class ReportVerb implements Callable<Integer> {
       names = "--zone",
       paramLabel = "ZONE",
       description =
-          "IANA zone the days are counted in. Default: " + ZONE_KEY + " from the config, else UTC.")
+          "Count every day in this one IANA zone. Default: each reservation on the day the ledger"
+              + " counted it in (the journal's zone history; UTC before its first change), and"
+              + " --from/--to in "
+              + ZONE_KEY
+              + " from the config, else UTC.")
   String zone;
 
   @Spec CommandLine.Model.CommandSpec spec;
@@ -92,7 +97,9 @@ final class ReportVerb implements Callable<Integer> {
         throw new CommandLine.ParameterException(
             spec.commandLine(), "--to " + last + " is before --from " + first);
       }
-      SpendReport report = new SpendReport(keys, windowZone, first, last);
+      // Without --zone each fact counts on the day the ledger booked it (the journal's own zone
+      // history); --zone regroups every fact in that one zone.
+      SpendReport report = new SpendReport(keys, windowZone, first, last, zone == null);
       Progress progress = new Progress(JournalVerbs.errStream(spec), "report");
       session.await(
           session

@@ -8,10 +8,13 @@ import dev.spendgateway.ledger.LedgerEvents.ReservationRefused;
 import dev.spendgateway.ledger.LedgerEvents.ReservationSettled;
 import dev.spendgateway.ledger.LedgerEvents.ReservationVoided;
 import dev.spendgateway.ledger.LedgerEvents.SpendAdjusted;
+import dev.spendgateway.ledger.LedgerEvents.WindowZoneChanged;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.caps.WindowCalendar;
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,9 +24,12 @@ import java.util.TreeMap;
 
 /**
  * What was spent, grouped: one pass over the journal's facts, in journal order. A reservation
- * belongs to the day (in the report's zone) it was reserved on, as the ledger counts it in that
- * day's windows, and its close (settle, void, expiry) is counted with it, whenever the close came.
- * Per group: {@code calls} (reservations made), {@code settled_usd} (real cost of the settled ones,
+ * belongs to the day it was reserved on, as the ledger counts it in that day's windows, and its
+ * close (settle, void, expiry) is counted with it, whenever the close came. Days are those of the
+ * journal's own zone history (each {@code WindowZoneChanged} fact it holds, UTC before the first):
+ * the day a reservation is reported on is the day window the ledger booked it in, also across a
+ * change of {@code ledger.window-zone}. Given one zone instead, every day is that zone's. Per
+ * group: {@code calls} (reservations made), {@code settled_usd} (real cost of the settled ones,
  * plus operator refunds), {@code voided} (closed at $0), {@code expired_usd} (kept at their worst
  * case), {@code refused} (refused by a cap).
  *
@@ -83,20 +89,42 @@ final class SpendReport {
 
   private final List<Key> by;
   private final ZoneId zone;
+  private final boolean followsJournal;
+  private WindowCalendar calendar;
   private final LocalDate from;
   private final LocalDate to;
+
+  /** The period's first and last day keys: day keys ({@code 2026-12-05}) sort as dates. */
+  private final String fromKey;
+
+  private final String toKey;
   private final Map<String, List<String>> openGroups = new HashMap<>();
   private final Map<List<String>, Totals> groups = new TreeMap<>(SpendReport::compareGroups);
 
   /**
+   * Every day in one zone.
+   *
    * @param from first day of the period, in {@code zone}, inclusive
    * @param to last day of the period, in {@code zone}, inclusive
    */
   SpendReport(List<Key> by, ZoneId zone, LocalDate from, LocalDate to) {
+    this(by, zone, from, to, false);
+  }
+
+  /**
+   * @param zone the zone the report names; the days' zone too unless {@code followsJournal}
+   * @param followsJournal count each fact in the zone the journal's zone history says the ledger
+   *     counted it in (UTC until its first {@code WindowZoneChanged})
+   */
+  SpendReport(List<Key> by, ZoneId zone, LocalDate from, LocalDate to, boolean followsJournal) {
     this.by = List.copyOf(by);
     this.zone = zone;
+    this.followsJournal = followsJournal;
+    this.calendar = followsJournal ? WindowCalendar.UTC : WindowCalendar.of(zone);
     this.from = from;
     this.to = to;
+    this.fromKey = from.toString();
+    this.toKey = to.toString();
   }
 
   List<Key> by() {
@@ -106,16 +134,16 @@ final class SpendReport {
   /** Folds one fact of the journal, in journal order. */
   void add(Event fact) {
     if (fact instanceof ReservationMade e) {
-      LocalDate day = LocalDate.ofInstant(e.at(), zone);
+      String day = calendar.dayKey(e.at());
       if (inPeriod(day)) {
-        List<String> group = group(day, e.lane(), e.subject());
+        List<String> group = group(day, e.lane(), e.subject(), e.tag());
         openGroups.put(e.id(), group);
         totals(group).calls++;
       }
     } else if (fact instanceof ReservationRefused e) {
-      LocalDate day = LocalDate.ofInstant(e.at(), zone);
+      String day = calendar.dayKey(e.at());
       if (inPeriod(day)) {
-        totals(group(day, e.lane(), e.subject())).refused++;
+        totals(group(day, e.lane(), e.subject(), e.tag())).refused++;
       }
     } else if (fact instanceof ReservationSettled e) {
       List<String> group = openGroups.remove(e.id());
@@ -133,40 +161,56 @@ final class SpendReport {
         totals(group).expiredMicros += e.reservedMicros();
       }
     } else if (fact instanceof SpendAdjusted e && e.scope() == AdjustmentScope.REFUND) {
-      LocalDate day = adjustedDay(e);
+      String day = adjustedDay(e);
       if (inPeriod(day)) {
-        totals(group(day, e.lane(), e.subject())).settledMicros += e.deltaMicros();
+        // A refund is no workflow's call: it has no tag.
+        totals(group(day, e.lane(), e.subject(), null)).settledMicros += e.deltaMicros();
       }
+    } else if (fact instanceof WindowZoneChanged e && followsJournal) {
+      calendar = calendar.withZoneFrom(e.from(), ZoneId.of(e.zone()));
     }
+  }
+
+  /**
+   * The zone the report names: the one given, or the journal's latest ({@code UTC} for a journal
+   * that never changed zone).
+   */
+  String zoneName() {
+    if (!followsJournal) {
+      return zone.getId();
+    }
+    ZoneId now = calendar.currentZone();
+    return WindowCalendar.sameZone(now, ZoneOffset.UTC) ? "UTC" : now.getId();
   }
 
   /** The day an adjustment is dated: the day window it names, or the first day of its month. */
-  private LocalDate adjustedDay(SpendAdjusted e) {
+  private String adjustedDay(SpendAdjusted e) {
     String window = e.window();
     if (window != null && window.length() == 10) {
-      return LocalDate.parse(window);
+      return window;
     }
     if (window != null && window.length() == 7) {
-      return LocalDate.parse(window + "-01");
+      return window + "-01";
     }
-    return LocalDate.ofInstant(e.at(), zone);
+    return calendar.dayKey(e.at());
   }
 
-  private boolean inPeriod(LocalDate day) {
-    return !day.isBefore(from) && !day.isAfter(to);
+  private boolean inPeriod(String day) {
+    return day.compareTo(fromKey) >= 0 && day.compareTo(toKey) <= 0;
   }
 
-  private List<String> group(LocalDate day, Lane lane, String subject) {
+  private List<String> group(String day, Lane lane, String subject, String tag) {
     List<String> values = new ArrayList<>(by.size());
     for (Key k : by) {
       values.add(
           switch (k) {
-            case DAY -> day.toString();
-            case MONTH -> day.toString().substring(0, 7);
+            case DAY -> day;
+            case MONTH -> day.substring(0, 7);
             case BRAND -> subject == null ? "" : subject;
             case LANE -> lane.wireName();
+            case TAG -> tag == null ? "" : tag;
             // Not journaled with the reservation by this version of the ledger.
-            case MODEL, PROVIDER, TAG -> "";
+            case MODEL, PROVIDER -> "";
           });
     }
     return List.copyOf(values);
@@ -240,7 +284,7 @@ final class SpendReport {
   String json() {
     StringBuilder out = new StringBuilder();
     out.append("{\"zone\":")
-        .append(quote(zone.getId()))
+        .append(quote(zoneName()))
         .append(",\"from\":")
         .append(quote(from.toString()))
         .append(",\"to\":")
@@ -327,7 +371,9 @@ final class SpendReport {
         .append(" .. ")
         .append(to)
         .append(" (")
-        .append(zone.getId())
+        .append(zoneName())
+        .append(
+            calendar.periods().size() > 1 ? "; each day in the zone the ledger counted it in" : "")
         .append(")\n");
     for (List<String> row : rows) {
       StringBuilder line = new StringBuilder();

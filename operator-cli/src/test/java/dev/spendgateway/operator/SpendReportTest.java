@@ -2,6 +2,7 @@ package dev.spendgateway.operator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.AdjustmentScope;
 import dev.spendgateway.ledger.LedgerEvents.Event;
@@ -157,6 +158,100 @@ class SpendReportTest {
     assertEquals(
         "brand,calls,settled_usd,voided,expired_usd,refused\n\"a,\"\"b\"\"\",1,0.000000,0,0.000000,0\n",
         report.csv());
+  }
+
+  private static ReservationMade tagged(String id, String tag, String at) {
+    Instant t = Instant.parse(at);
+    return new ReservationMade(
+        id,
+        Lane.FREE,
+        null,
+        100_000,
+        0,
+        0,
+        t,
+        t.plusSeconds(900),
+        dev.spendgateway.ledger.Reservation.Owner.GATEWAY,
+        tag);
+  }
+
+  @Test
+  void byTagGroupsTheJournaledTagsAndTheUntaggedAsTheirOwnRow() {
+    SpendReport report =
+        new SpendReport(List.of(SpendReport.Key.TAG), ZoneId.of("UTC"), DEC_1, DEC_31);
+    ReservationMade a = tagged("t1", "onboarding", "2026-12-05T10:00:00Z");
+    ReservationMade b = tagged("t2", "support", "2026-12-05T10:00:01Z");
+    ReservationMade c = tagged("t3", null, "2026-12-05T10:00:02Z");
+    List.of(a, b, c).forEach(report::add);
+    report.add(settled(a, 70_000));
+    report.add(settled(b, 20_000));
+    report.add(settled(c, 3));
+    report.add(
+        new ReservationRefused(
+            "t4",
+            Lane.FREE,
+            null,
+            9_000_000,
+            0,
+            0,
+            CapName.FREE_DAILY,
+            null,
+            "2026-12-05",
+            3_000_000,
+            2_000_000,
+            Instant.parse("2026-12-05T11:00:00Z"),
+            null,
+            "onboarding"));
+    assertEquals(
+        String.join(
+            "\n",
+            "tag,calls,settled_usd,voided,expired_usd,refused",
+            ",1,0.000003,0,0.000000,0",
+            "onboarding,1,0.070000,0,0.000000,1",
+            "support,1,0.020000,0,0.000000,0",
+            ""),
+        report.csv());
+  }
+
+  /**
+   * The ledger counted in UTC until the 2nd ended, then in Istanbul: a reservation at 22:30Z on the
+   * 2nd is the 2nd's (UTC still), one at 22:30Z on the 3rd is already the 4th's in Istanbul.
+   */
+  @Test
+  void withoutAZoneEachDayIsTheOneTheJournalsZoneHistoryCountedItIn() {
+    Instant changeAt = Instant.parse("2026-12-02T08:00:00Z");
+    List<Event> journal =
+        List.of(
+            made("u1", "acme", 100_000, "2026-12-02T22:30:00Z"),
+            new dev.spendgateway.ledger.LedgerEvents.WindowZoneChanged(
+                "Europe/Istanbul", "UTC", Instant.parse("2026-12-03T00:00:00Z"), changeAt),
+            made("i1", "acme", 200_000, "2026-12-03T22:30:00Z"));
+    SpendReport history =
+        new SpendReport(List.of(SpendReport.Key.DAY), ISTANBUL, DEC_1, DEC_31, true);
+    SpendReport oneZone = new SpendReport(List.of(SpendReport.Key.DAY), ISTANBUL, DEC_1, DEC_31);
+    journal.forEach(history::add);
+    journal.forEach(oneZone::add);
+    assertEquals(
+        "day,calls,settled_usd,voided,expired_usd,refused\n"
+            + "2026-12-02,1,0.000000,0,0.000000,0\n"
+            + "2026-12-04,1,0.000000,0,0.000000,0\n",
+        history.csv());
+    assertEquals("Europe/Istanbul", history.zoneName());
+    // Given one zone, the first is regrouped into Istanbul's 3rd.
+    assertEquals(
+        "day,calls,settled_usd,voided,expired_usd,refused\n"
+            + "2026-12-03,1,0.000000,0,0.000000,0\n"
+            + "2026-12-04,1,0.000000,0,0.000000,0\n",
+        oneZone.csv());
+  }
+
+  @Test
+  void aJournalThatNeverChangedZoneIsReportedInUtc() {
+    SpendReport report =
+        new SpendReport(List.of(SpendReport.Key.DAY), ISTANBUL, DEC_1, DEC_31, true);
+    report.add(made("u1", "acme", 100_000, "2026-12-02T22:30:00Z"));
+    assertEquals("UTC", report.zoneName());
+    assertTrue(report.csv().contains("2026-12-02,1,"), report.csv());
   }
 
   @Test

@@ -208,13 +208,7 @@ public final class Call {
 
   private CompletionStage<Attempted> reserve(AttemptPlan plan, Permit permit) {
     ReserveRequest reserve =
-        new ReserveRequest(
-            Reservation.Owner.newGatewayId(),
-            spend.lane(),
-            spend.subject(),
-            plan.worstCase().micros(),
-            spend.brandDailyMicros(),
-            spend.brandMonthlyMicros());
+        spend.reserve(Reservation.Owner.newGatewayId(), plan.worstCase().micros());
     // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
     // the worst case, never the call (which holds the caller's request) or the vetted bodies.
     var cost = services.cost();
@@ -233,7 +227,12 @@ public final class Call {
             reserving -> {
               if (reserving instanceof CallCore.Reserving.Held held) {
                 UsageTelemetry.countSpend(
-                    held.attempt(), services.metrics(), provider, plan.model(), plan.profile());
+                    held.attempt(),
+                    services.metrics(),
+                    provider,
+                    plan.model(),
+                    plan.profile(),
+                    spend.tag());
                 plan.onHeld().accept(held.attempt());
                 return send(plan, held.attempt(), permit);
               }

@@ -3,6 +3,7 @@ package dev.spendgateway.edge.call;
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.upstream.client.RateLimitHeaders;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * What the provider routes and the failover router report per call, for {@code /metrics}.
@@ -92,7 +93,8 @@ public interface CallMetrics {
 
   /**
    * What the ledger closed one attempt at (settled, worst case kept, or 0), same labels as {@link
-   * #tokensUsed}.
+   * #tokensUsed}, and the caller's workflow tag ({@code x-spend-tag}; empty when none was sent).
    */
-  default void spent(String provider, String model, String profile, long micros) {}
+  default void spent(
+      String provider, String model, String profile, Optional<String> tag, long micros) {}
 }

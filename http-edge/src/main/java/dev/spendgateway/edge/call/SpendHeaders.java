@@ -1,8 +1,10 @@
 package dev.spendgateway.edge.call;
 
+import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.access.LedgerId;
 import dev.spendgateway.policy.access.RandomIds;
+import dev.spendgateway.policy.access.SpendTag;
 import dev.spendgateway.policy.money.UsdAmount;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +34,7 @@ public final class SpendHeaders {
   public static final String REQUEST_ID = "x-request-id";
   public static final String CONVERSATION_ID = "x-conversation-id";
   public static final String PRIORITY = "x-priority";
+  public static final String TAG = "x-spend-tag";
 
   /** Correlation ids end up in logs and response headers: keep them short and inert. */
   private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9._:@/+=-]{1,128}");
@@ -48,6 +51,7 @@ public final class SpendHeaders {
    * @param subject brand id ({@code app}) or preview id ({@code trial}); null for {@code free}
    * @param brandDailyMicros the brand's daily cap ({@code app} only, else 0)
    * @param brandMonthlyMicros the brand's monthly cap ({@code app} only, else 0)
+   * @param tag the caller's workflow tag ({@code x-spend-tag}), journaled with the reservation
    */
   public record SpendContext(
       Lane lane,
@@ -56,7 +60,35 @@ public final class SpendHeaders {
       long brandMonthlyMicros,
       String requestId,
       Optional<String> conversationId,
-      Priority priority) {}
+      Priority priority,
+      Optional<String> tag) {
+
+    /** Without a workflow tag. */
+    public SpendContext(
+        Lane lane,
+        String subject,
+        long brandDailyMicros,
+        long brandMonthlyMicros,
+        String requestId,
+        Optional<String> conversationId,
+        Priority priority) {
+      this(
+          lane,
+          subject,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          requestId,
+          conversationId,
+          priority,
+          Optional.empty());
+    }
+
+    /** The reservation this call asks the ledger for: {@code amountMicros} under {@code id}. */
+    public ReserveRequest reserve(String id, long amountMicros) {
+      return new ReserveRequest(
+          id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, tag.orElse(null));
+    }
+  }
 
   /** The first problem found, naming the header. */
   public record HeaderViolation(String header, String message) {}
@@ -86,7 +118,7 @@ public final class SpendHeaders {
   /** The headers that decide who pays and how much: each must come at most once. */
   static final java.util.List<String> SPEND_HEADERS =
       java.util.List.of(
-          LANE, BRAND, BRAND_MONTHLY, BRAND_DAILY, REQUEST_ID, CONVERSATION_ID, PRIORITY);
+          LANE, BRAND, BRAND_MONTHLY, BRAND_DAILY, REQUEST_ID, CONVERSATION_ID, PRIORITY, TAG);
 
   /**
    * Like {@link #read(Function)}, from every value of each header: a spend header sent twice is
@@ -131,6 +163,13 @@ public final class SpendHeaders {
     if (conversation.isPresent() && !SAFE_ID.matcher(conversation.get()).matches()) {
       return Result.bad(
           CONVERSATION_ID, "x-conversation-id must be 1-128 characters of [A-Za-z0-9._:@/+=-]");
+    }
+
+    // Optional; a malformed one is refused rather than dropped, or the caller's spend would be
+    // reported under no workflow without anyone noticing.
+    Optional<String> tag = header.apply(TAG);
+    if (tag.isPresent() && !SpendTag.isValid(tag.get())) {
+      return Result.bad(TAG, "x-spend-tag must be " + SpendTag.DESCRIPTION);
     }
 
     Priority priority = Priority.INTERACTIVE;
@@ -192,7 +231,8 @@ public final class SpendHeaders {
             monthly.micros(),
             requestId,
             conversation,
-            priority));
+            priority,
+            tag));
   }
 
   /** A cap header read: its micros (0 on a lane that does not use caps), or why it is refused. */

@@ -4,6 +4,7 @@ import dev.spendgateway.policy.cost.CostCalculator;
 import dev.spendgateway.policy.cost.UsageReport;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -42,7 +43,12 @@ public final class UsageTelemetry {
 
   /** Counts what the ledger closed {@code attempt} at, once its line is written. */
   public static void countSpend(
-      CallAttempt attempt, CallMetrics metrics, String provider, String model, String profile) {
+      CallAttempt attempt,
+      CallMetrics metrics,
+      String provider,
+      String model,
+      String profile,
+      Optional<String> tag) {
     attempt
         .written()
         .thenAccept(
@@ -52,6 +58,7 @@ public final class UsageTelemetry {
                     provider,
                     model,
                     profile,
+                    tag,
                     Micros.ofUsdExact(new BigDecimal(record.settledUsd())));
               }
             });

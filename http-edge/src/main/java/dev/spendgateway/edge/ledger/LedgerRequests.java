@@ -11,6 +11,7 @@ import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.SpendTag;
 
 /**
  * Reads and validates ledger API bodies. Every problem becomes a {@link JsonFields.BadRequest}
@@ -24,7 +25,8 @@ final class LedgerRequests {
   }
 
   /**
-   * {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd"}}. The id must lie
+   * {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd","tag"}} ({@code tag}
+   * optional: the workflow tag, as {@code x-spend-tag} on the provider routes). The id must lie
    * outside the provider routes' namespace ({@code gw-}), so a caller can never collide with, or
    * pose as, a provider call; the amount must be above 0, since an empty hold reserves nothing.
    */
@@ -52,7 +54,14 @@ final class LedgerRequests {
     }
     long daily = cap(json, lane, "brandDailyUsd");
     long monthly = cap(json, lane, "brandMonthlyUsd");
-    return new ReserveRequest(id, lane, brand, amount, daily, monthly);
+    String tag = null;
+    if (present(json, "tag")) {
+      tag = text(json.get("tag"), "tag");
+      if (!SpendTag.isValid(tag)) {
+        throw new JsonFields.BadRequest("tag", "tag must be " + SpendTag.DESCRIPTION);
+      }
+    }
+    return new ReserveRequest(id, lane, brand, amount, daily, monthly, tag);
   }
 
   private static boolean present(JsonNode json, String field) {

@@ -16,7 +16,6 @@ import dev.spendgateway.edge.errors.GatewayErrors.Shape;
 import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.Reservation.Status;
-import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.catalog.Provider;
 import dev.spendgateway.policy.dataclass.DataClass;
 import dev.spendgateway.policy.dataclass.DataClasses;
@@ -196,13 +195,7 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
     return services
         .ledger()
         .reserveMediaJob(
-            new ReserveRequest(
-                reservationId,
-                spend.lane(),
-                spend.subject(),
-                worstCase,
-                spend.brandDailyMicros(),
-                spend.brandMonthlyMicros()),
+            spend.reserve(reservationId, worstCase),
             settings.account(),
             key.orElse(null),
             settings.maxConcurrentJobs(),

@@ -47,6 +47,18 @@ public final class GatewayMetrics {
     return calls;
   }
 
+  /** The workflow tags the spend metric names; any other tag counts as {@code other}. */
+  public GatewayMetrics withSpendTags(SpendTagLabels labels) {
+    calls.tagLabels(labels);
+    return this;
+  }
+
+  /** Tells {@code breakdown} (the operations screen's) what each call was closed at. */
+  public GatewayMetrics withSpendBreakdown(dev.spendgateway.edge.ops.SpendBreakdown breakdown) {
+    calls.breakdown(breakdown);
+    return this;
+  }
+
   /** Spend, reserved and remaining per cap window from the running ledger, read at each scrape. */
   public GatewayMetrics withLedger(LedgerClient ledger) {
     return withLedger(ledger, 0);

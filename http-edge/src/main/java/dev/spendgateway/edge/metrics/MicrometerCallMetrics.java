@@ -1,6 +1,7 @@
 package dev.spendgateway.edge.metrics;
 
 import dev.spendgateway.edge.call.CallMetrics;
+import dev.spendgateway.edge.ops.SpendBreakdown;
 import dev.spendgateway.policy.cost.TokenUsage;
 import dev.spendgateway.upstream.client.RateLimitHeaders;
 import io.micrometer.core.instrument.Counter;
@@ -10,6 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,10 +31,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code gateway_upstream_ratelimit_limit{provider,resource}} (from the providers' {@code
  * x-ratelimit-*} / {@code anthropic-ratelimit-*} headers, last answer wins), {@code
  * gateway_tokens_total{provider,model,profile,kind}} (kind {@code input}, {@code output}, {@code
- * cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile}}.
- * Every per-attempt series carries {@code profile}: the routing profile, empty on the provider
- * routes (a Prometheus registry needs one set of label names per metric, so the label is always
- * there).
+ * cache_read}, {@code cache_write}) and {@code gateway_spend_usd_total{provider,model,profile,tag}}
+ * ({@code tag}: the call's workflow tag when listed in {@code gateway.spend-tags.metric-tags}, else
+ * {@code other}, or {@code none} without one; see {@link SpendTagLabels}). Every per-attempt series
+ * carries {@code profile}: the routing profile, empty on the provider routes (a Prometheus registry
+ * needs one set of label names per metric, so the label is always there).
  */
 public final class MicrometerCallMetrics implements CallMetrics {
   private static final Duration[] LATENCY_BUCKETS = {
@@ -71,6 +74,8 @@ public final class MicrometerCallMetrics implements CallMetrics {
   private final MeterTable<AtomicLong> rateLimitLimit;
   private final MeterTable<Counter> tokens;
   private final MeterTable<Counter> spend;
+  private volatile SpendTagLabels tagLabels = SpendTagLabels.NONE_LISTED;
+  private volatile SpendBreakdown breakdown;
 
   /** Status codes as tag values, made once (0..999). */
   private static final String[] STATUS_TAGS = new String[1000];
@@ -161,10 +166,12 @@ public final class MicrometerCallMetrics implements CallMetrics {
     spend =
         counters(
             "gateway.spend.usd",
-            "What the ledger closed attempts at, per provider, model and routing profile",
+            "What the ledger closed attempts at, per provider, model, routing profile and listed"
+                + " workflow tag",
             "provider",
             "model",
-            "profile");
+            "profile",
+            "tag");
     OVERLOAD_KINDS.forEach(overload::get);
   }
 
@@ -295,9 +302,24 @@ public final class MicrometerCallMetrics implements CallMetrics {
   }
 
   @Override
-  public void spent(String provider, String model, String profile, long micros) {
+  public void spent(
+      String provider, String model, String profile, Optional<String> tag, long micros) {
     // Micro-dollars summed as a double: exact up to 2^53 micros ($9 billion), far beyond any cap.
-    spend.get(provider, model, profile).increment(micros / 1_000_000.0);
+    spend.get(provider, model, profile, tagLabels.labelOf(tag)).increment(micros / 1_000_000.0);
+    SpendBreakdown screen = breakdown;
+    if (screen != null) {
+      screen.spent(model, tag, micros);
+    }
+  }
+
+  /** The operations screen's spend by model and tag, fed the same amounts as the counter. */
+  public void breakdown(SpendBreakdown breakdown) {
+    this.breakdown = breakdown;
+  }
+
+  /** Which workflow tags the spend metric names ({@code gateway.spend-tags.metric-tags}). */
+  public void tagLabels(SpendTagLabels labels) {
+    this.tagLabels = labels;
   }
 
   /** Counters named {@code name}, one per set of values of {@code tagNames}. */

@@ -48,6 +48,10 @@ import java.util.function.Supplier;
  *   <li>{@code spendPerHour}: the last 24 UTC hours, oldest first ({@code hour}, {@code usd});
  *       {@code spendSeriesComplete} false while the series is still being read back from the
  *       journal;
+ *   <li>{@code spendBreakdown}: {@code today} and {@code month} (the window zone's), each with its
+ *       {@code window} key and, biggest first, {@code byModel} ({@code model}, {@code calls},
+ *       {@code usd}) and {@code byTag} ({@code tag}, empty for untagged calls); {@code since}: when
+ *       this node began counting (see {@link SpendBreakdown}: this node's calls since its start);
  *   <li>{@code failures}: per provider and model, {@code attempts}, {@code failures} and {@code
  *       rate} over the failure window;
  *   <li>{@code pools}: per admission pool and provider, {@code depth}, {@code oldestWaitSeconds},
@@ -74,6 +78,7 @@ public final class OpsData {
   private final MeterRegistry registry;
   private final Clock clock;
   private final LongSupplier mediaSpentMicros;
+  private volatile Optional<SpendBreakdown> breakdown = Optional.empty();
 
   /**
    * The failover router's state, each part absent when there is no router.
@@ -124,6 +129,12 @@ public final class OpsData {
     this.catalog = catalog;
     this.registry = registry;
     this.clock = clock;
+  }
+
+  /** Adds spend by model and by tag (this node's settles since its start) to the screen. */
+  public OpsData withBreakdown(SpendBreakdown breakdown) {
+    this.breakdown = Optional.of(breakdown);
+    return this;
   }
 
   /** The screen's numbers now. */
@@ -208,6 +219,7 @@ public final class OpsData {
       series.addObject().put("hour", h.start().toString()).put("usd", usd(h.micros()));
     }
     out.put("spendSeriesComplete", spend.isRebuilt());
+    breakdown.ifPresent(b -> withBreakdown(out.putObject("spendBreakdown"), b));
     ArrayNode failing = out.putArray("failures");
     for (FailureRates.Rate r : failures.rates()) {
       failing
@@ -283,6 +295,25 @@ public final class OpsData {
             });
     lifecycleAlarms(LocalDate.ofInstant(now, ZoneOffset.UTC), alarms);
     return out;
+  }
+
+  /** Today's and this month's spend by model and by tag, and since when this node counted. */
+  private static void withBreakdown(ObjectNode out, SpendBreakdown b) {
+    out.put("since", b.since().toString());
+    breakdownView(out.putObject("today"), b.today());
+    breakdownView(out.putObject("month"), b.thisMonth());
+  }
+
+  private static void breakdownView(ObjectNode out, SpendBreakdown.View v) {
+    out.put("window", v.window());
+    breakdownRows(out.putArray("byModel"), "model", v.byModel());
+    breakdownRows(out.putArray("byTag"), "tag", v.byTag());
+  }
+
+  private static void breakdownRows(ArrayNode out, String key, List<SpendBreakdown.Row> rows) {
+    for (SpendBreakdown.Row r : rows) {
+      out.addObject().put(key, r.key()).put("calls", r.calls()).put("usd", usd(r.micros()));
+    }
   }
 
   /**

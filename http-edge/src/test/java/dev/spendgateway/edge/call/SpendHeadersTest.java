@@ -146,7 +146,8 @@ class SpendHeadersTest {
     "x-spend-brand",
     "x-spend-brand-daily-usd",
     "x-spend-brand-monthly-usd",
-    "x-request-id"
+    "x-request-id",
+    "x-spend-tag"
   })
   void aSpendHeaderSentTwiceIsRefused(String twice) {
     Map<String, java.util.List<String>> headers =
@@ -155,7 +156,8 @@ class SpendHeadersTest {
             "x-spend-brand", java.util.List.of("b1"),
             "x-spend-brand-daily-usd", java.util.List.of("5"),
             "x-spend-brand-monthly-usd", java.util.List.of("50"),
-            "x-request-id", java.util.List.of("r1"));
+            "x-request-id", java.util.List.of("r1"),
+            "x-spend-tag", java.util.List.of("onboarding"));
     Map<String, java.util.List<String>> withTwice = new HashMap<>(headers);
     withTwice.put(twice, java.util.List.of(headers.get(twice).get(0), "other"));
     SpendHeaders.Result result =
@@ -185,6 +187,50 @@ class SpendHeadersTest {
                 + ";x-spend-brand-monthly-usd=50;x-spend-brand-daily-usd=5");
     assertEquals(accepted, result.context().isPresent(), result.violation().toString());
     assertEquals(accepted, dev.spendgateway.policy.access.LedgerId.isValid(brand));
+  }
+
+  /** The workflow tag: optional, and when sent it must obey the tag rule on every lane. */
+  @ParameterizedTest(name = "x-spend-tag ''{0}'' on {1}: {2}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "onboarding             | free  | onboarding",
+        "support.triage_v2-eu   | free  | support.triage_v2-eu",
+        "t                      | trial | t",
+        "NONE                   | free  | absent",
+        "a,b                    | free  | refused",
+        "a b                    | free  | refused",
+        "a:b                    | free  | refused",
+        "a/b                    | trial | refused",
+        "EMPTY                  | free  | refused",
+        "LONG                   | free  | refused",
+      })
+  void theWorkflowTagIsOptionalAndRefusedWhenMalformed(String tag, String lane, String outcome) {
+    String value =
+        switch (tag) {
+          case "EMPTY" -> "";
+          case "LONG" -> "t".repeat(65);
+          default -> tag;
+        };
+    String headers =
+        "x-spend-lane="
+            + lane
+            + (lane.equals("trial") ? ";x-spend-brand=p1" : "")
+            + (tag.equals("NONE") ? "" : ";x-spend-tag=" + value);
+    SpendHeaders.Result result = read(headers);
+    switch (outcome) {
+      case "refused" -> {
+        assertTrue(result.context().isEmpty());
+        assertEquals("x-spend-tag", result.violation().orElseThrow().header());
+        assertTrue(result.violation().get().message().contains("[A-Za-z0-9._-]"));
+      }
+      case "absent" -> assertEquals(Optional.empty(), result.context().orElseThrow().tag());
+      default -> {
+        SpendContext c = result.context().orElseThrow();
+        assertEquals(Optional.of(outcome), c.tag());
+        assertEquals(outcome, c.reserve("r-1", 1).tag());
+      }
+    }
   }
 
   /**

@@ -23,6 +23,21 @@ final class E2eGateway {
 
   private E2eGateway() {}
 
+  /**
+   * The smallest valid chat body for a provider route ({@code TestGateway.ANTHROPIC} or {@code
+   * CHAT}) or, for any other path, the router (a profile name as the model).
+   */
+  static String smallChat(String path) {
+    return switch (path) {
+      case TestGateway.ANTHROPIC ->
+          "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      case TestGateway.CHAT ->
+          "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      default ->
+          "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    };
+  }
+
   static TestGateway start(String name) throws Exception {
     return TestGateway.start(SUITE, name);
   }

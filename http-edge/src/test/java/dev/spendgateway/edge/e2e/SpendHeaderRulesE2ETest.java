@@ -51,14 +51,7 @@ class SpendHeaderRulesE2ETest {
   }
 
   private static String bodyFor(String path) {
-    return switch (path) {
-      case ANTHROPIC ->
-          "{\"model\":\"claude-opus-5-5\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      case CHAT ->
-          "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-      default ->
-          "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-    };
+    return E2eGateway.smallChat(path);
   }
 
   static Stream<Arguments> headersSentTwice() {

@@ -355,7 +355,10 @@ class LedgerRoutesTest {
             "{\"id\":\"m-1\",\"lane\":\"trial\",\"brand\":\"p1\",\"amountUsd\":1,\"brandMonthlyUsd\":-5}",
             "brandMonthlyUsd"),
         Arguments.of(
-            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"brand\":\"a/../b\"}", "brand"));
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"brand\":\"a/../b\"}", "brand"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":\"a,b\"}", "tag"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":\"\"}", "tag"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":7}", "tag"));
   }
 
   @ParameterizedTest(name = "{0} -> 400 naming {1}")

@@ -111,6 +111,16 @@ class OpsScreenBrowserTest {
         gw.postJson(path, body, brand).header("authorization", "Bearer " + TOKEN).build());
   }
 
+  /** A call of the workflow {@code tag}. */
+  private HttpResponse<String> call(String path, String body, Brand brand, String tag)
+      throws Exception {
+    return gw.send(
+        gw.postJson(path, body, brand)
+            .header("authorization", "Bearer " + TOKEN)
+            .header("x-spend-tag", tag)
+            .build());
+  }
+
   private static String chat(String model) {
     return "{\"model\":\""
         + model
@@ -126,9 +136,10 @@ class OpsScreenBrowserTest {
                 ANTHROPIC,
                 "{\"model\":\"claude-haiku-5-5\",\"max_tokens\":64,"
                     + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
-                brand)
+                brand,
+                "onboarding")
             .statusCode());
-    assertEquals(200, call(CHAT, chat("gpt-6.1-sol-mini"), brand).statusCode());
+    assertEquals(200, call(CHAT, chat("gpt-6.1-sol-mini"), brand, "onboarding").statusCode());
     // long-draft's primary answers 410: its model circuit opens, Claude Opus answers.
     gw.sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
     assertEquals(200, call("/v1/chat/completions", chat("long-draft"), brand).statusCode());
@@ -212,6 +223,26 @@ class OpsScreenBrowserTest {
         globalDaily.get("spentUsd").decimalValue().compareTo(trend),
         "24 h trend " + trend + " vs " + globalDaily);
 
+    // Spend by model and by tag: every call was this node's, so each breakdown sums to today's
+    // global spend; the two tagged calls are the tag's row.
+    for (String kind : List.of("model", "tag")) {
+      BigDecimal sum = BigDecimal.ZERO;
+      for (WebElement tr :
+          browser.findElements(By.cssSelector("tr.breakdown[data-kind='" + kind + "']"))) {
+        sum = sum.add(new BigDecimal(field(tr, "usdToday")));
+      }
+      assertEquals(
+          0,
+          globalDaily.get("spentUsd").decimalValue().compareTo(sum),
+          "spend by " + kind + " today " + sum + " vs " + globalDaily);
+    }
+    WebElement onboarding =
+        browser.findElement(By.cssSelector("tr.breakdown[data-kind='tag'][data-key='onboarding']"));
+    assertEquals("2", field(onboarding, "callsToday"));
+    assertEquals("2", field(onboarding, "callsMonth"));
+    assertTrue(
+        new BigDecimal(field(onboarding, "usdToday")).signum() > 0, "the tagged calls were billed");
+
     // The alarms: OpenAI's breaker, the model the provider said is gone, the retired model in use.
     assertAlarm("li.alarm[data-alarm='circuit_open'][data-subject='openai']");
     assertAlarm("li.alarm[data-alarm='model_gone'][data-subject='gpt-6.1-sol']");
@@ -242,6 +273,10 @@ class OpsScreenBrowserTest {
     assertTrue(
         gw.logs.allText().stream().noneMatch(l -> l.contains(TOKEN)),
         "the token appeared in a log line");
+  }
+
+  private static String field(WebElement tr, String field) {
+    return tr.findElement(By.cssSelector("td[data-field='" + field + "']")).getText();
   }
 
   @Test

@@ -217,6 +217,11 @@ public final class TestGateway implements AutoCloseable {
     return client;
   }
 
+  /** This run's data dir, holding the H2 journal (for {@code gateway-admin} against it). */
+  public Path dataDir() {
+    return dataDir;
+  }
+
   public HttpRequest.Builder get(String path) {
     return HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20)).GET();
   }

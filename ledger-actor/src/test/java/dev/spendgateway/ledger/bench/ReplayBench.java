@@ -43,7 +43,9 @@ import org.apache.pekko.persistence.typed.javadsl.EventSourcedBehavior;
  *
  * <p>System properties: {@code replay.dir} (default target/replay-bench; kept, so later runs skip
  * generation unless {@code replay.generate=true}), {@code replay.events}, {@code replay.runs}
- * (default 3); any other config key, e.g. {@code -Djdbc-read-journal.max-buffer-size=10000}.
+ * (default 3), {@code replay.factsPerRow} (default 1; N: N facts per row, as the ledger's group
+ * commit writes them, in target/replay-bench-rows-of-N); any other config key, e.g. {@code
+ * -Djdbc-read-journal.max-buffer-size=10000}.
  */
 public final class ReplayBench {
   private static final Instant START = Instant.parse("2026-11-02T00:00:00Z");
@@ -52,8 +54,13 @@ public final class ReplayBench {
   private ReplayBench() {}
 
   public static void main(String[] args) throws Exception {
+    int factsPerRow = Integer.getInteger("replay.factsPerRow", 1);
     Path dir =
-        Path.of(System.getProperty("replay.dir", "ledger-actor/target/replay-bench"))
+        Path.of(
+                System.getProperty(
+                    "replay.dir",
+                    "ledger-actor/target/replay-bench"
+                        + (factsPerRow > 1 ? "-rows-of-" + factsPerRow : "")))
             .toAbsolutePath();
     long events = Long.getLong("replay.events", 1_000_000);
     int runs = Integer.getInteger("replay.runs", 3);
@@ -62,7 +69,7 @@ public final class ReplayBench {
     if (generate) {
       Files.createDirectories(dir);
       Files.deleteIfExists(dir.resolve("ledger.mv.db"));
-      generate(dir, events);
+      generate(dir, events, factsPerRow);
     }
     System.out.printf(
         "journal: %s (%,d bytes)%n%n",
@@ -225,7 +232,24 @@ public final class ReplayBench {
     }
   }
 
-  private static void generate(Path dir, long events) throws Exception {
+  /**
+   * {@code facts} as journal rows: one per fact, or (as the ledger's group commit writes them) one
+   * {@link GlobalBudget.GroupCommit} per {@code factsPerRow} facts.
+   */
+  private static List<Event> rows(List<Event> facts, int factsPerRow) {
+    if (factsPerRow <= 1) {
+      return facts;
+    }
+    List<Event> rows = new ArrayList<>();
+    for (int i = 0; i < facts.size(); i += factsPerRow) {
+      rows.add(
+          dev.spendgateway.ledger.LedgerEvents.GroupCommit.of(
+              facts.subList(i, Math.min(facts.size(), i + factsPerRow))));
+    }
+    return rows;
+  }
+
+  private static void generate(Path dir, long events, int factsPerRow) throws Exception {
     Config config = config(dir);
     ActorSystem<Void> system =
         ActorSystem.create(Behaviors.empty(), "replay-bench-generate", config);
@@ -273,9 +297,10 @@ public final class ReplayBench {
           }
           pair++;
         }
+        List<Event> rows = rows(batch, factsPerRow);
         AskPattern.<Write, Done>ask(
                 writer,
-                replyTo -> new Write(batch, replyTo),
+                replyTo -> new Write(rows, replyTo),
                 Duration.ofMinutes(5),
                 system.scheduler())
             .toCompletableFuture()

@@ -1,0 +1,147 @@
+package dev.spendgateway.edge.e2e;
+
+import static dev.spendgateway.edge.e2e.E2eGateway.TOKEN;
+import static dev.spendgateway.edge.testkit.TestGateway.ANTHROPIC;
+import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.spendgateway.edge.testkit.Eventually;
+import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.edge.testkit.TestGateway.Brand;
+import dev.spendgateway.operator.GatewayAdmin;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The workflow tag end to end: {@code x-spend-tag} is checked on every provider route and the
+ * router, journaled with the reservation, grouped by {@code gateway-admin report --by tag} from the
+ * running gateway's journal, and named on {@code /metrics} only when the conf lists it.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SpendTagE2ETest {
+  private static final String ROUTER = "/v1/chat/completions";
+
+  private TestGateway gw;
+
+  @BeforeAll
+  void start() throws Exception {
+    gw =
+        E2eGateway.start(
+            "spend-tag", Map.of("gateway.spend-tags.metric-tags", List.of("onboarding")));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    gw.close();
+  }
+
+  @BeforeEach
+  void resetSimulator() {
+    gw.sim.reset();
+  }
+
+  private static String bodyFor(String path) {
+    return E2eGateway.smallChat(path);
+  }
+
+  private HttpResponse<String> call(String path, Brand brand, String tag) throws Exception {
+    var request = gw.postJson(path, bodyFor(path), brand);
+    if (tag != null) {
+      request.header("x-spend-tag", tag);
+    }
+    return gw.send(request.build());
+  }
+
+  @ParameterizedTest(name = "{0} with x-spend-tag ''{1}'' is a 400 naming it, nothing sent")
+  @CsvSource({
+    "/openai/v1/chat/completions, 'a,b'",
+    "/anthropic/v1/messages,      a:b",
+    "/v1/chat/completions,        a/b",
+    "/v1/chat/completions,        tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt",
+  })
+  void aMalformedTagIsRefusedOnEveryRouteBeforeAnythingIsReserved(String path, String tag)
+      throws Exception {
+    Brand brand = Brand.fresh("tag-bad");
+    HttpResponse<String> r = call(path, brand, tag);
+    assertEquals(400, r.statusCode(), r.body());
+    assertTrue(r.body().contains("x-spend-tag"), r.body());
+    assertTrue(gw.sim.received().isEmpty(), "nothing reached a provider");
+    var usage = gw.usage(brand.id());
+    assertEquals(0, usage.get("openReservations").asInt(), "nothing was reserved");
+    for (var row : usage.get("caps")) {
+      assertTrue(!brand.id().equals(row.path("subject").asText()), "the brand has no books");
+    }
+  }
+
+  @Test
+  void aTaggedCallIsJournaledReportedByTagAndCountedUnderABoundedLabel() throws Exception {
+    Brand brand = Brand.fresh("tagged");
+    assertEquals(200, call(CHAT, brand, "onboarding").statusCode());
+    assertEquals(200, call(ANTHROPIC, brand, "support.triage").statusCode());
+    assertEquals(200, call(ROUTER, brand, "support.triage").statusCode());
+    assertEquals(200, call(CHAT, brand, null).statusCode());
+    gw.awaitSettled(brand.id());
+
+    // The report reads the journal of the running gateway.
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        GatewayAdmin.commandLine()
+            .setOut(new PrintWriter(out))
+            .setErr(new PrintWriter(err))
+            .execute(
+                "report",
+                "--data-dir",
+                gw.dataDir().toString(),
+                "--by",
+                "brand,tag",
+                "--format",
+                "csv");
+    assertEquals(0, exit, err.toString());
+    List<String> mine = out.toString().lines().filter(l -> l.startsWith(brand.id() + ",")).toList();
+    assertEquals(3, mine.size(), out + "\n" + err);
+    // brand,tag,calls,...: the untagged call is its own group (empty tag), sorted first
+    assertTrue(mine.get(0).startsWith(brand.id() + ",,1,"), out.toString());
+    assertTrue(mine.get(1).startsWith(brand.id() + ",onboarding,1,"), out.toString());
+    assertTrue(mine.get(2).startsWith(brand.id() + ",support.triage,2,"), out.toString());
+
+    // Only the listed tag is a label value; every other tag is "other", no tag "none".
+    Set<String> labels =
+        Eventually.until(
+            "the spend metric counts the tagged and untagged calls",
+            Duration.ofSeconds(20),
+            this::spendTagLabels,
+            values -> values.containsAll(Set.of("onboarding", "other", "none")));
+    assertEquals(Set.of("onboarding", "other", "none"), labels);
+  }
+
+  /** The values the spend metric's {@code tag} label has on {@code /metrics} now. */
+  private Set<String> spendTagLabels() throws Exception {
+    HttpResponse<String> r = gw.send(gw.get("/metrics").header("x-api-key", TOKEN).build());
+    assertEquals(200, r.statusCode(), r.body());
+    Set<String> values = new TreeSet<>();
+    Matcher m =
+        Pattern.compile("^gateway_spend_usd_total\\{[^}]*tag=\"([^\"]*)\"", Pattern.MULTILINE)
+            .matcher(r.body());
+    while (m.find()) {
+      values.add(m.group(1));
+    }
+    return values;
+  }
+}
