@@ -97,6 +97,9 @@ public final class Gateway {
   private final int maxOpenCalls;
   private final MediaPoller mediaPoller;
 
+  /** On a cluster node, the routing state read from the cluster; done at once in one process. */
+  private final CompletableFuture<Done> routingCaughtUp;
+
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
     this.maxOpenCalls = GatewayKeys.MAX_OPEN_CALLS.get(config);
@@ -200,6 +203,11 @@ public final class Gateway {
             shared
                 .<ConversationStickiness.Sharing>map(s -> s)
                 .orElse(ConversationStickiness.Sharing.NONE));
+    // A restarted node is ready only once it has read the cluster's circuits and switches.
+    this.routingCaughtUp =
+        shared
+            .map(s -> s.caughtUp().toCompletableFuture())
+            .orElse(CompletableFuture.completedFuture(Done.getInstance()));
     shared.ifPresent(
         s ->
             s.attach(
@@ -429,6 +437,7 @@ public final class Gateway {
         ledgerReady.isDone()
             && !ledgerReady.isCompletedExceptionally()
             && poolsReady.isDone()
+            && routingCaughtUp.isDone()
             && ledgerAccess.reachable().getAsBoolean());
   }
 }

@@ -9,7 +9,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -95,17 +99,32 @@ public final class ClusterRouting
     TICK
   }
 
+  /** A read of the cluster's state at start answered (or gave up). */
+  private record Read(String what, Optional<Command> changed) implements Command {}
+
   /** An update's answer: nothing to do (a write that timed out is still local and gossips on). */
   private record Written(String what, boolean ok) implements Command {}
 
   private final ActorRef<Command> actor;
+  private final CompletableFuture<Done> caughtUp;
 
-  private ClusterRouting(ActorRef<Command> actor) {
+  private ClusterRouting(ActorRef<Command> actor, CompletableFuture<Done> caughtUp) {
     this.actor = actor;
+    this.caughtUp = caughtUp;
+  }
+
+  /**
+   * Completes once this node, up in the cluster, has read the routing state from a majority of the
+   * nodes (or those reads gave up after {@code write-timeout}; gossip then brings it a little
+   * later): a restarted node is not ready before it knows the cluster's circuits and switches.
+   */
+  public CompletionStage<Done> caughtUp() {
+    return caughtUp;
   }
 
   /** Starts the node's routing replica; {@link #attach} hands it the state once built. */
   public static ClusterRouting start(ActorSystem<?> system, Settings settings, Clock clock) {
+    CompletableFuture<Done> caughtUp = new CompletableFuture<>();
     ActorRef<Command> ref =
         system.systemActorOf(
             Behaviors.<Command>withStash(
@@ -114,7 +133,7 @@ public final class ClusterRouting
                     Behaviors.receive(Command.class)
                         .onMessage(
                             Attach.class,
-                            a -> stash.unstashAll(running(a.targets(), settings, clock)))
+                            a -> stash.unstashAll(running(a.targets(), settings, clock, caughtUp)))
                         .onAnyMessage(
                             m -> {
                               stash.stash(m);
@@ -123,7 +142,7 @@ public final class ClusterRouting
                         .build()),
             "cluster-routing",
             Props.empty());
-    return new ClusterRouting(ref);
+    return new ClusterRouting(ref, caughtUp);
   }
 
   /** The node's circuits, breakers, switches and rate limits: replication starts now. */
@@ -156,7 +175,8 @@ public final class ClusterRouting
     actor.tell(new ConversationSeen(conversationId, provider));
   }
 
-  private static Behavior<Command> running(Targets targets, Settings settings, Clock clock) {
+  private static Behavior<Command> running(
+      Targets targets, Settings settings, Clock clock, CompletableFuture<Done> caughtUp) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -168,7 +188,7 @@ public final class ClusterRouting
                                     texts ->
                                         new Running(
                                                 context, timers, longs, texts, targets, settings,
-                                                clock)
+                                                clock, caughtUp)
                                             .behavior()))));
   }
 
@@ -183,6 +203,8 @@ public final class ClusterRouting
     private final SelfUniqueAddress node;
     private final RoutingReplica replica;
     private final Map<String, Member> members = new HashMap<>();
+    private final CompletableFuture<Done> caughtUp;
+    private int readsLeft = -1; // -1: not started (this node is not up yet)
 
     private Map<String, Long> circuits = Map.of();
     private Map<String, String> breakers = Map.of();
@@ -195,8 +217,10 @@ public final class ClusterRouting
         ReplicatorMessageAdapter<Command, LWWMap<String, String>> texts,
         Targets targets,
         Settings settings,
-        Clock clock) {
+        Clock clock,
+        CompletableFuture<Done> caughtUp) {
       this.context = context;
+      this.caughtUp = caughtUp;
       this.longs = longs;
       this.texts = texts;
       this.targets = targets;
@@ -236,6 +260,7 @@ public final class ClusterRouting
           .onMessage(MembersChanged.class, this::onMembersChanged)
           .onMessageEquals(Sweep.TICK, this::onSweep)
           .onMessage(Written.class, this::onWritten)
+          .onMessage(Read.class, this::onRead)
           .onMessage(Attach.class, a -> Behaviors.same())
           .build();
     }
@@ -322,6 +347,11 @@ public final class ClusterRouting
       } else {
         members.put(address(member), member);
       }
+      if (readsLeft < 0
+          && member.uniqueAddress().equals(selfMember().uniqueAddress())
+          && (member.status() == MemberStatus.up() || member.status() == MemberStatus.weaklyUp())) {
+        readTheClustersState();
+      }
       int before = targets.rateLimits().sharedAmong();
       replica.applyMembers(live());
       int after = targets.rateLimits().sharedAmong();
@@ -368,6 +398,64 @@ public final class ClusterRouting
         out = out.remove(node, key);
       }
       return out;
+    }
+
+    /**
+     * Reads every map from a majority of the nodes once this node is up: a node that restarted
+     * applies the cluster's circuits, breakers and switches before it is ready, instead of up to a
+     * gossip round later.
+     */
+    private void readTheClustersState() {
+      readsLeft = 3;
+      Replicator.ReadConsistency majority = new Replicator.ReadMajority(settings.writeTimeout());
+      longs.askGet(
+          replyTo -> new Replicator.Get<>(CIRCUITS, majority, replyTo),
+          r ->
+              new Read(
+                  "model circuits",
+                  r instanceof Replicator.GetSuccess<LWWMap<String, Long>> ok
+                      ? Optional.of(new CircuitsChanged(Map.copyOf(ok.get(CIRCUITS).getEntries())))
+                      : Optional.empty()));
+      texts.askGet(
+          replyTo -> new Replicator.Get<>(BREAKERS, majority, replyTo),
+          r ->
+              new Read(
+                  "breaker openings",
+                  r instanceof Replicator.GetSuccess<LWWMap<String, String>> ok
+                      ? Optional.of(new BreakersChanged(Map.copyOf(ok.get(BREAKERS).getEntries())))
+                      : Optional.empty()));
+      texts.askGet(
+          replyTo -> new Replicator.Get<>(SWITCHES, majority, replyTo),
+          r ->
+              new Read(
+                  "conversation switches",
+                  r instanceof Replicator.GetSuccess<LWWMap<String, String>> ok
+                      ? Optional.of(new SwitchesChanged(Map.copyOf(ok.get(SWITCHES).getEntries())))
+                      : Optional.empty()));
+    }
+
+    private Behavior<Command> onRead(Read r) {
+      r.changed()
+          .ifPresent(
+              c -> {
+                if (c instanceof CircuitsChanged m) {
+                  onCircuitsChanged(m);
+                } else if (c instanceof BreakersChanged m) {
+                  onBreakersChanged(m);
+                } else if (c instanceof SwitchesChanged m) {
+                  onSwitchesChanged(m);
+                }
+              });
+      if (--readsLeft == 0) {
+        log.info(
+            "routing state read from the cluster: {} model circuits, {} breaker openings, {}"
+                + " conversation switches",
+            circuits.size(),
+            breakers.size(),
+            switches.size());
+        caughtUp.complete(Done.getInstance());
+      }
+      return Behaviors.same();
     }
 
     private Behavior<Command> onWritten(Written w) {
