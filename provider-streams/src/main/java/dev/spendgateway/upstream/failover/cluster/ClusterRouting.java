@@ -235,9 +235,11 @@ public final class ClusterRouting
               targets.rateLimits(),
               clock,
               address(Cluster.get(context.getSystem()).selfMember()));
-      longs.subscribe(CIRCUITS, r -> circuitsChanged(r));
-      texts.subscribe(BREAKERS, r -> breakersChanged(r));
-      texts.subscribe(SWITCHES, r -> switchesChanged(r));
+      // A subscription's answers come through one message adapter per actor (the last one
+      // registered serves every key), so one function maps the three maps' changes.
+      longs.subscribe(CIRCUITS, Running::changed);
+      texts.subscribe(BREAKERS, Running::changed);
+      texts.subscribe(SWITCHES, Running::changed);
       Cluster.get(context.getSystem())
           .subscriptions()
           .tell(
@@ -323,6 +325,11 @@ public final class ClusterRouting
     }
 
     private Behavior<Command> onCircuitsChanged(CircuitsChanged m) {
+      for (String model : m.entries().keySet()) {
+        if (!circuits.containsKey(model)) {
+          log.info("model '{}' retired: its circuit is open on every node", model);
+        }
+      }
       circuits = m.entries();
       replica.applyCircuits(circuits);
       return Behaviors.same();
@@ -490,22 +497,20 @@ public final class ClusterRouting
           response -> new Written(what, response instanceof Replicator.UpdateSuccess));
     }
 
-    private Command circuitsChanged(Replicator.SubscribeResponse<LWWMap<String, Long>> r) {
-      return r instanceof Replicator.Changed<LWWMap<String, Long>> changed
-          ? new CircuitsChanged(Map.copyOf(changed.get(CIRCUITS).getEntries()))
-          : new CircuitsChanged(Map.of());
-    }
-
-    private Command breakersChanged(Replicator.SubscribeResponse<LWWMap<String, String>> r) {
-      return r instanceof Replicator.Changed<LWWMap<String, String>> changed
-          ? new BreakersChanged(Map.copyOf(changed.get(BREAKERS).getEntries()))
-          : new BreakersChanged(Map.of());
-    }
-
-    private Command switchesChanged(Replicator.SubscribeResponse<LWWMap<String, String>> r) {
-      return r instanceof Replicator.Changed<LWWMap<String, String>> changed
-          ? new SwitchesChanged(Map.copyOf(changed.get(SWITCHES).getEntries()))
-          : new SwitchesChanged(Map.of());
+    /** A map's change as this actor's command; {@link Sweep#TICK} (a no-op here) when deleted. */
+    @SuppressWarnings("unchecked")
+    private static Command changed(Replicator.SubscribeResponse<?> r) {
+      if (!(r instanceof Replicator.Changed<?> changed)) {
+        return Sweep.TICK;
+      }
+      Object entries = ((LWWMap<String, ?>) changed.dataValue()).getEntries();
+      if (changed.key().equals(CIRCUITS)) {
+        return new CircuitsChanged(Map.copyOf((Map<String, Long>) entries));
+      }
+      if (changed.key().equals(BREAKERS)) {
+        return new BreakersChanged(Map.copyOf((Map<String, String>) entries));
+      }
+      return new SwitchesChanged(Map.copyOf((Map<String, String>) entries));
     }
 
     private java.util.List<String> live() {
