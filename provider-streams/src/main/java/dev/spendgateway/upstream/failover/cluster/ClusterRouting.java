@@ -415,30 +415,17 @@ public final class ClusterRouting
     private void readTheClustersState() {
       readsLeft = 3;
       Replicator.ReadConsistency majority = new Replicator.ReadMajority(settings.writeTimeout());
-      longs.askGet(
-          replyTo -> new Replicator.Get<>(CIRCUITS, majority, replyTo),
-          r ->
-              new Read(
-                  "model circuits",
-                  r instanceof Replicator.GetSuccess<LWWMap<String, Long>> ok
-                      ? Optional.of(new CircuitsChanged(Map.copyOf(ok.get(CIRCUITS).getEntries())))
-                      : Optional.empty()));
-      texts.askGet(
-          replyTo -> new Replicator.Get<>(BREAKERS, majority, replyTo),
-          r ->
-              new Read(
-                  "breaker openings",
-                  r instanceof Replicator.GetSuccess<LWWMap<String, String>> ok
-                      ? Optional.of(new BreakersChanged(Map.copyOf(ok.get(BREAKERS).getEntries())))
-                      : Optional.empty()));
-      texts.askGet(
-          replyTo -> new Replicator.Get<>(SWITCHES, majority, replyTo),
-          r ->
-              new Read(
-                  "conversation switches",
-                  r instanceof Replicator.GetSuccess<LWWMap<String, String>> ok
-                      ? Optional.of(new SwitchesChanged(Map.copyOf(ok.get(SWITCHES).getEntries())))
-                      : Optional.empty()));
+      longs.askGet(replyTo -> new Replicator.Get<>(CIRCUITS, majority, replyTo), Running::read);
+      texts.askGet(replyTo -> new Replicator.Get<>(BREAKERS, majority, replyTo), Running::read);
+      texts.askGet(replyTo -> new Replicator.Get<>(SWITCHES, majority, replyTo), Running::read);
+    }
+
+    private static Command read(Replicator.GetResponse<?> r) {
+      return new Read(
+          r.key().id(),
+          r instanceof Replicator.GetSuccess<?> ok
+              ? Optional.of(changeOf(ok.key(), ok.dataValue()))
+              : Optional.empty());
     }
 
     private Behavior<Command> onRead(Read r) {
@@ -497,20 +484,24 @@ public final class ClusterRouting
           response -> new Written(what, response instanceof Replicator.UpdateSuccess));
     }
 
-    /** A map's change as this actor's command; {@link Sweep#TICK} (a no-op here) when deleted. */
-    @SuppressWarnings("unchecked")
+    /** A map's change as this actor's command (a deleted map is an empty one). */
     private static Command changed(Replicator.SubscribeResponse<?> r) {
-      if (!(r instanceof Replicator.Changed<?> changed)) {
-        return Sweep.TICK;
+      return r instanceof Replicator.Changed<?> changed
+          ? changeOf(changed.key(), changed.dataValue())
+          : changeOf(r.key(), LWWMap.create());
+    }
+
+    /** The entries of the map under {@code key} as its change command. */
+    @SuppressWarnings("unchecked")
+    private static Command changeOf(Key<?> key, Object data) {
+      Map<String, ?> entries = Map.copyOf(((LWWMap<String, ?>) data).getEntries());
+      if (key.equals(CIRCUITS)) {
+        return new CircuitsChanged((Map<String, Long>) entries);
       }
-      Object entries = ((LWWMap<String, ?>) changed.dataValue()).getEntries();
-      if (changed.key().equals(CIRCUITS)) {
-        return new CircuitsChanged(Map.copyOf((Map<String, Long>) entries));
+      if (key.equals(BREAKERS)) {
+        return new BreakersChanged((Map<String, String>) entries);
       }
-      if (changed.key().equals(BREAKERS)) {
-        return new BreakersChanged(Map.copyOf((Map<String, String>) entries));
-      }
-      return new SwitchesChanged(Map.copyOf((Map<String, String>) entries));
+      return new SwitchesChanged((Map<String, String>) entries);
     }
 
     private java.util.List<String> live() {
