@@ -15,8 +15,6 @@ import dev.spendgateway.upstream.failover.ProviderRateLimits.Limits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -88,22 +86,7 @@ class ClusterRoutingTest {
   }
 
   private Clock clock() {
-    return new Clock() {
-      @Override
-      public ZoneOffset getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        return Instant.ofEpochMilli(wallMillis.get());
-      }
-    };
+    return new WallClock(wallMillis);
   }
 
   @Test

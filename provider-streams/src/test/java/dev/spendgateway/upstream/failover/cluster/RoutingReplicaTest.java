@@ -13,7 +13,6 @@ import dev.spendgateway.upstream.failover.ProviderRateLimits.Limits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -79,22 +78,7 @@ class RoutingReplicaTest {
   }
 
   private Clock clock() {
-    return new Clock() {
-      @Override
-      public ZoneOffset getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(java.time.ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        return Instant.ofEpochMilli(wallMillis.get());
-      }
-    };
+    return new WallClock(wallMillis);
   }
 
   private void elapse(Duration d) {
