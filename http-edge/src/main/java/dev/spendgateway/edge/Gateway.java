@@ -51,10 +51,12 @@ import dev.spendgateway.policy.request.RequestPolicy;
 import dev.spendgateway.upstream.client.UpstreamClient;
 import dev.spendgateway.upstream.client.UpstreamSettings;
 import dev.spendgateway.upstream.failover.AdmissionPools;
+import dev.spendgateway.upstream.failover.ConversationStickiness;
 import dev.spendgateway.upstream.failover.FailoverSettings;
 import dev.spendgateway.upstream.failover.ModelCircuits;
 import dev.spendgateway.upstream.failover.ProviderBreakers;
 import dev.spendgateway.upstream.failover.ProviderRateLimits;
+import dev.spendgateway.upstream.failover.cluster.ClusterRouting;
 import dev.spendgateway.upstream.stream.StreamMeter;
 import java.time.Clock;
 import java.time.Duration;
@@ -97,6 +99,9 @@ public final class Gateway {
   private final InFlightCalls inFlight = new InFlightCalls();
   private final int maxOpenCalls;
   private final MediaPoller mediaPoller;
+
+  /** On a cluster node, the routing state read from the cluster; done at once in one process. */
+  private final CompletableFuture<Done> routingCaughtUp;
 
   private Gateway(ActorSystem<?> system, Config config, Clock clock, LedgerObserver lifecycle) {
     this.settings = GatewaySettings.fromConfig(config);
@@ -185,9 +190,36 @@ public final class Gateway {
         new MicrometerRouterListener(metrics.registry(), metrics.calls());
     // The same pools, pace, breakers and model circuits for every provider call, pass-through and
     // routed: a caller cannot get past a limit by picking a route.
-    ProviderGuards guards = providerGuards(system, config, listener, alarms);
+    // On a cluster node the routing state is the cluster's (replicated with Distributed Data, the
+    // rate limits shared out among the live nodes); in one process it stays in this JVM.
+    Optional<ClusterRouting> shared =
+        ClusterMode.isClusterNode(system.settings().config())
+            ? Optional.of(
+                ClusterRouting.start(system, ClusterRouting.Settings.fromConfig(config), clock))
+            : Optional.empty();
+    ProviderGuards guards = providerGuards(system, config, listener, alarms, shared);
+    FailoverSettings failover = FailoverSettings.fromConfig(config);
+    ConversationStickiness stickiness =
+        new ConversationStickiness(
+            failover.stickinessMaxEntries(),
+            failover.stickinessTtl(),
+            System::nanoTime,
+            shared
+                .<ConversationStickiness.Sharing>map(s -> s)
+                .orElse(ConversationStickiness.Sharing.NONE));
+    // A restarted node is ready only once it has read the cluster's circuits and switches.
+    this.routingCaughtUp =
+        shared
+            .map(s -> s.caughtUp().toCompletableFuture())
+            .orElse(CompletableFuture.completedFuture(Done.getInstance()));
+    shared.ifPresent(
+        s ->
+            s.attach(
+                new ClusterRouting.Targets(
+                    guards.circuits(), guards.breakers(), stickiness, guards.rateLimits())));
     FailoverRouter router =
-        FailoverRouter.create(system, config, catalog, services, guards, auth, listener);
+        FailoverRouter.create(
+            system, config, catalog, services, guards, stickiness, auth, listener);
     router.profiles().all().forEach(p -> listener.servedAtZero(p.name()));
     ProviderRoutes providers = new ProviderRoutes(services, auth, guards);
     // Video jobs: off (404) unless media.base-url is set; the poller settles jobs nobody asks
@@ -261,7 +293,11 @@ public final class Gateway {
    * rate limits; {@code listener} counts their refusals and the models a 410 retired.
    */
   private static ProviderGuards providerGuards(
-      ActorSystem<?> system, Config config, RouterListener listener, GuardAlarms alarms) {
+      ActorSystem<?> system,
+      Config config,
+      RouterListener listener,
+      GuardAlarms alarms,
+      Optional<ClusterRouting> shared) {
     FailoverSettings settings = FailoverSettings.fromConfig(config);
     ProviderRateLimits pace = ProviderRateLimits.fromConfig(config, System::nanoTime);
     // The shipped limits are the providers' lowest paid tier: the line shows an operator which
@@ -278,8 +314,13 @@ public final class Gateway {
               if (state == ProviderBreakers.State.OPEN) {
                 alarms.circuitOpened(provider);
               }
-            }),
-        new ModelCircuits(settings.modelGoneOpenFor(), System::nanoTime, listener::modelRetired),
+            },
+            shared.<ProviderBreakers.Sharing>map(s -> s).orElse(ProviderBreakers.Sharing.NONE)),
+        new ModelCircuits(
+            settings.modelGoneOpenFor(),
+            System::nanoTime,
+            listener::modelRetired,
+            shared.<ModelCircuits.Sharing>map(s -> s).orElse(ModelCircuits.Sharing.NONE)),
         settings.breaker().resetTimeout(),
         delay -> {
           CompletableFuture<Void> elapsed = new CompletableFuture<>();
@@ -408,6 +449,7 @@ public final class Gateway {
         ledgerReady.isDone()
             && !ledgerReady.isCompletedExceptionally()
             && poolsReady.isDone()
+            && routingCaughtUp.isDone()
             && ledgerAccess.reachable().getAsBoolean());
   }
 }

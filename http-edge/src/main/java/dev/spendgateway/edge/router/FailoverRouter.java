@@ -86,9 +86,9 @@ public final class FailoverRouter {
 
   /**
    * Reads {@code profiles} and {@code failover} from {@code config} (a bad profile throws, naming
-   * it) and builds the router on {@code system}, its attempts through {@code guards}. Logs (and
-   * tells {@code listener}) the lifecycle warnings of deprecated profile models, at start and once
-   * a day.
+   * it) and builds the router on {@code system}, its attempts through {@code guards}, remembering
+   * switched conversations in {@code stickiness} (the cluster's on a cluster node). Logs (and tells
+   * {@code listener}) the lifecycle warnings of deprecated profile models, at start and once a day.
    */
   public static FailoverRouter create(
       ActorSystem<?> system,
@@ -96,6 +96,7 @@ public final class FailoverRouter {
       ModelCatalog catalog,
       CallServices services,
       ProviderGuards guards,
+      ConversationStickiness stickiness,
       GatewayAuth auth,
       RouterListener listener) {
     RoutingProfiles profiles = RoutingProfiles.fromConfig(config, catalog);
@@ -120,8 +121,7 @@ public final class FailoverRouter {
             services,
             profiles,
             settings,
-            new ConversationStickiness(
-                settings.stickinessMaxEntries(), settings.stickinessTtl(), System::nanoTime),
+            stickiness,
             new SchemaModeMemory(settings.schemaMemoryMaxEntries()),
             listener,
             System::nanoTime,

@@ -43,6 +43,8 @@ final class ClusterNodes implements AutoCloseable {
   final String journalUrl;
   final List<Node> nodes = new ArrayList<>();
   private final Path dir;
+  private String seeds = "";
+  private Map<String, String> jvmProps = Map.of();
 
   /** One node: its process, HTTP base URL, cluster port and log file. */
   record Node(int index, Process process, String base, int clusterPort, Path log) {
@@ -80,15 +82,29 @@ final class ClusterNodes implements AutoCloseable {
     for (int i = 0; i < count; i++) {
       clusterPorts[i] = freePort();
     }
-    String seeds = "127.0.0.1:" + clusterPorts[0] + ",127.0.0.1:" + clusterPorts[1];
+    cluster.seeds = "127.0.0.1:" + clusterPorts[0] + ",127.0.0.1:" + clusterPorts[1];
+    cluster.jvmProps = jvmProps;
     for (int i = 0; i < count; i++) {
-      cluster.nodes.add(cluster.startNode(i, clusterPorts[i], seeds, jvmProps));
+      cluster.nodes.add(cluster.startNode(i, clusterPorts[i], "node-" + i + ".log"));
     }
     return cluster;
   }
 
-  private Node startNode(int index, int clusterPort, String seeds, Map<String, String> jvmProps)
-      throws IOException {
+  /**
+   * Starts {@code node} again (after it was killed or stopped) on its cluster port, with its data
+   * directory and a log of its own; the node in {@link #nodes} is replaced.
+   */
+  Node restart(Node node) throws IOException {
+    Node again =
+        startNode(
+            node.index(),
+            node.clusterPort(),
+            "node-" + node.index() + "-restart-" + System.nanoTime() + ".log");
+    nodes.set(node.index(), again);
+    return again;
+  }
+
+  private Node startNode(int index, int clusterPort, String logName) throws IOException {
     int httpPort = freePort();
     String jar = System.getProperty("gateway.jar", "target/gateway.jar");
     Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
@@ -103,7 +119,7 @@ final class ClusterNodes implements AutoCloseable {
     jvmProps.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     cmd.add("-jar");
     cmd.add(jar);
-    Path log = dir.resolve("node-" + index + ".log");
+    Path log = dir.resolve(logName);
     ProcessBuilder pb =
         new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = pb.environment();

@@ -15,6 +15,11 @@ import java.util.function.LongSupplier;
  * #reset}: a retired model does not come back, the catalog update is the fix. The listener is told
  * once per opening, for the alarm (the edge logs it and counts {@code
  * gateway_model_retired{model}}). Thread-safe.
+ *
+ * <p>On a cluster node the circuits are the cluster's: an opening or an operator reset here is
+ * handed to {@link Sharing} (which replicates it), and one made on another node arrives through
+ * {@link #openedElsewhere} / {@link #closedElsewhere}. Those do not tell the listener: the alarm is
+ * raised once, by the node that got the 410.
  */
 public final class ModelCircuits {
 
@@ -24,9 +29,29 @@ public final class ModelCircuits {
     void modelGone(String model);
   }
 
+  /** Where this node's openings and resets go, so that the other nodes apply them too. */
+  public interface Sharing {
+    /** This node opened {@code model}'s circuit just now. */
+    void opened(String model);
+
+    /** An operator closed {@code model}'s circuit on this node. */
+    void reset(String model);
+
+    /** One process: nothing to share. */
+    Sharing NONE =
+        new Sharing() {
+          @Override
+          public void opened(String model) {}
+
+          @Override
+          public void reset(String model) {}
+        };
+  }
+
   private final Optional<Duration> openFor;
   private final LongSupplier nanoTime;
   private final Listener listener;
+  private final Sharing sharing;
 
   /** model → nano time it was opened. */
   private final Map<String, Long> openedAt = new ConcurrentHashMap<>();
@@ -36,9 +61,21 @@ public final class ModelCircuits {
    * @param nanoTime time source ({@code System::nanoTime})
    */
   public ModelCircuits(Optional<Duration> openFor, LongSupplier nanoTime, Listener listener) {
+    this(openFor, nanoTime, listener, Sharing.NONE);
+  }
+
+  /** As above, on a cluster node: openings and resets are handed to {@code sharing}. */
+  public ModelCircuits(
+      Optional<Duration> openFor, LongSupplier nanoTime, Listener listener, Sharing sharing) {
     this.openFor = openFor;
     this.nanoTime = nanoTime;
     this.listener = listener;
+    this.sharing = sharing;
+  }
+
+  /** How long a circuit stays open; empty = until an operator reset. */
+  public Optional<Duration> openFor() {
+    return openFor;
   }
 
   /**
@@ -60,8 +97,29 @@ public final class ModelCircuits {
         });
     if (opened[0]) {
       listener.modelGone(model);
+      sharing.opened(model);
     }
     return opened[0];
+  }
+
+  /**
+   * Another node opened {@code model}'s circuit {@code ago} (its clock against this node's): open
+   * here too, from that moment, unless it is open already or that opening has expired. The listener
+   * is not told (the other node raised the alarm).
+   */
+  public void openedElsewhere(String model, Duration ago) {
+    long now = nanoTime.getAsLong();
+    long at = now - Math.max(0, ago.toNanos());
+    if (expired(at, now)) {
+      return;
+    }
+    openedAt.compute(
+        model, (m, current) -> current != null && !expired(current, now) ? current : at);
+  }
+
+  /** An operator reset {@code model}'s circuit on another node: closed here too. */
+  public void closedElsewhere(String model) {
+    openedAt.remove(model);
   }
 
   /** True while calls to {@code model} must not be made. */
@@ -91,6 +149,7 @@ public final class ModelCircuits {
   /** Operator reset (after a catalog fix): closes the model's circuit. */
   public void reset(String model) {
     openedAt.remove(model);
+    sharing.reset(model);
   }
 
   private boolean expired(long openedAtNanos, long now) {

@@ -5,13 +5,18 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.pattern.CircuitBreaker;
 import org.apache.pekko.pattern.CircuitBreakerOpenException;
+import scala.concurrent.duration.FiniteDuration;
 
 /**
  * One Pekko {@link CircuitBreaker} per provider: {@code max-failures} consecutive failures open it;
@@ -26,6 +31,13 @@ import org.apache.pekko.pattern.CircuitBreakerOpenException;
  * stage: complete it at the response headers, never at the end of the body — a long answer is not a
  * failure — and keep it at least the provider's response-start-timeout ({@link
  * Settings#coveringResponseStart}).
+ *
+ * <p>On a cluster node an outage opens the breaker for the cluster: when this node's breaker opens
+ * (or closes again) it tells {@link Sharing}, which replicates it, and an opening made on another
+ * node arrives through {@link #openedElsewhere}: this node then refuses calls to that provider as
+ * if its own breaker were open, until that opening's reset timeout has passed or the other node's
+ * breaker closed ({@link #closedElsewhere}). The state-change callback is told only of this node's
+ * own breaker, so the alarm is raised once, by the node that saw the failures.
  */
 public final class ProviderBreakers {
 
@@ -58,7 +70,33 @@ public final class ProviderBreakers {
     HALF_OPEN
   }
 
+  /** Where this node's breaker openings and closings go, so that the other nodes apply them. */
+  public interface Sharing {
+    /**
+     * This node's breaker for {@code provider} opened; it half-opens after {@code resetTimeout}.
+     */
+    void opened(Provider provider, Duration resetTimeout);
+
+    /** This node's breaker for {@code provider} closed (its probe succeeded). */
+    void closed(Provider provider);
+
+    /** One process: nothing to share. */
+    Sharing NONE =
+        new Sharing() {
+          @Override
+          public void opened(Provider provider, Duration resetTimeout) {}
+
+          @Override
+          public void closed(Provider provider) {}
+        };
+  }
+
   private final Map<Provider, CircuitBreaker> breakers = new EnumMap<>(Provider.class);
+
+  /** provider → nano time until which another node's open breaker holds here. */
+  private final Map<Provider, Long> openElsewhereUntil = new ConcurrentHashMap<>();
+
+  private final LongSupplier nanoTime;
 
   /**
    * @param scheduler the classic scheduler ({@code system.classicSystem().scheduler()})
@@ -68,6 +106,19 @@ public final class ProviderBreakers {
       org.apache.pekko.actor.Scheduler scheduler,
       Settings settings,
       BiConsumer<Provider, State> onStateChange) {
+    this(scheduler, settings, onStateChange, Sharing.NONE, System::nanoTime);
+  }
+
+  /**
+   * As above, on a cluster node: this node's openings and closings are handed to {@code sharing}.
+   */
+  public ProviderBreakers(
+      org.apache.pekko.actor.Scheduler scheduler,
+      Settings settings,
+      BiConsumer<Provider, State> onStateChange,
+      Sharing sharing,
+      LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
     for (Provider provider : Provider.values()) {
       CircuitBreaker breaker =
           CircuitBreaker.create(
@@ -76,9 +127,17 @@ public final class ProviderBreakers {
                   settings.callTimeout(),
                   settings.resetTimeout())
               .withExponentialBackoff(settings.maxResetTimeout());
-      breaker.addOnOpenListener(() -> onStateChange.accept(provider, State.OPEN));
+      breaker.addOnOpenListener(
+          () -> {
+            onStateChange.accept(provider, State.OPEN);
+            sharing.opened(provider, settings.resetTimeout());
+          });
       breaker.addOnHalfOpenListener(() -> onStateChange.accept(provider, State.HALF_OPEN));
-      breaker.addOnCloseListener(() -> onStateChange.accept(provider, State.CLOSED));
+      breaker.addOnCloseListener(
+          () -> {
+            onStateChange.accept(provider, State.CLOSED);
+            sharing.closed(provider);
+          });
       breakers.put(provider, breaker);
     }
   }
@@ -86,7 +145,49 @@ public final class ProviderBreakers {
   /** Convenience for a typed actor system. */
   public static ProviderBreakers create(
       ActorSystem<?> system, Settings settings, BiConsumer<Provider, State> onStateChange) {
-    return new ProviderBreakers(system.classicSystem().scheduler(), settings, onStateChange);
+    return create(system, settings, onStateChange, Sharing.NONE);
+  }
+
+  /** Convenience for a typed actor system, sharing this node's openings (cluster mode). */
+  public static ProviderBreakers create(
+      ActorSystem<?> system,
+      Settings settings,
+      BiConsumer<Provider, State> onStateChange,
+      Sharing sharing) {
+    return new ProviderBreakers(
+        system.classicSystem().scheduler(), settings, onStateChange, sharing, System::nanoTime);
+  }
+
+  /**
+   * Another node's breaker for {@code provider} opened: calls to it are refused here too for {@code
+   * remaining} (what is left of that opening's reset timeout), unless a later opening already holds
+   * longer.
+   */
+  public void openedElsewhere(Provider provider, Duration remaining) {
+    if (remaining.isNegative() || remaining.isZero()) {
+      return;
+    }
+    long until = nanoTime.getAsLong() + remaining.toNanos();
+    openElsewhereUntil.merge(provider, until, Math::max);
+  }
+
+  /** The other node's breaker closed again: its opening no longer holds here. */
+  public void closedElsewhere(Provider provider) {
+    openElsewhereUntil.remove(provider);
+  }
+
+  /** What is left of another node's opening for {@code provider}; zero when none holds. */
+  private Duration openElsewhere(Provider provider) {
+    Long until = openElsewhereUntil.get(provider);
+    if (until == null) {
+      return Duration.ZERO;
+    }
+    long left = until - nanoTime.getAsLong();
+    if (left <= 0) {
+      openElsewhereUntil.remove(provider, until);
+      return Duration.ZERO;
+    }
+    return Duration.ofNanos(left);
   }
 
   /**
@@ -98,6 +199,13 @@ public final class ProviderBreakers {
    */
   public <T> CompletionStage<T> withBreaker(
       Provider provider, Supplier<CompletionStage<T>> call, Predicate<T> isFailure) {
+    Duration elsewhere = openElsewhere(provider);
+    if (!elsewhere.isZero()) {
+      return CompletableFuture.failedFuture(
+          new CircuitBreakerOpenException(
+              FiniteDuration.apply(elsewhere.toNanos(), TimeUnit.NANOSECONDS),
+              "Circuit Breaker is open on another node; calls are failing fast"));
+    }
     Callable<CompletionStage<T>> body = call::get;
     return breakers
         .get(provider)
@@ -116,7 +224,7 @@ public final class ProviderBreakers {
    * half-open breaker answers true; only {@link #withBreaker} enforces its single probe.
    */
   public boolean isCallAllowed(Provider provider) {
-    return !breakers.get(provider).isOpen();
+    return !breakers.get(provider).isOpen() && openElsewhere(provider).isZero();
   }
 
   /** Records a success observed outside {@link #withBreaker} (e.g. a stream that completed). */
@@ -131,7 +239,7 @@ public final class ProviderBreakers {
 
   public State state(Provider provider) {
     CircuitBreaker b = breakers.get(provider);
-    if (b.isOpen()) {
+    if (b.isOpen() || !openElsewhere(provider).isZero()) {
       return State.OPEN;
     }
     return b.isHalfOpen() ? State.HALF_OPEN : State.CLOSED;

@@ -29,6 +29,12 @@ import java.util.function.LongSupplier;
  * nothing meanwhile, and is refused when that is further away than the maximum wait. So a batch
  * flood takes at most the unreserved part of the minute, and an interactive call finds the reserve
  * there. With a reserve of 0 a batch call is paced like an interactive one.
+ *
+ * <p><b>Several nodes.</b> The configured limits are the cluster's: a cluster node paces by its
+ * {@link #shareAmong share} of them, the limit divided by the live nodes (the remainder to the
+ * first nodes in address order, so the shares add up to exactly the limit; a limit below the node
+ * count still gives each node one), recomputed whenever membership changes. A node keeps the
+ * fraction of a minute its buckets held, so a rebalance neither refills nor empties them.
  */
 public final class ProviderRateLimits {
   /**
@@ -73,6 +79,16 @@ public final class ProviderRateLimits {
   private final Duration maxWait;
   private final LongSupplier nanoTime;
 
+  /** The configured (whole cluster's) limits, and the reserve fraction, to recompute shares. */
+  private final Map<Provider, Limits> configured;
+
+  private final double interactiveReserve;
+
+  /** The live nodes this node shares the limits with (1: all its own), and its place among them. */
+  private int nodes = 1;
+
+  private int rank = 0;
+
   /** Limits with no interactive reserve: batch calls are paced like interactive ones. */
   public ProviderRateLimits(Map<Provider, Limits> limits, Duration maxWait, LongSupplier nanoTime) {
     this(limits, 0, maxWait, nanoTime);
@@ -93,6 +109,8 @@ public final class ProviderRateLimits {
     }
     this.maxWait = maxWait;
     this.nanoTime = nanoTime;
+    this.configured = Map.copyOf(limits);
+    this.interactiveReserve = interactiveReserve;
     for (Map.Entry<Provider, Limits> e : limits.entrySet()) {
       long rpm = e.getValue().requestsPerMinute();
       long tpm = e.getValue().tokensPerMinute();
@@ -118,6 +136,54 @@ public final class ProviderRateLimits {
     // Less a hair before rounding up: 0.1 × 30 is 3.0000000000000004 in doubles, and a reserve of
     // 4 there would be one request more than the operator asked for.
     return Math.min(perMinute - 1, (long) Math.ceil(perMinute * fraction - 1e-9));
+  }
+
+  /**
+   * This node's share of a {@code perMinute} limit when {@code nodes} live nodes share it and this
+   * one is {@code rank}-th (from 0) in address order: the limit divided evenly, the remainder one
+   * each to the first nodes, so the shares add up to exactly the limit. A limit below the node
+   * count gives each node one (the cluster may then send up to one per node a minute: a limit of
+   * zero would turn the pacing off).
+   */
+  public static long shareOf(long perMinute, int nodes, int rank) {
+    if (nodes < 1 || rank < 0 || rank >= nodes) {
+      throw new IllegalArgumentException("rank " + rank + " of " + nodes + " nodes");
+    }
+    long share = perMinute / nodes + (rank < perMinute % nodes ? 1 : 0);
+    return Math.max(1, share);
+  }
+
+  /**
+   * Paces by this node's share of the configured limits, {@code nodes} live nodes sharing them and
+   * this one {@code rank}-th; {@code (1, 0)} is the whole limit (one process). Each bucket keeps
+   * the fraction of a minute it held (and its debt), rescaled to the new share.
+   */
+  public synchronized void shareAmong(int nodes, int rank) {
+    if (nodes == this.nodes && rank == this.rank) {
+      return;
+    }
+    shareOf(1, nodes, rank); // checks the arguments
+    long now = nanoTime.getAsLong();
+    for (Map.Entry<Provider, Limits> e : configured.entrySet()) {
+      rescale(requests, e.getKey(), e.getValue().requestsPerMinute(), nodes, rank, now);
+      rescale(tokens, e.getKey(), e.getValue().tokensPerMinute(), nodes, rank, now);
+    }
+    this.nodes = nodes;
+    this.rank = rank;
+  }
+
+  private void rescale(
+      Map<Provider, Bucket> buckets, Provider p, long limit, int nodes, int rank, long now) {
+    Bucket b = buckets.get(p);
+    if (b != null) {
+      long share = shareOf(limit, nodes, rank);
+      buckets.put(p, b.rescaled(share, reserveOf(share, interactiveReserve), now));
+    }
+  }
+
+  /** The live nodes this node shares the limits with (1 in one process). */
+  public synchronized int sharedAmong() {
+    return nodes;
   }
 
   /** The longest a call waits for its turn before it is refused instead. */
@@ -301,6 +367,9 @@ public final class ProviderRateLimits {
         out.append(" (").append(rr).append(", ").append(tr).append(" kept for interactive calls)");
       }
     }
+    if (nodes > 1) {
+      out.append(" (this node's share; ").append(nodes).append(" nodes share the limits)");
+    }
     return out.toString();
   }
 
@@ -354,6 +423,19 @@ public final class ProviderRateLimits {
     void take(long units, long now) {
       refill(now);
       levelTimesMinute -= units * NANOS_PER_MINUTE;
+    }
+
+    /**
+     * This bucket at {@code newPerMinute}, holding the same fraction of a minute (or the same
+     * time's worth of debt) as now.
+     */
+    Bucket rescaled(long newPerMinute, long newReserve, long now) {
+      refill(now);
+      Bucket b = new Bucket(newPerMinute, newReserve, now);
+      // level / perMinute is the nanoseconds' worth held (at most a minute; debt is bounded by the
+      // maximum wait), times the new rate: no overflow within MAX_PER_MINUTE.
+      b.levelTimesMinute = Math.floorDiv(levelTimesMinute, perMinute) * newPerMinute;
+      return b;
     }
 
     void giveBack(long units, long now) {
