@@ -141,12 +141,7 @@ public final class StreamBurst implements Callable<Integer> {
       System.err.println("loadtest burst: no gateway token: set GATEWAY_TOKEN or pass --token");
       return 2;
     }
-    HttpClient control =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(60))
-            .build();
-    HoldStreams.scriptPause(control, sim, false, pause);
+    HoldStreams.scriptPause(http11(), sim, false, pause);
     URI direct = sim.resolve("/v1/chat/completions");
     URI gateway = URI.create("http://" + host + ":" + port + "/openai/v1/chat/completions");
     Burst straight;
@@ -341,6 +336,13 @@ public final class StreamBurst implements Callable<Integer> {
     }
   }
 
+  private static HttpClient http11() {
+    return HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(60))
+        .build();
+  }
+
   private Transport transport() throws IOException {
     return client == ClientKind.lean ? new LeanTransport() : new JdkTransport();
   }
@@ -376,15 +378,7 @@ public final class StreamBurst implements Callable<Integer> {
 
   /** The JDK's HttpClient, four instances round robin, kept to compare with what it measured. */
   private final class JdkTransport implements Transport {
-    private final List<HttpClient> pool =
-        IntStream.range(0, 4)
-            .mapToObj(
-                i ->
-                    HttpClient.newBuilder()
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(Duration.ofSeconds(60))
-                        .build())
-            .toList();
+    private final List<HttpClient> pool = IntStream.range(0, 4).mapToObj(i -> http11()).toList();
     private final AtomicInteger next = new AtomicInteger();
 
     @Override
