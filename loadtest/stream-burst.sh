@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # How fast streams start (a documented benchmark, not run in CI): a burst of N streamed calls over
 # HTTP/1.1, each pausing after its first content event, first straight to the provider simulator,
-# then through the gateway; prints both bursts' time to first content (p50/p90/p99/max) side by
-# side, with the load average before and after.
+# then through the gateway once its upstream connections have closed (each call opens one, as in a
+# burst beyond the pool's idle connections), then through the gateway again at once (reusing them);
+# prints the three bursts' time to first content (p50/p90/p99/max) side by side, with `uptime`
+# before and after.
 #
 #   loadtest/stream-burst.sh [N (default 1500)]
 #
@@ -10,6 +12,9 @@
 #   BURST_PAUSE      silence after each stream's first content event (default 20s)
 #   BURST_WARMUP     calls in an unmeasured burst sent first to each target (default 200)
 #   BURST_BASE_PORT  simulator on it, gateway on +1 (default 19200)
+#   BURST_CLIENT     the bench's HTTP client: lean (default; one thread, non-blocking sockets) or
+#                    jdk (java.net.http.HttpClient, what this bench used first: it costs more CPU
+#                    per connection than the simulator, on the same cores as the gateway)
 #   GATEWAY_OPTS     more JVM options / -D config overrides for the gateway (e.g. to try a pool key)
 #   BURST_KEEP=1     keep the work dir (logs) after the run
 #
@@ -44,7 +49,7 @@ done
 
 echo "== stream-burst: $n streamed calls at once over HTTP/1.1, pause $pause, warm-up $warmup"
 echo "date:          $(date -u +%FT%TZ)"
-echo "load average:  $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (before)"
+echo "uptime:        $(uptime) ($(nproc) cores, before)"
 
 JAVA_OPTS="-Xmx1g -XX:+UseParallelGC" "$here/bin/provider-sim" --port "$sim_port" >"$work/sim.log" 2>&1 &
 pids+=($!)
@@ -80,8 +85,8 @@ fi
 set +e
 GATEWAY_TOKEN="$token" GATEWAY_PORT="$gw_port" LOADTEST_JAVA_OPTS="-Xmx1g -XX:+UseParallelGC" \
   "$here/bin/loadtest" burst --sim "http://127.0.0.1:$sim_port" -n "$n" --pause "$pause" \
-  --warmup "$warmup" 2>"$work/loadtest.log"
+  --warmup "$warmup" --client "${BURST_CLIENT:-lean}" 2>"$work/loadtest.log"
 status=$?
 set -e
-echo "load average:  $(cut -d' ' -f1-3 /proc/loadavg) (after)"
+echo "uptime:        $(uptime) (after)"
 exit "$status"

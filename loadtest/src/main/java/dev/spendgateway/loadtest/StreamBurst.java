@@ -2,11 +2,14 @@ package dev.spendgateway.loadtest;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -28,9 +31,11 @@ import picocli.CommandLine.Option;
 /**
  * {@code bin/loadtest burst}: how fast streams start. Sends {@code -n} streamed calls at once (each
  * on its own HTTP/1.1 connection, each pausing {@code --pause} after its first content event,
- * scripted into the simulator), first straight to the simulator, then through the gateway, and
- * prints the time from send to first content event (p50/p90/p99/max) of both bursts side by side.
- * The direct burst is what the upstream and this machine allow; the gateway's is what it adds.
+ * scripted into the simulator), first straight to the simulator, then through the gateway once its
+ * upstream connections have closed, then through the gateway again at once, and prints the time
+ * from send to first content event (p50/p90/p99/max) of the three bursts side by side. The direct
+ * burst is what the upstream and this machine allow; the gateway's is what it adds when it must
+ * open a connection per call; the pooled one what it adds on connections it already holds.
  */
 @Command(
     name = "loadtest burst",
@@ -39,9 +44,10 @@ import picocli.CommandLine.Option;
     usageHelpWidth = 110,
     description = {
       "Sends --streams streamed calls at once straight to the simulator (--sim), waits for them to end,",
-      "then the same burst through the gateway, and prints each burst's time to first content event.",
+      "then the same burst through the gateway (after its upstream connections closed: --pool-idle),",
+      "then again at once (reusing them), and prints each burst's time to first content event.",
       "Every stream pauses --pause after its first content event (scripted into the simulator), so a",
-      "burst holds its connections open as long streams do. Exit 0 when every call of both bursts was",
+      "burst holds its connections open as long streams do. Exit 0 when every call of every burst was",
       "served and finished whole; 1 otherwise.",
       ""
     },
@@ -88,11 +94,30 @@ public final class StreamBurst implements Callable<Integer> {
   int warmup = 200;
 
   @Option(
-      names = "--clients",
+      names = "--client",
       description =
-          "java.net.http.HttpClient instances (each has one selector thread). "
-              + "Default ${DEFAULT-VALUE}.")
-  int clients = 4;
+          "The bench's own HTTP client: lean (one thread, non-blocking sockets, the request as"
+              + " bytes) or jdk (java.net.http.HttpClient, four instances, as this bench used"
+              + " before). Default ${DEFAULT-VALUE}: on a 2-core box the JDK client's own cost per"
+              + " new connection shows up in both figures.")
+  ClientKind client = ClientKind.lean;
+
+  /** Which HTTP client sends the bursts. */
+  enum ClientKind {
+    lean,
+    jdk
+  }
+
+  @Option(
+      names = "--pool-idle",
+      converter = LoadTest.DurationConverter.class,
+      paramLabel = "TIME",
+      description =
+          "How long the gateway's upstream connections must have been idle before its burst, so"
+              + " that the burst opens new ones as a real burst beyond the pool's steady size does"
+              + " (the gateway closes them after providers.*.keep-alive-timeout, 30s by default)."
+              + " Default ${DEFAULT-VALUE}; 0 to skip the wait.")
+  Duration poolIdle = Duration.ofSeconds(35);
 
   @Option(names = "--json", description = "Print the summary as one JSON object on stdout.")
   boolean json;
@@ -116,42 +141,58 @@ public final class StreamBurst implements Callable<Integer> {
       System.err.println("loadtest burst: no gateway token: set GATEWAY_TOKEN or pass --token");
       return 2;
     }
-    List<HttpClient> pool =
-        IntStream.range(0, Math.max(1, clients))
-            .mapToObj(
-                i ->
-                    HttpClient.newBuilder()
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(Duration.ofSeconds(60))
-                        .build())
-            .toList();
-    HoldStreams.scriptPause(pool.get(0), sim, false, pause);
+    HoldStreams.scriptPause(http11(), sim, false, pause);
     URI direct = sim.resolve("/v1/chat/completions");
     URI gateway = URI.create("http://" + host + ":" + port + "/openai/v1/chat/completions");
-    if (warmup > 0) {
-      System.err.printf("loadtest burst: warm-up, %d calls to each target%n", warmup);
-      new Burst("warm-up direct", direct, warmup).run(pool);
-      new Burst("warm-up gateway", gateway, warmup).run(pool);
+    Burst straight;
+    Burst through;
+    Burst pooled;
+    try (Transport transport = transport()) {
+      long gatewayIdleSince = System.nanoTime();
+      if (warmup > 0) {
+        System.err.printf("loadtest burst: warm-up, %d calls to each target%n", warmup);
+        new Burst("warm-up gateway", gateway, warmup).run(transport);
+        gatewayIdleSince = System.nanoTime();
+        new Burst("warm-up direct", direct, warmup).run(transport);
+      }
+      straight = new Burst("direct", direct, streams).run(transport);
+      // Connections the warm-up left in the gateway's pool would serve part of the burst without a
+      // connect: a burst past the pool's steady size opens every one of its connections.
+      long wait = poolIdle.toNanos() - (System.nanoTime() - gatewayIdleSince);
+      if (wait > 0) {
+        System.err.printf(
+            "loadtest burst: %d s for the gateway's idle upstream connections to close%n",
+            TimeUnit.NANOSECONDS.toSeconds(wait) + 1);
+        TimeUnit.NANOSECONDS.sleep(wait);
+      }
+      through = new Burst("gateway", gateway, streams).run(transport);
+      // The same burst at once again: the connections the last one left are reused.
+      pooled = new Burst("pooled", gateway, streams).run(transport);
     }
-    Burst straight = new Burst("direct", direct, streams).run(pool);
-    Burst through = new Burst("gateway", gateway, streams).run(pool);
 
     ObjectNode summary = mapper.createObjectNode();
     summary.put("streams", streams);
     summary.put("pauseSec", pause.toMillis() / 1000.0);
     summary.put("warmup", warmup);
+    summary.put("client", client.name());
     summary.set("direct", straight.json());
     summary.set("gateway", through.json());
-    boolean ok = straight.ok() && through.ok();
+    summary.set("gatewayPooled", pooled.json());
+    boolean ok = straight.ok() && through.ok() && pooled.ok();
     summary.put("ok", ok);
     if (json) {
       System.out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(summary));
     } else {
       System.out.printf(
-          "burst of %,d streamed calls (HTTP/1.1, pause %s after the first event), first content:%n",
-          streams, pause);
+          "burst of %,d streamed calls (HTTP/1.1, pause %s after the first event, %s client),"
+              + " first content:%n",
+          streams, pause, client);
       System.out.println(straight.line());
       System.out.println(through.line());
+      System.out.println(pooled.line());
+      System.out.println(
+          "(gateway: new upstream connections, as for callers beyond the pool's idle ones;"
+              + " pooled: at once again, reusing the connections the gateway burst left)");
       System.out.println("RESULT: " + (ok ? "PASS" : "FAIL"));
     }
     return ok ? 0 : 1;
@@ -174,11 +215,15 @@ public final class StreamBurst implements Callable<Integer> {
       this.count = count;
     }
 
-    Burst run(List<HttpClient> pool) throws InterruptedException {
+    Burst run(Transport transport) throws InterruptedException {
       CountDownLatch ended = new CountDownLatch(count);
+      Map<String, String> headers = headers();
+      String body = HoldStreams.body(false, 0);
       startNanos = System.nanoTime();
       for (int i = 0; i < count; i++) {
-        new Call(ended).send(pool.get(i % pool.size()), request());
+        Call call = new Call(ended);
+        call.sentNanos = System.nanoTime();
+        transport.send(target, headers, body, call);
       }
       long deadline = System.nanoTime() + pause.plusMinutes(5).toNanos();
       while (!ended.await(1, TimeUnit.SECONDS) && System.nanoTime() < deadline) {
@@ -189,18 +234,15 @@ public final class StreamBurst implements Callable<Integer> {
       return this;
     }
 
-    private HttpRequest request() {
-      HttpRequest.Builder b =
-          HttpRequest.newBuilder(target)
-              .timeout(pause.plus(Duration.ofMinutes(5)))
-              .header("content-type", "application/json")
-              .header("authorization", "Bearer " + token)
-              .header("x-spend-lane", "app")
-              .header("x-spend-brand", brand)
-              .header("x-spend-brand-daily-usd", "100000")
-              .header("x-spend-brand-monthly-usd", "100000")
-              .POST(HttpRequest.BodyPublishers.ofString(HoldStreams.body(false, 0)));
-      return b.build();
+    private Map<String, String> headers() {
+      Map<String, String> h = new LinkedHashMap<>();
+      h.put("content-type", "application/json");
+      h.put("authorization", "Bearer " + token);
+      h.put("x-spend-lane", "app");
+      h.put("x-spend-brand", brand);
+      h.put("x-spend-brand-daily-usd", "100000");
+      h.put("x-spend-brand-monthly-usd", "100000");
+      return h;
     }
 
     boolean ok() {
@@ -244,7 +286,7 @@ public final class StreamBurst implements Callable<Integer> {
     }
 
     /** One call, read line by line. */
-    private final class Call implements Flow.Subscriber<String> {
+    private final class Call implements SseBurstClient.Listener {
       private final CountDownLatch ended;
       private final AtomicBoolean done = new AtomicBoolean();
       private long sentNanos;
@@ -256,30 +298,13 @@ public final class StreamBurst implements Callable<Integer> {
         this.ended = ended;
       }
 
-      void send(HttpClient client, HttpRequest request) {
-        sentNanos = System.nanoTime();
-        client
-            .sendAsync(
-                request,
-                info -> {
-                  status = info.statusCode();
-                  return HttpResponse.BodySubscribers.fromLineSubscriber(this);
-                })
-            .whenComplete(
-                (r, failure) -> {
-                  if (failure != null) {
-                    end("error:" + HoldStreams.rootCause(failure).getClass().getSimpleName());
-                  }
-                });
+      @Override
+      public void status(int code) {
+        status = code;
       }
 
       @Override
-      public void onSubscribe(Flow.Subscription s) {
-        s.request(Long.MAX_VALUE);
-      }
-
-      @Override
-      public void onNext(String line) {
+      public void line(String line) {
         if (status == 200 && !served && HoldStreams.isContent(line)) {
           served = true;
           firstContentAt(System.nanoTime(), sentNanos);
@@ -290,26 +315,117 @@ public final class StreamBurst implements Callable<Integer> {
       }
 
       @Override
-      public void onError(Throwable failure) {
-        end(status == 200 ? "cut" : Integer.toString(status));
-      }
-
-      @Override
-      public void onComplete() {
-        end(status != 200 ? Integer.toString(status) : sawEnd ? null : "cut:no_end_marker");
-      }
-
-      private void end(String problem) {
+      public void end(String problem) {
         if (!done.compareAndSet(false, true)) {
           return;
         }
-        if (problem == null) {
+        String verdict;
+        if (problem != null) {
+          // a refusal's body cut short is still the refusal
+          verdict = problem.equals("cut") && status > 0 && status != 200 ? "" + status : problem;
+        } else {
+          verdict = status != 200 ? Integer.toString(status) : sawEnd ? null : "cut:no_end_marker";
+        }
+        if (verdict == null) {
           whole.incrementAndGet();
         } else {
-          problems.computeIfAbsent(problem, k -> new AtomicInteger()).incrementAndGet();
+          problems.computeIfAbsent(verdict, k -> new AtomicInteger()).incrementAndGet();
         }
         ended.countDown();
       }
     }
+  }
+
+  private static HttpClient http11() {
+    return HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(60))
+        .build();
+  }
+
+  private Transport transport() throws IOException {
+    return client == ClientKind.lean ? new LeanTransport() : new JdkTransport();
+  }
+
+  /** Sends one call of a burst and reports what comes back to its listener. */
+  private interface Transport extends AutoCloseable {
+    void send(URI target, Map<String, String> headers, String body, SseBurstClient.Listener to);
+
+    @Override
+    void close() throws IOException;
+  }
+
+  /** The bench's default: {@link SseBurstClient}. */
+  private static final class LeanTransport implements Transport {
+    private final SseBurstClient client = new SseBurstClient();
+
+    LeanTransport() throws IOException {}
+
+    @Override
+    public void send(
+        URI target, Map<String, String> headers, String body, SseBurstClient.Listener to) {
+      client.send(
+          new InetSocketAddress(target.getHost(), target.getPort()),
+          SseBurstClient.post(target, headers, body),
+          to);
+    }
+
+    @Override
+    public void close() throws IOException {
+      client.close();
+    }
+  }
+
+  /** The JDK's HttpClient, four instances round robin, kept to compare with what it measured. */
+  private final class JdkTransport implements Transport {
+    private final List<HttpClient> pool = IntStream.range(0, 4).mapToObj(i -> http11()).toList();
+    private final AtomicInteger next = new AtomicInteger();
+
+    @Override
+    public void send(
+        URI target, Map<String, String> headers, String body, SseBurstClient.Listener to) {
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(target)
+              .timeout(pause.plus(Duration.ofMinutes(5)))
+              .POST(HttpRequest.BodyPublishers.ofString(body));
+      headers.forEach(b::header);
+      pool.get(Math.floorMod(next.getAndIncrement(), pool.size()))
+          .sendAsync(
+              b.build(),
+              info -> {
+                to.status(info.statusCode());
+                return HttpResponse.BodySubscribers.fromLineSubscriber(
+                    new Flow.Subscriber<String>() {
+                      @Override
+                      public void onSubscribe(Flow.Subscription s) {
+                        s.request(Long.MAX_VALUE);
+                      }
+
+                      @Override
+                      public void onNext(String line) {
+                        to.line(line);
+                      }
+
+                      @Override
+                      public void onError(Throwable failure) {
+                        to.end("cut");
+                      }
+
+                      @Override
+                      public void onComplete() {
+                        to.end(null);
+                      }
+                    });
+              })
+          .whenComplete(
+              (r, failure) -> {
+                if (failure != null) {
+                  to.end("error:" + HoldStreams.rootCause(failure).getClass().getSimpleName());
+                }
+              });
+    }
+
+    @Override
+    public void close() {}
   }
 }
