@@ -4,6 +4,7 @@ import dev.spendgateway.ledger.LedgerProtocol.Adjust;
 import dev.spendgateway.ledger.LedgerProtocol.Reserve;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.SpendModel;
 import dev.spendgateway.policy.access.SpendTag;
 import java.time.Instant;
 import java.util.Optional;
@@ -49,6 +50,12 @@ public final class CommandValidation {
     if (cmd.tag() != null && !SpendTag.isValid(cmd.tag())) {
       return Optional.of("tag");
     }
+    if (cmd.model() != null && !SpendModel.isValid(cmd.model())) {
+      return Optional.of("model");
+    }
+    if (cmd.provider() != null && !SpendModel.isValid(cmd.provider())) {
+      return Optional.of("provider");
+    }
     return Optional.empty();
   }
 
@@ -68,6 +75,9 @@ public final class CommandValidation {
     }
     if (field.equals("tag")) {
       return "tag must be " + SpendTag.DESCRIPTION;
+    }
+    if (field.equals("model") || field.equals("provider")) {
+      return field + " must be " + SpendModel.DESCRIPTION;
     }
     return field + " is missing or out of range";
   }

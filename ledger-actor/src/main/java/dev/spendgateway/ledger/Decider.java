@@ -229,7 +229,9 @@ public final class Decider {
               f.headroomMicros(),
               now,
               cmd.owner(),
-              cmd.tag()),
+              cmd.tag(),
+              cmd.model(),
+              cmd.provider()),
           new Refused(cmd.id(), f.key().cap(), f.key().subject(), f.headroomMicros()));
     }
     return Decision.of(
@@ -243,7 +245,9 @@ public final class Decider {
             now,
             now.plus(settings.reservationTimeout()),
             cmd.owner(),
-            cmd.tag()),
+            cmd.tag(),
+            cmd.model(),
+            cmd.provider()),
         new Reserved(cmd.id(), cmd.amountMicros()));
   }
 

@@ -195,6 +195,8 @@ public final class LedgerClient {
                 owner,
                 deadline(),
                 r.tag(),
+                r.model(),
+                r.provider(),
                 replyTo));
   }
 
@@ -221,6 +223,8 @@ public final class LedgerClient {
                     owner,
                     deadline(),
                     r.tag(),
+                    r.model(),
+                    r.provider(),
                     null),
                 account,
                 idempotencyKey,

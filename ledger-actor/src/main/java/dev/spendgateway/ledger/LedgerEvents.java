@@ -40,7 +40,9 @@ public interface LedgerEvents {
    * owner}. {@code owner} was added after v1: an older event has none and reads as the owner its
    * id's namespace implies ({@link Owner#impliedBy}). {@code tag} is the caller's workflow tag
    * ({@code x-spend-tag}), null when it sent none; added with workflow tags, so older events have
-   * none and read as untagged.
+   * none and read as untagged. {@code model} and {@code provider} name what the reservation pays
+   * for (a router attempt's model, its provider's wire name), null when the caller named none;
+   * added later still, so older events have none and report under an empty model and provider.
    */
   public record ReservationMade(
       String id,
@@ -52,13 +54,15 @@ public interface LedgerEvents {
       Instant at,
       Instant expiresAt,
       Owner owner,
-      @JsonInclude(JsonInclude.Include.NON_NULL) String tag)
+      @JsonInclude(JsonInclude.Include.NON_NULL) String tag,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String model,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String provider)
       implements Event {
     public ReservationMade {
       owner = owner == null ? Owner.impliedBy(id) : owner;
     }
 
-    /** Without a workflow tag. */
+    /** Without a workflow tag, model or provider. */
     public ReservationMade(
         String id,
         Lane lane,
@@ -79,6 +83,8 @@ public interface LedgerEvents {
           at,
           expiresAt,
           owner,
+          null,
+          null,
           null);
     }
 
@@ -94,7 +100,9 @@ public interface LedgerEvents {
           at,
           until,
           owner,
-          tag);
+          tag,
+          model,
+          provider);
     }
 
     /** The older form, without an owner. */
@@ -122,7 +130,8 @@ public interface LedgerEvents {
 
   /**
    * Event: a request refused by {@code cap} with {@code headroomMicros} left; journaled for audit
-   * and idempotency. {@code owner} and {@code tag} as in {@link ReservationMade}.
+   * and idempotency. {@code owner}, {@code tag}, {@code model} and {@code provider} as in {@link
+   * ReservationMade}.
    */
   public record ReservationRefused(
       String id,
@@ -138,13 +147,15 @@ public interface LedgerEvents {
       long headroomMicros,
       Instant at,
       Owner owner,
-      @JsonInclude(JsonInclude.Include.NON_NULL) String tag)
+      @JsonInclude(JsonInclude.Include.NON_NULL) String tag,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String model,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String provider)
       implements Event {
     public ReservationRefused {
       owner = owner == null ? Owner.impliedBy(id) : owner;
     }
 
-    /** Without a workflow tag. */
+    /** Without a workflow tag, model or provider. */
     public ReservationRefused(
         String id,
         Lane lane,
@@ -173,6 +184,8 @@ public interface LedgerEvents {
           headroomMicros,
           at,
           owner,
+          null,
+          null,
           null);
     }
 

@@ -57,7 +57,8 @@ public interface LedgerProtocol {
    * Hold {@code amountMicros} against every cap of the lane. For {@link Lane#APP} the brand's caps
    * come with the request; for the other lanes they are ignored (send 0). {@code owner} is recorded
    * with the reservation: only it may settle or void it. {@code tag} is the caller's workflow tag,
-   * journaled with the reservation for reports (null: none).
+   * {@code model} and {@code provider} what the reservation pays for, all three journaled with the
+   * reservation for reports (null: none).
    */
   public record Reserve(
       String id,
@@ -69,9 +70,11 @@ public interface LedgerProtocol {
       Owner owner,
       Instant deadline,
       String tag,
+      String model,
+      String provider,
       ActorRef<ReserveReply> replyTo)
       implements Batchable {
-    /** Without a workflow tag. */
+    /** Without a workflow tag, model or provider. */
     public Reserve(
         String id,
         Lane lane,
@@ -91,6 +94,8 @@ public interface LedgerProtocol {
           brandMonthlyMicros,
           owner,
           deadline,
+          null,
+          null,
           null,
           replyTo);
     }
@@ -117,6 +122,8 @@ public interface LedgerProtocol {
           owner,
           deadline,
           tag,
+          model,
+          provider,
           to);
     }
 

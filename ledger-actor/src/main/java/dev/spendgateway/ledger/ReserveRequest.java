@@ -10,6 +10,9 @@ import dev.spendgateway.policy.access.Lane;
  * @param brandMonthlyMicros the brand's monthly cap ({@code app} only, else 0)
  * @param tag the caller's workflow tag ({@code x-spend-tag}), journaled with the reservation; null
  *     when the caller sent none
+ * @param model the model the reservation pays for, journaled with it so reports can group spend by
+ *     model; null when unknown (a ledger API caller that named none)
+ * @param provider the provider's wire name ({@code openai}, {@code claude}, ...), as {@code model}
  */
 public record ReserveRequest(
     String id,
@@ -18,9 +21,11 @@ public record ReserveRequest(
     long amountMicros,
     long brandDailyMicros,
     long brandMonthlyMicros,
-    String tag) {
+    String tag,
+    String model,
+    String provider) {
 
-  /** Without a workflow tag. */
+  /** Without a workflow tag, model or provider. */
   public ReserveRequest(
       String id,
       Lane lane,
@@ -28,6 +33,20 @@ public record ReserveRequest(
       long amountMicros,
       long brandDailyMicros,
       long brandMonthlyMicros) {
-    this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, null);
+    this(id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, null, null, null);
+  }
+
+  /** The same request, for {@code model} of {@code provider}. */
+  public ReserveRequest forModel(String model, String provider) {
+    return new ReserveRequest(
+        id,
+        lane,
+        subject,
+        amountMicros,
+        brandDailyMicros,
+        brandMonthlyMicros,
+        tag,
+        model,
+        provider);
   }
 }

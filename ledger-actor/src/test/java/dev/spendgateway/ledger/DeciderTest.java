@@ -38,6 +38,7 @@ import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -293,32 +294,56 @@ class DeciderTest {
     assertEquals(eventTypes, decision.events().stream().map(Object::getClass).toList());
   }
 
-  // --- workflow tags ---------------------------------------------------------------------------
+  // --- workflow tags, models and providers -----------------------------------------------------
 
-  static Reserve tagged(String id, String amount, String tag) {
-    return new Reserve(id, Lane.FREE, null, usd(amount), 0, 0, Owner.LEDGER_API, null, tag, null);
+  static Reserve labelled(String id, String amount, String tag, String model, String provider) {
+    return new Reserve(
+        id, Lane.FREE, null, usd(amount), 0, 0, Owner.LEDGER_API, null, tag, model, provider, null);
   }
 
-  @ParameterizedTest(name = "tag {0}: journaled as {1}")
+  @ParameterizedTest(name = "tag {0}, model {1}, provider {2}: journaled as sent")
   @org.junit.jupiter.params.provider.CsvSource(
       nullValues = "null",
-      value = {"onboarding, onboarding", "null, null"})
-  void aReservationAndARefusalKeepTheCallersTag(String tag, String journaled) {
-    Decision<?> made = DECIDER.decide(LedgerState.empty(), tagged("r-t", "0.50", tag), NOW);
-    assertEquals(journaled, ((ReservationMade) made.events().get(0)).tag());
+      value = {
+        "onboarding, gpt-6.1-sol, openai",
+        "null, claude-haiku-5-5, claude",
+        "onboarding, null, null",
+        "null, null, null"
+      })
+  void aReservationAndARefusalKeepTheCallersTagModelAndProvider(
+      String tag, String model, String provider) {
+    Decision<?> made =
+        DECIDER.decide(LedgerState.empty(), labelled("r-t", "0.50", tag, model, provider), NOW);
+    ReservationMade reservation = (ReservationMade) made.events().get(0);
+    assertEquals(
+        Arrays.asList(tag, model, provider),
+        Arrays.asList(reservation.tag(), reservation.model(), reservation.provider()));
 
-    // $3 free pool, $0.20 left: the refusal of the next one is journaled with its tag too.
+    // $3 free pool, $0.20 left: the refusal of the next one is journaled with them too.
     LedgerState full = given(List.of(made("r-f", Lane.FREE, null, "2.80", Owner.LEDGER_API)));
-    Decision<?> refused = DECIDER.decide(full, tagged("r-u", "0.50", tag), NOW);
-    assertEquals(journaled, ((ReservationRefused) refused.events().get(0)).tag());
+    Decision<?> refused = DECIDER.decide(full, labelled("r-u", "0.50", tag, model, provider), NOW);
+    ReservationRefused refusal = (ReservationRefused) refused.events().get(0);
+    assertEquals(
+        Arrays.asList(tag, model, provider),
+        Arrays.asList(refusal.tag(), refusal.model(), refusal.provider()));
   }
 
-  @Test
-  void aMalformedTagIsRefusedBeforeTheBooksAndNamed() {
-    Decision<?> d = DECIDER.decide(LedgerState.empty(), tagged("r-t", "0.50", "a,b"), NOW);
+  @ParameterizedTest(name = "{0}: refused before the books, naming {4}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      nullValues = "null",
+      value = {
+        "a comma in the tag        | a,b  | null        | null    | tag",
+        "a space in the model      | null | 'gpt 6'     | openai  | model",
+        "a quote in the provider   | null | gpt-6.1-sol | open\"ai | provider"
+      })
+  void aMalformedLabelIsRefusedBeforeTheBooksAndNamed(
+      String sentence, String tag, String model, String provider, String field) {
+    Decision<?> d =
+        DECIDER.decide(LedgerState.empty(), labelled("r-t", "0.50", tag, model, provider), NOW);
     assertEquals(List.of(), d.events());
     Invalid invalid = assertInstanceOf(Invalid.class, d.reply());
-    assertEquals("tag", invalid.field());
+    assertEquals(field, invalid.field());
   }
 
   // --- adjustments by window ------------------------------------------------------------------

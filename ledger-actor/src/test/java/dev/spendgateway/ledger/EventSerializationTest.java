@@ -63,7 +63,22 @@ class EventSerializationTest {
             AT,
             AT.plusSeconds(900),
             Reservation.Owner.GATEWAY,
-            "onboarding"),
+            "onboarding",
+            "gpt-6.1-sol",
+            "openai"),
+        new GlobalBudget.ReservationMade(
+            "r-7",
+            Lane.FREE,
+            null,
+            300_000,
+            0,
+            0,
+            AT,
+            AT.plusSeconds(900),
+            Reservation.Owner.GATEWAY,
+            null,
+            "claude-haiku-5-5",
+            "claude"),
         new GlobalBudget.ReservationRefused(
             "r-6",
             Lane.FREE,
@@ -78,7 +93,9 @@ class EventSerializationTest {
             200_000,
             AT,
             Reservation.Owner.GATEWAY,
-            "onboarding"),
+            "onboarding",
+            "gpt-6.1-sol",
+            "openai"),
         new GlobalBudget.ReservationRefused(
             "r-2",
             Lane.TRIAL,
@@ -149,13 +166,17 @@ class EventSerializationTest {
   }
 
   @Test
-  void anUntaggedReservationIsWrittenWithoutATagAndATaggedOneKeepsIt() throws Exception {
+  void anUnlabelledReservationIsWrittenWithoutThemAndALabelledOneKeepsThem() throws Exception {
     ObjectMapper cbor = new ObjectMapper(new CBORFactory());
     var untagged =
         new GlobalBudget.ReservationMade(
             "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, AT, AT.plusSeconds(900));
-    // Written as before tags existed, so older readers and fixtures see the same bytes.
-    assertFalse(cbor.readTree(serialization.serialize(untagged).get()).has("tag"));
+    // Written as before tags, models and providers were journaled, so older readers and fixtures
+    // see the same bytes.
+    var unlabelled = cbor.readTree(serialization.serialize(untagged).get());
+    assertFalse(unlabelled.has("tag"));
+    assertFalse(unlabelled.has("model"));
+    assertFalse(unlabelled.has("provider"));
     var tagged =
         new GlobalBudget.ReservationMade(
             "r-1",
@@ -167,10 +188,15 @@ class EventSerializationTest {
             AT,
             AT.plusSeconds(900),
             Reservation.Owner.GATEWAY,
-            "support.triage");
-    assertEquals(
-        "support.triage", cbor.readTree(serialization.serialize(tagged).get()).get("tag").asText());
-    assertEquals("support.triage", tagged.expiringAt(AT.plusSeconds(60)).tag());
+            "support.triage",
+            "gpt-6.1-sol",
+            "openai");
+    var labelled = cbor.readTree(serialization.serialize(tagged).get());
+    assertEquals("support.triage", labelled.get("tag").asText());
+    assertEquals("gpt-6.1-sol", labelled.get("model").asText());
+    assertEquals("openai", labelled.get("provider").asText());
+    // A media job's reservation gets its lifetime this way: it keeps what it was for.
+    assertEquals(tagged, tagged.expiringAt(AT.plusSeconds(60)).expiringAt(AT.plusSeconds(900)));
   }
 
   @Test

@@ -86,9 +86,20 @@ class RemoteMessagesTest {
             List.of(
                 new LedgerProtocol.Reserve(
                     "r-1", Lane.APP, "b1", 300_000, 5_000_000, 50_000_000, Owner.GATEWAY, AT, null),
-                // A reserve from another node keeps its workflow tag.
+                // A reserve from another node keeps its workflow tag, model and provider.
                 new LedgerProtocol.Reserve(
-                    "r-5", Lane.FREE, null, 300_000, 0, 0, Owner.GATEWAY, AT, "onboarding", null),
+                    "r-5",
+                    Lane.FREE,
+                    null,
+                    300_000,
+                    0,
+                    0,
+                    Owner.GATEWAY,
+                    AT,
+                    "onboarding",
+                    "gpt-6.1-sol",
+                    "openai",
+                    null),
                 new LedgerProtocol.Settle("r-1", 120_000, Owner.GATEWAY, AT, null),
                 new LedgerProtocol.VoidReservation("r-2", Owner.LEDGER_API, null, null)),
             ref.narrow()),
