@@ -31,7 +31,10 @@ import java.util.TreeMap;
  * change of {@code ledger.window-zone}. Given one zone instead, every day is that zone's. Per
  * group: {@code calls} (reservations made), {@code settled_usd} (real cost of the settled ones,
  * plus operator refunds), {@code voided} (closed at $0), {@code expired_usd} (kept at their worst
- * case), {@code refused} (refused by a cap).
+ * case), {@code refused} (refused by a cap). {@code tag}, {@code model} and {@code provider} are
+ * those journaled with the reservation or refusal (empty when it has none: an untagged call, a
+ * reservation written before models and providers were journaled, a ledger API caller that named
+ * none, a refund).
  *
  * <p>{@code settled_usd + expired_usd} over all groups is what the company spent in the period: the
  * spend {@code replay} shows for the company-wide caps. A refund adjustment moves those caps, so it
@@ -136,14 +139,14 @@ final class SpendReport {
     if (fact instanceof ReservationMade e) {
       String day = calendar.dayKey(e.at());
       if (inPeriod(day)) {
-        List<String> group = group(day, e.lane(), e.subject(), e.tag());
+        List<String> group = group(day, e.lane(), e.subject(), e.tag(), e.model(), e.provider());
         openGroups.put(e.id(), group);
         totals(group).calls++;
       }
     } else if (fact instanceof ReservationRefused e) {
       String day = calendar.dayKey(e.at());
       if (inPeriod(day)) {
-        totals(group(day, e.lane(), e.subject(), e.tag())).refused++;
+        totals(group(day, e.lane(), e.subject(), e.tag(), e.model(), e.provider())).refused++;
       }
     } else if (fact instanceof ReservationSettled e) {
       List<String> group = openGroups.remove(e.id());
@@ -163,8 +166,9 @@ final class SpendReport {
     } else if (fact instanceof SpendAdjusted e && e.scope() == AdjustmentScope.REFUND) {
       String day = adjustedDay(e);
       if (inPeriod(day)) {
-        // A refund is no workflow's call: it has no tag.
-        totals(group(day, e.lane(), e.subject(), null)).settledMicros += e.deltaMicros();
+        // A refund is no workflow's call: it has no tag, model or provider.
+        totals(group(day, e.lane(), e.subject(), null, null, null)).settledMicros +=
+            e.deltaMicros();
       }
     } else if (fact instanceof WindowZoneChanged e && followsJournal) {
       calendar = calendar.withZoneFrom(e.from(), ZoneId.of(e.zone()));
@@ -199,7 +203,8 @@ final class SpendReport {
     return day.compareTo(fromKey) >= 0 && day.compareTo(toKey) <= 0;
   }
 
-  private List<String> group(String day, Lane lane, String subject, String tag) {
+  private List<String> group(
+      String day, Lane lane, String subject, String tag, String model, String provider) {
     List<String> values = new ArrayList<>(by.size());
     for (Key k : by) {
       values.add(
@@ -209,8 +214,10 @@ final class SpendReport {
             case BRAND -> subject == null ? "" : subject;
             case LANE -> lane.wireName();
             case TAG -> tag == null ? "" : tag;
-            // Not journaled with the reservation by this version of the ledger.
-            case MODEL, PROVIDER -> "";
+            // Journaled with each reservation since models and providers were; older ones have
+            // none.
+            case MODEL -> model == null ? "" : model;
+            case PROVIDER -> provider == null ? "" : provider;
           });
     }
     return List.copyOf(values);

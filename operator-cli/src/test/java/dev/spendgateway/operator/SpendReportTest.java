@@ -127,6 +127,7 @@ class SpendReportTest {
     "brand,     2026-12-01, 2026-12-31, 4, 0.500001",
     "'month,lane', 2026-12-01, 2026-12-31, 4, 0.500001",
     "tag,       2026-12-01, 2026-12-31, 4, 0.500001",
+    "'day,brand,model,provider,tag', 2026-12-01, 2026-12-31, 4, 0.500001",
     // one day: the 6th has only b2
     "day,       2026-12-06, 2026-12-06, 1, 0.400000",
     // November: the reservation of the 30th, closed in December, counts in November
@@ -160,7 +161,8 @@ class SpendReportTest {
         report.csv());
   }
 
-  private static ReservationMade tagged(String id, String tag, String at) {
+  private static ReservationMade labelled(
+      String id, String tag, String model, String provider, String at) {
     Instant t = Instant.parse(at);
     return new ReservationMade(
         id,
@@ -172,7 +174,34 @@ class SpendReportTest {
         t,
         t.plusSeconds(900),
         dev.spendgateway.ledger.Reservation.Owner.GATEWAY,
-        tag);
+        tag,
+        model,
+        provider);
+  }
+
+  private static ReservationMade tagged(String id, String tag, String at) {
+    return labelled(id, tag, null, null, at);
+  }
+
+  private static ReservationRefused refusedFree(
+      String id, String tag, String model, String provider) {
+    return new ReservationRefused(
+        id,
+        Lane.FREE,
+        null,
+        9_000_000,
+        0,
+        0,
+        CapName.FREE_DAILY,
+        null,
+        "2026-12-05",
+        3_000_000,
+        2_000_000,
+        Instant.parse("2026-12-05T11:00:00Z"),
+        null,
+        tag,
+        model,
+        provider);
   }
 
   @Test
@@ -186,22 +215,7 @@ class SpendReportTest {
     report.add(settled(a, 70_000));
     report.add(settled(b, 20_000));
     report.add(settled(c, 3));
-    report.add(
-        new ReservationRefused(
-            "t4",
-            Lane.FREE,
-            null,
-            9_000_000,
-            0,
-            0,
-            CapName.FREE_DAILY,
-            null,
-            "2026-12-05",
-            3_000_000,
-            2_000_000,
-            Instant.parse("2026-12-05T11:00:00Z"),
-            null,
-            "onboarding"));
+    report.add(refusedFree("t4", "onboarding", null, null));
     assertEquals(
         String.join(
             "\n",
@@ -209,6 +223,40 @@ class SpendReportTest {
             ",1,0.000003,0,0.000000,0",
             "onboarding,1,0.070000,0,0.000000,1",
             "support,1,0.020000,0,0.000000,0",
+            ""),
+        report.csv());
+  }
+
+  @Test
+  void byModelAndProviderGroupsTheJournaledOnesAndOlderReservationsAsAnEmptyRow() {
+    SpendReport report =
+        new SpendReport(
+            List.of(SpendReport.Key.MODEL, SpendReport.Key.PROVIDER),
+            ZoneId.of("UTC"),
+            DEC_1,
+            DEC_31);
+    ReservationMade sol = labelled("m1", null, "gpt-6.1-sol", "openai", "2026-12-05T10:00:00Z");
+    // The router fell back: the fallback attempt's reservation names the fallback's model.
+    ReservationMade haiku =
+        labelled("m2", null, "claude-haiku-5-5", "claude", "2026-12-05T10:00:01Z");
+    ReservationMade sol2 = labelled("m3", "ops", "gpt-6.1-sol", "openai", "2026-12-05T10:00:02Z");
+    // Written before models and providers were journaled.
+    ReservationMade older = made("m4", "acme", 400_000, "2026-12-05T10:00:03Z");
+    List.of(sol, haiku, sol2, older).forEach(report::add);
+    report.add(settled(sol, 70_000));
+    report.add(
+        new ReservationVoided(
+            "m2", Lane.FREE, null, haiku.at(), 100_000, haiku.at().plusSeconds(1)));
+    report.add(settled(sol2, 30_001));
+    report.add(settled(older, 5));
+    report.add(refusedFree("m5", null, "claude-haiku-5-5", "claude"));
+    assertEquals(
+        String.join(
+            "\n",
+            "model,provider,calls,settled_usd,voided,expired_usd,refused",
+            ",,1,0.000005,0,0.000000,0",
+            "claude-haiku-5-5,claude,1,0.000000,1,0.000000,1",
+            "gpt-6.1-sol,openai,2,0.100001,0,0.000000,0",
             ""),
         report.csv());
   }

@@ -207,14 +207,17 @@ public final class Call {
   }
 
   private CompletionStage<Attempted> reserve(AttemptPlan plan, Permit permit) {
+    String provider = plan.provider().wireName();
+    // Each attempt reserves on its own, so a fallback's reservation names the fallback's model.
     ReserveRequest reserve =
-        spend.reserve(Reservation.Owner.newGatewayId(), plan.worstCase().micros());
+        spend
+            .reserve(Reservation.Owner.newGatewayId(), plan.worstCase().micros())
+            .forModel(plan.model(), provider);
     // The pricing lives as long as the reservation (a stream's whole life): it keeps the model and
     // the worst case, never the call (which holds the caller's request) or the vetted bodies.
     var cost = services.cost();
     var modelInfo = plan.modelInfo();
     var worstCase = plan.worstCase();
-    String provider = plan.provider().wireName();
     Settlement.Pricing pricing =
         UsageTelemetry.counting(
             usage -> cost.settlement(modelInfo, worstCase, usage),

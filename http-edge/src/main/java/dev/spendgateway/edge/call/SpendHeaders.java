@@ -83,10 +83,21 @@ public final class SpendHeaders {
           Optional.empty());
     }
 
-    /** The reservation this call asks the ledger for: {@code amountMicros} under {@code id}. */
+    /**
+     * The reservation this call asks the ledger for: {@code amountMicros} under {@code id}. Without
+     * a model or provider: each attempt names its own ({@link ReserveRequest#forModel}).
+     */
     public ReserveRequest reserve(String id, long amountMicros) {
       return new ReserveRequest(
-          id, lane, subject, amountMicros, brandDailyMicros, brandMonthlyMicros, tag.orElse(null));
+          id,
+          lane,
+          subject,
+          amountMicros,
+          brandDailyMicros,
+          brandMonthlyMicros,
+          tag.orElse(null),
+          null,
+          null);
     }
   }
 

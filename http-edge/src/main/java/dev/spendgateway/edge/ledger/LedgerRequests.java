@@ -11,6 +11,7 @@ import dev.spendgateway.edge.json.JsonFields;
 import dev.spendgateway.ledger.Reservation.Owner;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
+import dev.spendgateway.policy.access.SpendModel;
 import dev.spendgateway.policy.access.SpendTag;
 
 /**
@@ -25,10 +26,12 @@ final class LedgerRequests {
   }
 
   /**
-   * {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd","tag"}} ({@code tag}
-   * optional: the workflow tag, as {@code x-spend-tag} on the provider routes). The id must lie
-   * outside the provider routes' namespace ({@code gw-}), so a caller can never collide with, or
-   * pose as, a provider call; the amount must be above 0, since an empty hold reserves nothing.
+   * {@code {"id","lane","brand","amountUsd","brandDailyUsd","brandMonthlyUsd","tag","model",
+   * "provider"}} ({@code tag} optional: the workflow tag, as {@code x-spend-tag} on the provider
+   * routes; {@code model} and {@code provider} optional: what the hold pays for, journaled for
+   * reports, as the provider routes journal their own). The id must lie outside the provider
+   * routes' namespace ({@code gw-}), so a caller can never collide with, or pose as, a provider
+   * call; the amount must be above 0, since an empty hold reserves nothing.
    */
   ReserveRequest reserve(String body) {
     JsonNode json = fields.object(body);
@@ -61,7 +64,28 @@ final class LedgerRequests {
         throw new JsonFields.BadRequest("tag", "tag must be " + SpendTag.DESCRIPTION);
       }
     }
-    return new ReserveRequest(id, lane, brand, amount, daily, monthly, tag);
+    return new ReserveRequest(
+        id,
+        lane,
+        brand,
+        amount,
+        daily,
+        monthly,
+        tag,
+        label(json, "model"),
+        label(json, "provider"));
+  }
+
+  /** An optional model or provider name, for reports; null when absent. */
+  private static String label(JsonNode json, String field) {
+    if (!present(json, field)) {
+      return null;
+    }
+    String name = text(json.get(field), field);
+    if (!SpendModel.isValid(name)) {
+      throw new JsonFields.BadRequest(field, field + " must be " + SpendModel.DESCRIPTION);
+    }
+    return name;
   }
 
   private static boolean present(JsonNode json, String field) {

@@ -40,6 +40,14 @@ import org.apache.pekko.http.javadsl.model.HttpHeader;
 final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
   static final String ROUTE = "/media/v1/videos";
   static final String IDEMPOTENCY_KEY = "idempotency-key";
+
+  /**
+   * The provider a media job's reservation is journaled with, as the media routes' access lines
+   * name it: the media provider is an upstream of its own ({@code media.base-url}), whatever API it
+   * speaks.
+   */
+  static final String PROVIDER = "media";
+
   private static final int MAX_IDEMPOTENCY_KEY_CHARS = 256;
 
   /**
@@ -195,7 +203,9 @@ final class MediaSubmit implements CallTarget<MediaSubmit.Prepared> {
     return services
         .ledger()
         .reserveMediaJob(
-            spend.reserve(reservationId, worstCase),
+            spend
+                .reserve(reservationId, worstCase)
+                .forModel(prepared.allowed().model().name(), PROVIDER),
             settings.account(),
             key.orElse(null),
             settings.maxConcurrentJobs(),

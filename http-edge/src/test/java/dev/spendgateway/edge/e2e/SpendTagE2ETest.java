@@ -6,17 +6,22 @@ import static dev.spendgateway.edge.testkit.TestGateway.CHAT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.operator.GatewayAdmin;
+import dev.spendgateway.sim.Fault;
+import dev.spendgateway.sim.SimRoute;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.math.BigDecimal;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,7 +36,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * The workflow tag end to end: {@code x-spend-tag} is checked on every provider route and the
  * router, journaled with the reservation, grouped by {@code gateway-admin report --by tag} from the
- * running gateway's journal, and named on {@code /metrics} only when the conf lists it.
+ * running gateway's journal, and named on {@code /metrics} only when the conf lists it. The model
+ * and provider of each attempt are journaled too, and reported with totals equal to the ledger's.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SpendTagE2ETest {
@@ -129,6 +135,73 @@ class SpendTagE2ETest {
             this::spendTagLabels,
             values -> values.containsAll(Set.of("onboarding", "other", "none")));
     assertEquals(Set.of("onboarding", "other", "none"), labels);
+  }
+
+  @Test
+  void eachAttemptIsReportedUnderItsModelAndProviderAndTheTotalsAreTheLedgers() throws Exception {
+    Brand brand = Brand.fresh("models");
+    assertEquals(200, call(CHAT, brand, "export").statusCode());
+    assertEquals(200, call(ANTHROPIC, brand, null).statusCode());
+    // The router's primary fails (below the breaker's threshold): every attempt reserved on its
+    // own, so the fallback's reservation names the fallback's model and provider.
+    gw.sim.scriptTimes(SimRoute.OPENAI_CHAT, Fault.status(503), 4);
+    HttpResponse<String> routed = call(ROUTER, brand, "export");
+    assertEquals(200, routed.statusCode(), routed.body());
+    assertEquals("anthropic", routed.headers().firstValue("x-gateway-provider").orElse(""));
+    JsonNode usage = gw.awaitSettled(brand.id());
+
+    // Finance's CSV: by day, brand, model and workflow.
+    List<String[]> rows = report(brand, "day,brand,model,tag");
+    Map<String, String[]> byModelTag = new TreeMap<>();
+    BigDecimal spent = BigDecimal.ZERO;
+    for (String[] row : rows) {
+      byModelTag.put(row[2] + "/" + row[3], row);
+      // day,brand,model,tag,calls,settled_usd,voided,expired_usd,refused
+      spent = spent.add(new BigDecimal(row[5])).add(new BigDecimal(row[7]));
+    }
+    assertEquals(
+        Set.of(
+            "gpt-6.1-sol/export",
+            "claude-opus-5-5/",
+            "gpt-6.1-sol-mini/export",
+            "claude-haiku-5-5/export"),
+        byModelTag.keySet(),
+        String.join("\n", rows.stream().map(r -> String.join(",", r)).toList()));
+    assertEquals("1", byModelTag.get("claude-haiku-5-5/export")[4], "the fallback's one attempt");
+    String[] failed = byModelTag.get("gpt-6.1-sol-mini/export");
+    assertEquals(failed[4], failed[6], "every failed attempt at the primary was voided");
+    // To the micro-dollar what the ledger holds as the brand's spend today.
+    BigDecimal ledger = null;
+    for (JsonNode cap : usage.get("caps")) {
+      if ("brand_daily".equals(cap.path("cap").asText())
+          && brand.id().equals(cap.path("subject").asText())) {
+        ledger = cap.path("spentUsd").decimalValue();
+      }
+    }
+    assertEquals(0, spent.compareTo(ledger), spent + " reported, " + ledger + " in the ledger");
+
+    // The providers, as journaled (their wire names).
+    List<String[]> byProvider = report(brand, "brand,provider");
+    assertEquals(List.of("anthropic", "openai"), byProvider.stream().map(r -> r[1]).toList());
+  }
+
+  /** The running gateway's {@code report --by by --format csv}: {@code brand}'s rows, split. */
+  private List<String[]> report(Brand brand, String by) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        GatewayAdmin.commandLine()
+            .setOut(new PrintWriter(out))
+            .setErr(new PrintWriter(err))
+            .execute(
+                "report", "--data-dir", gw.dataDir().toString(), "--by", by, "--format", "csv");
+    assertEquals(0, exit, err.toString());
+    // No field of these rows holds a comma: brand ids, models, providers and tags here are plain.
+    return out.toString()
+        .lines()
+        .map(l -> l.split(",", -1))
+        .filter(r -> List.of(r).contains(brand.id()))
+        .toList();
   }
 
   /** The values the spend metric's {@code tag} label has on {@code /metrics} now. */

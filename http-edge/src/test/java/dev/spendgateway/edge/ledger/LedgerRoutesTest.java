@@ -358,7 +358,14 @@ class LedgerRoutesTest {
             "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"brand\":\"a/../b\"}", "brand"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":\"a,b\"}", "tag"),
         Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":\"\"}", "tag"),
-        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":7}", "tag"));
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"tag\":7}", "tag"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"model\":\"gpt 6\"}", "model"),
+        Arguments.of("{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"model\":\"\"}", "model"),
+        Arguments.of(
+            "{\"id\":\"m-1\",\"lane\":\"free\",\"amountUsd\":1,\"provider\":\"%s\"}"
+                .formatted("p".repeat(129)),
+            "provider"));
   }
 
   @ParameterizedTest(name = "{0} -> 400 naming {1}")
