@@ -12,7 +12,8 @@ import dev.spendgateway.policy.access.Lane;
  *     when the caller sent none
  * @param model the model the reservation pays for, journaled with it so reports can group spend by
  *     model; null when unknown (a ledger API caller that named none)
- * @param provider the provider's wire name ({@code openai}, {@code claude}, ...), as {@code model}
+ * @param provider the provider's wire name ({@code openai}, {@code anthropic}, {@code media}); null
+ *     as for {@code model}
  */
 public record ReserveRequest(
     String id,

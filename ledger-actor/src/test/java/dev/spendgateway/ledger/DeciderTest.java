@@ -306,7 +306,7 @@ class DeciderTest {
       nullValues = "null",
       value = {
         "onboarding, gpt-6.1-sol, openai",
-        "null, claude-haiku-5-5, claude",
+        "null, claude-haiku-5-5, anthropic",
         "onboarding, null, null",
         "null, null, null"
       })

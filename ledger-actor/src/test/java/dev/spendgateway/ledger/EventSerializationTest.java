@@ -78,7 +78,7 @@ class EventSerializationTest {
             Reservation.Owner.GATEWAY,
             null,
             "claude-haiku-5-5",
-            "claude"),
+            "anthropic"),
         new GlobalBudget.ReservationRefused(
             "r-6",
             Lane.FREE,

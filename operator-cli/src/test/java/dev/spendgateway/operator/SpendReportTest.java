@@ -238,7 +238,7 @@ class SpendReportTest {
     ReservationMade sol = labelled("m1", null, "gpt-6.1-sol", "openai", "2026-12-05T10:00:00Z");
     // The router fell back: the fallback attempt's reservation names the fallback's model.
     ReservationMade haiku =
-        labelled("m2", null, "claude-haiku-5-5", "claude", "2026-12-05T10:00:01Z");
+        labelled("m2", null, "claude-haiku-5-5", "anthropic", "2026-12-05T10:00:01Z");
     ReservationMade sol2 = labelled("m3", "ops", "gpt-6.1-sol", "openai", "2026-12-05T10:00:02Z");
     // Written before models and providers were journaled.
     ReservationMade older = made("m4", "acme", 400_000, "2026-12-05T10:00:03Z");
@@ -249,13 +249,13 @@ class SpendReportTest {
             "m2", Lane.FREE, null, haiku.at(), 100_000, haiku.at().plusSeconds(1)));
     report.add(settled(sol2, 30_001));
     report.add(settled(older, 5));
-    report.add(refusedFree("m5", null, "claude-haiku-5-5", "claude"));
+    report.add(refusedFree("m5", null, "claude-haiku-5-5", "anthropic"));
     assertEquals(
         String.join(
             "\n",
             "model,provider,calls,settled_usd,voided,expired_usd,refused",
             ",,1,0.000005,0,0.000000,0",
-            "claude-haiku-5-5,claude,1,0.000000,1,0.000000,1",
+            "claude-haiku-5-5,anthropic,1,0.000000,1,0.000000,1",
             "gpt-6.1-sol,openai,2,0.100001,0,0.000000,0",
             ""),
         report.csv());

@@ -54,7 +54,7 @@ class JsonlEventsTagTest {
             Owner.GATEWAY,
             null,
             "claude-haiku-5-5",
-            "claude");
+            "anthropic");
     assertEquals(refused, jsonl.parse(jsonl.line(new Journaled(8, refused))).event());
   }
 
