@@ -1,5 +1,6 @@
 package dev.spendgateway.policy.catalog;
 
+import dev.spendgateway.policy.access.SpendModel;
 import dev.spendgateway.policy.config.ConfigMaps;
 import dev.spendgateway.policy.money.Micros;
 import java.math.BigDecimal;
@@ -78,6 +79,12 @@ public final class ModelCatalog {
 
   private static ModelInfo readModel(String name, Map<String, Object> m) {
     String path = PATH + ".\"" + name + "\"";
+    // Every reservation is journaled with its model's id under this rule, and the ledger refuses a
+    // malformed one: an id outside it would refuse every call to that model, so it stops the start.
+    if (!SpendModel.isValid(name)) {
+      throw new IllegalArgumentException(
+          path + ": a model id must be " + SpendModel.DESCRIPTION + " (it is journaled as is)");
+    }
     Provider provider = Provider.fromWireName(ConfigMaps.requiredString(m, "provider", path));
     ModelKind kind =
         ModelKind.fromWireName(

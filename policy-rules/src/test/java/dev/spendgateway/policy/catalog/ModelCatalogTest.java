@@ -15,6 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class ModelCatalogTest {
 
@@ -139,6 +140,15 @@ class ModelCatalogTest {
     Map<String, Object> model = new HashMap<>(validModel());
     model.remove(key);
     assertThrows(IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of("m", model)));
+  }
+
+  @ParameterizedTest(name = "model id \"{0}\" is refused: a reservation could not journal it")
+  @ValueSource(strings = {"gpt 6", "gpt,6", "gpt\"6", "modèle"})
+  void aModelIdTheJournalCannotNameStopsTheStart(String id) {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ModelCatalog.fromMap(Map.of(id, validModel())));
+    assertTrue(e.getMessage().contains(id) && e.getMessage().contains("model id"), e.getMessage());
   }
 
   @Test
