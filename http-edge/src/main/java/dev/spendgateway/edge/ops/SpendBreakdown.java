@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.LongAdder;
  * #OTHER}. A week of traffic costs what an hour does.
  *
  * <p>Not durable: it starts empty at every start ({@link #since} says when it began counting) and
- * counts this node's calls only. The ledger journals every tag, so {@code gateway-admin report --by
- * tag} is the complete and exact figure, across nodes and restarts.
+ * counts this node's calls only. The ledger journals every reservation's model and tag, so {@code
+ * gateway-admin report --by model} or {@code --by tag} is the complete and exact figure, across
+ * nodes and restarts.
  */
 public final class SpendBreakdown {
   /** The row for models or tags past the bound. */
