@@ -44,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * started only on a cluster node; a single process never starts it and keeps its state in memory.
  *
  * <p>How fast: a circuit or breaker opening is written to every reachable node at once ({@code
- * WriteAll}), a switch to a majority, a conversation's later calls locally (gossip spreads them);
- * each node applies what arrived within Distributed Data's {@code notify-subscribers-interval}.
- * Every map's entries expire: the node first in address order sweeps the expired ones every {@code
+ * WriteAll}), a new switch too, a conversation's later calls locally (gossip spreads them); each
+ * node applies what arrived within Distributed Data's {@code notify-subscribers-interval}. Every
+ * map's entries expire: the node first in address order sweeps the expired ones every {@code
  * sweep-interval}, and every node drops its own expired conversation entries then.
  */
 public final class ClusterRouting
@@ -310,12 +310,12 @@ public final class ClusterRouting
 
     private Behavior<Command> onConversationSeen(ConversationSeen m) {
       String value = RoutingReplica.switchValue(m.provider(), clock.millis());
-      // A new switch goes to a majority before anything else, so it outlives this node; a later
-      // call only refreshes the time and may spread by gossip.
+      // A new switch goes to every reachable node at once, so it outlives this node and the
+      // conversation's next call finds it on whichever node it lands (a majority write could skip
+      // that node, which would then learn it only by gossip, seconds later, and send the call back
+      // to the primary). Switches are rare; a later call only refreshes the time, locally.
       Replicator.WriteConsistency consistency =
-          switches.containsKey(m.conversationId())
-              ? Replicator.writeLocal()
-              : new Replicator.WriteMajority(settings.writeTimeout());
+          switches.containsKey(m.conversationId()) ? Replicator.writeLocal() : everyNode();
       updateTexts(
           SWITCHES,
           consistency,
