@@ -1,8 +1,14 @@
 package dev.spendgateway.edge.e2e;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import dev.spendgateway.edge.testkit.TestGateway;
+import dev.spendgateway.operator.GatewayAdmin;
 import dev.spendgateway.sim.SimConfig;
 import dev.spendgateway.sim.Usage;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
 
 /**
  * The e2e suite's {@link TestGateway}: {@code e2e-test.conf} with its fake secrets (repeated here
@@ -36,6 +42,23 @@ final class E2eGateway {
       default ->
           "{\"model\":\"fast-summary\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     };
+  }
+
+  /**
+   * {@code gateway-admin report --by by --format csv} on {@code gw}'s journal while it runs, as an
+   * operator runs it: the output's lines (the verb must succeed).
+   */
+  static List<String> reportCsv(TestGateway gw, String by) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        GatewayAdmin.commandLine()
+            .setOut(new PrintWriter(out))
+            .setErr(new PrintWriter(err))
+            .execute(
+                "report", "--data-dir", gw.dataDir().toString(), "--by", by, "--format", "csv");
+    assertEquals(0, exit, err.toString());
+    return out.toString().lines().toList();
   }
 
   static TestGateway start(String name) throws Exception {

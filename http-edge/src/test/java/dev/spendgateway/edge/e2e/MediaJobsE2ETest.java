@@ -8,12 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
-import dev.spendgateway.operator.GatewayAdmin;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.ReceivedCall;
 import dev.spendgateway.sim.SimRoute;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -107,24 +104,11 @@ class MediaJobsE2ETest {
     assertEquals(0, new BigDecimal("0.80").compareTo(spent(usage)));
     assertEquals(0, BigDecimal.ZERO.compareTo(reserved(usage)));
     // The job's reservation is journaled with its model and the media provider.
-    StringWriter report = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit =
-        GatewayAdmin.commandLine()
-            .setOut(new PrintWriter(report))
-            .setErr(new PrintWriter(err))
-            .execute(
-                "report",
-                "--data-dir",
-                gw.dataDir().toString(),
-                "--by",
-                "brand,model,provider",
-                "--format",
-                "csv");
-    assertEquals(0, exit, err.toString());
     assertEquals(
         List.of(brand.id() + ",sora-2,media,1,0.800000,0,0.000000,0"),
-        report.toString().lines().filter(l -> l.startsWith(brand.id() + ",")).toList());
+        E2eGateway.reportCsv(gw, "brand,model,provider").stream()
+            .filter(l -> l.startsWith(brand.id() + ","))
+            .toList());
 
     JsonNode done = awaitStatus(id, "completed");
     assertEquals(id, done.get("id").asText());

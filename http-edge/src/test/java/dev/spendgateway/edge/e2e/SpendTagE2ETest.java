@@ -10,11 +10,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
-import dev.spendgateway.operator.GatewayAdmin;
 import dev.spendgateway.sim.Fault;
 import dev.spendgateway.sim.SimRoute;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -105,23 +102,10 @@ class SpendTagE2ETest {
     gw.awaitSettled(brand.id());
 
     // The report reads the journal of the running gateway.
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit =
-        GatewayAdmin.commandLine()
-            .setOut(new PrintWriter(out))
-            .setErr(new PrintWriter(err))
-            .execute(
-                "report",
-                "--data-dir",
-                gw.dataDir().toString(),
-                "--by",
-                "brand,tag",
-                "--format",
-                "csv");
-    assertEquals(0, exit, err.toString());
-    List<String> mine = out.toString().lines().filter(l -> l.startsWith(brand.id() + ",")).toList();
-    assertEquals(3, mine.size(), out + "\n" + err);
+    List<String> lines = E2eGateway.reportCsv(gw, "brand,tag");
+    String out = String.join("\n", lines);
+    List<String> mine = lines.stream().filter(l -> l.startsWith(brand.id() + ",")).toList();
+    assertEquals(3, mine.size(), out);
     // brand,tag,calls,...: the untagged call is its own group (empty tag), sorted first
     assertTrue(mine.get(0).startsWith(brand.id() + ",,1,"), out.toString());
     assertTrue(mine.get(1).startsWith(brand.id() + ",onboarding,1,"), out.toString());
@@ -187,18 +171,8 @@ class SpendTagE2ETest {
 
   /** The running gateway's {@code report --by by --format csv}: {@code brand}'s rows, split. */
   private List<String[]> report(Brand brand, String by) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit =
-        GatewayAdmin.commandLine()
-            .setOut(new PrintWriter(out))
-            .setErr(new PrintWriter(err))
-            .execute(
-                "report", "--data-dir", gw.dataDir().toString(), "--by", by, "--format", "csv");
-    assertEquals(0, exit, err.toString());
     // No field of these rows holds a comma: brand ids, models, providers and tags here are plain.
-    return out.toString()
-        .lines()
+    return E2eGateway.reportCsv(gw, by).stream()
         .map(l -> l.split(",", -1))
         .filter(r -> List.of(r).contains(brand.id()))
         .toList();
