@@ -207,6 +207,12 @@ public final class Gateway {
             shared
                 .<ConversationStickiness.Sharing>map(s -> s)
                 .orElse(ConversationStickiness.Sharing.NONE));
+    // The conversations this node holds switched to a fallback (its own and, in a cluster, the
+    // other nodes'): an operator sees that switches happen, and that another node's arrive.
+    io.micrometer.core.instrument.Gauge.builder(
+            "gateway.router.conversations.switched", stickiness, ConversationStickiness::size)
+        .description("conversations held on their fallback on this node")
+        .register(metrics.registry());
     // A restarted node is ready only once it has read the cluster's circuits and switches.
     this.routingCaughtUp =
         shared

@@ -131,6 +131,7 @@ class ClusterRoutingIT {
     Node a = cluster.nodes.stream().filter(n -> n != ledger).reduce((x, y) -> y).orElseThrow();
     Node c = cluster.nodes.stream().filter(n -> n != a).findFirst().orElseThrow();
     String conversation = "conv-" + UUID.randomUUID();
+    double heldOnC = switchedOn(c);
 
     sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(503));
     HttpResponse<String> switched;
@@ -143,6 +144,12 @@ class ClusterRoutingIT {
     assertEquals("claude-haiku-5-5", model(switched), "switched to the fallback");
     int openAiCalls = sim.received(SimRoute.OPENAI_CHAT).size();
 
+    // The switch reaches the other nodes within a fraction of a second (a write to every node,
+    // applied at the next notify-subscribers-interval); the kill comes once C holds it.
+    Eventually.until(
+        "node " + c.index() + " holds the switch",
+        Duration.ofSeconds(2),
+        () -> switchedOn(c) > heldOnC);
     a.process().destroyForcibly(); // kill -9: nothing it held in memory survives
     assertTrue(a.process().waitFor(30, TimeUnit.SECONDS));
 
@@ -209,6 +216,24 @@ class ClusterRoutingIT {
       assertTrue(okPerNode[n] > 0, "node " + n + " sent its share: " + okPerNode[n]);
     }
     assertFalse(limited == 0, "the storm was over the limit");
+  }
+
+  /** The conversations {@code node} holds on their fallback, from its /metrics. */
+  private static double switchedOn(Node node) throws Exception {
+    HttpResponse<String> r =
+        ClusterNodes.HTTP.send(
+            HttpRequest.newBuilder(URI.create(node.base() + "/metrics"))
+                .timeout(Duration.ofSeconds(10))
+                .header("x-api-key", ClusterNodes.TOKEN)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, r.statusCode(), r.body());
+    return r.body()
+        .lines()
+        .filter(l -> l.startsWith("gateway_router_conversations_switched "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1).trim()))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no gateway_router_conversations_switched"));
   }
 
   private static String model(HttpResponse<String> r) {
