@@ -89,13 +89,20 @@ public final class AskBench {
       loops[c] = new CompletableFuture<>();
       loop(client, ids, latency, asks, running, loops[c]);
     }
-    Thread.sleep(seconds * 1000L); // time is the point: the measured block
-    running.set(false);
-    long done = asks.get();
-    double elapsed = (System.nanoTime() - start) / 1e9;
+    // The measured block ends on a timer; what is counted is what was asked until then.
+    long[] done = new long[1];
+    double[] elapsed = new double[1];
+    CompletableFuture.runAsync(
+            () -> {
+              running.set(false);
+              done[0] = asks.get();
+              elapsed[0] = (System.nanoTime() - start) / 1e9;
+            },
+            CompletableFuture.delayedExecutor(seconds, TimeUnit.SECONDS))
+        .get(seconds + 30L, TimeUnit.SECONDS);
     CompletableFuture.allOf(loops).get(30, TimeUnit.SECONDS);
     return new Block(
-        done / elapsed, latency.getValueAtPercentile(50), latency.getValueAtPercentile(99));
+        done[0] / elapsed[0], latency.getValueAtPercentile(50), latency.getValueAtPercentile(99));
   }
 
   /** One caller: ask, then ask again on the answer, until told to stop. No thread is blocked. */
