@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.spendgateway.ledger.Ledger;
 import dev.spendgateway.ledger.LedgerClient;
+import dev.spendgateway.ledger.LedgerProtocol;
 import dev.spendgateway.ledger.LedgerProtocol.Closed;
 import dev.spendgateway.ledger.LedgerProtocol.Reserved;
 import dev.spendgateway.ledger.LedgerSettings;
@@ -20,6 +21,7 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -273,6 +275,24 @@ public final class LedgerBench {
     }
   }
 
+  /**
+   * Whether a caller waits for each settle's answer before its next reserve ({@code bench.settle =
+   * wait}, the default) or goes on once the settle is sent ({@code send}), as the gateway's provider
+   * calls do.
+   */
+  private static final boolean WAIT_FOR_SETTLE =
+      !"send".equals(System.getProperty("bench.settle", "wait"));
+
+  /**
+   * With {@code bench.settle = send}: how long after sending a settle the caller's next reserve
+   * goes ({@code bench.gap-micros}, default 0), standing in for the answer's trip to the caller
+   * and the next request's way back through the edge.
+   */
+  private static final long GAP_MICROS = Long.getLong("bench.gap-micros", 0);
+
+  /** What a caller that does not wait for its settle counts the pair by. */
+  private static final Object SENT = new Object();
+
   /** One caller: reserve, then settle, then again, until told to stop. No thread is blocked. */
   private static void callerLoop(
       LedgerClient client,
@@ -302,11 +322,27 @@ public final class LedgerBench {
               if (!(reply instanceof Reserved)) {
                 throw new IllegalStateException("not reserved: " + reply);
               }
-              return client.settle(id, 5_000);
+              CompletionStage<LedgerProtocol.CloseReply> settled = client.settle(id, 5_000);
+              if (WAIT_FOR_SETTLE) {
+                return settled.thenApply(Object.class::cast);
+              }
+              // As a provider call: its settle is sent and the caller's next call goes on without
+              // its answer (the settle is counted as an error if it is not settled after all).
+              settled.whenComplete(
+                  (closed, failure) -> {
+                    if (failure != null || !(closed instanceof Closed)) {
+                      errors.incrementAndGet();
+                    }
+                  });
+              return GAP_MICROS == 0
+                  ? CompletableFuture.<Object>completedFuture(SENT)
+                  : CompletableFuture.supplyAsync(
+                      () -> SENT,
+                      CompletableFuture.delayedExecutor(GAP_MICROS, TimeUnit.MICROSECONDS));
             })
         .whenComplete(
             (reply, failure) -> {
-              if (failure == null && reply instanceof Closed) {
+              if (failure == null && (reply instanceof Closed || reply == SENT)) {
                 pairs.incrementAndGet();
               } else {
                 errors.incrementAndGet();
