@@ -82,9 +82,10 @@ public final class GlobalBudget
   private CompletionStage<Void> latestWriteFlushed = CompletableFuture.completedFuture(null);
 
   /**
-   * A write holding only the gateway's own closes was confirmed after the last flush anybody asked
-   * for: the next answer that waits for a flush asks for one that covers it ({@link #whenFlushed}),
-   * and if nobody does within {@link #closeFlushDelay} the timer does ({@link FlushCloses}).
+   * A write holding only the gateway's own closes was confirmed at its commit, after the last flush
+   * anybody asked for: the next write covers it (its flush starts after its commit), the next
+   * answer that waits for a flush without writing asks for one ({@link #whenFlushed}), and if
+   * nobody does within {@link #closeFlushDelay} the timer does ({@link FlushCloses}).
    */
   private boolean closesAwaitFlush;
 
@@ -191,6 +192,9 @@ public final class GlobalBudget
   }
 
   private void onRecoveryCompleted(LedgerState state) {
+    // A write announced as needing no flush of its own by an earlier incarnation that failed
+    // before its commit: the next write with its sequence number must wait for its flush.
+    writer.noWriteWithoutFlush();
     Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
     context
         .getLog()
@@ -272,7 +276,7 @@ public final class GlobalBudget
     reportDropped(decided.dropped());
     List<Event> events = decided.events();
     BatchWritten written = new BatchWritten(batch.commands().size(), events.size());
-    boolean onlyGatewayCloses = writer.answersWaitForFlush() && onlyGatewayCloses(batch);
+    boolean withoutFlush = writer.flushMayWait() && mayGoWithoutFlush(batch, events);
     if (events.isEmpty()) {
       answer(decided.decided());
       return batch.replyTo() == null
@@ -286,12 +290,15 @@ public final class GlobalBudget
     // flushed.
     Event row = GroupCommit.of(events);
     decidedRow = new DecidedRow(row, state, decided.after());
+    if (withoutFlush) {
+      writer.nextWriteWithoutFlush(lastSequenceNumber(context) + 1);
+    }
     var effect =
         Effect()
             .persist(row)
             .thenRun(
                 newState -> {
-                  if (onlyGatewayCloses) {
+                  if (withoutFlush) {
                     writtenWithoutFlush(newState);
                   } else {
                     written(newState);
@@ -323,7 +330,7 @@ public final class GlobalBudget
       if (d.decision().isDropped()) {
         continue;
       }
-      if (writer.answersWaitForFlush() && isGatewayClose(d.command())) {
+      if (writer.flushMayWait() && isGatewayClose(d.command())) {
         send(d.command(), d.decision().reply());
       } else {
         afterFlush.add(d);
@@ -340,9 +347,35 @@ public final class GlobalBudget
         || (command instanceof VoidReservation v && v.closer() == Owner.GATEWAY);
   }
 
-  private static boolean onlyGatewayCloses(Batch batch) {
+  /**
+   * Whether a batch's write may be confirmed at its commit and flushed with the next write: it
+   * holds only the gateway's own settles and voids, none settled above its reservation.
+   *
+   * <p>Why this is safe. A settle or void only lowers a hold the ledger already answered for
+   * durably (the reservation's own write was flushed before it was answered). Its state change is
+   * applied at once, so the next decision already sees the room it frees. That would be unsafe only
+   * if an answer drawn from that state could reach a caller while the close is not on disk, and
+   * none can: the journal is one ordered sequence and a flush forces everything committed before
+   * it, so the next reservation's write, committed after the close's, is answered only after a
+   * flush that started after its own commit, and that flush covers the close too. A power cut
+   * before that flush loses both, and the reservation was never answered. Queries and writes that
+   * decide nothing (repeats) ask for a flush first ({@link #whenFlushed}). What a power cut can
+   * lose on its own is only the close: its reservation is then still held at its worst case and
+   * expires at it, so the books overstate spend, never understate it.
+   *
+   * <p>That holds only while the close's amount is at most the hold. A settle above its reservation
+   * (the provider billed more than the worst case) lost in a cut would leave spend understated by
+   * the excess, so such a batch waits for its flush like any other. A close through the ledger API
+   * or by an operator always waits: its caller may act on the answer.
+   */
+  private static boolean mayGoWithoutFlush(Batch batch, List<Event> events) {
     for (Batchable command : batch.commands()) {
       if (!isGatewayClose(command)) {
+        return false;
+      }
+    }
+    for (Event e : events) {
+      if (e instanceof ReservationSettled s && s.overReserve()) {
         return false;
       }
     }
@@ -532,7 +565,12 @@ public final class GlobalBudget
    * snapshot of {@code newState} is taken if one is due.
    */
   private void written(LedgerState newState) {
-    trackFlushOfLatestWrite();
+    // This write's flush starts after its commit, so it also covers any close written earlier
+    // without a flush of its own.
+    closesFlushed();
+    // Pipelined: a flush that starts now; otherwise the write was confirmed after its flush, and
+    // nothing an earlier flush of closes left behind (even a failed one) holds answers back.
+    latestWriteFlushed = writer.afterCommit();
     snapshotIfDue(newState);
   }
 
@@ -567,16 +605,21 @@ public final class GlobalBudget
 
   private ReplyEffect<Event, LedgerState> onFlushCloses() {
     if (closesAwaitFlush) {
-      trackFlushOfLatestWrite();
+      flushCloses();
     }
     return Effect().noReply();
   }
 
-  private void trackFlushOfLatestWrite() {
-    closesAwaitFlush = false;
-    timers.cancel(FLUSH_CLOSES_TIMER);
-    if (writer.answersWaitForFlush()) {
-      latestWriteFlushed = writer.afterCommit();
+  /** Starts (or joins) a flush covering the closes written without one; answers wait for it. */
+  private void flushCloses() {
+    closesFlushed();
+    latestWriteFlushed = writer.flushCommitted();
+  }
+
+  private void closesFlushed() {
+    if (closesAwaitFlush) {
+      closesAwaitFlush = false;
+      timers.cancel(FLUSH_CLOSES_TIMER);
     }
   }
 
@@ -587,7 +630,7 @@ public final class GlobalBudget
    */
   private void whenFlushed(Runnable answer) {
     if (closesAwaitFlush) {
-      trackFlushOfLatestWrite(); // the answer may be drawn from a close not flushed yet
+      flushCloses(); // the answer may be drawn from a close not flushed yet
     }
     CompletableFuture<Void> flushed = latestWriteFlushed.toCompletableFuture();
     if (flushed.isDone() && !flushed.isCompletedExceptionally()) {

@@ -335,13 +335,23 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       queuedOthers++;
     }
     if (!writing) {
-      if (queuedOthers == 0 && !closeLinger.isZero()) {
-        lingerForCompany();
-      } else {
-        sendBatch();
-      }
+      sendOrLinger();
     }
     return this;
+  }
+
+  /**
+   * The slot is free and something waits: send it, unless it is only the gateway's own closes,
+   * which linger for company first. Also when the slot frees up: a provider call's close is sent as
+   * its reservation's answer leaves, so it often reaches this actor just before the write's
+   * confirmation does, and the caller's next reservation is a moment behind it.
+   */
+  private void sendOrLinger() {
+    if (queuedOthers == 0 && !closeLinger.isZero()) {
+      lingerForCompany();
+    } else {
+      sendBatch();
+    }
   }
 
   /**
@@ -434,7 +444,7 @@ public final class ReservationBatcher extends AbstractBehavior<Object> {
       return this; // its answer (if any) came from the fence
     }
     if (!queued.isEmpty()) {
-      sendBatch();
+      sendOrLinger();
     }
     return this;
   }

@@ -116,11 +116,17 @@ public final class DurableJournalDao implements JournalDao {
     }
   }
 
-  /** Committed through the ledger's {@link JournalWriter}: fenced, and confirmed once flushed. */
+  /**
+   * Committed through the ledger's {@link JournalWriter}: fenced, and confirmed once flushed (the
+   * write the ledger announced as one nobody waits to see flushed, at its commit).
+   */
   @Override
   public Future<Seq<Try<BoxedUnit>>> asyncWriteMessages(Seq<AtomicWrite> messages) {
+    long highestSequenceNr = messages.isEmpty() ? -1 : messages.last().highestSequenceNr();
     return FutureConverters.asScala(
-        writer.commit(() -> FutureConverters.asJava(journal.asyncWriteMessages(messages))));
+        writer.commit(
+            () -> FutureConverters.asJava(journal.asyncWriteMessages(messages)),
+            highestSequenceNr));
   }
 
   @Override

@@ -39,6 +39,19 @@ final class GroupSync {
 
   /** Call once a write has committed; completes when a sync that covers it has finished. */
   CompletionStage<Void> afterCommit() {
+    stats.writeCommitted();
+    return nextSync(1);
+  }
+
+  /**
+   * Completes when a sync that started after this call has finished, counting no write of its own:
+   * it covers the writes {@link #committedWithoutWaiting} left for the next sync.
+   */
+  CompletionStage<Void> flushCommitted() {
+    return nextSync(0);
+  }
+
+  private CompletionStage<Void> nextSync(int writes) {
     Group mine;
     boolean startNow;
     synchronized (lock) {
@@ -46,7 +59,7 @@ final class GroupSync {
         waiting = new Group();
       }
       mine = waiting;
-      mine.writes++;
+      mine.writes += writes;
       startNow = !running;
       if (startNow) {
         running = true;
@@ -55,7 +68,6 @@ final class GroupSync {
         unwaited = 0;
       }
     }
-    stats.writeCommitted();
     if (startNow) {
       start(mine);
     }

@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.journal;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.AbstractExtensionId;
 import org.apache.pekko.actor.ActorSystem;
@@ -50,6 +51,13 @@ public final class JournalWriter implements Extension {
   /** Writes are confirmed at commit, and the ledger waits for their flush before answering. */
   private volatile boolean pipelined;
 
+  /**
+   * The sequence number of the one write the ledger said nobody waits to see flushed ({@link
+   * #nextWriteWithoutFlush}); -1 when none. Taken (and reset) by the commit of that write only, so
+   * no other write can be confirmed before its flush by mistake.
+   */
+  private final AtomicLong unflushedWrite = new AtomicLong(-1);
+
   /** A writer of its own, for a test that drives a ledger without a journal plugin. */
   public JournalWriter() {}
 
@@ -73,6 +81,17 @@ public final class JournalWriter implements Extension {
    * ledger waits for the flush itself or the commit is durable on its own.
    */
   <T> CompletionStage<T> commit(Supplier<CompletionStage<T>> insert) {
+    return commit(insert, -1);
+  }
+
+  /**
+   * As {@link #commit(Supplier)} for a write whose highest sequence number is {@code
+   * highestSequenceNr}: the write the ledger announced with {@link #nextWriteWithoutFlush} is
+   * confirmed at commit and starts no flush of its own.
+   */
+  <T> CompletionStage<T> commit(Supplier<CompletionStage<T>> insert, long highestSequenceNr) {
+    boolean withoutFlush =
+        highestSequenceNr >= 0 && unflushedWrite.compareAndSet(highestSequenceNr, -1);
     if (fence.isClosed()) {
       return CompletableFuture.failedFuture(
           new IllegalStateException("ledger journal fenced: another writer is ahead of this one"));
@@ -88,7 +107,7 @@ public final class JournalWriter implements Extension {
           }
         });
     GroupSync s = sync;
-    if (s == null || pipelined) {
+    if (s == null || pipelined || withoutFlush) {
       return committed;
     }
     // A failed commit needs no flush (and is failed as it is); a committed one waits for its flush.
@@ -113,13 +132,53 @@ public final class JournalWriter implements Extension {
   }
 
   /**
+   * Whether a write may be confirmed at its commit with its flush left to the next one ({@link
+   * #nextWriteWithoutFlush}): only where a flush exists (H2); on PostgreSQL every commit is durable
+   * as it is.
+   */
+  public boolean flushMayWait() {
+    return sync != null;
+  }
+
+  /**
+   * The ledger's next write, at {@code sequenceNr}, is one nobody waits to see flushed (the
+   * gateway's own settles and voids): it is confirmed at its commit, without the journal's
+   * pipeline, and the next flush covers it. The ledger must then call {@link
+   * #committedWithoutFlush} and make sure a flush follows ({@link #flushCommitted}).
+   */
+  public void nextWriteWithoutFlush(long sequenceNr) {
+    if (flushMayWait()) {
+      unflushedWrite.set(sequenceNr);
+    }
+  }
+
+  /**
+   * Forgets a write announced by {@link #nextWriteWithoutFlush} that never reached its commit (the
+   * ledger restarted): the write that next takes its sequence number waits for its flush.
+   */
+  public void noWriteWithoutFlush() {
+    unflushedWrite.set(-1);
+  }
+
+  /**
    * Call once a write was confirmed that nobody waits to see flushed: no flush starts for it; the
-   * next {@link #afterCommit()} covers it (a flush forces everything committed before it).
+   * next {@link #afterCommit()} or {@link #flushCommitted()} covers it (a flush forces everything
+   * committed before it).
    */
   public void committedWithoutFlush() {
-    if (answersWaitForFlush()) {
+    if (flushMayWait()) {
       sync.committedWithoutWaiting();
     }
+  }
+
+  /**
+   * Completes when a flush that started after this call has finished, so every write committed so
+   * far is on disk (one starts at once if none runs); at once where commits are durable as they
+   * are. Counts no write: for the writes {@link #committedWithoutFlush} left behind.
+   */
+  public CompletionStage<Void> flushCommitted() {
+    GroupSync s = sync;
+    return s == null ? NOTHING_TO_WAIT_FOR : s.flushCommitted();
   }
 
   /** The fence against a second writer. */

@@ -277,16 +277,16 @@ public final class LedgerBench {
 
   /**
    * Whether a caller waits for each settle's answer before its next reserve ({@code bench.settle =
-   * wait}, the default) or goes on once the settle is sent ({@code send}), as the gateway's provider
-   * calls do.
+   * wait}, the default) or goes on once the settle is sent ({@code send}), as the gateway's
+   * provider calls do.
    */
   private static final boolean WAIT_FOR_SETTLE =
       !"send".equals(System.getProperty("bench.settle", "wait"));
 
   /**
    * With {@code bench.settle = send}: how long after sending a settle the caller's next reserve
-   * goes ({@code bench.gap-micros}, default 0), standing in for the answer's trip to the caller
-   * and the next request's way back through the edge.
+   * goes ({@code bench.gap-micros}, default 0), standing in for the answer's trip to the caller and
+   * the next request's way back through the edge.
    */
   private static final long GAP_MICROS = Long.getLong("bench.gap-micros", 0);
 

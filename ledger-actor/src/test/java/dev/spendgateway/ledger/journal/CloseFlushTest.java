@@ -18,28 +18,30 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * With the pipeline on, the gateway's own settles are answered at commit and ride with the next
- * flush: one caller reserving and settling in turn costs one flush per reservation, not two, and
- * the last settle is still flushed (by the next query that reads it, or by the close-flush timer).
- * A settle through the ledger API still waits for its own flush.
+ * With the pipeline on or off, the gateway's own settles are answered at commit and ride with the
+ * next flush: one caller reserving and settling in turn costs one flush per reservation, not two,
+ * and the last settle is still flushed (by the next query that reads it, or by the close-flush
+ * timer). A settle through the ledger API still waits for its own flush.
  */
 class CloseFlushTest {
   private static final int PAIRS = 40;
 
   @TempDir Path dataDir;
 
-  private static Map<String, Object> config(String closeFlushDelay) {
-    return config(closeFlushDelay, "0s");
+  private static Map<String, Object> config(String pipeline, String closeFlushDelay) {
+    return config(pipeline, closeFlushDelay, "0s");
   }
 
-  private static Map<String, Object> config(String closeFlushDelay, String closeLinger) {
+  private static Map<String, Object> config(
+      String pipeline, String closeFlushDelay, String closeLinger) {
     return Map.of(
         "ledger.journal.pipeline",
-        "on",
+        pipeline,
         "ledger.journal.close-flush-delay",
         closeFlushDelay,
         "ledger.journal.close-linger",
@@ -50,9 +52,10 @@ class CloseFlushTest {
         1_000_000);
   }
 
-  @Test
-  void aGatewaySettleDoesNotCostTheNextReservationAFlush() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void aGatewaySettleDoesNotCostTheNextReservationAFlush(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "1h"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long syncsBefore = stats.syncs();
       pairs(ledger.client, "g-");
@@ -62,9 +65,10 @@ class CloseFlushTest {
     }
   }
 
-  @Test
-  void aLingeringSettleIsWrittenTogetherWithTheNextReservation() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "2s"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void aLingeringSettleIsWrittenTogetherWithTheNextReservation(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "1h", "2s"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long writesBefore = stats.writes();
       // The gateway does not wait for a settle's answer before its caller's next call.
@@ -79,9 +83,10 @@ class CloseFlushTest {
     }
   }
 
-  @Test
-  void withoutTheLingerEverySettleIsAWriteOfItsOwn() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h", "0s"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void withoutTheLingerEverySettleIsAWriteOfItsOwn(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "1h", "0s"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long writesBefore = stats.writes();
       pairs(ledger.client, "n-");
@@ -89,9 +94,10 @@ class CloseFlushTest {
     }
   }
 
-  @Test
-  void aLedgerApiSettleWaitsForItsOwnFlush() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void aLedgerApiSettleWaitsForItsOwnFlush(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "1h"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       long syncsBefore = stats.syncs();
       pairs(ledger.client.actingAs(Owner.LEDGER_API), "a-");
@@ -101,9 +107,10 @@ class CloseFlushTest {
     }
   }
 
-  @Test
-  void aQueryReadingAnUnflushedSettleWaitsForAFlushCoveringIt() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("1h"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void aQueryReadingAnUnflushedSettleWaitsForAFlushCoveringIt(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "1h"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       pairs(ledger.client, "q-");
       assertTrue(stats.writes() > stats.syncedWrites(), "the last settle is not flushed yet");
@@ -113,9 +120,10 @@ class CloseFlushTest {
     }
   }
 
-  @Test
-  void aSettleNobodyReadsIsFlushedWithinTheCloseFlushDelay() throws Exception {
-    try (H2Ledger ledger = H2Ledger.start(dataDir, config("50ms"))) {
+  @ParameterizedTest(name = "ledger.journal.pipeline = {0}")
+  @ValueSource(strings = {"on", "off"})
+  void aSettleNobodyReadsIsFlushedWithinTheCloseFlushDelay(String pipeline) throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config(pipeline, "50ms"))) {
       JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
       pairs(ledger.client, "t-");
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

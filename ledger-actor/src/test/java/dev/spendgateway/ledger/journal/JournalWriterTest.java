@@ -70,6 +70,60 @@ class JournalWriterTest {
   }
 
   @Test
+  void onlyTheWriteAnnouncedAsUnflushedIsConfirmedAtItsCommitAndTheNextFlushCoversIt() {
+    JournalWriter writer = new JournalWriter();
+    writer.flushWith(this::flush, false);
+    writer.nextWriteWithoutFlush(7);
+
+    // Another sequence number (a write that took the number after a restart) waits for its flush.
+    CompletableFuture<String> other =
+        writer.commit(() -> CompletableFuture.completedFuture("rows"), 6).toCompletableFuture();
+    assertFalse(other.isDone());
+    flushes.get(0).complete(null);
+    assertTrue(other.isDone());
+
+    CompletableFuture<String> announced =
+        writer.commit(() -> CompletableFuture.completedFuture("rows"), 7).toCompletableFuture();
+    assertTrue(announced.isDone(), "confirmed at its commit");
+    writer.committedWithoutFlush();
+    assertEquals(1, flushes.size(), "no flush of its own");
+    assertEquals(2, writer.stats().writes());
+    assertEquals(1, writer.stats().syncedWrites());
+
+    // Taken once: the same number again (a retried write) waits for its flush, which covers both.
+    CompletableFuture<String> again =
+        writer.commit(() -> CompletableFuture.completedFuture("rows"), 7).toCompletableFuture();
+    assertFalse(again.isDone());
+    flushes.get(1).complete(null);
+    assertTrue(again.isDone());
+    assertEquals(3, writer.stats().syncedWrites());
+
+    // Forgotten after a restart: the announced number waits for its flush.
+    writer.nextWriteWithoutFlush(8);
+    writer.noWriteWithoutFlush();
+    assertFalse(
+        writer
+            .commit(() -> CompletableFuture.completedFuture("rows"), 8)
+            .toCompletableFuture()
+            .isDone());
+  }
+
+  @Test
+  void aFlushOfCommittedWritesCountsNoWriteOfItsOwn() {
+    JournalWriter writer = new JournalWriter();
+    writer.flushWith(this::flush, false);
+    writer.nextWriteWithoutFlush(1);
+    writer.commit(() -> CompletableFuture.completedFuture("rows"), 1);
+    writer.committedWithoutFlush();
+    CompletableFuture<Void> flushed = writer.flushCommitted().toCompletableFuture();
+    assertFalse(flushed.isDone());
+    flushes.get(0).complete(null);
+    assertTrue(flushed.isDone());
+    assertEquals(1, writer.stats().writes());
+    assertEquals(1, writer.stats().syncedWrites());
+  }
+
+  @Test
   void aWriteAnotherWriterBeatClosesTheFenceAndEveryLaterWriteIsRefusedUntilReopened() {
     JournalWriter writer = new JournalWriter();
     List<String> told = new ArrayList<>();
