@@ -37,7 +37,9 @@ import org.apache.pekko.actor.typed.javadsl.StashBuffer;
  * flush. With {@code ledger.journal.pipeline = on} a write is confirmed at commit instead, and the
  * next batch is decided and written while the previous one is still being flushed. Each caller is
  * answered by {@code GlobalBudget} only after the batch holding its event is flushed to the
- * journal's disk. Queries and operator commands pass straight through.
+ * journal's disk, except the gateway's own settles and voids: a batch of only those is confirmed at
+ * its commit, so the next batch goes at once and its flush covers them ({@code GlobalBudget}
+ * explains why that is safe). Queries and operator commands pass straight through.
  *
  * <p>The queue is bounded ({@code ledger.max-queued-commands}): a command arriving when it is full
  * is answered {@link LedgerProtocol.Busy} at once and never decided. A queue that long means the

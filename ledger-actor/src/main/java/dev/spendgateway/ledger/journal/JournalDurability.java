@@ -36,8 +36,9 @@ public final class JournalDurability {
   }
 
   /**
-   * How long a gateway's own settle or void, answered at commit, may wait for a flush when no other
-   * write asks for one ({@code ledger.journal.close-flush-delay}; absent: 200 ms).
+   * How long a gateway's own settle or void, answered at commit (pipeline on or off), may wait for
+   * a flush when no other write asks for one ({@code ledger.journal.close-flush-delay}; absent: 200
+   * ms).
    */
   public static java.time.Duration closeFlushDelay(Config config) {
     return config.hasPath(LAZY_FLUSH_KEY)
