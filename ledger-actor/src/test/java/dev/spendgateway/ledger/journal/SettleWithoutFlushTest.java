@@ -156,6 +156,22 @@ class SettleWithoutFlushTest {
     }
   }
 
+  @Test
+  void aCleanStopKeepsASettleNoFlushCoveredYet() throws Exception {
+    try (H2Ledger ledger = H2Ledger.start(dataDir, config())) {
+      JournalSyncStats stats = JournalWriter.of(ledger.system.classicSystem()).stats();
+      assertInstanceOf(Reserved.class, get(reserve(ledger.client, "kept")));
+      assertInstanceOf(Closed.class, get(ledger.client.settle("kept", ACTUAL)));
+      assertTrue(stats.writes() > stats.syncedWrites(), "the settle is not flushed yet");
+    } // the actor system stops; H2 closes its file cleanly, which forces it
+
+    try (H2Ledger restarted = H2Ledger.start(dataDir, config())) {
+      ReservationView view = (ReservationView) get(restarted.client.get("kept"));
+      assertEquals(Status.SETTLED, view.status());
+      assertEquals(ACTUAL, view.actualMicros().orElseThrow());
+    }
+  }
+
   private static CompletableFuture<ReserveReply> reserve(LedgerClient client, String id) {
     return client
         .reserve(
