@@ -14,6 +14,8 @@
 #   flush-off        ledger.journal.sync = off: no fsync at all (NOT durable; what durability costs)
 #   pekko-ask        the shipped settings, the client asking through Pekko's ask (a temporary actor
 #                    per ask) instead of its direct reply target
+#   provider-calls   the shipped settings, callers going on once a settle is sent (as a provider
+#                    call does) instead of waiting for its answer
 # LEDGER_BENCH_VARIANTS="shipped flush-off" picks some. uptime is printed before and after.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,6 +38,7 @@ for v in $variants; do
     no-pipeline) opts=(-Dledger.journal.pipeline=off) ;;
     flush-off) opts=(-Dledger.journal.sync=off) ;;
     pekko-ask) opts=(-Dbench.ask=pekko) ;;
+    provider-calls) opts=(-Dbench.settle=send) ;;
     *) echo "ledger-write-path: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo
