@@ -60,8 +60,8 @@ class MediaKillRestartIT {
   @Test
   void jobsRunningAtAKill9AreHeldAfterTheRestartAndSettledWhenTheyComplete() throws Exception {
     try (ProviderSimulator sim = ProviderSimulator.start(SimConfig.defaults())) {
-      // Long enough to kill, restart and look before they complete; short enough for a test.
-      sim.setMedia(Duration.ofSeconds(40), Duration.ofSeconds(1), false, 5, 10);
+      // Longer than any kill, restart and look takes; the test ends them when it has looked.
+      sim.setMedia(Duration.ofMinutes(10), Duration.ofSeconds(1), false, 5, 10);
       int port = GatewayProcess.freePort();
       String base = "http://127.0.0.1:" + port;
       try (GatewayProcess first = gateway(sim, port).start(dataDir.resolve("first.txt"))) {
@@ -85,6 +85,7 @@ class MediaKillRestartIT {
         assertEquals(0, BigDecimal.ZERO.compareTo(brandDaily(base, "spentUsd")));
 
         // Settled by the restarted gateway's poll once they complete: 3 x 8 s x $0.10.
+        assertEquals(3, sim.finishMediaJobs(), "the three jobs were still running");
         JsonNode settled =
             Eventually.until(
                 "the restarted gateway settles the jobs",

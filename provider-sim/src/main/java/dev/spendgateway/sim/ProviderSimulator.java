@@ -388,6 +388,16 @@ public final class ProviderSimulator implements AutoCloseable {
                 queueFor, runFor, fail, maxConcurrent, contentBytes, s.retryAfterSeconds()));
   }
 
+  /**
+   * Ends every unfinished video job now (completed, or failed if it was created to fail), so a test
+   * can hold jobs open for as long as it needs and then let them complete at once.
+   *
+   * @return how many jobs were ended
+   */
+  public int finishMediaJobs() {
+    return state.media().finishUnfinished();
+  }
+
   /** Video jobs created so far (refused submits not counted). */
   public long mediaJobsCreated() {
     return state.media().created();

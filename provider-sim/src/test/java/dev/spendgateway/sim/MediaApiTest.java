@@ -114,6 +114,25 @@ class MediaApiTest extends SimulatorPerClass {
   }
 
   @Test
+  void finishingTheJobsEndsEveryUnfinishedOneAsItsSettingsSaid() throws Exception {
+    sim.setMedia(Duration.ofMinutes(10), Duration.ofMinutes(10), false, 5, 10);
+    String queued = json(send("POST", "/v1/videos", VIDEO, "k1")).get("id").asText();
+    sim.setMedia(Duration.ZERO, Duration.ofMinutes(10), true, 5, 10);
+    String running = json(send("POST", "/v1/videos", VIDEO, "k1")).get("id").asText();
+    assertEquals(2, sim.mediaJobsUnfinished("k1"));
+
+    assertEquals(2, sim.finishMediaJobs());
+
+    JsonNode completed = json(send("GET", "/v1/videos/" + queued, null, "k1"));
+    assertEquals("completed", completed.get("status").asText());
+    assertEquals(100, completed.get("progress").asInt());
+    assertEquals(
+        "failed", json(send("GET", "/v1/videos/" + running, null, "k1")).get("status").asText());
+    assertEquals(0, sim.mediaJobsUnfinished("k1"));
+    assertEquals(0, sim.finishMediaJobs(), "nothing left to end");
+  }
+
+  @Test
   void jobsOfAnotherAccountAndUnknownIdsAre404AndDeleteForgetsAJob() throws Exception {
     String id = json(send("POST", "/v1/videos", VIDEO, "k1")).get("id").asText();
     assertEquals(404, send("GET", "/v1/videos/" + id, null, "k2").statusCode());

@@ -21,6 +21,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The alert webhook in a cluster: three gateway processes over one PostgreSQL journal, spend
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * — also after the node running the alert outbox is killed (kill -9) and another takes it over,
  * where the one POST in flight at the kill may come again under its own delivery id.
  */
+@ResourceLock(ClusterNodes.LOCK)
 class ClusterAlertsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BRAND = "alert-brand";

@@ -31,6 +31,13 @@ import java.util.concurrent.TimeUnit;
  * their own (created here, dropped on close).
  */
 final class ClusterNodes implements AutoCloseable {
+  /**
+   * The lock every three-node IT holds (JUnit's {@code @ResourceLock}): the ITs run two classes at
+   * a time, and two clusters at once would be six gateway JVMs on a two-core machine, whose timings
+   * (a 410 seen on every node within 2 s, a hand-over) would then measure the machine.
+   */
+  static final String LOCK = "three-node-cluster";
+
   static final String TOKEN = "cluster-test-token";
   static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();

@@ -24,6 +24,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Three gateway processes in one cluster over one PostgreSQL journal, hammered through all three
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * id the same way, and each take-over's recovery starts from its node's warm standby instead of
  * replaying the books. The hand-over times are written to target/cluster-handover.txt.
  */
+@ResourceLock(ClusterNodes.LOCK)
 class ClusterProcessIT {
   /** Each reservation is one cent; the brand's caps fit exactly {@code FITS} of them. */
   private static final String CENT = "0.01";

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Three gateway processes in one cluster behave as one gateway towards the providers: a model one
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * through all three nodes sends no more than the configured requests a minute in total. One cluster
  * (and one provider simulator in this JVM) serves every case, in order.
  */
+@ResourceLock(ClusterNodes.LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterRoutingIT {
