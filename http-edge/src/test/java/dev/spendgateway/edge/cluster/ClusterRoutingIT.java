@@ -33,9 +33,11 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * Three gateway processes in one cluster behave as one gateway towards the providers: a model one
  * node saw retired is refused on every node within 2 s, a conversation that switched on one node
- * stays switched on the others and on that node after it was killed and restarted, and a storm
- * through all three nodes sends no more than the configured requests a minute in total. One cluster
- * (and one provider simulator in this JVM) serves every case, in order.
+ * stays switched on the others and on that node after it was killed and restarted, a node cut off
+ * from the others is downed while they keep serving and comes back knowing what they did, and a
+ * storm through all three nodes sends no more than the configured requests a minute in total. One
+ * cluster (and one provider simulator in this JVM) serves every case, in order: the partition case
+ * reuses it rather than starting three more JVMs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
