@@ -189,6 +189,21 @@ final class ClusterNodes implements AutoCloseable {
     }
   }
 
+  /** {@code path} on {@code node} with the gateway token, once it answers 200 (within 20 s). */
+  static String get(Node node, String path) {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(node.base() + path))
+            .timeout(Duration.ofSeconds(15))
+            .header("x-api-key", TOKEN)
+            .build();
+    return Eventually.until(
+            "node " + node.index() + " answers " + path + " with 200",
+            Duration.ofSeconds(20),
+            () -> HTTP.send(request, HttpResponse.BodyHandlers.ofString()),
+            r -> r.statusCode() == 200)
+        .body();
+  }
+
   static String tail(Node node) {
     try {
       List<String> lines = node.logText().lines().toList();

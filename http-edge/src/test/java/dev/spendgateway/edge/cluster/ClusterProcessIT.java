@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.cluster.ClusterNodes.Node;
 import dev.spendgateway.edge.testkit.Eventually;
-import java.net.URI;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,12 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
@@ -85,7 +77,7 @@ class ClusterProcessIT {
       for (Node other : cluster.nodes) {
         if (other != first) {
           awaitLog(other, STANDBY_CAUGHT_UP, Duration.ofSeconds(90));
-          String metrics = get(other, "/metrics");
+          String metrics = ClusterNodes.get(other, "/metrics");
           assertTrue(
               metrics.lines().anyMatch("gateway_ledger_standby_following 1.0"::equals), metrics);
         }
@@ -101,7 +93,7 @@ class ClusterProcessIT {
             first.process().destroyForcibly(); // SIGKILL
           });
       assertFalse(first.process().isAlive());
-      checkBooks(cluster, crash, "crash");
+      crash.checkBooks(cluster, IDS, FITS);
       report.add(handOverLine("kill -9", crash));
       report.add(
           "kill -9 phase, hammer and checks, done " + secondsSince(started) + " s after the start");
@@ -128,7 +120,7 @@ class ClusterProcessIT {
       assertTrue(second.logText().contains("ledger handing over"), ClusterNodes.tail(second));
       Node third = cluster.ledgerNode(Duration.ofSeconds(60));
       assertTrue(third.logText().contains(FROM_STANDBY), ClusterNodes.tail(third));
-      checkBooks(cluster, graceful, "graceful");
+      graceful.checkBooks(cluster, IDS, FITS);
       report.add(handOverLine("SIGTERM", graceful));
       report.add(
           "SIGTERM phase, hammer and checks, done " + secondsSince(started) + " s after the start");
@@ -187,101 +179,6 @@ class ClusterProcessIT {
 
   /** Caps ("brandDailyUsd", "brandMonthlyUsd") that fit exactly {@code n} one-cent reservations. */
   private static String capFor(int n) {
-    return new java.math.BigDecimal(CENT).multiply(java.math.BigDecimal.valueOf(n)).toPlainString();
-  }
-
-  /**
-   * Exactly {@link #FITS} accepted, no id answered two ways, every accepted id in the journal, the
-   * books on every node that is up showing exactly the cap held and no more, and every node
-   * answering every id as the hammer was answered.
-   */
-  private static void checkBooks(ClusterNodes cluster, LedgerHammer hammer, String brand)
-      throws Exception {
-    assertTrue(hammer.unexpected.isEmpty(), "unexpected answers: " + hammer.unexpected);
-    assertTrue(
-        hammer.answers.size() >= IDS, "every id got a definitive answer: " + hammer.answers.size());
-    assertTrue(
-        hammer.unanswered().isEmpty(), "ids without a definitive answer: " + hammer.unanswered());
-    assertTrue(
-        hammer.answeredDifferently().isEmpty(),
-        "ids answered two ways: " + hammer.answeredDifferently());
-    List<String> accepted = hammer.accepted();
-    assertEquals(FITS, accepted.size(), "exactly the reservations the cap fits");
-
-    List<byte[]> payloads = cluster.journalPayloads();
-    for (String id : accepted) {
-      byte[] wanted = id.getBytes(StandardCharsets.UTF_8);
-      assertTrue(
-          payloads.stream().anyMatch(p -> contains(p, wanted)),
-          id + " acknowledged but not in the journal");
-    }
-
-    for (Node node : cluster.nodes) {
-      if (!node.process().isAlive()) {
-        continue;
-      }
-      String usage = get(node, "/usage?brand=" + brand);
-      Matcher held =
-          Pattern.compile(
-                  "\"cap\":\"brand_daily\",\"subject\":\""
-                      + brand
-                      + "\",\"window\":\"[^\"]+\",\"limitUsd\":[0-9.]+,\"spentUsd\":[0-9.]+,\"reservedUsd\":([0-9.]+)")
-              .matcher(usage);
-      assertTrue(held.find(), usage);
-      assertEquals(
-          0,
-          new java.math.BigDecimal(held.group(1)).compareTo(new java.math.BigDecimal(capFor(FITS))),
-          "node " + node.index() + " holds exactly the cap: " + usage);
-      // Every id looked up on this node, 16 at a time (one by one this was most of a phase's
-      // checks).
-      List<Map.Entry<String, List<LedgerHammer.Answer>>> ids =
-          List.copyOf(hammer.answers.entrySet());
-      ExecutorService lookups = Executors.newFixedThreadPool(16);
-      try {
-        List<Future<String>> views = new ArrayList<>();
-        for (var entry : ids) {
-          views.add(lookups.submit(() -> get(node, "/ledger/reservations/" + entry.getKey())));
-        }
-        for (int i = 0; i < ids.size(); i++) {
-          String view = views.get(i).get(60, TimeUnit.SECONDS);
-          String expected =
-              ids.get(i).getValue().get(0).status() == 201
-                  ? "\"status\":\"reserved\""
-                  : "\"status\":\"refused\"";
-          assertTrue(
-              view.contains(expected),
-              "node " + node.index() + " on " + ids.get(i).getKey() + ": " + view);
-        }
-      } finally {
-        lookups.shutdownNow();
-      }
-    }
-  }
-
-  private static String get(Node node, String path) {
-    HttpRequest request =
-        HttpRequest.newBuilder(URI.create(node.base() + path))
-            .timeout(Duration.ofSeconds(15))
-            .header("x-api-key", ClusterNodes.TOKEN)
-            .build();
-    return Eventually.until(
-            "node " + node.index() + " answers " + path + " with 200",
-            Duration.ofSeconds(20),
-            () -> ClusterNodes.HTTP.send(request, HttpResponse.BodyHandlers.ofString()),
-            r -> r.statusCode() == 200)
-        .body();
-  }
-
-  private static boolean contains(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (haystack[i + j] != needle[j]) {
-          continue outer;
-        }
-      }
-      return true;
-    }
-    return false;
+    return LedgerHammer.capFor(CENT, n);
   }
 }

@@ -34,9 +34,11 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 /**
  * Three gateway processes in one cluster behave as one gateway towards the providers: a model one
  * node saw retired is refused on every node within 2 s, a conversation that switched on one node
- * stays switched on the others and on that node after it was killed and restarted, and a storm
- * through all three nodes sends no more than the configured requests a minute in total. One cluster
- * (and one provider simulator in this JVM) serves every case, in order.
+ * stays switched on the others and on that node after it was killed and restarted, a node cut off
+ * from the others is downed while they keep serving and comes back knowing what they did, and a
+ * storm through all three nodes sends no more than the configured requests a minute in total. One
+ * cluster (and one provider simulator in this JVM) serves every case, in order: the partition case
+ * reuses it rather than starting three more JVMs.
  */
 @ResourceLock(ClusterNodes.LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -46,6 +48,22 @@ class ClusterRoutingIT {
   private static final int ANTHROPIC_RPM = 30;
 
   private static final String BRAND = "routing-it";
+
+  /** The brand the partition's reservations go to; its caps fit exactly {@link #FITS} cents. */
+  private static final String PARTITION_BRAND = "partition-it";
+
+  private static final String CENT = "0.01";
+  private static final int FITS = 60;
+  private static final int IDS = 90;
+
+  /** The singleton's log line on the node where the ledger starts. */
+  private static final String LEDGER_STARTED = "Singleton manager starting singleton actor";
+
+  /** A second model retired during the partition (the first was retired by the first case). */
+  private static final String RETIRED_TOO =
+      "{\"model\":\"gpt-6-sol\",\"max_completion_tokens\":32,"
+          + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+
   private static final String RETIRED =
       "{\"model\":\"gpt-6.1-sol\",\"max_completion_tokens\":32,"
           + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
@@ -80,7 +98,11 @@ class ClusterRoutingIT {
                 "failover.rate-limits.max-wait", "100ms",
                 // The conversation must stay switched because the switch is shared, not because
                 // the primary's failures opened its breaker for the cluster.
-                "failover.breaker.max-failures", "1000"));
+                "failover.breaker.max-failures", "1000",
+                // A cut-off node is downed 2 s after the detector's verdict instead of 4 s: the
+                // partition case's wait. The failure detector keeps its production margins (three
+                // JVMs starting on a small machine must not be found silent by mistake).
+                "cluster-node.pekko.cluster.split-brain-resolver.stable-after", "2s"));
     cluster.awaitReady(Duration.ofMinutes(3));
   }
 
@@ -88,6 +110,12 @@ class ClusterRoutingIT {
   void stopCluster() throws Exception {
     try {
       if (cluster != null) {
+        // A node a failed partition case left frozen would take its whole stop timeout to go.
+        for (Node node : cluster.nodes) {
+          if (node.process().isAlive()) {
+            signal(node, "CONT");
+          }
+        }
         cluster.close();
       }
     } finally {
@@ -108,15 +136,7 @@ class ClusterRoutingIT {
     assertEquals(410, gone.statusCode(), gone.body());
 
     for (Node other : cluster.nodes.subList(1, 3)) {
-      Duration left = Duration.ofSeconds(2).minusNanos(System.nanoTime() - answered);
-      Eventually.until(
-          "node " + other.index() + " refuses the retired model",
-          left.isNegative() ? Duration.ZERO : left,
-          () -> {
-            int reached = sim.received(SimRoute.OPENAI_CHAT).size();
-            HttpResponse<String> r = send(other, "/openai/v1/chat/completions", RETIRED, Map.of());
-            return r.statusCode() == 410 && sim.received(SimRoute.OPENAI_CHAT).size() == reached;
-          });
+      awaitRefused(other, RETIRED, answered);
     }
     Duration took = Duration.ofNanos(System.nanoTime() - answered);
     System.out.println(
@@ -135,15 +155,7 @@ class ClusterRoutingIT {
     String conversation = "conv-" + UUID.randomUUID();
     double heldOnC = switchedOn(c);
 
-    sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(503));
-    HttpResponse<String> switched;
-    try {
-      switched = send(a, "/v1/chat/completions", ROUTED, Map.of("x-conversation-id", conversation));
-    } finally {
-      sim.clearScripts();
-    }
-    assertEquals(200, switched.statusCode(), switched.body());
-    assertEquals("claude-haiku-5-5", model(switched), "switched to the fallback");
+    switchToFallback(a, conversation);
     int openAiCalls = sim.received(SimRoute.OPENAI_CHAT).size();
 
     // The switch reaches the other nodes within a fraction of a second (a write to every node,
@@ -173,8 +185,165 @@ class ClusterRoutingIT {
         "OpenAI is healthy again, but the conversation never went back to it");
   }
 
+  /**
+   * A node cut off from the other two (frozen with SIGSTOP: it stops answering heartbeats, as
+   * behind a network cut, without root) is downed by the two after the failure detector and
+   * stable-after; they keep serving: the ledger moves to one of them if it ran on the cut node, and
+   * a 410 and a conversation switch one of them saw meanwhile hold on both. Woken up (SIGCONT), the
+   * cut node learns it was downed and exits without serving a call on its stale state; started
+   * again, it rejoins and holds that 410 and that switch before its /readyz turns 200. Through it
+   * all, every reservation the ledger API acknowledged is kept, and no more than the cap fits. Runs
+   * before the storm: the switch here needs the Anthropic budget the storm uses up.
+   */
   @Test
   @Order(3)
+  void aNodeCutOffIsDownedWhileTheOthersKeepServingAndItsReturnSeesWhatTheyDid() throws Exception {
+    // The ledger's node is the one cut off: the hardest case, the ledger has to move.
+    Node cut = cluster.ledgerNode(Duration.ofSeconds(30));
+    List<Node> majority = cluster.nodes.stream().filter(n -> n != cut).toList();
+    Node b = majority.get(0);
+    Node c = majority.get(1);
+    int[] logAtCut = new int[cluster.nodes.size()];
+    LedgerHammer books =
+        new LedgerHammer(
+            cluster.nodes,
+            PARTITION_BRAND,
+            CENT,
+            LedgerHammer.capFor(CENT, FITS),
+            // Above ledger.ask-timeout (5 s): a call in flight to the frozen node is given up
+            // after this and sent again, with the same id, to another node.
+            Duration.ofSeconds(6));
+    long[] cutAt = new long[1];
+    // Reservations through all three nodes; a third of the way through, the cut. New ids keep
+    // coming until the ledger decides again on the majority's side.
+    books.run(
+        IDS,
+        8,
+        Duration.ofMinutes(2),
+        IDS / 3,
+        () -> {
+          try {
+            for (Node n : cluster.nodes) {
+              logAtCut[n.index()] = n.logText().length();
+            }
+            books.outOfRotation.add(cut.index());
+            books.markEvent();
+            cutAt[0] = System.nanoTime();
+            signal(cut, "STOP");
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        () -> !books.sinceEvent().isZero());
+    Duration ledgerBack = books.sinceEvent();
+    assertFalse(ledgerBack.isZero(), "the ledger decides again on the majority's side");
+    // The singleton moves only once the cut node is downed and removed: one of the two started it.
+    assertTrue(
+        majority.stream().anyMatch(n -> logSince(n, logAtCut).contains(LEDGER_STARTED)),
+        "the ledger moved to the majority");
+    for (Node n : majority) {
+      assertTrue(
+          logSince(n, logAtCut).contains("provider rate limits now shared by 2 nodes"),
+          "node " + n.index() + " counts the cut node out: " + ClusterNodes.tail(n));
+    }
+
+    // Written on the majority while the cut node is away: a 410 on B, a switch on C.
+    sim.script(SimRoute.OPENAI_CHAT, Fault.status(410));
+    HttpResponse<String> gone = send(b, "/openai/v1/chat/completions", RETIRED_TOO, Map.of());
+    long answered = System.nanoTime();
+    assertEquals(410, gone.statusCode(), gone.body());
+    awaitRefused(c, RETIRED_TOO, answered);
+    String conversation = "conv-" + UUID.randomUUID();
+    double heldOnB = switchedOn(b);
+    switchToFallback(c, conversation);
+    Eventually.until(
+        "node " + b.index() + " holds the switch",
+        Duration.ofSeconds(2),
+        () -> switchedOn(b) > heldOnB);
+    int openAiCalls = sim.received(SimRoute.OPENAI_CHAT).size();
+    HttpResponse<String> onB =
+        send(b, "/v1/chat/completions", ROUTED, Map.of("x-conversation-id", conversation));
+    assertEquals(200, onB.statusCode(), onB.body());
+    assertEquals("claude-haiku-5-5", model(onB), "the switch holds on the other majority node");
+
+    // The cut node wakes up: downed by the others, it must exit without serving a call on its
+    // stale state (it knows neither the 410 nor the switch, and its ledger was replaced).
+    long resumedAt = System.nanoTime();
+    signal(cut, "CONT");
+    // Each round: ms since SIGCONT, its /readyz, a call to the model retired meanwhile, the
+    // switched conversation.
+    List<int[]> rounds = new ArrayList<>();
+    Eventually.until(
+        "the cut node exits",
+        Duration.ofSeconds(30),
+        () -> {
+          rounds.add(
+              new int[] {
+                (int) Duration.ofNanos(System.nanoTime() - resumedAt).toMillis(),
+                ClusterNodes.status(cut.base() + "/readyz"),
+                statusOf(cut, "/openai/v1/chat/completions", RETIRED_TOO, Map.of()),
+                statusOf(
+                    cut, "/v1/chat/completions", ROUTED, Map.of("x-conversation-id", conversation))
+              });
+          return !cut.process().isAlive();
+        });
+    Duration toExit = Duration.ofNanos(System.nanoTime() - resumedAt);
+    String seen =
+        String.join(
+            " ", rounds.stream().map(r -> r[1] + "/" + r[2] + "/" + r[3] + "@" + r[0]).toList());
+    System.out.println(
+        "cut node after SIGCONT (readyz/retired/switched@ms), until it exited: " + seen);
+    assertTrue(
+        cut.logText().contains("Node has been marked as DOWN"),
+        "the woken node exits because it was downed: " + ClusterNodes.tail(cut));
+    assertEquals(
+        openAiCalls,
+        sim.received(SimRoute.OPENAI_CHAT).size(),
+        "the woken node sent nothing to the provider on its stale state");
+    assertTrue(
+        rounds.stream().noneMatch(r -> r[2] / 100 == 2 || r[3] / 100 == 2),
+        "the woken node answered no call: " + seen);
+    // Its /readyz may still say 200 from before the freeze in the instant before it hears it was
+    // downed (the others tell it at their first exchange, well within a heartbeat interval of 1 s);
+    // once it says not ready, it never says ready again.
+    int firstNotReady = 0;
+    while (firstNotReady < rounds.size() && rounds.get(firstNotReady)[1] == 200) {
+      assertTrue(rounds.get(firstNotReady)[0] < 2000, "still ready 2 s after waking: " + seen);
+      firstNotReady++;
+    }
+    for (int i = firstNotReady; i < rounds.size(); i++) {
+      assertTrue(rounds.get(i)[1] != 200, "ready again after saying not ready: " + seen);
+    }
+
+    // Started again, it rejoins and knows what happened meanwhile as soon as it is ready.
+    long restartedAt = System.nanoTime();
+    Node again = cluster.restart(cut);
+    cluster.awaitReady(Duration.ofMinutes(2));
+    Duration toReady = Duration.ofNanos(System.nanoTime() - restartedAt);
+    HttpResponse<String> retired =
+        send(again, "/openai/v1/chat/completions", RETIRED_TOO, Map.of());
+    assertEquals(
+        410, retired.statusCode(), "the 410 holds on the rejoined node: " + retired.body());
+    HttpResponse<String> stays =
+        send(again, "/v1/chat/completions", ROUTED, Map.of("x-conversation-id", conversation));
+    assertEquals(200, stays.statusCode(), stays.body());
+    assertEquals("claude-haiku-5-5", model(stays), "the switch holds on the rejoined node");
+    assertEquals(
+        openAiCalls, sim.received(SimRoute.OPENAI_CHAT).size(), "nothing went back to OpenAI");
+
+    books.checkBooks(cluster, IDS, FITS);
+    books.settleAcceptedAndCheckSpend(cluster, cluster.nodes);
+    System.out.printf(
+        "partition: cut to the ledger deciding again on the majority %d ms; SIGCONT to the cut"
+            + " node's exit %d ms; its restart to /readyz 200 %d ms; whole step %d ms%n",
+        ledgerBack.toMillis(),
+        toExit.toMillis(),
+        toReady.toMillis(),
+        Duration.ofNanos(System.nanoTime() - cutAt[0]).toMillis());
+  }
+
+  @Test
+  @Order(4)
   void aStormThroughEveryNodeSendsNoMoreThanTheClustersRateLimit() throws Exception {
     int perNode = 20;
     int reachedBefore = sim.received(SimRoute.ANTHROPIC_MESSAGES).size();
@@ -220,6 +389,66 @@ class ClusterRoutingIT {
     assertFalse(limited == 0, "the storm was over the limit");
   }
 
+  /**
+   * {@code other} refuses {@code body}'s model (410) without reaching the provider, within 2 s of
+   * the 410 answered at {@code answered} (System.nanoTime()).
+   */
+  private void awaitRefused(Node other, String body, long answered) {
+    Duration left = Duration.ofSeconds(2).minusNanos(System.nanoTime() - answered);
+    Eventually.until(
+        "node " + other.index() + " refuses the retired model",
+        left.isNegative() ? Duration.ZERO : left,
+        () -> {
+          int reached = sim.received(SimRoute.OPENAI_CHAT).size();
+          HttpResponse<String> r = send(other, "/openai/v1/chat/completions", body, Map.of());
+          return r.statusCode() == 410 && sim.received(SimRoute.OPENAI_CHAT).size() == reached;
+        });
+  }
+
+  /** {@code conversation}'s call on {@code node} while OpenAI fails: it switches to Claude. */
+  private void switchToFallback(Node node, String conversation) throws Exception {
+    sim.scriptForever(SimRoute.OPENAI_CHAT, Fault.status(503));
+    HttpResponse<String> switched;
+    try {
+      switched =
+          send(node, "/v1/chat/completions", ROUTED, Map.of("x-conversation-id", conversation));
+    } finally {
+      sim.clearScripts();
+    }
+    assertEquals(200, switched.statusCode(), switched.body());
+    assertEquals("claude-haiku-5-5", model(switched), "switched to the fallback");
+  }
+
+  /** Sends {@code signal} (STOP, CONT) to {@code node}'s process. */
+  private static void signal(Node node, String signal) throws Exception {
+    Process kill =
+        new ProcessBuilder("kill", "-" + signal, Long.toString(node.process().pid()))
+            .inheritIO()
+            .start();
+    assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + signal);
+  }
+
+  /** What {@code node} wrote to its log since {@code offsets} were taken. */
+  private static String logSince(Node node, int[] offsets) {
+    try {
+      String text = node.logText();
+      return text.substring(Math.min(offsets[node.index()], text.length()));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** The status of a call that gets 3 s to be answered; -1 when it is not (refused, timed out). */
+  private static int statusOf(Node node, String path, String body, Map<String, String> headers) {
+    HttpRequest.Builder b =
+        requestBuilder(node, path, body, headers).timeout(Duration.ofSeconds(3));
+    try {
+      return ClusterNodes.HTTP.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    } catch (java.io.IOException | InterruptedException e) {
+      return -1;
+    }
+  }
+
   /** The conversations {@code node} holds on their fallback, from its /metrics. */
   private static double switchedOn(Node node) throws Exception {
     HttpResponse<String> r =
@@ -250,6 +479,11 @@ class ClusterRoutingIT {
 
   private static HttpRequest request(
       Node node, String path, String body, Map<String, String> headers) {
+    return requestBuilder(node, path, body, headers).build();
+  }
+
+  private static HttpRequest.Builder requestBuilder(
+      Node node, String path, String body, Map<String, String> headers) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(node.base() + path))
             .timeout(Duration.ofSeconds(60))
@@ -261,6 +495,6 @@ class ClusterRoutingIT {
             .header("x-spend-brand-monthly-usd", "10000")
             .POST(HttpRequest.BodyPublishers.ofString(body));
     headers.forEach(b::header);
-    return b.build();
+    return b;
   }
 }

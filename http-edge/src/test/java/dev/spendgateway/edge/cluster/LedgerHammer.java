@@ -1,22 +1,31 @@
 package dev.spendgateway.edge.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.spendgateway.edge.cluster.ClusterNodes.Node;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Reserves {@code ids} distinct ids of one brand through the ledger API, spread over the nodes, as
@@ -44,16 +53,41 @@ final class LedgerHammer {
 
   private volatile long eventNanos;
 
+  /**
+   * Nodes callers stop sending to, as a balancer whose health check failed would (a node frozen by
+   * a partition: a call sent there would wait out the whole request timeout).
+   */
+  final Set<Integer> outOfRotation = ConcurrentHashMap.newKeySet();
+
   private final List<Node> nodes;
   private final String brand;
   private final String amountUsd;
   private final String capUsd;
+  private final Duration requestTimeout;
 
   LedgerHammer(List<Node> nodes, String brand, String amountUsd, String capUsd) {
+    this(nodes, brand, amountUsd, capUsd, Duration.ofSeconds(15));
+  }
+
+  /**
+   * As above, giving up on a node's answer after {@code requestTimeout} (then the same id goes to
+   * the next node): keep it above ledger.ask-timeout, the longest a live ledger takes to answer.
+   */
+  LedgerHammer(
+      List<Node> nodes, String brand, String amountUsd, String capUsd, Duration requestTimeout) {
     this.nodes = nodes;
     this.brand = brand;
     this.amountUsd = amountUsd;
     this.capUsd = capUsd;
+    this.requestTimeout = requestTimeout;
+  }
+
+  /**
+   * Caps ("brandDailyUsd", "brandMonthlyUsd") that fit exactly {@code n} reservations of {@code
+   * amountUsd}.
+   */
+  static String capFor(String amountUsd, int n) {
+    return new BigDecimal(amountUsd).multiply(BigDecimal.valueOf(n)).toPlainString();
   }
 
   static String id(String brand, int i) {
@@ -156,7 +190,7 @@ final class LedgerHammer {
             + "}";
     for (int attempt = 0; System.nanoTime() < deadline; attempt++) {
       Node node = nodes.get((i + attempt) % nodes.size());
-      if (!node.process().isAlive()) {
+      if (!node.process().isAlive() || outOfRotation.contains(node.index())) {
         continue;
       }
       long sent = System.nanoTime();
@@ -166,7 +200,7 @@ final class LedgerHammer {
             ClusterNodes.HTTP
                 .send(
                     HttpRequest.newBuilder(URI.create(node.base() + "/ledger/reservations"))
-                        .timeout(Duration.ofSeconds(15))
+                        .timeout(requestTimeout)
                         .header("x-api-key", ClusterNodes.TOKEN)
                         .header("content-type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(body))
@@ -240,5 +274,125 @@ final class LedgerHammer {
           }
         });
     return ids;
+  }
+
+  /**
+   * Exactly {@code fits} accepted, no id answered two ways, every accepted id in the journal, the
+   * books on every node that is up holding exactly the cap and no more, and every node answering
+   * every id as the hammer was answered.
+   */
+  void checkBooks(ClusterNodes cluster, int ids, int fits) throws Exception {
+    assertTrue(unexpected.isEmpty(), "unexpected answers: " + unexpected);
+    assertTrue(answers.size() >= ids, "every id got a definitive answer: " + answers.size());
+    assertTrue(unanswered().isEmpty(), "ids without a definitive answer: " + unanswered());
+    assertTrue(answeredDifferently().isEmpty(), "ids answered two ways: " + answeredDifferently());
+    List<String> accepted = accepted();
+    assertEquals(fits, accepted.size(), "exactly the reservations the cap fits");
+
+    List<byte[]> payloads = cluster.journalPayloads();
+    for (String id : accepted) {
+      byte[] wanted = id.getBytes(StandardCharsets.UTF_8);
+      assertTrue(
+          payloads.stream().anyMatch(p -> contains(p, wanted)),
+          id + " acknowledged but not in the journal");
+    }
+
+    for (Node node : cluster.nodes) {
+      if (!node.process().isAlive()) {
+        continue;
+      }
+      assertEquals(
+          0,
+          brandDaily(node, 3).compareTo(new BigDecimal(capUsd)),
+          "node " + node.index() + " holds exactly the cap");
+      // Every id looked up on this node, 16 at a time (one by one this was most of a phase's
+      // checks).
+      List<Map.Entry<String, List<Answer>>> all = List.copyOf(answers.entrySet());
+      ExecutorService lookups = Executors.newFixedThreadPool(16);
+      try {
+        List<Future<String>> views = new ArrayList<>();
+        for (var entry : all) {
+          views.add(
+              lookups.submit(
+                  () -> ClusterNodes.get(node, "/ledger/reservations/" + entry.getKey())));
+        }
+        for (int i = 0; i < all.size(); i++) {
+          String view = views.get(i).get(60, TimeUnit.SECONDS);
+          String expected =
+              all.get(i).getValue().get(0).status() == 201
+                  ? "\"status\":\"reserved\""
+                  : "\"status\":\"refused\"";
+          assertTrue(
+              view.contains(expected),
+              "node " + node.index() + " on " + all.get(i).getKey() + ": " + view);
+        }
+      } finally {
+        lookups.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * Settles every accepted id at its full amount through {@code through} (in turn), then checks
+   * that the brand's settled spend on every node that is up is exactly the accepted ids' amounts
+   * and nothing is held any more: what was acknowledged is what was spent, no more, no less.
+   */
+  void settleAcceptedAndCheckSpend(ClusterNodes cluster, List<Node> through) throws Exception {
+    List<String> accepted = accepted();
+    String body = "{\"actualUsd\":" + amountUsd + "}";
+    for (int i = 0; i < accepted.size(); i++) {
+      Node node = through.get(i % through.size());
+      String id = accepted.get(i);
+      HttpResponse<String> settled =
+          ClusterNodes.HTTP.send(
+              HttpRequest.newBuilder(
+                      URI.create(node.base() + "/ledger/reservations/" + id + "/settle"))
+                  .timeout(requestTimeout)
+                  .header("x-api-key", ClusterNodes.TOKEN)
+                  .header("content-type", "application/json")
+                  .POST(HttpRequest.BodyPublishers.ofString(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(
+          200, settled.statusCode(), id + " on node " + node.index() + ": " + settled.body());
+    }
+    BigDecimal spent = new BigDecimal(amountUsd).multiply(BigDecimal.valueOf(accepted.size()));
+    for (Node node : cluster.nodes) {
+      if (node.process().isAlive()) {
+        assertEquals(
+            0,
+            brandDaily(node, 2).compareTo(spent),
+            "node " + node.index() + ": settled spend is what was acknowledged");
+        assertEquals(
+            0, brandDaily(node, 3).signum(), "node " + node.index() + ": nothing held any more");
+      }
+    }
+  }
+
+  /** The brand's daily cap on {@code node}'s /usage: its limit (1), spent (2) or reserved (3). */
+  private BigDecimal brandDaily(Node node, int group) {
+    String usage = ClusterNodes.get(node, "/usage?brand=" + brand);
+    Matcher cap =
+        Pattern.compile(
+                "\"cap\":\"brand_daily\",\"subject\":\""
+                    + brand
+                    + "\",\"window\":\"[^\"]+\",\"limitUsd\":([0-9.]+),\"spentUsd\":([0-9.]+),"
+                    + "\"reservedUsd\":([0-9.]+)")
+            .matcher(usage);
+    assertTrue(cap.find(), "node " + node.index() + ": " + usage);
+    return new BigDecimal(cap.group(group));
+  }
+
+  private static boolean contains(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (haystack[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 }

@@ -2,6 +2,7 @@ package dev.spendgateway.ledger.journal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.ledger.Eventually;
@@ -13,6 +14,9 @@ import dev.spendgateway.ledger.PgLedger;
 import dev.spendgateway.ledger.ReserveRequest;
 import dev.spendgateway.policy.access.Lane;
 import dev.spendgateway.policy.caps.CapName;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +81,52 @@ class TwoWritersFencingTest {
           db.number(
               "SELECT count(*) FROM event_journal WHERE position(convert_to('r-d', 'UTF8') in event_payload) > 0"),
           "nothing of the fenced write is in the journal");
+    }
+  }
+
+  /**
+   * A ledger frozen inside a group commit (its insert sent, its commit not: a SIGSTOP, a VM freeze,
+   * a network cut at that instant) holds the lock on the next sequence number in its open
+   * transaction. The journal connections' settings end such a session after 5 s, so the ledger that
+   * took over writes that sequence number then, instead of blocking until the frozen writer wakes
+   * up (or its session dies, hours later for a vanished host).
+   */
+  @Test
+  void aWriterFrozenInsideItsCommitDoesNotBlockTheNextLedger() throws Exception {
+    Map<String, Object> patient = Map.of("ledger.ask-timeout", "20s");
+    try (PgDatabase db = PgDatabase.create();
+        PgLedger successor = PgLedger.start(db.url, patient, "successor")) {
+      assertInstanceOf(Reserved.class, reserve(successor, "r-a"));
+      String initSql =
+          PgLedger.config(db.url, patient)
+              .getString(PostgresJournal.SLICK_KEY + ".db.connectionInitSql");
+      try (Connection frozen = db.connect()) {
+        try (Statement s = frozen.createStatement()) {
+          s.execute(initSql);
+        }
+        frozen.setAutoCommit(false);
+        try (Statement s = frozen.createStatement()) {
+          // The frozen writer's row for the next sequence number: inserted, never committed.
+          s.executeUpdate(
+              "INSERT INTO event_journal (persistence_id, sequence_number, deleted, writer,"
+                  + " write_timestamp, adapter_manifest, event_ser_id, event_ser_manifest,"
+                  + " event_payload) SELECT persistence_id, sequence_number + 1, deleted, 'frozen',"
+                  + " write_timestamp, adapter_manifest, event_ser_id, event_ser_manifest,"
+                  + " event_payload FROM event_journal WHERE persistence_id = 'global' ORDER BY"
+                  + " sequence_number DESC LIMIT 1");
+        }
+        long started = System.nanoTime();
+        ReserveReply next = reserve(successor, "r-b");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        assertInstanceOf(Reserved.class, next, "the next ledger writes once the lock is gone");
+        assertTrue(
+            took.compareTo(Duration.ofSeconds(12)) < 0, "within the idle timeout (5 s): " + took);
+        assertThrows(SQLException.class, frozen::commit, "the frozen writer's session was ended");
+      }
+      assertEquals(
+          0,
+          db.number("SELECT count(*) FROM event_journal WHERE writer = 'frozen'"),
+          "nothing of the frozen writer's transaction is in the journal");
     }
   }
 
