@@ -109,7 +109,7 @@ public final class HeldReservation {
           } else {
             String why = causeOf(failure).getClass().getSimpleName();
             log.warn(
-                "could not close the reservation of request {} after {} asks ({}); it will expire at its worst case",
+                "could not close the reservation of request {} after {} asks ({}); if the ledger holds it, it expires at its worst case",
                 requestId,
                 MAX_ASKS,
                 why);

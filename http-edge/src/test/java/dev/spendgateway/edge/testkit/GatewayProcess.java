@@ -231,6 +231,10 @@ public final class GatewayProcess implements AutoCloseable {
         new ArrayList<>(
             List.of(
                 java(),
+                // A verb reads a journal of a few rows: the JIT's first tier and the serial
+                // collector start the JVM about a quarter faster, and change nothing it does.
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
                 "-cp",
                 root().resolve("conf") + File.pathSeparator + adminJar(),
                 "dev.spendgateway.operator.GatewayAdmin"));

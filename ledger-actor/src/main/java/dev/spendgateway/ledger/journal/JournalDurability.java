@@ -29,7 +29,7 @@ public final class JournalDurability {
 
   /**
    * True when {@code ledger.journal.pipeline} is on (absent: off): the journal confirms a write at
-   * commit and the ledger holds its answers until the flush ({@link JournalFlush}).
+   * commit and the ledger holds its answers until the flush ({@link JournalWriter#afterCommit}).
    */
   public static boolean pipelined(Config config) {
     return config.hasPath(PIPELINE_KEY) && config.getBoolean(PIPELINE_KEY);
