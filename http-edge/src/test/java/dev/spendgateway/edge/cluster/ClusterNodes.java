@@ -3,6 +3,7 @@ package dev.spendgateway.edge.cluster;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.spendgateway.edge.testkit.Eventually;
+import dev.spendgateway.edge.testkit.QuickStart;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -117,10 +118,10 @@ final class ClusterNodes implements AutoCloseable {
     Path root = Path.of(jar).toAbsolutePath().getParent().getParent().getParent();
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    // Three JVMs and the test share a small machine: a small heap and the quick JIT are plenty
+    // Three JVMs and the test share a small machine: a small heap and a quick start are plenty
     // here.
     cmd.add("-Xmx384m");
-    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.addAll(QuickStart.gatewayOptions());
     cmd.add("-Dconfig.file=" + root.resolve("conf/application.conf"));
     cmd.add("-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"));
     jvmProps.forEach((k, v) -> cmd.add("-D" + k + "=" + v));

@@ -22,9 +22,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The packaged gateway as a separate JVM, started the way {@code bin/gateway} starts it: {@code
  * conf/} and the jar on the class path, {@code conf/logback.xml}, {@code GatewayMain} with the
- * given arguments. No {@code GATEWAY_*} variable of the shell running the build reaches it, only
- * the ones a test sets. Its output (stdout and stderr) goes to one file, which every failure
- * quotes.
+ * given arguments (and {@link QuickStart}'s JVM options, which only make it start sooner). No
+ * {@code GATEWAY_*} variable of the shell running the build reaches it, only the ones a test sets.
+ * Its output (stdout and stderr) goes to one file, which every failure quotes.
  *
  * <p>Also the one place that knows where the built jars are ({@link #gatewayJar}, {@link
  * #adminJar}) and how to run {@code gateway-admin} ({@link #admin}).
@@ -107,9 +107,10 @@ public final class GatewayProcess implements AutoCloseable {
       // As bin/gateway: on 2 cores the common pool would otherwise have one thread.
       cmd.add("-Djava.util.concurrent.ForkJoinPool.common.parallelism=4");
       cmd.add("-Dlogback.configurationFile=" + root.resolve("conf/logback.xml"));
+      cmd.addAll(QuickStart.gatewayOptions());
       cmd.addAll(jvmOptions);
       cmd.add("-cp");
-      cmd.add(root.resolve("conf") + File.pathSeparator + gatewayJar());
+      cmd.add(QuickStart.gatewayClassPath());
       cmd.add("dev.spendgateway.edge.GatewayMain");
       cmd.addAll(args);
       ProcessBuilder pb =
