@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.ledger.LedgerProtocol.CapUsage;
 import dev.spendgateway.ledger.LedgerProtocol.Usage;
 import dev.spendgateway.policy.caps.CapName;
@@ -183,13 +184,8 @@ class AlertOutboxTest {
     assertTrue(perId.values().stream().allMatch(c -> c == 1), perId.toString());
   }
 
-  private static void awaitCondition(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within 10 s");
-      }
-      Thread.sleep(10);
-    }
+  private static void awaitCondition(BooleanSupplier condition) {
+    Eventually.until(
+        "the webhook deliveries arrive", Duration.ofSeconds(10), condition::getAsBoolean);
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.sim.SimConfig;
 import java.net.http.HttpRequest;
@@ -120,13 +121,8 @@ class BudgetAlertsTest {
             .build());
   }
 
-  private static void awaitCondition(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within 15 s");
-      }
-      Thread.sleep(20);
-    }
+  private static void awaitCondition(BooleanSupplier condition) {
+    Eventually.until(
+        "the webhook deliveries arrive", Duration.ofSeconds(15), condition::getAsBoolean);
   }
 }

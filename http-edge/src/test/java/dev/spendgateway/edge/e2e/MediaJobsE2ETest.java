@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.spendgateway.edge.testkit.Eventually;
 import dev.spendgateway.edge.testkit.TestGateway;
 import dev.spendgateway.edge.testkit.TestGateway.Brand;
 import dev.spendgateway.sim.Fault;
@@ -66,17 +67,15 @@ class MediaJobsE2ETest {
   }
 
   private JsonNode awaitStatus(String id, String status) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-    while (System.nanoTime() < deadline) {
-      HttpResponse<String> r = gw.send(authed(VIDEOS + "/" + id).build());
-      assertEquals(200, r.statusCode(), r.body());
-      JsonNode job = TestGateway.JSON.readTree(r.body());
-      if (job.get("status").asText().equals(status)) {
-        return job;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError("job " + id + " never reached " + status);
+    return Eventually.until(
+        "job " + id + " reaches " + status,
+        Duration.ofSeconds(15),
+        () -> {
+          HttpResponse<String> r = gw.send(authed(VIDEOS + "/" + id).build());
+          assertEquals(200, r.statusCode(), r.body());
+          return TestGateway.JSON.readTree(r.body());
+        },
+        job -> job.get("status").asText().equals(status));
   }
 
   private static BigDecimal spent(JsonNode usage) {
