@@ -363,6 +363,11 @@ public final class UpstreamClient {
     return pools.get(provider).slots().inUse();
   }
 
+  /** HTTP/2 connections open (or opening) to {@code provider}; 0 when it is reached by HTTP/1.1. */
+  int http2Connections(Provider provider) {
+    return pools.get(provider).http2().map(Http2Connections::liveConnections).orElse(0);
+  }
+
   /** When a call started and how long it may last, across its (at most two) attempts. */
   private record CallDeadline(long startNanos, Duration limit) {
     static CallDeadline startingNow(Duration limit) {
@@ -406,7 +411,11 @@ public final class UpstreamClient {
                 new Http2Connections(
                     http,
                     p,
-                    poolSettings.getConnectionSettings(),
+                    // Each stream has its own idle timer (silentStreamCut); the connection's is
+                    // longer, so a silent stream is cut alone, with its own error, and never takes
+                    // the calls just sent on the same connection with it. A connection left
+                    // without streams is closed after keep-alive-timeout.
+                    connection.withIdleTimeout(p.idleTimeout().plus(p.keepAliveTimeout())),
                     https,
                     poolLog,
                     materializer,
