@@ -15,6 +15,10 @@
 #   BURST_CLIENT     the bench's HTTP client: lean (default; one thread, non-blocking sockets) or
 #                    jdk (java.net.http.HttpClient, what this bench used first: it costs more CPU
 #                    per connection than the simulator, on the same cores as the gateway)
+#   BURST_UPSTREAM   how the gateway reaches the simulator: http1 (default; one pooled connection per
+#                    call) or h2c (HTTP/2 with prior knowledge on the simulator's second port, base+2:
+#                    providers.*.http2 = prior-knowledge, calls as streams on a few connections). The
+#                    direct burst is HTTP/1.1 either way: it is the figure the gateway is held to.
 #   GATEWAY_OPTS     more JVM options / -D config overrides for the gateway (e.g. to try a pool key)
 #   BURST_KEEP=1     keep the work dir (logs) after the run
 #
@@ -29,7 +33,15 @@ n="${1:-1500}"
 pause="${BURST_PAUSE:-20s}"
 warmup="${BURST_WARMUP:-200}"
 base="${BURST_BASE_PORT:-19200}"
-sim_port=$base; gw_port=$((base + 1))
+sim_port=$base; gw_port=$((base + 1)); h2c_port=$((base + 2))
+upstream="${BURST_UPSTREAM:-http1}"
+case "$upstream" in
+  http1) sim_args=(); upstream_url="http://127.0.0.1:$sim_port"; upstream_opts="" ;;
+  h2c)
+    sim_args=(--h2c-port "$h2c_port"); upstream_url="http://127.0.0.1:$h2c_port"
+    upstream_opts="-Dproviders.openai.http2=prior-knowledge -Dproviders.anthropic.http2=prior-knowledge" ;;
+  *) echo "stream-burst: BURST_UPSTREAM must be http1 or h2c, got '$upstream'" >&2; exit 2 ;;
+esac
 token="stream-burst-token"
 work="$(mktemp -d /tmp/stream-burst.XXXXXX)"
 pids=()
@@ -41,17 +53,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for port in "$sim_port" "$gw_port"; do
+for port in "$sim_port" "$gw_port" "$h2c_port"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "stream-burst: port $port is in use (a run still going?); set BURST_BASE_PORT" >&2; exit 2
   fi
 done
 
-echo "== stream-burst: $n streamed calls at once over HTTP/1.1, pause $pause, warm-up $warmup"
+echo "== stream-burst: $n streamed calls at once over HTTP/1.1, pause $pause, warm-up $warmup, gateway to provider: $upstream"
 echo "date:          $(date -u +%FT%TZ)"
 echo "uptime:        $(uptime) ($(nproc) cores, before)"
 
-JAVA_OPTS="-Xmx1g -XX:+UseParallelGC" "$here/bin/provider-sim" --port "$sim_port" >"$work/sim.log" 2>&1 &
+JAVA_OPTS="-Xmx1g -XX:+UseParallelGC" "$here/bin/provider-sim" --port "$sim_port" "${sim_args[@]}" >"$work/sim.log" 2>&1 &
 pids+=($!)
 limit=$((n + warmup + 100))
 # shellcheck disable=SC2086
@@ -59,9 +71,10 @@ JAVA_OPTS="-Xms1g -Xmx1g -Dgateway.max-open-calls=$limit -Dfailover.rate-limits.
   -Dproviders.openai.max-connections=$limit -Dproviders.anthropic.max-connections=$limit \
   -Dfailover.pools.interactive.concurrency.openai=$limit \
   -Dfailover.pools.interactive.concurrency.anthropic=$limit \
-  -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000 ${GATEWAY_OPTS:-}" \
+  -Dledger.caps.global-daily-usd=1000000 -Dledger.caps.global-monthly-usd=10000000 $upstream_opts \
+  ${GATEWAY_OPTS:-}" \
   GATEWAY_TOKEN="$token" OPENAI_API_KEY="sk-burst" ANTHROPIC_API_KEY="sk-ant-burst" \
-  OPENAI_BASE_URL="http://127.0.0.1:$sim_port" ANTHROPIC_BASE_URL="http://127.0.0.1:$sim_port" \
+  OPENAI_BASE_URL="$upstream_url" ANTHROPIC_BASE_URL="$upstream_url" \
   GATEWAY_PORT="$gw_port" GATEWAY_DATA_DIR="$work/data" \
   "$here/bin/gateway" >"$work/gateway.log" 2>&1 &
 gw_pid=$!
@@ -71,7 +84,8 @@ ready=false
 for _ in $(seq 1 600); do
   if ! kill -0 "$gw_pid" 2>/dev/null; then break; fi
   if [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$gw_port/readyz" || true)" == 200 ]] \
-    && curl -s -o /dev/null "http://127.0.0.1:$sim_port/_sim/streams"; then
+    && curl -s -o /dev/null "http://127.0.0.1:$sim_port/_sim/streams" \
+    && { [[ "$upstream" != h2c ]] || curl -s -o /dev/null --http2-prior-knowledge "$upstream_url/_sim/streams"; }; then
     ready=true; break
   fi
   sleep 0.5

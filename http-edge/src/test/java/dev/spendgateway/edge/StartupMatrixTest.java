@@ -111,6 +111,20 @@ class StartupMatrixTest {
             "gateway.shutdown-drain",
             "soon"),
         row(
+            "HTTP/2 with prior knowledge to an https provider",
+            List.of(),
+            Map.of("providers.openai.http2", "prior-knowledge"),
+            2,
+            "openai.http2",
+            "prior-knowledge"),
+        row(
+            "an HTTP/2 mode that does not exist",
+            List.of(),
+            Map.of("providers.anthropic.http2", "h2"),
+            2,
+            "anthropic.http2",
+            "'h2'"),
+        row(
             "a profile's fallback missing from the catalog",
             List.of(),
             Map.of("profiles.fast-summary.fallback", "claude-nope"),

@@ -165,9 +165,9 @@ public final class StreamBurst implements Callable<Integer> {
             TimeUnit.NANOSECONDS.toSeconds(wait) + 1);
         TimeUnit.NANOSECONDS.sleep(wait);
       }
-      through = new Burst("gateway", gateway, streams).run(transport);
+      through = new Burst("gateway", gateway, streams).runSplit(transport);
       // The same burst at once again: the connections the last one left are reused.
-      pooled = new Burst("pooled", gateway, streams).run(transport);
+      pooled = new Burst("pooled", gateway, streams).runSplit(transport);
     }
 
     ObjectNode summary = mapper.createObjectNode();
@@ -178,6 +178,8 @@ public final class StreamBurst implements Callable<Integer> {
     summary.set("direct", straight.json());
     summary.set("gateway", through.json());
     summary.set("gatewayPooled", pooled.json());
+    summary.put("gatewayToDirectP90", ratio(through, straight));
+    summary.put("pooledToDirectP90", ratio(pooled, straight));
     boolean ok = straight.ok() && through.ok() && pooled.ok();
     summary.put("ok", ok);
     if (json) {
@@ -190,12 +192,58 @@ public final class StreamBurst implements Callable<Integer> {
       System.out.println(straight.line());
       System.out.println(through.line());
       System.out.println(pooled.line());
+      System.out.printf(
+          "p90 gateway / direct: %.2f with new upstream connections, %.2f pooled%n",
+          ratio(through, straight), ratio(pooled, straight));
       System.out.println(
           "(gateway: new upstream connections, as for callers beyond the pool's idle ones;"
-              + " pooled: at once again, reusing the connections the gateway burst left)");
+              + " pooled: at once again, reusing the connections the gateway burst left;"
+              + " split: the gateway's own mean time before the upstream call, and the mean from"
+              + " its upstream send to the answer's headers, from its /metrics histograms)");
       System.out.println("RESULT: " + (ok ? "PASS" : "FAIL"));
     }
     return ok ? 0 : 1;
+  }
+
+  private static double ratio(Burst burst, Burst direct) {
+    double d = direct.firstContent.getValueAtPercentile(90);
+    return d <= 0 ? 0 : Math.round(100 * burst.firstContent.getValueAtPercentile(90) / d) / 100.0;
+  }
+
+  /**
+   * Sum and count of the gateway's {@code gateway_overhead_seconds} (token, policy, durable
+   * reserve: before the upstream call) and {@code gateway_upstream_ttfb_seconds} (upstream send to
+   * the answer's headers) histograms, all label sets added; empty when /metrics cannot be read.
+   */
+  private double[] gatewayTimes() {
+    try {
+      HttpRequest get =
+          HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + "/metrics"))
+              .header("authorization", "Bearer " + token)
+              .timeout(Duration.ofSeconds(30))
+              .build();
+      String text = http11().send(get, HttpResponse.BodyHandlers.ofString()).body();
+      double[] out = new double[4];
+      String[] names = {
+        "gateway_overhead_seconds_sum",
+        "gateway_overhead_seconds_count",
+        "gateway_upstream_ttfb_seconds_sum",
+        "gateway_upstream_ttfb_seconds_count"
+      };
+      for (String line : text.split("\n")) {
+        for (int i = 0; i < names.length; i++) {
+          if (line.startsWith(names[i] + "{") || line.startsWith(names[i] + " ")) {
+            out[i] += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+          }
+        }
+      }
+      return out;
+    } catch (IOException | RuntimeException e) {
+      return new double[0];
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new double[0];
+    }
   }
 
   /** One burst: {@code count} calls sent at once to {@code target}, each timed to first content. */
@@ -208,6 +256,7 @@ public final class StreamBurst implements Callable<Integer> {
     private final Map<String, AtomicInteger> problems = new ConcurrentHashMap<>();
     private long lastFirstNanos;
     private long startNanos;
+    private String split = "";
 
     Burst(String name, URI target, int count) {
       this.name = name;
@@ -230,6 +279,23 @@ public final class StreamBurst implements Callable<Integer> {
         System.err.printf(
             "[%s] first content %,d of %,d, whole %,d, problems %s%n",
             name, firstContent.getTotalCount(), count, whole.get(), problems);
+      }
+      return this;
+    }
+
+    /** {@link #run}, with the gateway's own split of the burst's time read around it. */
+    Burst runSplit(Transport transport) throws InterruptedException {
+      double[] before = gatewayTimes();
+      run(transport);
+      double[] after = gatewayTimes();
+      if (before.length == 4 && after.length == 4) {
+        double overheadCount = after[1] - before[1];
+        double ttfbCount = after[3] - before[3];
+        split =
+            String.format(
+                " split: before upstream %,.0f ms, upstream to headers %,.0f ms",
+                overheadCount <= 0 ? 0 : 1000 * (after[0] - before[0]) / overheadCount,
+                ttfbCount <= 0 ? 0 : 1000 * (after[2] - before[2]) / ttfbCount);
       }
       return this;
     }
@@ -268,7 +334,7 @@ public final class StreamBurst implements Callable<Integer> {
     String line() {
       return String.format(
           "%-8s p50 %,9.1f ms  p90 %,9.1f ms  p99 %,9.1f ms  max %,9.1f ms  (%,d served, %,.0f/s,"
-              + " %,d whole, problems %s)",
+              + " %,d whole, problems %s)%s",
           name,
           firstContent.getValueAtPercentile(50) / 1000.0,
           firstContent.getValueAtPercentile(90) / 1000.0,
@@ -277,7 +343,8 @@ public final class StreamBurst implements Callable<Integer> {
           firstContent.getTotalCount(),
           openedPerSec(),
           whole.get(),
-          new TreeMap<>(problems));
+          new TreeMap<>(problems),
+          split);
     }
 
     private synchronized void firstContentAt(long nanos, long sentNanos) {

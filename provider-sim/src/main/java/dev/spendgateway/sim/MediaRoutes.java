@@ -101,7 +101,14 @@ final class MediaRoutes extends AllDirectives {
     Map<String, String> headers = ProviderRoutes.headers(request);
     if (body.isEmpty()) {
       calls.record(
-          SimRoute.MEDIA_CREATE, headers, body, List.of(), Map.of(), Map.of(), "invalidRequest");
+          SimRoute.MEDIA_CREATE,
+          headers,
+          body,
+          List.of(),
+          Map.of(),
+          Map.of(),
+          "invalidRequest",
+          request.protocol().value());
       return done(
           responder.error(
               SimRoute.MEDIA_CREATE, 400, "We could not parse the JSON body of your request."));
@@ -138,7 +145,8 @@ final class MediaRoutes extends AllDirectives {
       Map<String, Long> files) {
     SimRoute route = SimRoute.MEDIA_CREATE;
     if (!calls.authorized(route, headers)) {
-      calls.record(route, headers, body, names, values, files, "unauthorized");
+      calls.record(
+          route, headers, body, names, values, files, "unauthorized", request.protocol().value());
       return done(responder.error(route, 401, null));
     }
     Optional<Fault> fault = state.nextFault(route);
@@ -161,7 +169,7 @@ final class MediaRoutes extends AllDirectives {
                     submitted.get() instanceof MediaJobs.Submitted.AccountFull
                         ? "accountLimit"
                         : "normal");
-    calls.record(route, headers, body, names, values, files, kind);
+    calls.record(route, headers, body, names, values, files, kind, request.protocol().value());
     if (submitted.isEmpty()) {
       return scripted(route, request, fields, fault.get());
     }
@@ -228,7 +236,15 @@ final class MediaRoutes extends AllDirectives {
     SimRoute route = SimRoute.MEDIA_RETRIEVE;
     Map<String, String> headers = ProviderRoutes.headers(request);
     if (!calls.authorized(route, headers)) {
-      calls.record(route, headers, Optional.empty(), List.of(), Map.of(), Map.of(), "unauthorized");
+      calls.record(
+          route,
+          headers,
+          Optional.empty(),
+          List.of(),
+          Map.of(),
+          Map.of(),
+          "unauthorized",
+          request.protocol().value());
       return done(responder.error(route, 401, null));
     }
     Optional<Fault> fault = state.nextFault(route).filter(MediaRoutes::answersItself);
@@ -239,7 +255,8 @@ final class MediaRoutes extends AllDirectives {
         List.of(),
         Map.of(),
         Map.of(),
-        fault.map(Fault::kind).orElse("normal"));
+        fault.map(Fault::kind).orElse("normal"),
+        request.protocol().value());
     if (fault.isPresent()) {
       return scripted(route, request, Call.emptyBody(), fault.get());
     }

@@ -109,15 +109,39 @@ final class ProviderRoutes extends AllDirectives {
     Map<String, String> headers = headers(request);
     Optional<JsonNode> body = parse(bytes);
     if (!authorized(route, headers)) {
-      record(route, headers, body, List.of(), Map.of(), Map.of(), "unauthorized");
+      record(
+          route,
+          headers,
+          body,
+          List.of(),
+          Map.of(),
+          Map.of(),
+          "unauthorized",
+          request.protocol().value());
       return done(responder.error(route, 401, null));
     }
     if (body.isEmpty() || !body.get().isObject()) {
-      record(route, headers, body, List.of(), Map.of(), Map.of(), "invalidRequest");
+      record(
+          route,
+          headers,
+          body,
+          List.of(),
+          Map.of(),
+          Map.of(),
+          "invalidRequest",
+          request.protocol().value());
       return done(responder.error(route, 400, "We could not parse the JSON body of your request."));
     }
     Fault fault = state.nextFault(route).orElse(NORMAL);
-    record(route, headers, body, List.of(), Map.of(), Map.of(), fault.kind());
+    record(
+        route,
+        headers,
+        body,
+        List.of(),
+        Map.of(),
+        Map.of(),
+        fault.kind(),
+        request.protocol().value());
     Call call =
         new Call(
             route, body.get(), body.get().path("stream").asBoolean(false), connection(request));
@@ -184,11 +208,27 @@ final class ProviderRoutes extends AllDirectives {
       }
     }
     if (!authorized(route, headers)) {
-      record(route, headers, Optional.empty(), names, values, files, "unauthorized");
+      record(
+          route,
+          headers,
+          Optional.empty(),
+          names,
+          values,
+          files,
+          "unauthorized",
+          request.protocol().value());
       return done(responder.error(route, 401, null));
     }
     Fault fault = state.nextFault(route).orElse(NORMAL);
-    record(route, headers, Optional.empty(), names, values, files, fault.kind());
+    record(
+        route,
+        headers,
+        Optional.empty(),
+        names,
+        values,
+        files,
+        fault.kind(),
+        request.protocol().value());
     if (!files.containsKey("file")) {
       return done(responder.error(route, 400, "Missing required parameter: 'file'."));
     }
@@ -227,7 +267,8 @@ final class ProviderRoutes extends AllDirectives {
       List<String> formFields,
       Map<String, String> formValues,
       Map<String, Long> fileSizes,
-      String fault) {
+      String fault,
+      String protocol) {
     CallRecorder recorder = state.recorder();
     long seq = recorder.nextSeq();
     recorder.record(
@@ -240,7 +281,8 @@ final class ProviderRoutes extends AllDirectives {
             formFields,
             formValues,
             fileSizes,
-            fault));
+            fault,
+            protocol));
   }
 
   static Map<String, String> headers(HttpRequest request) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Standalone simulator: {@code ProviderSimMain --port N [--host 127.0.0.1] [--latency-ms M]}.
@@ -35,8 +36,10 @@ public final class ProviderSimMain {
       return;
     }
     SimConfig config;
+    int h2cPort;
     try {
       config = parse(args);
+      h2cPort = h2cPort(args);
     } catch (IllegalArgumentException e) {
       System.err.println(
           "provider-sim: " + e.getMessage() + " (provider-sim --help lists the options)");
@@ -68,6 +71,22 @@ public final class ProviderSimMain {
                 },
                 "provider-sim-shutdown"));
     System.out.println("provider-sim listening on " + sim.baseUrl());
+    if (h2cPort >= 0) {
+      try {
+        String h2c = sim.serveH2c(h2cPort).toCompletableFuture().get(15, TimeUnit.SECONDS);
+        System.out.println("provider-sim listening for HTTP/2 (h2c, prior knowledge) on " + h2c);
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        System.err.println(
+            "provider-sim: could not listen for h2c on port "
+                + h2cPort
+                + " ("
+                + rootMessage(e)
+                + ")");
+        sim.close();
+        System.exit(1);
+        return;
+      }
+    }
     System.out.flush();
     stopped.await();
   }
@@ -79,6 +98,8 @@ public final class ProviderSimMain {
         --host H         interface (default 127.0.0.1)
         --latency-ms M   delay before every answer (default 0)
         --api-key KEY    answer 401 unless callers send this key (default: any key)
+        --h2c-port N     also serve HTTP/2 without TLS, prior knowledge, on port N (0 = any free
+                         port, printed); default off
         --version        print the version and exit
         -h, --help       print this help and exit
       Prints "provider-sim listening on http://HOST:PORT" once bound; stops on SIGTERM / Ctrl-C.
@@ -99,6 +120,8 @@ public final class ProviderSimMain {
         case "--latency-ms" ->
             config = config.withLatency(Duration.ofMillis(intValue(arg, value(args, ++i, arg))));
         case "--api-key" -> config = config.withExpectedApiKey(value(args, ++i, arg));
+        case "--h2c-port" -> intValue(arg, value(args, ++i, arg)); // read by h2cPort
+
         default ->
             throw new IllegalArgumentException(
                 "unknown " + (arg.startsWith("-") ? "option" : "argument") + " '" + arg + "'");
@@ -109,6 +132,20 @@ public final class ProviderSimMain {
           "--port is required (--port 0 picks any free port and prints it)");
     }
     return config;
+  }
+
+  /** {@code --h2c-port N}, or -1 when not given (no h2c listener). */
+  static int h2cPort(String[] args) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals("--h2c-port")) {
+        int port = intValue("--h2c-port", args[i + 1]);
+        if (port < 0 || port > 65535) {
+          throw new IllegalArgumentException("--h2c-port out of range: " + port);
+        }
+        return port;
+      }
+    }
+    return -1;
   }
 
   private static String rootMessage(Throwable t) {

@@ -64,14 +64,19 @@ public final class ProviderSimulator implements AutoCloseable {
   private final Tcp.ServerBinding binding;
   private final SharedKillSwitch allConnections;
   private final String host;
+  private final Route route;
+  private final List<org.apache.pekko.http.javadsl.ServerBinding> h2cBindings =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private ProviderSimulator(
       ActorSystem<?> system,
       boolean ownsSystem,
       SimState state,
       Tcp.ServerBinding binding,
-      SharedKillSwitch allConnections) {
+      SharedKillSwitch allConnections,
+      Route route) {
     this.system = system;
+    this.route = route;
     this.ownsSystem = ownsSystem;
     this.state = state;
     this.binding = binding;
@@ -121,7 +126,7 @@ public final class ProviderSimulator implements AutoCloseable {
         .bind(config.host(), config.port(), BACKLOG, List.of(), false, Optional.empty())
         .to(Sink.foreach(connection -> serve(connection, routeFlow, settings, all, mat)))
         .run(mat)
-        .thenApply(binding -> new ProviderSimulator(system, owns, state, binding, all));
+        .thenApply(binding -> new ProviderSimulator(system, owns, state, binding, all, route));
   }
 
   /**
@@ -163,7 +168,10 @@ public final class ProviderSimulator implements AutoCloseable {
   }
 
   private static ServerSettings serverSettings(ActorSystem<?> system) {
-    ServerSettings base = ServerSettings.create(system.classicSystem());
+    return serverSettings(ServerSettings.create(system.classicSystem()));
+  }
+
+  private static ServerSettings serverSettings(ServerSettings base) {
     // Slow drips and long latencies are the point of some scripts: don't let Pekko answer 503
     // first.
     return base.withTimeouts(
@@ -172,6 +180,40 @@ public final class ProviderSimulator implements AutoCloseable {
                     scala.concurrent.duration.Duration.create(10, TimeUnit.MINUTES)))
         .withParserSettings(
             base.getParserSettings().withMaxContentLength(ProviderRoutes.MAX_BODY_BYTES));
+  }
+
+  /**
+   * Streams one HTTP/2 connection of the h2c listener carries at once: far above the 100 a client
+   * needs to assume of any HTTP/2 server (the gateway's {@code http2-streams-per-connection}
+   * default), so a burst is limited by the client, as against a provider that allows more.
+   */
+  static final int H2C_MAX_CONCURRENT_STREAMS = 1000;
+
+  /**
+   * Also serves the same API, state and scripts as HTTP/2 without TLS with prior knowledge (h2c) on
+   * {@code port} of the same host (0: any free port), as a provider that speaks HTTP/2 does; the
+   * gateway reaches it with {@code providers.<p>.http2 = prior-knowledge}. A scripted connection
+   * reset is not available there (Pekko's HTTP/2 server runs its own connection pipeline): it ends
+   * that one stream instead. Unbound by {@link #close()}.
+   *
+   * @return the h2c base URL, {@code http://HOST:PORT}
+   */
+  public CompletionStage<String> serveH2c(int port) {
+    Config withStreams =
+        ConfigFactory.parseMap(
+                Map.of(
+                    "pekko.http.server.http2.max-concurrent-streams", H2C_MAX_CONCURRENT_STREAMS))
+            .withFallback(system.settings().config());
+    ServerSettings h2 = serverSettings(ServerSettings.create(withStreams)).withEnableHttp2(true);
+    return Http.get(system)
+        .newServerAt(host, port)
+        .withSettings(h2)
+        .bind(route.handler(system))
+        .thenApply(
+            binding -> {
+              h2cBindings.add(binding);
+              return "http://" + hostForUrl() + ":" + binding.localAddress().getPort();
+            });
   }
 
   /** Settings for a simulator's own ActorSystem: quiet, no banner, Slf4j logging. */
@@ -209,6 +251,12 @@ public final class ProviderSimulator implements AutoCloseable {
   /** Unbinds, drops open connections and, when it owns its ActorSystem, stops it. */
   public CompletionStage<Done> closeAsync() {
     CompletionStage<Done> unbound = binding.unbind().thenApply(u -> Done.getInstance());
+    for (org.apache.pekko.http.javadsl.ServerBinding h2c : h2cBindings) {
+      CompletionStage<Done> before = unbound;
+      unbound =
+          before.thenCompose(
+              d -> h2c.terminate(Duration.ofSeconds(1)).thenApply(t -> Done.getInstance()));
+    }
     return unbound.thenCompose(
         d -> {
           allConnections.abort(new IOException("provider-sim closed"));

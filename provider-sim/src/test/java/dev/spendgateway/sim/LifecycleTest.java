@@ -11,8 +11,16 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.ResponseFuture;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
 import org.junit.jupiter.api.Test;
 
 /** Starting on a caller's ActorSystem, binding, config, key checking and the main's arguments. */
@@ -105,6 +113,42 @@ class LifecycleTest {
   }
 
   @Test
+  void theH2cListenerServesTheSameApiAndRecordsEachCallsProtocol() throws Exception {
+    try (ProviderSimulator sim = ProviderSimulator.start(SimConfig.defaults())) {
+      String h2c = sim.serveH2c(0).toCompletableFuture().get(15, TimeUnit.SECONDS);
+      URI uri = URI.create(h2c);
+      ActorSystem<Void> client = ActorSystem.create(Behaviors.empty(), "h2c-client");
+      try {
+        CompletableFuture<org.apache.pekko.http.javadsl.model.HttpResponse> answer =
+            new CompletableFuture<>();
+        org.apache.pekko.http.javadsl.model.HttpRequest request =
+            org.apache.pekko.http.javadsl.model.HttpRequest.POST(h2c + "/v1/messages")
+                .withEntity(ContentTypes.APPLICATION_JSON, "{}")
+                .addAttribute(ResponseFuture.KEY(), ResponseFuture.apply(answer));
+        Source.single(request)
+            .concat(Source.maybe())
+            .via(
+                Http.get(client)
+                    .connectionTo(uri.getHost())
+                    .toPort(uri.getPort())
+                    .http2WithPriorKnowledge())
+            .runWith(
+                Sink.foreach(r -> r.getAttribute(ResponseFuture.KEY()).get().future().complete(r)),
+                Materializer.matFromSystem(client));
+        assertEquals(200, answer.get(15, TimeUnit.SECONDS).status().intValue());
+      } finally {
+        client.terminate();
+      }
+      post(sim, "/v1/messages", null, null);
+
+      List<ReceivedCall> calls = sim.received();
+      assertEquals(2, calls.size(), "one state behind both listeners");
+      assertTrue(calls.get(0).overHttp2(), calls.get(0).protocol());
+      assertFalse(calls.get(1).overHttp2(), calls.get(1).protocol());
+    }
+  }
+
+  @Test
   void mainParsesItsArguments() {
     SimConfig c =
         ProviderSimMain.parse(
@@ -114,13 +158,19 @@ class LifecycleTest {
     assertEquals(Duration.ofMillis(15), c.latency());
     assertEquals(
         SimConfig.defaults().withPort(0), ProviderSimMain.parse(new String[] {"--port", "0"}));
+    String[] withH2c = {"--port", "0", "--h2c-port", "9002"};
+    assertEquals(SimConfig.defaults().withPort(0), ProviderSimMain.parse(withH2c));
+    assertEquals(9002, ProviderSimMain.h2cPort(withH2c));
+    assertEquals(-1, ProviderSimMain.h2cPort(new String[] {"--port", "0"}), "off unless asked");
     for (List<String> bad :
         List.of(
             List.of("--port"),
             List.of("--port", "x"),
             List.of("--bogus"),
             List.of("--port", "70000"),
-            List.of("--host", "127.0.0.1"))) {
+            List.of("--host", "127.0.0.1"),
+            List.of("--port", "0", "--h2c-port"),
+            List.of("--port", "0", "--h2c-port", "x"))) {
       assertThrows(
           IllegalArgumentException.class,
           () -> ProviderSimMain.parse(bad.toArray(String[]::new)),

@@ -29,19 +29,34 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A caller that hangs up on a streamed call — before the response headers, or in the middle of the
  * stream — still gets its reservation closed by the usual rules and its access line written: the
  * counting branch drains the provider's stream to its end and settles the real cost. The client is
- * a raw socket, so it can close (FIN) or reset (RST) exactly when the row says.
+ * a raw socket, so it can close (FIN) or reset (RST) exactly when the row says. The same holds when
+ * the gateway reaches the provider over HTTP/2 (rows "over h2c": the call is one stream of a shared
+ * connection).
  */
 class CallerHangUpE2ETest {
   private static TestGateway gw;
+  private static TestGateway gwOverH2c;
 
   @BeforeAll
   static void start() throws Exception {
     gw = E2eGateway.start("hangup");
+    gwOverH2c = E2eGateway.startOverH2c("hangup-h2c");
   }
 
   @AfterAll
   static void stop() throws Exception {
     gw.close();
+    gwOverH2c.close();
+  }
+
+  /** How the gateway reaches the provider. */
+  enum Upstream {
+    HTTP1,
+    H2C
+  }
+
+  private static TestGateway gateway(Upstream upstream) {
+    return upstream == Upstream.H2C ? gwOverH2c : gw;
   }
 
   /** When the caller leaves. */
@@ -69,21 +84,40 @@ class CallerHangUpE2ETest {
               TestGateway.ANTHROPIC,
               SimRoute.ANTHROPIC_MESSAGES,
               CLAUDE_STREAM,
-              leave));
+              leave,
+              Upstream.HTTP1));
       rows.add(
           Arguments.of(
               "an OpenAI chat stream whose caller does " + leave,
               TestGateway.CHAT,
               SimRoute.OPENAI_CHAT,
               CHAT_STREAM,
-              leave));
+              leave,
+              Upstream.HTTP1));
       rows.add(
           Arguments.of(
               "a routed stream whose caller does " + leave,
               "/v1/chat/completions",
               SimRoute.OPENAI_CHAT,
               ROUTED_STREAM,
-              leave));
+              leave,
+              Upstream.HTTP1));
+      rows.add(
+          Arguments.of(
+              "an Anthropic stream over h2c whose caller does " + leave,
+              TestGateway.ANTHROPIC,
+              SimRoute.ANTHROPIC_MESSAGES,
+              CLAUDE_STREAM,
+              leave,
+              Upstream.H2C));
+      rows.add(
+          Arguments.of(
+              "an OpenAI chat stream over h2c whose caller does " + leave,
+              TestGateway.CHAT,
+              SimRoute.OPENAI_CHAT,
+              CHAT_STREAM,
+              leave,
+              Upstream.H2C));
     }
     return rows.build();
   }
@@ -92,7 +126,9 @@ class CallerHangUpE2ETest {
       name = "{0}: the reservation is settled at the drained real cost and the line is written")
   @MethodSource("hangUps")
   void aCallerThatHangsUpStillGetsItsCallSettledAndLogged(
-      String what, String path, SimRoute route, String body, Leave leave) throws Exception {
+      String what, String path, SimRoute route, String body, Leave leave, Upstream upstream)
+      throws Exception {
+    TestGateway gw = gateway(upstream);
     Brand brand = Brand.fresh("hangup");
     String requestId = "hangup-" + System.nanoTime();
     gw.sim.clearScripts();
@@ -108,14 +144,18 @@ class CallerHangUpE2ETest {
       if (midStream(leave)) {
         readPastHeadersAndSomeBody(socket.getInputStream());
       } else {
-        awaitUpstreamCalled(route, before);
+        awaitUpstreamCalled(gw, route, before);
       }
       if (leave == Leave.RESET_BEFORE_HEADERS || leave == Leave.RESET_MID_STREAM) {
         socket.setSoLinger(true, 0); // close() now sends RST
       }
     }
 
-    JsonNode usage = awaitBrandClosed(brand);
+    JsonNode usage = awaitBrandClosed(gw, brand);
+    assertEquals(
+        upstream == Upstream.H2C,
+        gw.lastUpstreamCallWasHttp2(route),
+        what + ": the provider was reached over " + upstream);
     JsonNode line =
         gw.awaitAccessLine(
             l ->
@@ -161,7 +201,7 @@ class CallerHangUpE2ETest {
 
     try (Socket socket = RawCaller.connect(gw)) {
       RawCaller.send(socket, "/v1/chat/completions", routed, brand, requestId);
-      awaitUpstreamCalled(SimRoute.OPENAI_CHAT, chatBefore); // the 429 is on its way back
+      awaitUpstreamCalled(gw, SimRoute.OPENAI_CHAT, chatBefore); // the 429 is on its way back
       if (inTheWait) {
         gw.awaitAccessLines(requestId, 1); // the 429's attempt is over: the 2 s wait has begun
       }
@@ -210,7 +250,7 @@ class CallerHangUpE2ETest {
    * Polls the brand's daily cap until nothing is held and something is spent (the gateway's own
    * open-reservation count is global: another row's leak must not fail this one).
    */
-  private static JsonNode awaitBrandClosed(Brand brand) {
+  private static JsonNode awaitBrandClosed(TestGateway gw, Brand brand) {
     return Eventually.until(
         "nothing of " + brand.id() + " is held and something is spent",
         Duration.ofSeconds(25),
@@ -225,7 +265,7 @@ class CallerHangUpE2ETest {
   }
 
   /** The gateway has read the request, reserved, and is waiting for the provider's headers. */
-  private static void awaitUpstreamCalled(SimRoute route, int before) {
+  private static void awaitUpstreamCalled(TestGateway gw, SimRoute route, int before) {
     Eventually.until(
         "the provider was called",
         Duration.ofSeconds(10),

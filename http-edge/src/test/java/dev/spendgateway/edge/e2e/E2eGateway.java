@@ -68,4 +68,9 @@ final class E2eGateway {
   static TestGateway start(String name, java.util.Map<String, Object> overrides) throws Exception {
     return TestGateway.start(SUITE, name, overrides);
   }
+
+  /** The same, reaching the simulator over HTTP/2 (h2c): {@code providers.<p>.http2} on. */
+  static TestGateway startOverH2c(String name) throws Exception {
+    return TestGateway.startOverH2c(SUITE, name, java.util.Map.of());
+  }
 }

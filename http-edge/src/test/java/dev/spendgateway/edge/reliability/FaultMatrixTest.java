@@ -45,7 +45,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * usage → the actual cost; a cut, unreadable or timed-out answer, or a connection lost after the
  * request was sent → the worst case), exactly one access line, no gateway-made 5xx but the
  * documented ones, no reservation left open, and the upstream pool still usable: a normal call
- * right after each fault succeeds.
+ * right after each fault succeeds. The faults that live on the connection or the stream (no start,
+ * a cut, a clean early end, a drip) are also run with the gateway reaching the provider over HTTP/2
+ * (rows "over h2c": each call one stream of a shared connection); a reset before any header has no
+ * HTTP/2 counterpart in the simulator (it resets whole connections, which its h2c listener does not
+ * hook).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultMatrixTest {
@@ -53,7 +57,31 @@ class FaultMatrixTest {
   private static final Set<String> DOCUMENTED_GATEWAY_5XX =
       Set.of("upstream_unavailable", "upstream_unreadable", "ledger_unavailable");
 
+  /** The gateway of the row being run: {@link #overHttp1} or {@link #overH2c}. */
   private TestGateway gw;
+
+  private TestGateway overHttp1;
+  private TestGateway overH2c;
+
+  /** How the gateway reaches the provider. */
+  enum Upstream {
+    HTTP1(""),
+    H2C(" over h2c");
+
+    final String words;
+
+    Upstream(String words) {
+      this.words = words;
+    }
+  }
+
+  /** Faults of the connection or the stream: run over HTTP/2 as well. */
+  private static final Set<String> ALSO_OVER_H2C =
+      Set.of(
+          "no response start within the 1s timeout",
+          "a connection cut after 2 events",
+          "a body ended cleanly after 2 events",
+          "events dripping 60ms apart");
 
   /** What a clean call on each route settles at: the "actual" the fault rows are held to. */
   private final Map<Route, BigDecimal> actualOf = new EnumMap<>(Route.class);
@@ -214,14 +242,20 @@ class FaultMatrixTest {
   static Stream<Arguments> matrix() {
     List<Arguments> out = new ArrayList<>();
     for (FaultRow fault : faults()) {
-      for (Route route : Route.values()) {
-        Outcome expected = fault.expected().apply(route);
-        out.add(
-            Arguments.of(
-                fault.what() + " on " + route + " → " + expected.words(),
-                route,
-                fault.fault().get(),
-                expected));
+      for (Upstream upstream : Upstream.values()) {
+        if (upstream == Upstream.H2C && !ALSO_OVER_H2C.contains(fault.what())) {
+          continue;
+        }
+        for (Route route : Route.values()) {
+          Outcome expected = fault.expected().apply(route);
+          out.add(
+              Arguments.of(
+                  fault.what() + " on " + route + upstream.words + " → " + expected.words(),
+                  route,
+                  fault.fault().get(),
+                  expected,
+                  upstream));
+        }
       }
     }
     return out.stream();
@@ -229,7 +263,9 @@ class FaultMatrixTest {
 
   @BeforeAll
   void start() throws Exception {
-    gw = ReliabilityGateway.start("faults");
+    overHttp1 = ReliabilityGateway.start("faults");
+    overH2c = ReliabilityGateway.startOverH2c("faults-h2c");
+    gw = overHttp1;
     for (Route route : Route.values()) {
       Brand brand = Brand.fresh("baseline");
       Call call = call(route, brand);
@@ -246,18 +282,23 @@ class FaultMatrixTest {
 
   @AfterAll
   void stop() throws Exception {
-    gw.close();
+    overHttp1.close();
+    overH2c.close();
   }
 
   @BeforeEach
   void resetSimulator() {
-    gw.sim.reset();
+    overHttp1.sim.reset();
+    overH2c.sim.reset();
+    gw = overHttp1;
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("matrix")
-  void aFaultEndsAsDocumented(String sentence, Route route, Fault fault, Outcome expected)
+  void aFaultEndsAsDocumented(
+      String sentence, Route route, Fault fault, Outcome expected, Upstream upstream)
       throws Exception {
+    gw = upstream == Upstream.H2C ? overH2c : overHttp1;
     Brand brand = Brand.fresh("fault");
     gw.sim.script(route.simRoute, fault);
 
@@ -278,6 +319,10 @@ class FaultMatrixTest {
           sentence + ": undocumented gateway 5xx " + call.body());
     }
 
+    assertEquals(
+        upstream == Upstream.H2C,
+        gw.lastUpstreamCallWasHttp2(route.simRoute),
+        sentence + ": the provider was reached over " + upstream);
     JsonNode usage = gw.awaitSettled(brand.id());
     JsonNode brandDaily = cap(usage, "brand_daily");
     assertEquals(0, usage.get("openReservations").asInt(), "no reservation left open");

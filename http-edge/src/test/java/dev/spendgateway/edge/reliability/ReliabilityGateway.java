@@ -38,4 +38,9 @@ final class ReliabilityGateway {
   static TestGateway start(String name, Map<String, Object> overrides) throws Exception {
     return TestGateway.start(SUITE, name, overrides);
   }
+
+  /** The same, reaching the simulator over HTTP/2 (h2c): {@code providers.<p>.http2} on. */
+  static TestGateway startOverH2c(String name) throws Exception {
+    return TestGateway.startOverH2c(SUITE, name, Map.of());
+  }
 }

@@ -121,15 +121,39 @@ public final class TestGateway implements AutoCloseable {
   /** {@code overrides} win over everything, e.g. a provider base URL nobody listens on. */
   public static TestGateway start(Suite suite, String name, Map<String, Object> overrides)
       throws Exception {
+    return start(suite, name, overrides, false);
+  }
+
+  /**
+   * A gateway that reaches both providers over HTTP/2 with prior knowledge ({@code
+   * providers.<p>.http2 = prior-knowledge}) on the simulator's h2c listener; callers still speak
+   * HTTP/1.1 to the gateway. The simulator's state and scripts are the same on both its listeners.
+   */
+  public static TestGateway startOverH2c(Suite suite, String name, Map<String, Object> overrides)
+      throws Exception {
+    return start(suite, name, overrides, true);
+  }
+
+  private static TestGateway start(
+      Suite suite, String name, Map<String, Object> overrides, boolean upstreamH2c)
+      throws Exception {
     LogCapture logs = LogCapture.attach();
     ProviderSimulator sim = ProviderSimulator.start(suite.simulator());
+    String upstream =
+        upstreamH2c
+            ? sim.serveH2c(0).toCompletableFuture().get(15, TimeUnit.SECONDS)
+            : sim.baseUrl();
     Path dataDir = Files.createTempDirectory(suite.namePrefix() + "-" + name);
     // The per-run values: any free port, this run's data dir, the simulator as both providers.
     Map<String, Object> values = new HashMap<>();
     values.put("gateway.port", 0);
     values.put("gateway.data-dir", dataDir.toString());
-    values.put("providers.openai.base-url", sim.baseUrl());
-    values.put("providers.anthropic.base-url", sim.baseUrl());
+    values.put("providers.openai.base-url", upstream);
+    values.put("providers.anthropic.base-url", upstream);
+    if (upstreamH2c) {
+      values.put("providers.openai.http2", "prior-knowledge");
+      values.put("providers.anthropic.http2", "prior-knowledge");
+    }
     values.put("media.base-url", sim.baseUrl());
     if (suite.journalInMemory()) {
       values.put(
@@ -163,6 +187,16 @@ public final class TestGateway implements AutoCloseable {
             binding.localAddress().getPort());
     gateway.awaitReady();
     return gateway;
+  }
+
+  /**
+   * Whether the provider's last call on {@code route} came as an HTTP/2 stream (the simulator
+   * records each call's protocol), so a row meant for HTTP/2 cannot pass on HTTP/1.1 unnoticed: the
+   * simulator's h2c port speaks both.
+   */
+  public boolean lastUpstreamCallWasHttp2(dev.spendgateway.sim.SimRoute route) {
+    java.util.List<dev.spendgateway.sim.ReceivedCall> calls = sim.received(route);
+    return !calls.isEmpty() && calls.get(calls.size() - 1).overHttp2();
   }
 
   private void awaitReady() {

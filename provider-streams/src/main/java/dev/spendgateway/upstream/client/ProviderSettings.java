@@ -19,6 +19,11 @@ import java.util.Set;
  *     provider; everything else stays home
  * @param keepAliveTimeout how long a pooled connection may sit unused before the gateway closes it;
  *     below the provider's own idle close, so a connection it already closed is never reused
+ * @param http2 whether calls go to the provider as HTTP/2 streams on a few connections ({@code
+ *     http2}: off, prior-knowledge for http base URLs, alpn for https ones)
+ * @param http2Connections HTTP/2 connections the gateway may hold to this provider at once
+ * @param http2StreamsPerConnection calls one HTTP/2 connection carries at once; at most what the
+ *     provider advertises as its max-concurrent-streams
  */
 public record ProviderSettings(
     Provider provider,
@@ -32,12 +37,57 @@ public record ProviderSettings(
     String anthropicVersion,
     Set<String> allowedBetas,
     Set<String> forwardHeaders,
-    Duration keepAliveTimeout) {
+    Duration keepAliveTimeout,
+    Http2Mode http2,
+    int http2Connections,
+    int http2StreamsPerConnection) {
 
   public static final String DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
 
   /** {@code keep-alive-timeout}'s default: below the 60 s and more after which providers close. */
   public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(30);
+
+  /** {@code http2-connections}' default (see conf/providers.conf). */
+  public static final int DEFAULT_HTTP2_CONNECTIONS = 100;
+
+  /**
+   * {@code http2-streams-per-connection}'s default: 100, the least HTTP/2 asks a server to allow
+   * (RFC 9113 section 6.5.2), so a provider never refuses a stream the gateway opened.
+   */
+  public static final int DEFAULT_HTTP2_STREAMS_PER_CONNECTION = 100;
+
+  /** How calls reach a provider: HTTP/1.1, or HTTP/2 (cleartext with prior knowledge, or TLS). */
+  public enum Http2Mode {
+    /** HTTP/1.1: one pooled connection per open call. */
+    OFF("off"),
+    /** HTTP/2 without TLS (h2c), the provider known to speak it: http base URLs only. */
+    PRIOR_KNOWLEDGE("prior-knowledge"),
+    /** HTTP/2 over TLS, agreed in the handshake (ALPN): https base URLs only. */
+    ALPN("alpn");
+
+    private final String configValue;
+
+    Http2Mode(String configValue) {
+      this.configValue = configValue;
+    }
+
+    public String configValue() {
+      return configValue;
+    }
+
+    static Http2Mode parse(Provider provider, String value) {
+      for (Http2Mode mode : values()) {
+        if (mode.configValue.equals(value)) {
+          return mode;
+        }
+      }
+      throw new IllegalArgumentException(
+          provider.wireName()
+              + ".http2 = '"
+              + value
+              + "': must be off, prior-knowledge (http base URL) or alpn (https base URL)");
+    }
+  }
 
   /** A header name as HTTP spells it, lower-case; no wildcard can slip into the allow-list. */
   private static final java.util.regex.Pattern HEADER_NAME =
@@ -94,6 +144,52 @@ public record ProviderSettings(
     if (keepAliveTimeout.isNegative() || keepAliveTimeout.isZero()) {
       throw new IllegalArgumentException(provider.wireName() + ".keep-alive-timeout must be > 0");
     }
+    boolean tls = "https".equals(uri.getScheme());
+    if ((http2 == Http2Mode.PRIOR_KNOWLEDGE && tls) || (http2 == Http2Mode.ALPN && !tls)) {
+      throw new IllegalArgumentException(
+          provider.wireName()
+              + ".http2 = "
+              + http2.configValue()
+              + " does not fit base-url "
+              + baseUrl
+              + ": prior-knowledge is for http base URLs, alpn for https ones");
+    }
+    if (http2Connections < 1 || http2StreamsPerConnection < 1) {
+      throw new IllegalArgumentException(
+          provider.wireName() + ": http2-connections and http2-streams-per-connection >= 1");
+    }
+  }
+
+  /** With the default {@link #DEFAULT_KEEP_ALIVE_TIMEOUT}, HTTP/1.1. */
+  public ProviderSettings(
+      Provider provider,
+      String baseUrl,
+      Optional<Secret> apiKey,
+      Duration connectTimeout,
+      Duration responseStartTimeout,
+      Duration idleTimeout,
+      int maxConnections,
+      int maxOpenRequests,
+      String anthropicVersion,
+      Set<String> allowedBetas,
+      Set<String> forwardHeaders,
+      Duration keepAliveTimeout) {
+    this(
+        provider,
+        baseUrl,
+        apiKey,
+        connectTimeout,
+        responseStartTimeout,
+        idleTimeout,
+        maxConnections,
+        maxOpenRequests,
+        anthropicVersion,
+        allowedBetas,
+        forwardHeaders,
+        keepAliveTimeout,
+        Http2Mode.OFF,
+        DEFAULT_HTTP2_CONNECTIONS,
+        DEFAULT_HTTP2_STREAMS_PER_CONNECTION);
   }
 
   /** With the default {@link #DEFAULT_KEEP_ALIVE_TIMEOUT}. */
@@ -140,7 +236,37 @@ public record ProviderSettings(
         Set.copyOf(c.getStringList("forward-headers")),
         c.hasPath("keep-alive-timeout")
             ? c.getDuration("keep-alive-timeout")
-            : DEFAULT_KEEP_ALIVE_TIMEOUT);
+            : DEFAULT_KEEP_ALIVE_TIMEOUT,
+        c.hasPath("http2") ? Http2Mode.parse(provider, c.getString("http2")) : Http2Mode.OFF,
+        c.hasPath("http2-connections") ? c.getInt("http2-connections") : DEFAULT_HTTP2_CONNECTIONS,
+        c.hasPath("http2-streams-per-connection")
+            ? c.getInt("http2-streams-per-connection")
+            : DEFAULT_HTTP2_STREAMS_PER_CONNECTION);
+  }
+
+  /** True when calls go to this provider as HTTP/2 streams. */
+  public boolean isHttp2() {
+    return http2 != Http2Mode.OFF;
+  }
+
+  /** A copy speaking HTTP/2 in {@code mode} (or HTTP/1.1 for {@link Http2Mode#OFF}). */
+  public ProviderSettings withHttp2(Http2Mode mode, int connections, int streamsPerConnection) {
+    return new ProviderSettings(
+        provider,
+        baseUrl,
+        apiKey,
+        connectTimeout,
+        responseStartTimeout,
+        idleTimeout,
+        maxConnections,
+        maxOpenRequests,
+        anthropicVersion,
+        allowedBetas,
+        forwardHeaders,
+        keepAliveTimeout,
+        mode,
+        connections,
+        streamsPerConnection);
   }
 
   public boolean isTls() {
@@ -161,7 +287,10 @@ public record ProviderSettings(
         anthropicVersion,
         allowedBetas,
         forwardHeaders,
-        keepAliveTimeout);
+        keepAliveTimeout,
+        http2,
+        http2Connections,
+        http2StreamsPerConnection);
   }
 
   /** A copy with another response-start timeout (and an idle timeout at least as long). */
@@ -179,6 +308,9 @@ public record ProviderSettings(
         anthropicVersion,
         allowedBetas,
         forwardHeaders,
-        keepAliveTimeout);
+        keepAliveTimeout,
+        http2,
+        http2Connections,
+        http2StreamsPerConnection);
   }
 }

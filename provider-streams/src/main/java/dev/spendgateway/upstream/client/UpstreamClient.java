@@ -50,6 +50,11 @@ import org.slf4j.LoggerFactory;
  * before the ledger would expire its reservation. A pooled connection unused for {@code
  * keep-alive-timeout} is closed rather than reused after the provider dropped it.
  *
+ * <p>With {@code http2} on for a provider, its calls are HTTP/2 streams on a few connections
+ * ({@link Http2Connections}) instead of one pooled HTTP/1.1 connection each; the same slots, timers
+ * and cuts apply, and a silent stream gets its own idle timer since its connection stays busy with
+ * other streams.
+ *
  * <p>Thread-safe; create one per actor system: {@code UpstreamClient.create(system, settings)}.
  */
 public final class UpstreamClient {
@@ -139,16 +144,44 @@ public final class UpstreamClient {
     if (slot.isEmpty()) {
       // Every connection is busy (long streams hold theirs to the last byte): refused now, never
       // queued.
-      return CompletableFuture.completedFuture(
-          new UpstreamResult.ConnectionFailed(SafeErrors.UPSTREAM_BUSY));
+      return busy();
+    }
+    HttpRequest httpRequest = toHttpRequest(pool, path, request);
+    CompletionStage<HttpResponse> sent;
+    Runnable release;
+    if (pool.http2().isPresent()) {
+      Optional<Http2Connections.Stream> stream = pool.http2().get().send(httpRequest);
+      if (stream.isEmpty()) {
+        // Every HTTP/2 connection carries all the streams it may: refused now, as over HTTP/1.1.
+        slot.get().release();
+        return busy();
+      }
+      sent = stream.get().response();
+      release =
+          () -> {
+            slot.get().release();
+            stream.get().done().run();
+          };
+    } else {
+      sent = http.singleRequest(httpRequest, pool.https(), pool.settings(), poolLog);
+      release = slot.get()::release;
     }
     CompletableFuture<UpstreamResult> result = new CompletableFuture<>();
-    Cancellable timer = startResponseTimer(pool, deadline, result);
-    http.singleRequest(toHttpRequest(pool, path, request), pool.https(), pool.settings(), poolLog)
-        .whenComplete(
-            (response, error) ->
-                onResponse(provider, deadline, timer, result, response, error, slot.get()));
+    // An HTTP/1.1 connection whose answer never started is closed by the pool's idle timeout,
+    // which gives the slot back through onResponse; an HTTP/2 stream has no such timer of its own
+    // (its connection stays busy with other streams), so the call gives its stream back when it
+    // stops waiting.
+    Runnable onExpiry = pool.http2().isPresent() ? release : () -> {};
+    Cancellable timer = startResponseTimer(pool, deadline, result, onExpiry);
+    sent.whenComplete(
+        (response, error) ->
+            onResponse(provider, pool, deadline, timer, result, response, error, release));
     return result;
+  }
+
+  private static CompletionStage<UpstreamResult> busy() {
+    return CompletableFuture.completedFuture(
+        new UpstreamResult.ConnectionFailed(SafeErrors.UPSTREAM_BUSY));
   }
 
   private HttpRequest toHttpRequest(Pool pool, String path, UpstreamRequest request) {
@@ -166,14 +199,22 @@ public final class UpstreamClient {
    * the call's max duration when that is sooner (a retried call has used some of it).
    */
   private Cancellable startResponseTimer(
-      Pool pool, CallDeadline deadline, CompletableFuture<UpstreamResult> result) {
+      Pool pool,
+      CallDeadline deadline,
+      CompletableFuture<UpstreamResult> result,
+      Runnable onExpiry) {
     Duration responseStart = pool.config().responseStartTimeout();
     Duration left = deadline.left();
     String errorClass =
         left.compareTo(responseStart) < 0
             ? SafeErrors.MAX_CALL_DURATION
             : SafeErrors.RESPONSE_START_TIMEOUT;
-    Runnable expire = () -> result.complete(new UpstreamResult.ConnectionFailed(errorClass));
+    Runnable expire =
+        () -> {
+          if (result.complete(new UpstreamResult.ConnectionFailed(errorClass))) {
+            onExpiry.run();
+          }
+        };
     return system
         .scheduler()
         .scheduleOnce(
@@ -184,37 +225,63 @@ public final class UpstreamClient {
 
   private void onResponse(
       Provider provider,
+      Pool pool,
       CallDeadline deadline,
       Cancellable timer,
       CompletableFuture<UpstreamResult> result,
       HttpResponse response,
       Throwable error,
-      ConnectionSlots.Slot slot) {
+      Runnable release) {
     timer.cancel();
     if (error != null) {
-      slot.release();
+      release.run();
       String errorClass = SafeErrors.classify(error);
       LOG.warn("upstream call failed provider={} error={}", provider.wireName(), errorClass);
       result.complete(new UpstreamResult.ConnectionFailed(errorClass));
       return;
     }
     HttpResponse readable = UpstreamEncoding.decoded(response, materializer);
-    if (!result.complete(responded(readable, deadline, slot))) {
+    if (!result.complete(responded(pool, readable, deadline, release))) {
       LOG.warn("upstream response after timeout provider={} discarded", provider.wireName());
       readable
           .discardEntityBytes(materializer)
           .completionStage()
-          .whenComplete((done, failure) -> slot.release());
+          .whenComplete((done, failure) -> release.run());
     }
   }
 
   private UpstreamResult.Responded responded(
-      HttpResponse response, CallDeadline deadline, ConnectionSlots.Slot slot) {
+      Pool pool, HttpResponse response, CallDeadline deadline, Runnable release) {
+    Source<ByteString, ?> body = response.entity().getDataBytes();
+    if (pool.http2().isPresent()) {
+      body = silentStreamCut(body, pool.config().idleTimeout());
+    }
     return new UpstreamResult.Responded(
         response.status().intValue(),
         HeaderPolicy.passedBackResponseHeaders(response.getHeaders()),
         response.entity().getContentType(),
-        cutAtDeadline(response.entity().getDataBytes(), deadline, slot));
+        cutAtDeadline(body, deadline, release));
+  }
+
+  /**
+   * Over HTTP/1.1 a stream silent for {@code idle-timeout} is cut by its connection's idle timeout;
+   * an HTTP/2 connection carries other streams and stays busy, so each stream gets its own timer
+   * (the body fails as {@code idle_timeout}, its stream is reset).
+   */
+  private static Source<ByteString, ?> silentStreamCut(Source<ByteString, ?> body, Duration idle) {
+    return body.idleTimeout(idle)
+        .mapError(
+            new org.apache.pekko.japi.pf.PFBuilder<Throwable, Throwable>()
+                .match(
+                    java.util.concurrent.TimeoutException.class, e -> new StreamIdleTimeout(idle))
+                .build());
+  }
+
+  /** An HTTP/2 stream silent past the provider's {@code idle-timeout} (safe class idle_timeout). */
+  static final class StreamIdleTimeout extends RuntimeException {
+    StreamIdleTimeout(Duration idle) {
+      super("upstream stream silent for " + idle, null, false, false);
+    }
   }
 
   /**
@@ -224,7 +291,7 @@ public final class UpstreamClient {
    * then too).
    */
   private Source<ByteString, ?> cutAtDeadline(
-      Source<ByteString, ?> body, CallDeadline deadline, ConnectionSlots.Slot slot) {
+      Source<ByteString, ?> body, CallDeadline deadline, Runnable release) {
     SharedKillSwitch cut = KillSwitches.shared("max-call-duration");
     Cancellable timer =
         system
@@ -239,7 +306,7 @@ public final class UpstreamClient {
                 done.whenComplete(
                     (d, e) -> {
                       timer.cancel();
-                      slot.release();
+                      release.run();
                     }));
   }
 
@@ -256,6 +323,10 @@ public final class UpstreamClient {
    */
   public CompletionStage<Integer> startPools() {
     for (Pool pool : pools.values()) {
+      if (pool.http2().isPresent()) {
+        // HTTP/2 calls go through the gateway's own few connections, not Pekko's host pool.
+        continue;
+      }
       java.net.URI base = java.net.URI.create(pool.config().baseUrl());
       boolean https = "https".equalsIgnoreCase(base.getScheme());
       int port = base.getPort() >= 0 ? base.getPort() : https ? 443 : 80;
@@ -290,6 +361,11 @@ public final class UpstreamClient {
   /** Calls to {@code provider} holding (or opening) a pooled connection right now. */
   public int connectionsInUse(Provider provider) {
     return pools.get(provider).slots().inUse();
+  }
+
+  /** HTTP/2 connections open (or opening) to {@code provider}; 0 when it is reached by HTTP/1.1. */
+  int http2Connections(Provider provider) {
+    return pools.get(provider).http2().map(Http2Connections::liveConnections).orElse(0);
   }
 
   /** When a call started and how long it may last, across its (at most two) attempts. */
@@ -328,24 +404,45 @@ public final class UpstreamClient {
           "no API key configured for provider={}; calls go out without one",
           p.provider().wireName());
     }
+    HttpsConnectionContext https = http.defaultClientHttpsContext();
+    Optional<Http2Connections> http2 =
+        p.isHttp2()
+            ? Optional.of(
+                new Http2Connections(
+                    http,
+                    p,
+                    // Each stream has its own idle timer (silentStreamCut); the connection's is
+                    // longer, so a silent stream is cut alone, with its own error, and never takes
+                    // the calls just sent on the same connection with it. A connection left
+                    // without streams is closed after keep-alive-timeout.
+                    connection.withIdleTimeout(p.idleTimeout().plus(p.keepAliveTimeout())),
+                    https,
+                    poolLog,
+                    materializer,
+                    (delay, task) ->
+                        system.scheduler().scheduleOnce(delay, task, system.executionContext())))
+            : Optional.empty();
     return new Pool(
         p,
         poolSettings,
-        http.defaultClientHttpsContext(),
+        https,
         new ConnectionSlots(p.maxConnections()),
-        new UpstreamUris(p.baseUrl()));
+        new UpstreamUris(p.baseUrl()),
+        http2);
   }
 
   /**
    * One provider's pool: its settings, the TLS context (ignored for http base URLs), the slots that
-   * keep calls from queueing behind its busy connections, and its upstream URIs.
+   * keep calls from queueing behind its busy connections, its upstream URIs, and its HTTP/2
+   * connections when {@code http2} is on (then Pekko's HTTP/1.1 host pool is not used).
    */
   private record Pool(
       ProviderSettings config,
       ConnectionPoolSettings settings,
       HttpsConnectionContext https,
       ConnectionSlots slots,
-      UpstreamUris uris) {
+      UpstreamUris uris,
+      Optional<Http2Connections> http2) {
     Uri uri(String path) {
       return uris.of(path);
     }
