@@ -405,20 +405,7 @@ class FaultMatrixTest {
     String requestId = "fm-" + System.nanoTime();
     HttpRequest request =
         gw.postJson(route.path, route.body(), brand).header("x-request-id", requestId).build();
-    HttpResponse<InputStream> r;
-    try {
-      r = gw.http.send(request, HttpResponse.BodyHandlers.ofInputStream());
-    } catch (IOException staleConnection) {
-      // A row that cuts a stream ends with the gateway aborting that caller's connection, and the
-      // abort can land just after the client put the connection back in its pool: the next
-      // request on it is closed before any byte comes back (the gateway never read it, nothing
-      // was reserved). Clients retry that once on a new connection (OkHttp, under the SDKs, does);
-      // so does this one, and only that.
-      if (!String.valueOf(staleConnection.getMessage()).contains("received no bytes")) {
-        throw staleConnection;
-      }
-      r = gw.http.send(request, HttpResponse.BodyHandlers.ofInputStream());
-    }
+    HttpResponse<InputStream> r = gw.http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     boolean gatewayMade =
         r.headers().firstValue("x-gateway-error").map("true"::equals).orElse(false);
     java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
