@@ -41,7 +41,8 @@ public final class GatewayProcess implements AutoCloseable {
   /** Where its stdout and stderr go. */
   public final Path out;
 
-  private GatewayProcess(Process process, int port, Path out) {
+  /** A started gateway process (package-private for {@link QuickStart}'s training run). */
+  GatewayProcess(Process process, int port, Path out) {
     this.process = process;
     this.port = port;
     this.out = out;

@@ -2,17 +2,12 @@ package dev.spendgateway.edge.testkit;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The JVM options that start the ITs' gateway processes quickly, and nothing else about them.
@@ -114,26 +109,24 @@ public final class QuickStart {
     cmd.add(GatewayProcess.gatewayJar().toString());
     cmd.add("dev.spendgateway.edge.GatewayMain");
     cmd.add("--demo");
+    Path out = dir.resolve("training.txt");
     ProcessBuilder pb =
-        new ProcessBuilder(cmd)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("training.txt").toFile());
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("GATEWAY_"));
     pb.environment().put("GATEWAY_PORT", Integer.toString(port));
     pb.environment().put("GATEWAY_DATA_DIR", dir.resolve("data").toString());
-    Process gateway = pb.start();
+    GatewayProcess gateway = new GatewayProcess(pb.start(), port, out);
     try {
-      awaitReady(port, gateway);
+      gateway.awaitReady(TRAINING_LIMIT);
+    } catch (Exception | AssertionError notReady) {
+      throw new IOException("the training gateway did not become ready", notReady);
     } finally {
-      gateway.destroy(); // SIGTERM: a normal exit, which writes the archive
-      if (!gateway.waitFor(TRAINING_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
-        gateway.destroyForcibly();
-      }
+      gateway.close(); // SIGTERM: a normal exit, which writes the archive
     }
-    if (gateway.exitValue() != 0 || !Files.exists(made)) {
+    if (gateway.process.exitValue() != 0 || !Files.exists(made)) {
       throw new IOException(
           "the training gateway exited "
-              + gateway.exitValue()
+              + gateway.process.exitValue()
               + " without an archive ("
               + dir
               + ")");
@@ -143,26 +136,5 @@ public final class QuickStart {
     Files.move(
         partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return target;
-  }
-
-  private static void awaitReady(int port, Process gateway)
-      throws IOException, InterruptedException {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    HttpRequest ready =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
-            .timeout(Duration.ofSeconds(2))
-            .build();
-    long deadline = System.nanoTime() + TRAINING_LIMIT.toNanos();
-    while (System.nanoTime() < deadline && gateway.isAlive()) {
-      try {
-        if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notYet) {
-        // not listening yet
-      }
-      gateway.waitFor(50, TimeUnit.MILLISECONDS);
-    }
-    throw new IOException("the training gateway did not become ready");
   }
 }
